@@ -1,0 +1,134 @@
+# EARTH node runtime - top-level build.
+#   make            build the library, demo and benchmarks into build/
+#   make run        the main job: install what is missing, build, run the demo
+#   make test       install what is missing, run the Criterion suite with
+#                   ASan+UBSan, then the queue and runtime tests with TSan
+#   make bench      run the benchmarks (QUICK=1 for a short run)
+#   make install PREFIX=/usr/local
+# V=1 shows full commands.
+
+CC      ?= gcc
+ifeq ($(CC),cc)
+CC      := gcc
+endif
+PREFIX  ?= /usr/local
+BUILD   ?= build
+Q       := $(if $(V),,@)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
+           -Wmissing-prototypes -Wno-missing-field-initializers
+CSTD    := -std=gnu17
+INC     := -Iruntime/include -Iqueues -Iruntime/core
+BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
+OPT     := -O2
+LIBS    := -lnuma -ldl -lpthread
+ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+           -fno-omit-frame-pointer
+TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
+
+LIB_SRC := $(wildcard queues/*.c runtime/core/*.c runtime/eu/*.c runtime/su/*.c)
+TEST_SRC := $(wildcard tests/t_*.c)
+TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+# Tests that also run under TSan: the queues and the runtime.
+TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
+              tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC))
+BENCH_SRC := $(filter-out benchmarks/bench.c,$(wildcard benchmarks/*.c))
+EXAMPLES := $(wildcard threaded-c/examples/*.c)
+
+# $(call objs,VARIANT,SOURCES)
+objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
+
+.PHONY: all run test test-asan test-tsan bench install deps clean format
+all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo \
+     $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
+
+# ---- dependencies (Debian packages; apt-get update once) ----
+DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev
+DEPS_STAMP := $(BUILD)/.deps-ok
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	$(Q)missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing \
+	    >/dev/null || { echo "deps: apt-get install$$missing failed" >&2; exit 1; }; \
+	fi
+	$(Q)mkdir -p $(@D) && touch $@
+
+# ---- the library in three variants: rel, asan, tsan ----
+$(BUILD)/rel/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D); $(if $(Q),echo "  CC      $<";)
+	$(Q)$(CC) $(BASE) $(OPT) $(CFLAGS) -c $< -o $@
+$(BUILD)/asan/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D); $(if $(Q),echo "  CC asan $<";)
+	$(Q)$(CC) $(BASE) $(ASAN) $(CFLAGS) -c $< -o $@
+$(BUILD)/tsan/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D); $(if $(Q),echo "  CC tsan $<";)
+	$(Q)$(CC) $(BASE) $(TSAN) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/rel/lib/libearth.a: $(call objs,rel,$(LIB_SRC))
+$(BUILD)/asan/lib/libearth.a: $(call objs,asan,$(LIB_SRC))
+$(BUILD)/tsan/lib/libearth.a: $(call objs,tsan,$(LIB_SRC))
+$(BUILD)/rel/lib/libearth.a $(BUILD)/asan/lib/libearth.a $(BUILD)/tsan/lib/libearth.a:
+	@mkdir -p $(@D); $(if $(Q),echo "  AR      $@";)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- programs ----
+$(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c) $(BUILD)/rel/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
+
+$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c) $(BUILD)/rel/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@
+
+$(BUILD)/asan/tests/%: $(call objs,asan,tests/%.c $(TEST_HELPERS)) $(BUILD)/asan/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
+	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -lcriterion -o $@
+$(BUILD)/tsan/tests/%: $(call objs,tsan,tests/%.c $(TEST_HELPERS)) $(BUILD)/tsan/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
+	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -lcriterion -o $@
+
+ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC))
+TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))
+
+# ---- main job ----
+run: $(DEPS_STAMP) $(BUILD)/rel/bin/demo
+	$(Q)EARTH_STATS=1 $(BUILD)/rel/bin/demo
+
+# ---- tests ----
+# Each test binary runs its suites one at a time (a node pins two CPUs).
+test: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory test-tsan
+test-asan: $(ASAN_BINS)
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  tests/run.sh asan $(ASAN_BINS)
+test-tsan: $(TSAN_BINS)
+	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 \
+	  tests/run.sh tsan $(TSAN_BINS)
+
+# ---- benchmarks ----
+bench: all
+	$(Q)QUICK=$(QUICK) benchmarks/run.sh $(BUILD)/rel/bench
+
+# ---- install ----
+install: $(BUILD)/rel/lib/libearth.a
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 runtime/include/earth.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/rel/lib/libearth.a $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' runtime/earth.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth.pc
+
+format:
+	clang-format -i $(LIB_SRC) $(wildcard runtime/*/*.h queues/*.h)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

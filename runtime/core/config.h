@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - compile-time knobs of the runtime, each with its default
+ * (override with -D). Run-time settings are in struct earth_options.
+ */
+#ifndef EARTH_CONFIG_H
+#define EARTH_CONFIG_H
+
+#ifndef EARTH_INTERNAL
+#error "config.h is internal to the EARTH runtime"
+#endif
+
+/* Default capacity of each EU<->SU ring, in 64-byte messages. */
+#ifndef EARTH_QUEUE_SLOTS_DEFAULT
+#define EARTH_QUEUE_SLOTS_DEFAULT 1024
+#endif
+/* Capacity of the SU's multi-producer inbox. */
+#ifndef EARTH_INBOX_SLOTS
+#define EARTH_INBOX_SLOTS 256
+#endif
+/* Spin this long (µs) with nothing to do before blocking. */
+#ifndef EARTH_SPIN_US_DEFAULT
+#define EARTH_SPIN_US_DEFAULT 200
+#endif
+/* Frame size classes: 64 << k bytes (header included), k < this. */
+#ifndef EARTH_FRAME_CLASSES
+#define EARTH_FRAME_CLASSES 8
+#endif
+/* Frames carved per refill of a size class. */
+#ifndef EARTH_FRAME_CHUNK
+#define EARTH_FRAME_CHUNK 64
+#endif
+/* The SU keeps tokens back (for idle nodes to take) while at least this
+ * many ready messages wait for the EU; below it tokens go to the EU. The
+ * EU returns its head in batches of 1/8 of the ring, so this must exceed
+ * that batch or tokens would wait for the EU to run dry. */
+#ifndef EARTH_TOKEN_BACKLOG
+#define EARTH_TOKEN_BACKLOG 256
+#endif
+/* Requests the SU handles before it looks at its other sources. */
+#ifndef EARTH_SU_BATCH
+#define EARTH_SU_BATCH 64
+#endif
+
+#endif /* EARTH_CONFIG_H */

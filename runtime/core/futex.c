@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * futex.c - blocking and waking a unit on its 32-bit state word.
+ */
+#define EARTH_INTERNAL 1
+#include "node.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void earth_futex_wait(_Atomic uint32_t *word, uint32_t expected)
+{
+	/* Returns at once if *word != expected (EAGAIN), on a wake, or on a
+	 * signal (EINTR): callers recheck their condition in every case. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL,
+		NULL, 0);
+}
+
+void earth_futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void earth_su_wake(struct earth_node *n)
+{
+	if (atomic_load_explicit(&n->su.state, memory_order_seq_cst) ==
+	    UNIT_SLEEPING) {
+		atomic_store_explicit(&n->su.state, UNIT_RUNNING,
+				      memory_order_relaxed);
+		earth_futex_wake(&n->su.state);
+	}
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.c - bringing a node up and down: choose CPUs, build the rings on
+ * the node's NUMA node, start the SU and EU threads pinned to their CPUs,
+ * wait for main's frame to end, print statistics, free everything.
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "node.h"
+#include "../eu/eu.h"
+#include "../su/su.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct earth_node earth_node_g;
+
+uint32_t earth_node_id(void)
+{
+	return earth_node_g.id;
+}
+
+uint32_t earth_num_nodes(void)
+{
+	return earth_node_g.num_nodes;
+}
+
+int earth_sync_from_thread(earth_gslot slot)
+{
+	struct earth_node *n = &earth_node_g;
+	/* Pairs with the release store of running in earth_run. */
+	if (!atomic_load_explicit(&n->running, memory_order_acquire))
+		return -ESRCH;
+	if (!earth_gslot_addr(slot) || earth_gslot_node(slot) != n->id)
+		return -EINVAL;
+	struct q_msg *m = q_mpsc_reserve(&n->inbox);
+	if (!m)
+		return -EAGAIN;
+	m->w[0] = (uint64_t)SU_OP_SYNC | (uint64_t)SU_REQ_GSLOT << 16;
+	m->w[1] = slot.bits;
+	q_mpsc_publish(&n->inbox, m);
+	/* Dekker with su_try_sleep: message stored, then look at the SU. */
+	atomic_thread_fence(memory_order_seq_cst);
+	earth_su_wake(n);
+	return 0;
+}
+
+static void node_free(struct earth_node *n)
+{
+	eu_frames_release_all(&n->eu);
+	free(n->eu.ovf);
+	free(n->su.rovf);
+	free(n->su.tokens);
+	q_ring_fini(&n->req);
+	q_ring_fini(&n->ready);
+	q_mpsc_fini(&n->inbox);
+}
+
+int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_fn,
+	      const void *args, size_t size)
+{
+	struct earth_node *n = &earth_node_g;
+	if (atomic_load_explicit(&n->running, memory_order_relaxed)) {
+		fprintf(stderr, "earth: earth_run: a node is already running in "
+				"this process\n");
+		return EARTH_EXIT_USAGE;
+	}
+	if (!main_fn || !main_fn->entry) {
+		fprintf(stderr, "earth: earth_run: null main function\n");
+		return EARTH_EXIT_USAGE;
+	}
+	if (size != main_fn->args_size || (size && !args)) {
+		fprintf(stderr,
+			"earth: earth_run: %zu bytes of arguments for %s, which "
+			"takes %u\n",
+			size, main_fn->name, main_fn->args_size);
+		return EARTH_EXIT_USAGE;
+	}
+	memset(n, 0, sizeof(*n));
+	if (opts)
+		n->opts = *opts;
+	else
+		earth_options_default(&n->opts);
+	n->id = 0;
+	n->num_nodes = 1;
+	n->tsc_per_ns = q_tsc_per_ns();
+	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
+	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
+	if (earth_topology_choose(n) != 0)
+		return EARTH_EXIT_USAGE;
+	enum q_mode mode = n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ
+								  : Q_MODE_SW;
+	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
+					     : EARTH_QUEUE_SLOTS_DEFAULT;
+	if (q_ring_init(&n->req, mode, slots, n->opts.hwq_latency_ns,
+			n->numa_node) ||
+	    q_ring_init(&n->ready, mode, slots, n->opts.hwq_latency_ns,
+			n->numa_node) ||
+	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS)) {
+		fprintf(stderr, "earth: cannot create the EU/SU queues (%u slots "
+				"of 64 bytes): out of memory or bad size\n",
+			slots);
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	n->eu.req = n->su.req = &n->req;
+	n->eu.ready = n->su.ready = &n->ready;
+
+	struct eu_start st = {n, main_fn, args, size};
+	pthread_t eu_tid, su_tid;
+	n->start_tsc = q_tsc();
+	atomic_store_explicit(&n->running, true, memory_order_release);
+	if (pthread_create(&su_tid, NULL, su_thread, n) != 0) {
+		fprintf(stderr, "earth: cannot start the SU thread\n");
+		atomic_store_explicit(&n->running, false, memory_order_relaxed);
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	if (pthread_create(&eu_tid, NULL, eu_thread, &st) != 0) {
+		fprintf(stderr, "earth: cannot start the EU thread\n");
+		atomic_store_explicit(&n->shutdown, true, memory_order_release);
+		atomic_thread_fence(memory_order_seq_cst);
+		earth_su_wake(n);
+		pthread_join(su_tid, NULL);
+		atomic_store_explicit(&n->running, false, memory_order_relaxed);
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	pthread_join(eu_tid, NULL);
+	pthread_join(su_tid, NULL);
+	n->end_tsc = q_tsc();
+	atomic_store_explicit(&n->running, false, memory_order_release);
+	if (n->opts.print_stats) {
+		fflush(stdout);
+		struct earth_stats s;
+		earth_stats_get(&s);
+		earth_stats_print(&s);
+	}
+	int status = n->eu.exit_status;
+	node_free(n);
+	return status;
+}
+
+int earth_main(int argc, char **argv, const struct earth_tfunc *main_fn)
+{
+	struct earth_options opts;
+	earth_options_default(&opts);
+	if (earth_options_parse(&opts, &argc, argv) != 0)
+		return EARTH_EXIT_USAGE;
+	struct earth_main_args a = {argc, argv};
+	return earth_run(&opts, main_fn, &a, sizeof(a));
+}

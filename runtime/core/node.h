@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.h - the state of the one node this process runs: its options, the
+ * two EU<->SU rings, and the private state of each unit. Each field group
+ * says which thread owns it; a field read by the other thread is atomic and
+ * says what it pairs with.
+ */
+#ifndef EARTH_NODE_H
+#define EARTH_NODE_H
+
+#ifndef EARTH_INTERNAL
+#error "node.h is internal to the EARTH runtime"
+#endif
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "earth.h"
+#include "q_mpsc.h"
+#include "q_ring.h"
+#include "req.h"
+
+#define EARTH_HIDDEN __attribute__((visibility("hidden")))
+#define EARTH_COLD __attribute__((cold, noinline))
+
+/* Sleep states of a unit (futex words). */
+enum { UNIT_RUNNING = 0, UNIT_SLEEPING = 1 };
+
+/* Frame header, 16 bytes before the frame a fiber sees. */
+struct frame_hdr {
+	const struct earth_tfunc *fn;
+	uint32_t cls;   /* size class, or FRAME_CLASS_LARGE */
+	uint32_t magic; /* FRAME_LIVE or FRAME_FREE */
+};
+#define FRAME_CLASS_LARGE 0xffffffffu
+#define FRAME_LIVE 0x4541524cu /* "EARL" */
+#define FRAME_FREE 0x46524545u /* "FREE" */
+
+struct frame_chunk {
+	struct frame_chunk *next;
+};
+
+/* Owned by the EU thread. */
+struct eu_state {
+	struct q_ring *req;   /* producer side */
+	struct q_ring *ready; /* consumer side */
+	/* Requests posted while the ring was full, oldest first. */
+	struct q_msg *ovf;
+	size_t ovf_head, ovf_len, ovf_cap;
+	void *free_list[EARTH_FRAME_CLASSES];
+	struct frame_chunk *chunks;
+	void *main_frame;
+	bool main_done;
+	bool in_fiber;
+	int exit_status;
+	uint64_t ops[EARTH_OP_COUNT_];
+	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
+	uint64_t idle_ticks;
+	/* Futex word: UNIT_SLEEPING while the EU blocks. Stored seq_cst by the
+	 * EU before its last look at the ready ring; the SU stores the ready
+	 * ring, fences, then loads it (Dekker pair in su_ready_flush). */
+	_Atomic uint32_t state q_aligned_line;
+};
+
+/* Owned by the SU thread; counters also published for earth_stats_get. */
+struct su_state {
+	struct q_ring *req;   /* consumer side */
+	struct q_ring *ready; /* producer side */
+	struct q_msg *rmsg;   /* ready message being filled, or NULL */
+	unsigned rfill;
+	/* Ready fibers that did not fit the ring, oldest first. */
+	struct ready_entry {
+		earth_fiber_fn fiber;
+		void *frame;
+	} *rovf;
+	size_t rovf_head, rovf_len, rovf_cap;
+	/* Tokens not yet given to the EU, newest last (LIFO). */
+	struct ready_entry *tokens;
+	size_t ntokens, tokens_cap;
+	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
+	uint64_t busy_ticks;
+	/* Copies of the counters above, stored relaxed by the SU when it goes
+	 * idle; read relaxed by earth_stats_get on the EU. */
+	_Atomic uint64_t pub_handled, pub_fibers_ready, pub_slot_signals,
+		pub_ready_overflow, pub_sleeps, pub_busy_ticks;
+	/* Futex word: see eu_state.state; paired with the EU in eu_wake_su
+	 * and with inbox producers in earth_sync_from_thread. */
+	_Atomic uint32_t state q_aligned_line;
+};
+
+struct earth_node {
+	struct earth_options opts;
+	uint32_t id, num_nodes;
+	int eu_cpu, su_cpu, numa_node;
+	bool oversubscribed;
+	bool timing;          /* busy/idle time accounting on */
+	uint64_t spin_ticks;  /* spin this long before blocking */
+	double tsc_per_ns;
+	uint64_t start_tsc, end_tsc;
+	struct q_ring req q_aligned_line; /* EU -> SU */
+	struct q_ring ready;              /* SU -> EU */
+	struct q_mpsc inbox;              /* other threads -> SU */
+	/* Set once by the EU when main's frame ends, release; the SU loads it
+	 * acquire on each idle poll and when it wakes. */
+	_Atomic bool shutdown q_aligned_line;
+	/* Set while earth_run is between start and join (acquire/release
+	 * with earth_sync_from_thread callers). */
+	_Atomic bool running;
+	struct eu_state eu q_aligned_line;
+	struct su_state su q_aligned_line;
+};
+
+/* The node of this process. */
+extern struct earth_node earth_node_g EARTH_HIDDEN;
+
+/* Prints "earth: node N: error: <msg>" and exits with EARTH_EXIT_USAGE. */
+_Noreturn void earth_fatal(const char *fmt, ...) EARTH_HIDDEN
+	__attribute__((format(printf, 1, 2), cold));
+
+/* Futex wait/wake on a 32-bit unit state word. */
+void earth_futex_wait(_Atomic uint32_t *word, uint32_t expected) EARTH_HIDDEN;
+void earth_futex_wake(_Atomic uint32_t *word) EARTH_HIDDEN;
+
+/* Wakes the SU if it sleeps. Any thread; the caller has already made its
+ * work visible and issued a seq_cst fence. */
+void earth_su_wake(struct earth_node *n) EARTH_HIDDEN;
+
+/* Topology: pick and validate the EU and SU CPUs (topology.c). Returns 0 or
+ * -EINVAL after printing why. */
+int earth_topology_choose(struct earth_node *n) EARTH_HIDDEN;
+/* Pins the calling thread to cpu (>= 0); no-op for -1. */
+void earth_topology_pin(int cpu) EARTH_HIDDEN;
+
+/* Prints the statistics table of this node to stderr (stats.c). */
+void earth_stats_print(const struct earth_stats *st) EARTH_HIDDEN;
+
+#endif /* EARTH_NODE_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * req.h - the EU->SU request and the SU->EU ready message, as laid out in
+ * the 48-byte payload of a queue message (docs/architecture.md, "Messages").
+ */
+#ifndef EARTH_REQ_H
+#define EARTH_REQ_H
+
+#ifndef EARTH_INTERNAL
+#error "req.h is internal to the EARTH runtime"
+#endif
+
+#include <assert.h>
+#include <stdint.h>
+
+#include "q_msg.h"
+
+enum su_op {
+	SU_OP_SYNC = 1,   /* slot                                   */
+	SU_OP_INCR_SYNC,  /* slot, n                                */
+	SU_OP_SPAWN,      /* a = fiber, b = frame                   */
+	SU_OP_GET_SYNC,   /* a = src gptr, b = dst address, size    */
+	SU_OP_DATA_SYNC,  /* a = value bits, b = dst gptr, size     */
+	SU_OP_BLKMOV_SYNC,/* a = src gptr, b = dst gptr, c = length */
+	SU_OP_INVOKE,     /* a = tfunc, b = frame (local)           */
+	SU_OP_TOKEN,      /* a = tfunc, b = frame                   */
+	SU_OP_COUNT_
+};
+
+/* The slot field holds a global slot pointer, not a local earth_slot *. */
+#define SU_REQ_GSLOT 0x1u
+/* No slot to signal. */
+#define SU_REQ_NOSLOT 0x2u
+
+struct su_req {
+	uint8_t op;     /* enum su_op */
+	uint8_t size;   /* GET/DATA: bytes of the value (1, 2, 4 or 8) */
+	uint16_t flags; /* SU_REQ_* */
+	int32_t n;      /* INCR_SYNC: increment */
+	uint64_t slot;  /* earth_slot * or earth_gslot bits */
+	uint64_t a, b, c;
+	uint64_t spare;
+};
+static_assert(sizeof(struct su_req) <= sizeof(((struct q_msg *)0)->w),
+	      "a request fits one message");
+
+/* Up to three (fiber, frame) pairs; fiber 0 ends the list. */
+#define READY_PER_MSG 3
+struct ready_msg {
+	struct {
+		uint64_t fiber;
+		uint64_t frame;
+	} e[READY_PER_MSG];
+};
+static_assert(sizeof(struct ready_msg) == sizeof(((struct q_msg *)0)->w),
+	      "ready entries fill one message");
+
+static inline struct su_req *req_of(struct q_msg *m)
+{
+	return (struct su_req *)(void *)m->w;
+}
+static inline struct ready_msg *ready_of(struct q_msg *m)
+{
+	return (struct ready_msg *)(void *)m->w;
+}
+
+#endif /* EARTH_REQ_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eu.h - internals of the Execution Unit: frame allocation, posting
+ * requests to the SU, the EU thread. Everything here runs on the EU thread.
+ */
+#ifndef EARTH_EU_H
+#define EARTH_EU_H
+
+#ifndef EARTH_INTERNAL
+#error "eu.h is internal to the EARTH runtime"
+#endif
+
+#include "node.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define EU_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define EU_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define EU_POISON(p, n) ((void)(p), (void)(n))
+#define EU_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* True on the EU thread while it runs a fiber. */
+extern __thread bool eu_in_fiber EARTH_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+/* The fiber running now (for error messages). */
+extern __thread earth_fiber_fn eu_cur_fiber EARTH_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+
+/* Usage error in operation `op`: names the running fiber and exits. */
+_Noreturn void eu_misuse(const char *op, const char *fmt, ...) EARTH_HIDDEN
+	__attribute__((format(printf, 2, 3), cold));
+
+#define EU_CHECK_IN_FIBER(op)                                                 \
+	do {                                                                  \
+		if (q_unlikely(!eu_in_fiber))                                 \
+			eu_misuse(op, "called outside a fiber: split-phase "  \
+				      "operations may only be issued by "     \
+				      "fibers running on the EU");            \
+	} while (0)
+
+/* ---- frames (frame.c) ---- */
+
+void *eu_frame_refill(struct eu_state *eu, unsigned cls) EARTH_HIDDEN;
+void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
+	EARTH_HIDDEN;
+void eu_frame_free_large(struct frame_hdr *h) EARTH_HIDDEN;
+void eu_frames_release_all(struct eu_state *eu) EARTH_HIDDEN;
+
+static inline unsigned eu_frame_class(size_t total)
+{
+	return total <= 64 ? 0 : 64 - (unsigned)__builtin_clzll((total - 1) >> 6);
+}
+
+/* A frame for f (uninitialised but for nothing; args not copied). */
+static inline void *eu_frame_alloc(struct eu_state *eu,
+				   const struct earth_tfunc *f)
+{
+	unsigned cls = eu_frame_class(f->frame_size + sizeof(struct frame_hdr));
+	if (q_unlikely(cls >= EARTH_FRAME_CLASSES))
+		return eu_frame_alloc_large(eu, f);
+	struct frame_hdr *h = eu->free_list[cls];
+	if (q_unlikely(!h))
+		h = eu_frame_refill(eu, cls);
+	eu->free_list[cls] = *(void **)(h + 1);
+	EU_UNPOISON(h + 1, f->frame_size);
+	h->fn = f;
+	h->cls = cls;
+	h->magic = FRAME_LIVE;
+	eu->frames_allocated++;
+	return h + 1;
+}
+
+static inline void eu_frame_free(struct eu_state *eu, void *frame)
+{
+	struct frame_hdr *h = (struct frame_hdr *)frame - 1;
+	if (q_unlikely(h->magic != FRAME_LIVE))
+		eu_misuse("END_FUNCTION",
+			  "frame %p is not a live frame (ended twice, or not "
+			  "the frame of a threaded function)",
+			  frame);
+	h->magic = FRAME_FREE;
+	if (q_unlikely(h->cls == FRAME_CLASS_LARGE)) {
+		eu_frame_free_large(h);
+		return;
+	}
+	size_t body = ((size_t)64 << h->cls) - sizeof(*h);
+	*(void **)frame = eu->free_list[h->cls];
+	EU_POISON((char *)frame + sizeof(void *), body - sizeof(void *));
+	eu->free_list[h->cls] = h;
+}
+
+/* ---- posting requests (post.c) ---- */
+
+struct q_msg *eu_post_spill(struct eu_state *eu) EARTH_HIDDEN;
+/* Moves spilled requests into the ring while it has room. */
+void eu_ovf_drain(struct eu_state *eu) EARTH_HIDDEN;
+
+/* A message to fill: in the ring, or appended to the overflow list while
+ * the ring is full (order is kept: once one request spills, the next ones
+ * spill too until the list drains). */
+static inline struct q_msg *eu_post_begin(struct eu_state *eu)
+{
+	if (q_likely(!eu->ovf_len)) {
+		struct q_msg *m = q_ring_reserve(eu->req);
+		if (q_likely(m))
+			return m;
+	}
+	return eu_post_spill(eu);
+}
+
+static inline void eu_post_end(struct eu_state *eu, struct q_msg *m)
+{
+	if (q_likely(!eu->ovf_len))
+		q_ring_publish(eu->req, m);
+}
+
+static inline uint64_t eu_req_head(enum su_op op, unsigned size,
+				   unsigned flags, int32_t n)
+{
+	return (uint64_t)op | (uint64_t)size << 8 | (uint64_t)flags << 16 |
+	       (uint64_t)(uint32_t)n << 32;
+}
+
+/* ---- the EU thread (loop.c) ---- */
+
+struct eu_start {
+	struct earth_node *node;
+	const struct earth_tfunc *main_fn;
+	const void *args;
+	size_t size;
+};
+void *eu_thread(void *start) EARTH_HIDDEN;
+
+#endif /* EARTH_EU_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * frame.c - frames of threaded functions: per-size-class free lists owned
+ * by the EU (no lock, no malloc on the fast path), refilled a chunk at a
+ * time; frames over the largest class come from the heap.
+ */
+#define EARTH_INTERNAL 1
+#include "eu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *eu_frame_refill(struct eu_state *eu, unsigned cls)
+{
+	size_t sz = (size_t)64 << cls;
+	size_t bytes = sizeof(struct frame_chunk) + 64 + sz * EARTH_FRAME_CHUNK;
+	struct frame_chunk *c = NULL;
+	if (posix_memalign((void **)&c, 64, bytes) != 0)
+		earth_fatal("out of memory allocating %zu bytes of frames", bytes);
+	c->next = eu->chunks;
+	eu->chunks = c;
+	char *base = (char *)c + 64;
+	void *head = NULL;
+	for (size_t i = EARTH_FRAME_CHUNK; i-- > 0;) {
+		struct frame_hdr *h = (struct frame_hdr *)(base + i * sz);
+		h->magic = FRAME_FREE;
+		*(void **)(h + 1) = head;
+		EU_POISON((char *)(h + 1) + sizeof(void *),
+			  sz - sizeof(*h) - sizeof(void *));
+		head = h;
+	}
+	eu->free_list[cls] = head;
+	return head;
+}
+
+/* A large frame: [struct large_link][struct frame_hdr][body], linked so
+ * frames still live when the node stops are freed with it. */
+struct large_link {
+	struct large_link *next, *prev;
+};
+static struct large_link large_frames = {&large_frames, &large_frames};
+
+void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
+{
+	struct large_link *l = NULL;
+	size_t bytes = sizeof(*l) + sizeof(struct frame_hdr) + f->frame_size;
+	if (posix_memalign((void **)&l, 64, bytes) != 0)
+		earth_fatal("out of memory allocating a %u-byte frame for %s",
+			    f->frame_size, f->name);
+	l->next = large_frames.next;
+	l->prev = &large_frames;
+	large_frames.next->prev = l;
+	large_frames.next = l;
+	struct frame_hdr *h = (struct frame_hdr *)(l + 1);
+	h->fn = f;
+	h->cls = FRAME_CLASS_LARGE;
+	h->magic = FRAME_LIVE;
+	eu->frames_allocated++;
+	return h + 1;
+}
+
+void eu_frame_free_large(struct frame_hdr *h)
+{
+	struct large_link *l = (struct large_link *)h - 1;
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	free(l);
+}
+
+void eu_frames_release_all(struct eu_state *eu)
+{
+	for (struct frame_chunk *c = eu->chunks, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	while (large_frames.next != &large_frames)
+		eu_frame_free_large((struct frame_hdr *)(large_frames.next + 1));
+	eu->chunks = NULL;
+	memset(eu->free_list, 0, sizeof(eu->free_list));
+}

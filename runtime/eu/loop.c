@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop.c - the EU thread: run main's entry fiber, then take ready
+ * (fiber, frame) pairs from the SU->EU ring and run them until main's frame
+ * ends. When nothing is ready it spins, then blocks until the SU wakes it.
+ */
+#define EARTH_INTERNAL 1
+#include "eu.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
+__thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
+
+static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
+			     void *frame)
+{
+	eu_cur_fiber = fiber;
+	fiber(frame);
+	eu->fibers_run++;
+	/* END_THREAD: make what the fiber posted visible (SW mode). */
+	q_ring_flush(eu->req);
+	if (q_unlikely(eu->ovf_len))
+		eu_ovf_drain(eu);
+}
+
+/* Nothing ready: spin, then block until the SU wakes us. */
+static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
+{
+	uint64_t t0 = q_tsc();
+	uint64_t deadline = t0 + n->spin_ticks;
+	unsigned i = 0;
+	for (;;) {
+		if (q_ring_peek(eu->ready))
+			goto out;
+		if (eu->ovf_len) {
+			eu_ovf_drain(eu);
+		} else if ((++i & 63) == 0 && q_tsc() > deadline) {
+			break;
+		}
+		if (n->oversubscribed)
+			sched_yield();
+		else
+			q_cpu_relax();
+	}
+	/* Block. Dekker with su_ready_flush: we store SLEEPING then look at
+	 * the ring; the SU stores the ring then looks at our state. */
+	atomic_store_explicit(&eu->state, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!q_ring_nonempty(eu->ready)) {
+		eu->sleeps++;
+		earth_futex_wait(&eu->state, UNIT_SLEEPING);
+	}
+	atomic_store_explicit(&eu->state, UNIT_RUNNING, memory_order_seq_cst);
+	/* The SU may have gone to sleep seeing us asleep: wake it (Dekker
+	 * with su_try_sleep). */
+	atomic_thread_fence(memory_order_seq_cst);
+	earth_su_wake(n);
+out:
+	if (n->timing)
+		eu->idle_ticks += q_tsc() - t0;
+}
+
+void *eu_thread(void *arg)
+{
+	struct eu_start *st = arg;
+	struct earth_node *n = st->node;
+	struct eu_state *eu = &n->eu;
+	earth_topology_pin(n->eu_cpu);
+
+	eu_in_fiber = true;
+	void *frame = eu_frame_alloc(eu, st->main_fn);
+	if (st->size)
+		memcpy(frame, st->args, st->size);
+	eu->main_frame = frame;
+	run_fiber(eu, st->main_fn->entry, frame);
+
+	while (!eu->main_done) {
+		struct q_msg *m = q_ring_peek(eu->ready);
+		if (q_unlikely(!m)) {
+			eu_in_fiber = false;
+			eu_idle(n, eu);
+			eu_in_fiber = true;
+			continue;
+		}
+		struct ready_msg r = *ready_of(m);
+		q_ring_release(eu->ready);
+		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
+			run_fiber(eu, (earth_fiber_fn)(uintptr_t)r.e[k].fiber,
+				  (void *)(uintptr_t)r.e[k].frame);
+			if (q_unlikely(eu->main_done))
+				break;
+		}
+	}
+	eu_in_fiber = false;
+	eu_cur_fiber = NULL;
+	/* Pairs with the SU's acquire load of shutdown. */
+	atomic_store_explicit(&n->shutdown, true, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	earth_su_wake(n);
+	return NULL;
+}

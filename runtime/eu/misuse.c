@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * misuse.c - the message for an operation a fiber issued with bad
+ * arguments: the operation, what is wrong, the fiber that did it.
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "eu.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+void eu_misuse(const char *op, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char where[256] = "";
+	if (eu_cur_fiber) {
+		Dl_info info;
+		void *addr = *(void **)&eu_cur_fiber;
+		if (dladdr(addr, &info) && info.dli_sname)
+			snprintf(where, sizeof(where), " (in fiber %s)",
+				 info.dli_sname);
+		else
+			snprintf(where, sizeof(where), " (in fiber at %p)",
+				 addr);
+	}
+	earth_fatal("%s: %s%s", op, msg, where);
+}

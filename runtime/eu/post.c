@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * post.c - the split-phase operations as the EU issues them: check the
+ * arguments, write one request into the EU->SU ring, return. The EU never
+ * waits here and never does SU work; when the ring is full the request is
+ * kept in the EU's overflow list and the EU goes on running fibers.
+ */
+#define EARTH_INTERNAL 1
+#include "eu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct q_msg *eu_post_spill(struct eu_state *eu)
+{
+	if (eu->ovf_head + eu->ovf_len == eu->ovf_cap) {
+		if (eu->ovf_head > eu->ovf_cap / 2) {
+			memmove(eu->ovf, eu->ovf + eu->ovf_head,
+				eu->ovf_len * sizeof(*eu->ovf));
+			eu->ovf_head = 0;
+		} else {
+			size_t cap = eu->ovf_cap ? eu->ovf_cap * 2 : 256;
+			struct q_msg *p = NULL;
+			if (posix_memalign((void **)&p, 64, cap * sizeof(*p)))
+				earth_fatal("out of memory: %zu requests wait "
+					    "for the SU", eu->ovf_len);
+			if (eu->ovf_len)
+				memcpy(p, eu->ovf + eu->ovf_head,
+				       eu->ovf_len * sizeof(*p));
+			free(eu->ovf);
+			eu->ovf = p;
+			eu->ovf_cap = cap;
+			eu->ovf_head = 0;
+		}
+	}
+	eu->req_overflow++;
+	return &eu->ovf[eu->ovf_head + eu->ovf_len++];
+}
+
+void eu_ovf_drain(struct eu_state *eu)
+{
+	while (eu->ovf_len) {
+		struct q_msg *m = q_ring_reserve(eu->req);
+		if (!m)
+			break;
+		memcpy(m->w, eu->ovf[eu->ovf_head].w, sizeof(m->w));
+		q_ring_publish(eu->req, m);
+		eu->ovf_head++;
+		eu->ovf_len--;
+	}
+	if (!eu->ovf_len)
+		eu->ovf_head = 0;
+	q_ring_flush(eu->req);
+}
+
+/* ---- argument checks (cold paths out of line) ---- */
+
+static inline void check_slot(const char *op, const earth_slot *slot)
+{
+	if (q_unlikely(!slot))
+		eu_misuse(op, "null slot: pass the address of an earth_slot "
+			      "set up with earth_slot_init (INIT_SYNC)");
+}
+
+static EARTH_COLD void bad_node(const char *op, const char *what, uint32_t node)
+{
+	eu_misuse(op, "%s names node %u, but the job has %u node%s (nodes are "
+		      "0..%u)",
+		  what, node, earth_node_g.num_nodes,
+		  earth_node_g.num_nodes == 1 ? "" : "s",
+		  earth_node_g.num_nodes - 1);
+}
+
+static inline void check_gptr(const char *op, const char *what, earth_gptr g)
+{
+	if (q_unlikely(earth_gptr_node(g) >= earth_node_g.num_nodes))
+		bad_node(op, what, earth_gptr_node(g));
+	if (q_unlikely(!earth_gptr_addr(g)))
+		eu_misuse(op, "%s is a null global pointer", what);
+}
+
+static inline void check_gslot(const char *op, earth_gslot s)
+{
+	if (q_unlikely(earth_gslot_node(s) >= earth_node_g.num_nodes))
+		bad_node(op, "the slot pointer", earth_gslot_node(s));
+	if (q_unlikely(!earth_gslot_addr(s)))
+		eu_misuse(op, "null global slot pointer: make one with "
+			      "earth_slot_global (SLOT_ADR)");
+}
+
+/* ---- INIT_SYNC, global pointers ---- */
+
+void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
+		     earth_fiber_fn fiber, void *frame)
+{
+	check_slot("INIT_SYNC", slot);
+	if (q_unlikely(count < 1))
+		eu_misuse("INIT_SYNC", "count %d for slot %p: a slot needs "
+			  "count >= 1 (use SPAWN to make a fiber ready now)",
+			  count, (void *)slot);
+	if (q_unlikely(reset < 0))
+		eu_misuse("INIT_SYNC", "reset %d for slot %p: use reset >= 1 "
+			  "to re-arm the slot, 0 for a one-shot slot",
+			  reset, (void *)slot);
+	if (q_unlikely(!fiber))
+		eu_misuse("INIT_SYNC", "null fiber for slot %p",
+			  (void *)slot);
+	slot->count = count;
+	slot->reset = reset;
+	slot->fiber = fiber;
+	slot->frame = frame;
+}
+
+earth_gptr earth_to_global(const void *addr)
+{
+	return earth_gptr_make(earth_node_g.id, addr);
+}
+
+earth_gslot earth_slot_global(earth_slot *slot)
+{
+	return (earth_gslot){earth_gptr_make(earth_node_g.id, slot).bits};
+}
+
+/* ---- SYNC, INCR_SYNC, SPAWN ---- */
+
+static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
+			     uint64_t slot)
+{
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(op, 0, flags, n);
+	m->w[1] = slot;
+	eu_post_end(eu, m);
+}
+
+void earth_sync(earth_slot *slot)
+{
+	EU_CHECK_IN_FIBER("SYNC");
+	check_slot("SYNC", slot);
+	post_sync(SU_OP_SYNC, 0, 0, (uintptr_t)slot);
+	earth_node_g.eu.ops[EARTH_OP_SYNC]++;
+}
+
+void earth_rsync(earth_gslot slot)
+{
+	EU_CHECK_IN_FIBER("RSYNC");
+	check_gslot("RSYNC", slot);
+	post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
+	earth_node_g.eu.ops[EARTH_OP_SYNC]++;
+}
+
+void earth_incr_sync(earth_slot *slot, int32_t n)
+{
+	EU_CHECK_IN_FIBER("INCR_SYNC");
+	check_slot("INCR_SYNC", slot);
+	if (q_unlikely(n < 1))
+		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
+	post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
+	earth_node_g.eu.ops[EARTH_OP_INCR_SYNC]++;
+}
+
+void earth_incr_rsync(earth_gslot slot, int32_t n)
+{
+	EU_CHECK_IN_FIBER("INCR_SYNC");
+	check_gslot("INCR_SYNC", slot);
+	if (q_unlikely(n < 1))
+		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
+	post_sync(SU_OP_INCR_SYNC, SU_REQ_GSLOT, n, slot.bits);
+	earth_node_g.eu.ops[EARTH_OP_INCR_SYNC]++;
+}
+
+void earth_spawn(earth_fiber_fn fiber, void *frame)
+{
+	EU_CHECK_IN_FIBER("SPAWN");
+	if (q_unlikely(!fiber))
+		eu_misuse("SPAWN", "null fiber");
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(SU_OP_SPAWN, 0, SU_REQ_NOSLOT, 0);
+	m->w[2] = (uintptr_t)fiber;
+	m->w[3] = (uintptr_t)frame;
+	eu_post_end(eu, m);
+	eu->ops[EARTH_OP_SPAWN]++;
+}
+
+/* ---- BLKMOV ---- */
+
+static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
+			       size_t n, unsigned flags, uint64_t slot)
+{
+	EU_CHECK_IN_FIBER(op);
+	check_gptr(op, "the source", src);
+	check_gptr(op, "the destination", dst);
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(SU_OP_BLKMOV_SYNC, 0, flags, 0);
+	m->w[1] = slot;
+	m->w[2] = src.bits;
+	m->w[3] = dst.bits;
+	m->w[4] = n;
+	eu_post_end(eu, m);
+	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
+}
+
+void earth_blkmov_sync(earth_gptr src, earth_gptr dst, size_t n,
+		       earth_slot *slot)
+{
+	check_slot("BLKMOV_SYNC", slot);
+	post_blkmov("BLKMOV_SYNC", src, dst, n, 0, (uintptr_t)slot);
+}
+
+void earth_blkmov_rsync(earth_gptr src, earth_gptr dst, size_t n,
+			earth_gslot slot)
+{
+	check_gslot("BLKMOV_RSYNC", slot);
+	post_blkmov("BLKMOV_RSYNC", src, dst, n, SU_REQ_GSLOT, slot.bits);
+}
+
+/* ---- typed GET_SYNC / DATA_SYNC ---- */
+
+static inline void post_get(const char *op, earth_gptr src, void *dst,
+			    unsigned size, unsigned flags, uint64_t slot)
+{
+	EU_CHECK_IN_FIBER(op);
+	check_gptr(op, "the source", src);
+	if (q_unlikely(!dst))
+		eu_misuse(op, "null destination address");
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(SU_OP_GET_SYNC, size, flags, 0);
+	m->w[1] = slot;
+	m->w[2] = src.bits;
+	m->w[3] = (uintptr_t)dst;
+	eu_post_end(eu, m);
+	eu->ops[EARTH_OP_GET_SYNC]++;
+}
+
+static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
+			     unsigned size, unsigned flags, uint64_t slot)
+{
+	EU_CHECK_IN_FIBER(op);
+	check_gptr(op, "the destination", dst);
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(SU_OP_DATA_SYNC, size, flags, 0);
+	m->w[1] = slot;
+	m->w[2] = value;
+	m->w[3] = dst.bits;
+	eu_post_end(eu, m);
+	eu->ops[EARTH_OP_DATA_SYNC]++;
+}
+
+static inline uint64_t bits_of(const void *v, size_t size)
+{
+	uint64_t b = 0;
+	memcpy(&b, v, size);
+	return b;
+}
+
+#define TYPED_OPS(sfx, T)                                                     \
+	void earth_get_sync_##sfx(earth_gptr src, T *dst, earth_slot *slot)   \
+	{                                                                     \
+		check_slot("GET_SYNC_" #sfx, slot);                           \
+		post_get("GET_SYNC_" #sfx, src, dst, sizeof(T), 0,            \
+			 (uintptr_t)slot);                                    \
+	}                                                                     \
+	void earth_get_rsync_##sfx(earth_gptr src, T *dst, earth_gslot slot)  \
+	{                                                                     \
+		check_gslot("GET_RSYNC_" #sfx, slot);                         \
+		post_get("GET_RSYNC_" #sfx, src, dst, sizeof(T),              \
+			 SU_REQ_GSLOT, slot.bits);                            \
+	}                                                                     \
+	void earth_data_sync_##sfx(T value, earth_gptr dst, earth_slot *slot) \
+	{                                                                     \
+		check_slot("DATA_SYNC_" #sfx, slot);                          \
+		post_data("DATA_SYNC_" #sfx, bits_of(&value, sizeof(T)), dst, \
+			  sizeof(T), 0, (uintptr_t)slot);                     \
+	}                                                                     \
+	void earth_data_rsync_##sfx(T value, earth_gptr dst,                  \
+				    earth_gslot slot)                         \
+	{                                                                     \
+		check_gslot("DATA_RSYNC_" #sfx, slot);                        \
+		post_data("DATA_RSYNC_" #sfx, bits_of(&value, sizeof(T)),     \
+			  dst, sizeof(T), SU_REQ_GSLOT, slot.bits);           \
+	}
+TYPED_OPS(c, char)
+TYPED_OPS(s, short)
+TYPED_OPS(i, int)
+TYPED_OPS(l, long)
+TYPED_OPS(f, float)
+TYPED_OPS(d, double)
+TYPED_OPS(g, earth_gptr)
+#undef TYPED_OPS
+
+/* ---- INVOKE, TOKEN, END_FUNCTION ---- */
+
+static inline void *new_frame(const char *op, const struct earth_tfunc *f,
+			      const void *args, size_t size)
+{
+	if (q_unlikely(!f || !f->entry))
+		eu_misuse(op, "null threaded function (define it with "
+			      "EARTH_THREADED_FUNCTION)");
+	if (q_unlikely(size != f->args_size))
+		eu_misuse(op, "%zu bytes of arguments for %s, which takes %u",
+			  size, f->name, f->args_size);
+	if (q_unlikely(size && !args))
+		eu_misuse(op, "null argument block for %s", f->name);
+	void *frame = eu_frame_alloc(&earth_node_g.eu, f);
+	if (size)
+		memcpy(frame, args, size);
+	return frame;
+}
+
+static inline void post_frame(enum su_op op, const struct earth_tfunc *f,
+			      void *frame)
+{
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(op, 0, SU_REQ_NOSLOT, 0);
+	m->w[2] = (uintptr_t)f;
+	m->w[3] = (uintptr_t)frame;
+	eu_post_end(eu, m);
+}
+
+void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
+		  size_t size)
+{
+	EU_CHECK_IN_FIBER("INVOKE");
+	if (q_unlikely(node >= earth_node_g.num_nodes))
+		bad_node("INVOKE", "the target", node);
+	void *frame = new_frame("INVOKE", f, args, size);
+	post_frame(SU_OP_INVOKE, f, frame);
+	earth_node_g.eu.ops[EARTH_OP_INVOKE]++;
+}
+
+void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
+{
+	EU_CHECK_IN_FIBER("TOKEN");
+	void *frame = new_frame("TOKEN", f, args, size);
+	post_frame(SU_OP_TOKEN, f, frame);
+	earth_node_g.eu.ops[EARTH_OP_TOKEN]++;
+}
+
+void earth_end_function(void *frame)
+{
+	EU_CHECK_IN_FIBER("END_FUNCTION");
+	struct eu_state *eu = &earth_node_g.eu;
+	if (q_unlikely(!frame))
+		eu_misuse("END_FUNCTION", "null frame");
+	if (q_unlikely(frame == eu->main_frame))
+		eu->main_done = true;
+	eu_frame_free(eu, frame);
+	eu->ops[EARTH_OP_END_FUNCTION]++;
+}
+
+void earth_set_exit_status(int status)
+{
+	EU_CHECK_IN_FIBER("earth_set_exit_status");
+	earth_node_g.eu.exit_status = status;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handle.c - the SU performs one request: move the data, then signal the
+ * slot. The data stores precede the ready message's release store, so a
+ * fiber made ready by a signal sees the data (docs/architecture.md,
+ * "Ordering").
+ */
+#define EARTH_INTERNAL 1
+#include "su.h"
+
+#include <string.h>
+
+static const char *const op_names[SU_OP_COUNT_] = {
+	[SU_OP_SYNC] = "SYNC",
+	[SU_OP_INCR_SYNC] = "INCR_SYNC",
+	[SU_OP_SPAWN] = "SPAWN",
+	[SU_OP_GET_SYNC] = "GET_SYNC",
+	[SU_OP_DATA_SYNC] = "DATA_SYNC",
+	[SU_OP_BLKMOV_SYNC] = "BLKMOV_SYNC",
+	[SU_OP_INVOKE] = "INVOKE",
+	[SU_OP_TOKEN] = "TOKEN",
+};
+
+/* A local address from a global pointer of this node. */
+static inline void *local_addr(struct earth_node *n, uint64_t bits,
+			       const char *op, const char *what)
+{
+	earth_gptr g = {bits};
+	if (q_unlikely(earth_gptr_node(g) != n->id))
+		earth_fatal("%s: %s is on node %u; this build has no transport "
+			    "to other nodes",
+			    op, what, earth_gptr_node(g));
+	return earth_gptr_addr(g);
+}
+
+static inline void copy_value(void *dst, const void *src, unsigned size)
+{
+	switch (size) {
+	case 1: memcpy(dst, src, 1); break;
+	case 2: memcpy(dst, src, 2); break;
+	case 4: memcpy(dst, src, 4); break;
+	case 8: memcpy(dst, src, 8); break;
+	default: earth_fatal("request with a %u-byte value", size);
+	}
+}
+
+static inline void signal(struct earth_node *n, const struct su_req *r)
+{
+	const char *op = op_names[r->op];
+	su_slot_signal(&n->su, su_slot_resolve(n, r, op), op);
+}
+
+void su_handle(struct earth_node *n, const struct su_req *r)
+{
+	struct su_state *su = &n->su;
+	su->handled++;
+	switch (r->op) {
+	case SU_OP_SYNC:
+		signal(n, r);
+		return;
+	case SU_OP_INCR_SYNC: {
+		earth_slot *s = su_slot_resolve(n, r, "INCR_SYNC");
+		if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
+			su_slot_invalid(s, "INCR_SYNC");
+		s->count += r->n;
+		return;
+	}
+	case SU_OP_SPAWN:
+		su_ready_push(su, (earth_fiber_fn)(uintptr_t)r->a,
+			      (void *)(uintptr_t)r->b);
+		return;
+	case SU_OP_GET_SYNC:
+		copy_value((void *)(uintptr_t)r->b,
+			   local_addr(n, r->a, "GET_SYNC", "the source"),
+			   r->size);
+		signal(n, r);
+		return;
+	case SU_OP_DATA_SYNC:
+		copy_value(local_addr(n, r->b, "DATA_SYNC", "the destination"),
+			   &r->a, r->size);
+		signal(n, r);
+		return;
+	case SU_OP_BLKMOV_SYNC:
+		memmove(local_addr(n, r->b, "BLKMOV_SYNC", "the destination"),
+			local_addr(n, r->a, "BLKMOV_SYNC", "the source"),
+			(size_t)r->c);
+		signal(n, r);
+		return;
+	case SU_OP_INVOKE: {
+		const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
+		su_ready_push(su, f->entry, (void *)(uintptr_t)r->b);
+		return;
+	}
+	case SU_OP_TOKEN: {
+		const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
+		su_token_push(su, f->entry, (void *)(uintptr_t)r->b);
+		return;
+	}
+	default:
+		earth_fatal("SU: request with unknown operation %u", r->op);
+	}
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop.c - the SU thread: drain the EU's requests in batches, then the
+ * inbox of other threads, hand ready fibers and tokens to the EU; with
+ * nothing to do, spin, and block only when the EU is blocked too (the whole
+ * node is idle). Leaves when the EU raises shutdown.
+ */
+#define EARTH_INTERNAL 1
+#include "su.h"
+
+#include <sched.h>
+
+/* Requests from other threads (earth_sync_from_thread). */
+static unsigned drain_inbox(struct earth_node *n)
+{
+	unsigned k = 0;
+	struct q_msg *m;
+	while ((m = q_mpsc_peek(&n->inbox))) {
+		su_handle(n, req_of(m));
+		q_mpsc_release(&n->inbox);
+		k++;
+	}
+	return k;
+}
+
+static void publish_counters(struct su_state *su)
+{
+	atomic_store_explicit(&su->pub_handled, su->handled, memory_order_relaxed);
+	atomic_store_explicit(&su->pub_fibers_ready, su->fibers_ready,
+			      memory_order_relaxed);
+	atomic_store_explicit(&su->pub_slot_signals, su->slot_signals,
+			      memory_order_relaxed);
+	atomic_store_explicit(&su->pub_ready_overflow, su->ready_overflow,
+			      memory_order_relaxed);
+	atomic_store_explicit(&su->pub_sleeps, su->sleeps, memory_order_relaxed);
+	atomic_store_explicit(&su->pub_busy_ticks, su->busy_ticks,
+			      memory_order_relaxed);
+}
+
+static bool has_pending(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	return su->rovf_len || su->rmsg || su->ntokens ||
+	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox);
+}
+
+/* Block if the EU is blocked and nothing is pending. */
+static EARTH_COLD void su_try_sleep(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	publish_counters(su);
+	/* Dekker with eu_idle (EU: store RUNNING, fence, look at us) and
+	 * with inbox producers (store message, fence, look at us). */
+	atomic_store_explicit(&su->state, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
+		    UNIT_SLEEPING &&
+	    !has_pending(n) &&
+	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
+		su->sleeps++;
+		earth_futex_wait(&su->state, UNIT_SLEEPING);
+	}
+	atomic_store_explicit(&su->state, UNIT_RUNNING, memory_order_relaxed);
+}
+
+void *su_thread(void *arg)
+{
+	struct earth_node *n = arg;
+	struct su_state *su = &n->su;
+	earth_topology_pin(n->su_cpu);
+	uint64_t idle_since = 0;
+	unsigned polls = 0;
+	for (;;) {
+		uint64_t t0 = n->timing ? q_tsc() : 0;
+		unsigned k = 0;
+		struct q_msg *m;
+		while (k < EARTH_SU_BATCH && (m = q_ring_peek(su->req))) {
+			su_handle(n, req_of(m));
+			q_ring_release(su->req);
+			k++;
+		}
+		if (q_unlikely(q_mpsc_peek(&n->inbox)))
+			k += drain_inbox(n);
+		if (q_unlikely(su->rovf_len))
+			k += su_ready_drain_ovf(su);
+		if (su->ntokens) {
+			uint64_t before = su->fibers_ready;
+			su_tokens_release(n);
+			k += (unsigned)(su->fibers_ready - before);
+		}
+		if (k || su->rmsg) {
+			su_ready_flush(n);
+			if (n->timing)
+				su->busy_ticks += q_tsc() - t0;
+			idle_since = 0;
+			continue;
+		}
+		/* Idle. */
+		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
+			break;
+		if (n->oversubscribed)
+			sched_yield();
+		else
+			q_cpu_relax();
+		if ((++polls & 63) != 0)
+			continue;
+		uint64_t now = q_tsc();
+		if (!idle_since) {
+			idle_since = now;
+			publish_counters(su);
+		} else if (now - idle_since > n->spin_ticks) {
+			su_try_sleep(n);
+			idle_since = 0;
+		}
+	}
+	publish_counters(su);
+	return NULL;
+}

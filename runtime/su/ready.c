@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ready.c - fibers made ready travel to the EU three per message. When the
+ * ring is full they wait in the SU's private overflow list: the SU never
+ * blocks on the EU (the EU may itself be waiting for room in the request
+ * ring). Tokens wait in a LIFO list until the EU's backlog runs low.
+ */
+#define EARTH_INTERNAL 1
+#include "su.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void grow(struct ready_entry **v, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	size_t c = *cap ? *cap * 2 : 256;
+	while (c < need)
+		c *= 2;
+	struct ready_entry *p = realloc(*v, c * sizeof(*p));
+	if (!p)
+		earth_fatal("out of memory: %zu fibers wait for the EU", need);
+	*v = p;
+	*cap = c;
+}
+
+void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
+{
+	if (su->rovf_head + su->rovf_len == su->rovf_cap && su->rovf_head) {
+		memmove(su->rovf, su->rovf + su->rovf_head,
+			su->rovf_len * sizeof(*su->rovf));
+		su->rovf_head = 0;
+	}
+	grow(&su->rovf, &su->rovf_cap, su->rovf_head + su->rovf_len + 1);
+	su->rovf[su->rovf_head + su->rovf_len++] =
+		(struct ready_entry){fiber, frame};
+	su->ready_overflow++;
+}
+
+unsigned su_ready_drain_ovf(struct su_state *su)
+{
+	unsigned moved = 0;
+	while (su->rovf_len) {
+		if (!su->rmsg) {
+			su->rmsg = q_ring_reserve(su->ready);
+			if (!su->rmsg)
+				return moved;
+			su->rfill = 0;
+		}
+		struct ready_entry e = su->rovf[su->rovf_head++];
+		su->rovf_len--;
+		moved++;
+		struct ready_msg *r = ready_of(su->rmsg);
+		r->e[su->rfill].fiber = (uintptr_t)e.fiber;
+		r->e[su->rfill].frame = (uintptr_t)e.frame;
+		if (++su->rfill == READY_PER_MSG) {
+			q_ring_publish(su->ready, su->rmsg);
+			su->rmsg = NULL;
+		}
+	}
+	su->rovf_head = 0;
+	return moved;
+}
+
+void su_ready_flush(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	if (su->rmsg) {
+		struct ready_msg *r = ready_of(su->rmsg);
+		if (su->rfill < READY_PER_MSG)
+			r->e[su->rfill].fiber = 0;
+		q_ring_publish(su->ready, su->rmsg);
+		su->rmsg = NULL;
+	}
+	q_ring_flush(su->ready);
+	/* Dekker with eu_idle: the ring stores above, then our look at the
+	 * EU's state; the EU stores its state, then looks at the ring. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
+	    UNIT_SLEEPING) {
+		atomic_store_explicit(&n->eu.state, UNIT_RUNNING,
+				      memory_order_relaxed);
+		earth_futex_wake(&n->eu.state);
+	}
+}
+
+void su_token_push(struct su_state *su, earth_fiber_fn fiber, void *frame)
+{
+	grow(&su->tokens, &su->tokens_cap, su->ntokens + 1);
+	su->tokens[su->ntokens++] = (struct ready_entry){fiber, frame};
+}
+
+void su_tokens_release(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	/* The EU returns its head in batches and whenever it runs dry, so
+	 * the backlog seen here is an upper bound: tokens are never held
+	 * back from an idle EU. */
+	while (su->ntokens &&
+	       q_ring_unconsumed(su->ready) < EARTH_TOKEN_BACKLOG) {
+		struct ready_entry e = su->tokens[--su->ntokens];
+		su_ready_push(su, e.fiber, e.frame);
+	}
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slot.c - resolving the slot a request names, and the errors of a bad
+ * signal. The fast path of a signal is su_slot_signal in su.h.
+ */
+#define EARTH_INTERNAL 1
+#include "su.h"
+
+earth_slot *su_slot_resolve(struct earth_node *n, const struct su_req *r,
+			    const char *op)
+{
+	earth_slot *s;
+	if (r->flags & SU_REQ_GSLOT) {
+		earth_gslot g = {r->slot};
+		if (q_unlikely(earth_gslot_node(g) != n->id))
+			earth_fatal("%s: slot pointer names node %u; this build "
+				    "has no transport to other nodes",
+				    op, earth_gslot_node(g));
+		s = earth_gslot_addr(g);
+	} else {
+		s = (earth_slot *)(uintptr_t)r->slot;
+	}
+	if (q_unlikely(!s))
+		earth_fatal("%s: null slot", op);
+	return s;
+}
+
+void su_slot_invalid(const earth_slot *s, const char *op)
+{
+	if ((uintptr_t)s & 7)
+		earth_fatal("%s: slot pointer %p is misaligned: it does not "
+			    "point at an earth_slot",
+			    op, (const void *)s);
+	if (!s->fiber)
+		earth_fatal("%s: slot %p signalled but never initialised: call "
+			    "earth_slot_init (INIT_SYNC) before any signal can "
+			    "reach it",
+			    op, (const void *)s);
+	earth_fatal("%s: slot %p signalled after it fired as a one-shot slot "
+		    "(reset 0): give it reset >= 1 to re-arm it, or send one "
+		    "signal fewer",
+		    op, (const void *)s);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * su.h - internals of the Synchronization Unit: handling requests,
+ * signalling slots, making fibers ready, the SU thread. Everything here
+ * runs on the SU thread.
+ */
+#ifndef EARTH_SU_H
+#define EARTH_SU_H
+
+#ifndef EARTH_INTERNAL
+#error "su.h is internal to the EARTH runtime"
+#endif
+
+#include "node.h"
+
+/* ---- ready queue (ready.c) ---- */
+
+void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
+	EARTH_HIDDEN;
+void su_ready_flush(struct earth_node *n) EARTH_HIDDEN;
+/* Moves spilled ready fibers into the ring; returns how many. */
+unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
+void su_token_push(struct su_state *su, earth_fiber_fn fiber, void *frame)
+	EARTH_HIDDEN;
+/* Gives tokens to the EU while its ready backlog is short. */
+void su_tokens_release(struct earth_node *n) EARTH_HIDDEN;
+
+/* A fiber becomes ready: into the message being filled, three per line. */
+static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
+				 void *frame)
+{
+	su->fibers_ready++;
+	if (q_unlikely(su->rovf_len)) {
+		su_ready_spill(su, fiber, frame);
+		return;
+	}
+	if (!su->rmsg) {
+		su->rmsg = q_ring_reserve(su->ready);
+		if (q_unlikely(!su->rmsg)) {
+			su_ready_spill(su, fiber, frame);
+			return;
+		}
+		su->rfill = 0;
+	}
+	struct ready_msg *r = ready_of(su->rmsg);
+	r->e[su->rfill].fiber = (uintptr_t)fiber;
+	r->e[su->rfill].frame = (uintptr_t)frame;
+	if (++su->rfill == READY_PER_MSG) {
+		q_ring_publish(su->ready, su->rmsg);
+		su->rmsg = NULL;
+	}
+}
+
+/* ---- slots (slot.c) ---- */
+
+/* Resolves a request's slot field to a local slot. */
+earth_slot *su_slot_resolve(struct earth_node *n, const struct su_req *r,
+			    const char *op) EARTH_HIDDEN;
+_Noreturn void su_slot_invalid(const earth_slot *s, const char *op)
+	EARTH_HIDDEN;
+
+/* A signal: count down; at zero the fiber becomes ready and the count
+ * reloads from reset. */
+static inline void su_slot_signal(struct su_state *su, earth_slot *s,
+				  const char *op)
+{
+	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber || s->count <= 0))
+		su_slot_invalid(s, op);
+	su->slot_signals++;
+	if (--s->count == 0) {
+		s->count = s->reset;
+		su_ready_push(su, s->fiber, s->frame);
+	}
+}
+
+/* ---- requests (handle.c) ---- */
+
+void su_handle(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+
+/* ---- the SU thread (loop.c) ---- */
+
+void *su_thread(void *node) EARTH_HIDDEN;
+
+#endif /* EARTH_SU_H */

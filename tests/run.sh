@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs Criterion test binaries one after another; prints one summary line
+# per variant and a final "N passed, N failed" line; exits non-zero on any
+# failure. Usage: tests/run.sh VARIANT BIN...
+set -u
+variant=$1; shift
+pass=0; fail=0; failed=()
+for bin in "$@"; do
+	name=$(basename "$bin")
+	out=$("$bin" --jobs=1 --short-filename 2>&1); rc=$?
+	summary=$(printf '%s\n' "$out" | grep -E '^\[====\] Synthesis:' | tail -n 1)
+	p=$(printf '%s' "$summary" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+	f=$(printf '%s' "$summary" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
+	c=$(printf '%s' "$summary" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
+	p=${p:-0}; f=${f:-0}; c=${c:-0}
+	if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$c" -ne 0 ] || [ -z "$summary" ]; then
+		printf '%s\n' "$out" | grep -vE '^\[(----|SKIP|RUN |PASS)\]' | tail -n 60
+		failed+=("$name")
+		fail=$((fail + f + c + (f + c == 0 ? 1 : 0)))
+		echo "FAIL [$variant] $name ($summary)"
+	else
+		echo "ok   [$variant] $name: $p passed"
+	fi
+	pass=$((pass + p))
+done
+echo "[$variant] $pass passed, $fail failed"
+[ "${#failed[@]}" -eq 0 ] || { echo "[$variant] failed: ${failed[*]}"; exit 1; }
