@@ -18,7 +18,7 @@ Q       := $(if $(V),,@)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
            -Wmissing-prototypes -Wno-missing-field-initializers
 CSTD    := -std=gnu17
-INC     := -Iruntime/include -Iqueues -Iruntime/core
+INC     := -Iruntime/include -Iqueues -Iruntime/core -Iruntime/eu -Iruntime/su
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
 LIBS    := -lnuma -ldl -lpthread

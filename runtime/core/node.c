@@ -7,8 +7,8 @@
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node.h"
-#include "../eu/eu.h"
-#include "../su/su.h"
+#include "eu.h"
+#include "su.h"
 
 #include <errno.h>
 #include <stdio.h>

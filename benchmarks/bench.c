@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.c - shared benchmark support (see bench.h).
+ */
+#define _GNU_SOURCE 1
+#include "bench.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int bench_quick;
+int bench_reps = 7;
+
+static void cpu_model(char *out, size_t len)
+{
+	snprintf(out, len, "unknown");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10)) {
+			char *c = strchr(line, ':');
+			if (c) {
+				c += 2;
+				c[strcspn(c, "\n")] = 0;
+				snprintf(out, len, "%s", c);
+			}
+			break;
+		}
+	}
+	fclose(f);
+}
+
+void bench_init(const char *name, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	const char *q = getenv("QUICK");
+	bench_quick = q && *q && strcmp(q, "0") != 0;
+	const char *r = getenv("BENCH_REPS");
+	bench_reps = r ? atoi(r) : (bench_quick ? 5 : 11);
+	if (bench_reps < 5)
+		bench_reps = 5;
+	char model[256];
+	cpu_model(model, sizeof(model));
+	cpu_set_t set;
+	sched_getaffinity(0, sizeof(set), &set);
+	printf("# %s: cpu \"%s\", %ld online cores, %d usable, TSC %.3f GHz, "
+	       "reps %d%s\n",
+	       name, model, sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&set),
+	       q_tsc_per_ns(), bench_reps, bench_quick ? ", QUICK" : "");
+	fflush(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_ns(double ticks)
+{
+	return ticks / q_tsc_per_ns();
+}
+
+void bench_metric(const char *name, double value, const char *unit)
+{
+	printf("METRIC %s %.3f %s\n", name, value, unit);
+	fflush(stdout);
+}
+
+void bench_metric_ns(const char *name, double ns)
+{
+	char cyc[256];
+	bench_metric(name, ns, "ns");
+	snprintf(cyc, sizeof(cyc), "%s.cycles", name);
+	bench_metric(cyc, ns * q_tsc_per_ns(), "cycles");
+}
+
+void bench_pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+void bench_cpus(int *eu, int *su)
+{
+	*eu = 0;
+	*su = 1;
+	const char *c = getenv("EARTH_CPUS");
+	if (c && sscanf(c, "%d,%d", eu, su) != 2) {
+		*eu = 0;
+		*su = 1;
+	}
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what every benchmark shares: repetitions and QUICK mode, TSC
+ * timing, medians, the configuration line, and METRIC output
+ * ("METRIC <name> <value> <unit>", once in ns and once in TSC cycles).
+ */
+#ifndef EARTH_BENCH_H
+#define EARTH_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "q_arch.h"
+
+/* 1 when QUICK=1 is set: shorter runs, same metrics. */
+extern int bench_quick;
+/* Repetitions per figure (median taken); >= 5. */
+extern int bench_reps;
+
+/* Reads QUICK and BENCH_REPS, prints the configuration line. */
+void bench_init(const char *name, int argc, char **argv);
+
+/* Median of n doubles (sorts v). */
+double bench_median(double *v, int n);
+
+/* Converts TSC ticks to ns. */
+double bench_ns(double ticks);
+
+/* METRIC <name> <ns> ns, then METRIC <name>.cycles <ticks> cycles. */
+void bench_metric_ns(const char *name, double ns);
+/* METRIC <name> <value> <unit>, as is. */
+void bench_metric(const char *name, double value, const char *unit);
+
+/* Pins the calling thread to cpu. */
+void bench_pin(int cpu);
+/* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
+void bench_cpus(int *eu, int *su);
+
+#endif /* EARTH_BENCH_H */

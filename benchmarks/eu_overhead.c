@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eu_overhead.c - Table 2 of the EARTH-MANNA paper on this machine: the
+ * EU's cost per operation issued back to back, and the SU's cost to
+ * perform it, for both queue modes; END_THREAD and END_FUNCTION as the
+ * time from one fiber's end to the next one's start; and the sequential
+ * latency of a local GET_SYNC.
+ *
+ *   eu_overhead.<op>.<sw|hwq>  su_cost.<op>.<sw|hwq>  end_thread[.hwq]
+ *   get_sync_local_seq[.hwq]
+ *
+ * White-box: the END_THREAD gate reads the SU's published counters
+ * (runtime/core/node.h) so the timed fibers are all queued before timing.
+ */
+#define EARTH_INTERNAL 1
+#include "bench.h"
+#include "eu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum bop {
+	B_SYNC,
+	B_GET_SYNC,
+	B_DATA_SYNC,
+	B_BLKMOV_SYNC,
+	B_INVOKE,
+	B_END_FUNCTION,
+	B_END_THREAD,
+	B_GET_SEQ,
+	B_COUNT
+};
+static const char *const bop_names[B_COUNT] = {
+	"sync",         "get_sync",   "data_sync", "blkmov_sync",
+	"invoke",       "end_function", "end_thread", "get_sync_local_seq",
+};
+
+#define BURST 256
+#define MAX_SAMPLES 4096
+#define BLK 256
+
+static enum bop cur_op;
+static int bursts;
+static int burst_len;
+static double samples[MAX_SAMPLES];
+static int nsamples;
+
+struct nop_frame {
+	int arg;
+};
+static void nop_entry(void *f)
+{
+	EARTH_END_FUNCTION(f);
+}
+EARTH_THREADED_FUNCTION(nop_fn, nop_entry, struct nop_frame, sizeof(int));
+
+struct mframe {
+	struct earth_main_args a;
+	int burst;
+	uint64_t t0, base_handled;
+	earth_slot next, sink;
+	long src, dst;
+	char blk_src[BLK], blk_dst[BLK];
+};
+static void burst_fiber(void *f);
+static void gate_fiber(void *f);
+static void stop_fiber(void *f);
+static void empty_fiber(void *f)
+{
+	(void)f;
+}
+static void never_fiber(void *f)
+{
+	(void)f;
+	abort();
+}
+
+/* Issue burst_len operations back to back; the SYNC to `next` after them
+ * fires the next burst once the SU has handled them all. */
+static void burst_fiber(void *frame)
+{
+	struct mframe *m = frame;
+	if (m->burst++ == bursts) {
+		EARTH_END_FUNCTION(m);
+	}
+	earth_gptr gsrc = earth_to_global(&m->src);
+	earth_gptr gdst = earth_to_global(&m->dst);
+	earth_gptr bsrc = earth_to_global(m->blk_src);
+	earth_gptr bdst = earth_to_global(m->blk_dst);
+	int arg = 7;
+	uint64_t t0 = q_tsc_ordered();
+	switch (cur_op) {
+	case B_SYNC:
+		for (int i = 0; i < burst_len; i++)
+			earth_sync(&m->sink);
+		break;
+	case B_GET_SYNC:
+		for (int i = 0; i < burst_len; i++)
+			earth_get_sync_l(gsrc, &m->dst, &m->sink);
+		break;
+	case B_DATA_SYNC:
+		for (int i = 0; i < burst_len; i++)
+			earth_data_sync_l(i, gdst, &m->sink);
+		break;
+	case B_BLKMOV_SYNC:
+		for (int i = 0; i < burst_len; i++)
+			earth_blkmov_sync(bsrc, bdst, BLK, &m->sink);
+		break;
+	case B_INVOKE:
+		for (int i = 0; i < burst_len; i++)
+			earth_invoke(0, &nop_fn, &arg, sizeof(arg));
+		break;
+	default:
+		abort();
+	}
+	uint64_t t1 = q_tsc_ordered();
+	if (m->burst > 2 && nsamples < MAX_SAMPLES) /* two warm-up bursts */
+		samples[nsamples++] = (double)(t1 - t0) / burst_len;
+	earth_sync(&m->next);
+}
+
+/* END_THREAD / END_FUNCTION: queue gate, burst_len fibers, stop; time
+ * from the gate's end to the stop fiber's start. */
+static void end_burst(struct mframe *m)
+{
+	if (m->burst++ == bursts) {
+		EARTH_END_FUNCTION(m);
+	}
+	m->base_handled = atomic_load_explicit(&earth_node_g.su.pub_handled,
+					       memory_order_relaxed);
+	earth_spawn(gate_fiber, m);
+	int arg = 3;
+	for (int i = 0; i < burst_len; i++) {
+		if (cur_op == B_END_THREAD)
+			earth_spawn(empty_fiber, m);
+		else
+			earth_invoke(0, &nop_fn, &arg, sizeof(arg));
+	}
+	earth_spawn(stop_fiber, m);
+}
+
+static void gate_fiber(void *frame)
+{
+	struct mframe *m = frame;
+	/* The SU publishes its counters once idle, after flushing every
+	 * ready fiber: then all burst_len + 2 are in the ring. Requests that
+	 * did not fit the request ring wait in the EU's overflow list, which
+	 * the EU drains only between fibers: drain it here. */
+	while (atomic_load_explicit(&earth_node_g.su.pub_handled,
+				   memory_order_relaxed) <
+	       m->base_handled + (uint64_t)burst_len + 2) {
+		if (earth_node_g.eu.ovf_len)
+			eu_ovf_drain(&earth_node_g.eu);
+		q_cpu_relax();
+	}
+	m->t0 = q_tsc_ordered();
+}
+
+static void stop_fiber(void *frame)
+{
+	struct mframe *m = frame;
+	uint64_t t1 = q_tsc_ordered();
+	if (m->burst > 2 && nsamples < MAX_SAMPLES)
+		samples[nsamples++] = (double)(t1 - m->t0) / (burst_len + 1);
+	end_burst(m);
+}
+
+/* Sequential GET_SYNC latency: each fiber issues one and ends; the slot
+ * fires the next. */
+static void seq_fiber(void *frame)
+{
+	struct mframe *m = frame;
+	if (m->burst == 0)
+		m->t0 = q_tsc_ordered();
+	if (m->burst++ == burst_len) {
+		uint64_t t1 = q_tsc_ordered();
+		if (nsamples < MAX_SAMPLES)
+			samples[nsamples++] = (double)(t1 - m->t0) / burst_len;
+		EARTH_END_FUNCTION(m);
+	}
+	earth_get_sync_l(earth_to_global(&m->src), &m->dst, &m->next);
+}
+
+static void main_entry(void *frame)
+{
+	struct mframe *m = frame;
+	m->burst = 0;
+	m->src = 42;
+	memset(m->blk_src, 1, BLK);
+	earth_slot_init(&m->sink, INT32_MAX, INT32_MAX, never_fiber, m);
+	switch (cur_op) {
+	case B_END_THREAD:
+	case B_END_FUNCTION:
+		end_burst(m);
+		break;
+	case B_GET_SEQ:
+		earth_slot_init(&m->next, 1, 1, seq_fiber, m);
+		seq_fiber(m);
+		break;
+	default:
+		earth_slot_init(&m->next, 1, 1, burst_fiber, m);
+		burst_fiber(m);
+	}
+}
+EARTH_THREADED_FUNCTION(bench_main, main_entry, struct mframe,
+			sizeof(struct earth_main_args));
+
+/* One node run of op in mode; returns median ticks per op (EU side) and
+ * sets *su_ns to the SU's busy time per handled request. */
+static double run_op(enum bop op, enum earth_queue_mode mode, double *su_ns)
+{
+	struct earth_options o;
+	earth_options_default(&o);
+	o.queue_mode = mode;
+	cur_op = op;
+	nsamples = 0;
+	switch (op) {
+	case B_END_THREAD:
+	case B_END_FUNCTION:
+		burst_len = 2048;
+		bursts = bench_quick ? 12 : 40;
+		break;
+	case B_GET_SEQ:
+		burst_len = bench_quick ? 20000 : 100000;
+		bursts = 1;
+		break;
+	default:
+		burst_len = BURST;
+		bursts = bench_quick ? 200 : 2000;
+	}
+	struct earth_main_args a = {0, NULL};
+	if (earth_run(&o, &bench_main, &a, sizeof(a)) != 0) {
+		fprintf(stderr, "eu_overhead: node failed\n");
+		exit(1);
+	}
+	struct earth_stats st;
+	earth_stats_get(&st);
+	*su_ns = st.su_handled ? (double)st.su_busy_ns / (double)st.su_handled : 0;
+	return bench_median(samples, nsamples);
+}
+
+int main(int argc, char **argv)
+{
+	bench_init("eu_overhead", argc, argv);
+	setenv("EARTH_TIMING", "1", 1);
+	const char *mode_names[2] = {"sw", "hwq"};
+	for (int mode = 0; mode < 2; mode++) {
+		for (enum bop op = 0; op < B_COUNT; op++) {
+			if (argc > 1 && !strstr(argv[1], bop_names[op]))
+				continue;
+			double eu[64], su[64];
+			for (int r = 0; r < bench_reps; r++)
+				eu[r] = bench_ns(run_op(op, (enum earth_queue_mode)mode,
+							&su[r]));
+			double e = bench_median(eu, bench_reps);
+			double s = bench_median(su, bench_reps);
+			char name[128];
+			if (op == B_END_THREAD || op == B_GET_SEQ) {
+				snprintf(name, sizeof(name), "%s%s", bop_names[op],
+					 mode ? ".hwq" : "");
+				bench_metric_ns(name, e);
+				continue;
+			}
+			snprintf(name, sizeof(name), "eu_overhead.%s.%s",
+				 bop_names[op], mode_names[mode]);
+			bench_metric_ns(name, e);
+			if (op == B_END_FUNCTION)
+				continue;
+			snprintf(name, sizeof(name), "su_cost.%s.%s", bop_names[op],
+				 mode_names[mode]);
+			bench_metric_ns(name, s);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fib.c - cost of a threaded-function call: fib(n) with one threaded
+ * function per call (TOKEN for each child, DATA_RSYNC of the result to the
+ * parent's slot, END_FUNCTION), against the same plain C recursion in the
+ * same run. METRIC fib_call, fib_seq_call (ns per call) and their ratio.
+ */
+#include "bench.h"
+
+#include <earth.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct fib_args {
+	int n;
+	earth_gptr result;
+	earth_gslot done;
+};
+struct fib_frame {
+	struct fib_args a;
+	int x, y;
+	earth_slot join;
+};
+static void fib_entry(void *f);
+static void fib_join(void *f);
+EARTH_THREADED_FUNCTION(fib_fn, fib_entry, struct fib_frame,
+			sizeof(struct fib_args));
+
+static void fib_entry(void *frame)
+{
+	struct fib_frame *f = frame;
+	if (f->a.n < 2) {
+		earth_data_rsync_i(f->a.n, f->a.result, f->a.done);
+		EARTH_END_FUNCTION(f);
+	}
+	earth_slot_init(&f->join, 2, 0, fib_join, f);
+	struct fib_args a1 = {f->a.n - 1, earth_to_global(&f->x),
+			      earth_slot_global(&f->join)};
+	struct fib_args a2 = {f->a.n - 2, earth_to_global(&f->y),
+			      earth_slot_global(&f->join)};
+	earth_token(&fib_fn, &a1, sizeof(a1));
+	earth_token(&fib_fn, &a2, sizeof(a2));
+}
+
+static void fib_join(void *frame)
+{
+	struct fib_frame *f = frame;
+	earth_data_rsync_i(f->x + f->y, f->a.result, f->a.done);
+	EARTH_END_FUNCTION(f);
+}
+
+static int fib_n;
+static int result;
+static uint64_t t_start, t_end;
+
+struct main_frame {
+	int dummy;
+	earth_slot done;
+};
+static void main_done(void *frame)
+{
+	t_end = q_tsc_ordered();
+	EARTH_END_FUNCTION(frame);
+}
+static void main_entry(void *frame)
+{
+	struct main_frame *m = frame;
+	earth_slot_init(&m->done, 1, 0, main_done, m);
+	struct fib_args a = {fib_n, earth_to_global(&result),
+			     earth_slot_global(&m->done)};
+	t_start = q_tsc_ordered();
+	earth_token(&fib_fn, &a, sizeof(a));
+}
+EARTH_THREADED_FUNCTION(fib_main, main_entry, struct main_frame, 0);
+
+static long fib_seq(int n)
+{
+	return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2);
+}
+
+/* Calls made by fib(n): C(n) = 1 + C(n-1) + C(n-2), C(0) = C(1) = 1. */
+static double calls_of(int n)
+{
+	double a = 1, b = 1;
+	for (int i = 2; i <= n; i++) {
+		double c = 1 + a + b;
+		a = b;
+		b = c;
+	}
+	return n < 2 ? 1 : b;
+}
+
+int main(int argc, char **argv)
+{
+	bench_init("fib", argc, argv);
+	fib_n = argc > 1 ? atoi(argv[1]) : (bench_quick ? 27 : 30);
+	long want = fib_seq(fib_n);
+	double calls = calls_of(fib_n);
+	double par[64], seq[64];
+	for (int r = 0; r < bench_reps; r++) {
+		struct earth_options o;
+		earth_options_default(&o);
+		result = -1;
+		if (earth_run(&o, &fib_main, NULL, 0) != 0 || result != want) {
+			fprintf(stderr, "fib: fib(%d) = %d, want %ld\n", fib_n,
+				result, want);
+			return 1;
+		}
+		par[r] = bench_ns((double)(t_end - t_start)) / calls;
+		uint64_t t0 = q_tsc_ordered();
+		volatile long s = fib_seq(fib_n);
+		uint64_t t1 = q_tsc_ordered();
+		if (s != want)
+			return 1;
+		seq[r] = bench_ns((double)(t1 - t0)) / calls;
+	}
+	printf("Result: fib(%d) = %d (correct), %.0f threaded calls\n", fib_n,
+	       result, calls);
+	double p = bench_median(par, bench_reps), s = bench_median(seq, bench_reps);
+	bench_metric_ns("fib_call", p);
+	bench_metric_ns("fib_seq_call", s);
+	bench_metric("fib_call_over_seq", p / s, "ratio");
+	return 0;
+}
