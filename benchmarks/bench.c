@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +106,53 @@ void bench_cpus(int *eu, int *su)
 		*eu = 0;
 		*su = 1;
 	}
+}
+
+/* ---- cross-core cache-line ping-pong ---- */
+
+static struct {
+	_Atomic uint64_t ping q_aligned_line;
+	_Atomic uint64_t pong q_aligned_line;
+} pp;
+static long pp_rounds;
+static int pp_cpu;
+
+static void *ponger(void *arg)
+{
+	(void)arg;
+	bench_pin(pp_cpu);
+	for (uint64_t i = 1; i <= (uint64_t)pp_rounds; i++) {
+		/* Pairs with the pinger's release store of ping. */
+		while (atomic_load_explicit(&pp.ping, memory_order_acquire) != i)
+			q_cpu_relax();
+		atomic_store_explicit(&pp.pong, i, memory_order_release);
+	}
+	return NULL;
+}
+
+double bench_xcore_rtt_ns(int cpu_a, int cpu_b, long rounds)
+{
+	atomic_store(&pp.ping, 0);
+	atomic_store(&pp.pong, 0);
+	pp_rounds = rounds;
+	pp_cpu = cpu_b;
+	cpu_set_t old;
+	pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+	bench_pin(cpu_a);
+	pthread_t t;
+	pthread_create(&t, NULL, ponger, NULL);
+	uint64_t t0 = 0;
+	long warm = rounds / 10;
+	for (uint64_t i = 1; i <= (uint64_t)rounds; i++) {
+		if (i == (uint64_t)warm + 1)
+			t0 = q_tsc_ordered();
+		atomic_store_explicit(&pp.ping, i, memory_order_release);
+		/* Pairs with the ponger's release store of pong. */
+		while (atomic_load_explicit(&pp.pong, memory_order_acquire) != i)
+			q_cpu_relax();
+	}
+	uint64_t t1 = q_tsc_ordered();
+	pthread_join(t, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	return bench_ns((double)(t1 - t0) / (double)(rounds - warm));
 }

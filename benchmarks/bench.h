@@ -36,4 +36,8 @@ void bench_pin(int cpu);
 /* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
 void bench_cpus(int *eu, int *su);
 
+/* Round trip of a cache line between cpu_a (the caller, pinned there for
+ * the duration) and cpu_b: the floor of any EU<->SU exchange. */
+double bench_xcore_rtt_ns(int cpu_a, int cpu_b, long rounds);
+
 #endif /* EARTH_BENCH_H */

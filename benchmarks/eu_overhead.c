@@ -7,7 +7,10 @@
  * latency of a local GET_SYNC.
  *
  *   eu_overhead.<op>.<sw|hwq>  su_cost.<op>.<sw|hwq>  end_thread[.hwq]
- *   get_sync_local_seq[.hwq]
+ *   get_sync_local_seq[.hwq], and its ratio to a cache-line round trip
+ *   between the same CPUs measured right before each run
+ *   (get_sync_local_seq_over_xcore[.hwq]): the hypervisor moves vCPUs, so
+ *   only a ratio taken in the same moment compares.
  *
  * White-box: the END_THREAD gate reads the SU's published counters
  * (runtime/core/node.h) so the timed fibers are all queued before timing.
@@ -243,16 +246,25 @@ static double run_op(enum bop op, enum earth_queue_mode mode, double *su_ns)
 int main(int argc, char **argv)
 {
 	bench_init("eu_overhead", argc, argv);
+	int cpu_eu, cpu_su;
+	bench_cpus(&cpu_eu, &cpu_su);
 	setenv("EARTH_TIMING", "1", 1);
 	const char *mode_names[2] = {"sw", "hwq"};
 	for (int mode = 0; mode < 2; mode++) {
 		for (enum bop op = 0; op < B_COUNT; op++) {
 			if (argc > 1 && !strstr(argv[1], bop_names[op]))
 				continue;
-			double eu[64], su[64];
-			for (int r = 0; r < bench_reps; r++)
+			double eu[64], su[64], ratio[64];
+			for (int r = 0; r < bench_reps; r++) {
+				double floor = 0;
+				if (op == B_GET_SEQ)
+					floor = bench_xcore_rtt_ns(
+						cpu_eu, cpu_su,
+						bench_quick ? 20000 : 100000);
 				eu[r] = bench_ns(run_op(op, (enum earth_queue_mode)mode,
 							&su[r]));
+				ratio[r] = floor > 0 ? eu[r] / floor : 0;
+			}
 			double e = bench_median(eu, bench_reps);
 			double s = bench_median(su, bench_reps);
 			char name[128];
@@ -260,6 +272,14 @@ int main(int argc, char **argv)
 				snprintf(name, sizeof(name), "%s%s", bop_names[op],
 					 mode ? ".hwq" : "");
 				bench_metric_ns(name, e);
+				if (op == B_GET_SEQ) {
+					snprintf(name, sizeof(name),
+						 "get_sync_local_seq_over_xcore%s",
+						 mode ? ".hwq" : "");
+					bench_metric(name,
+						     bench_median(ratio, bench_reps),
+						     "ratio");
+				}
 				continue;
 			}
 			snprintf(name, sizeof(name), "eu_overhead.%s.%s",

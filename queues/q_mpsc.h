@@ -16,13 +16,14 @@
 #include "q_msg.h"
 
 struct q_mpsc {
-	/* Claimed by producers with CAS (acq_rel on success: orders the claim
-	 * with the slot's seq loaded before it). */
-	_Atomic uint64_t tail q_aligned_line;
-	uint64_t head q_aligned_line; /* consumer only */
+	/* Read-only after init. */
 	struct q_msg *slots;
 	uint64_t mask;
 	uint64_t capacity;
+	/* Claimed by producers with a relaxed CAS: the ordering comes from the
+	 * slot's seq (acquire in reserve, release in publish/release). */
+	_Atomic uint64_t tail q_aligned_line;
+	uint64_t head q_aligned_line; /* consumer only */
 };
 
 /* capacity: power of two >= 2. Returns 0, -EINVAL or -ENOMEM. */

@@ -13,7 +13,8 @@
 static void *alloc_slots(size_t bytes, int *node)
 {
 	void *mem = NULL;
-	if (*node >= 0 && numa_available() >= 0) {
+	if (*node >= 0 && numa_available() >= 0 &&
+	    *node <= numa_max_node()) {
 		mem = numa_alloc_onnode(bytes, *node);
 		if (mem)
 			return mem;
@@ -51,6 +52,14 @@ int q_ring_init(struct q_ring *q, enum q_mode mode, uint32_t capacity,
 	atomic_init(&q->tail_pub, 0);
 	atomic_init(&q->head_pub, 0);
 	return 0;
+}
+
+void q_ring_set_batches(struct q_ring *q, uint32_t pub, uint32_t credit)
+{
+	if (pub >= 1 && pub <= q->capacity)
+		q->p.pub_batch = pub;
+	if (credit >= 1 && credit <= q->capacity)
+		q->c.credit_batch = credit;
 }
 
 void q_ring_fini(struct q_ring *q)

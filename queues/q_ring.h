@@ -68,10 +68,24 @@ int q_ring_init(struct q_ring *q, enum q_mode mode, uint32_t capacity,
 		uint32_t latency_ns, int numa_node);
 void q_ring_fini(struct q_ring *q);
 
+/* Overrides the batch sizes (>= 1, <= capacity): the producer publishes its
+ * SW tail every `pub` messages, the consumer returns credits every `credit`.
+ * Before either side runs. */
+void q_ring_set_batches(struct q_ring *q, uint32_t pub, uint32_t credit);
+
 /* Producer slow path: reload the consumer's head. */
 bool q_ring_refill_(struct q_ring *q);
 /* Consumer slow path: hand all consumed slots back. */
 void q_ring_return_credits(struct q_ring *q);
+
+/* Consumer (SW): a batch became visible; start fetching its lines at once
+ * so their transfers from the producer's core overlap. */
+static inline void q_ring_prefetch_(struct q_ring *q)
+{
+	uint64_t end = q->c.avail - q->c.head > 16 ? q->c.head + 16 : q->c.avail;
+	for (uint64_t i = q->c.head + 1; i < end; i++)
+		__builtin_prefetch(&q->c.slots[i & q->c.mask], 0, 3);
+}
 
 /* Producer: a free slot, or NULL when the ring is full. */
 static inline struct q_msg *q_ring_reserve(struct q_ring *q)
@@ -97,6 +111,16 @@ static inline void q_ring_flush(struct q_ring *q)
 static inline void q_ring_publish(struct q_ring *q, struct q_msg *m)
 {
 	uint64_t pos = q->p.tail++;
+#ifndef Q_RING_PREFETCH_AHEAD
+#define Q_RING_PREFETCH_AHEAD 32
+#endif
+	/* Take ownership of a slot we will fill soon: the consumer read it a
+	 * lap ago, so its line must come back; start that transfer now rather
+	 * than stall the store buffer on it later (PREFETCHW). */
+	if (Q_RING_PREFETCH_AHEAD)
+		__builtin_prefetch(&q->p.slots[(pos + Q_RING_PREFETCH_AHEAD) &
+					       q->p.mask],
+				   1, 3);
 	if (q->p.mode == Q_MODE_HWQ) {
 		if (q->p.lat)
 			m->stamp = q_tsc();
@@ -127,6 +151,7 @@ static inline struct q_msg *q_ring_peek(struct q_ring *q)
 						  memory_order_acquire);
 		if (q->c.head == q->c.avail)
 			goto empty;
+		q_ring_prefetch_(q);
 	}
 	return m;
 empty:

@@ -30,16 +30,26 @@
 #ifndef EARTH_FRAME_CHUNK
 #define EARTH_FRAME_CHUNK 64
 #endif
-/* The SU keeps tokens back (for idle nodes to take) while at least this
- * many ready messages wait for the EU; below it tokens go to the EU. The
- * EU returns its head in batches of 1/8 of the ring, so this must exceed
- * that batch or tokens would wait for the EU to run dry. */
+/* The SU keeps tokens back (LIFO, for locality and for idle nodes to take)
+ * while at least this many ready messages wait for the EU; below it tokens
+ * go to the EU. It must exceed the EU's credit batch on the ready ring, or
+ * tokens would wait for the EU to run dry. */
 #ifndef EARTH_TOKEN_BACKLOG
 #define EARTH_TOKEN_BACKLOG 256
+#endif
+/* The EU returns ready-ring credits every this many messages. */
+#ifndef EARTH_READY_CREDIT_BATCH
+#define EARTH_READY_CREDIT_BATCH 128
 #endif
 /* Requests the SU handles before it looks at its other sources. */
 #ifndef EARTH_SU_BATCH
 #define EARTH_SU_BATCH 64
+#endif
+
+/* While busy, the SU looks whether the EU sleeps once per this many batches
+ * (and always when it goes idle). */
+#ifndef EARTH_SU_WAKE_EVERY
+#define EARTH_SU_WAKE_EVERY 16
 #endif
 
 #endif /* EARTH_CONFIG_H */

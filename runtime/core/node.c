@@ -105,6 +105,9 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
+	/* The SU reads the EU's ready backlog from the returned head: return
+	 * it often enough for the token threshold to mean something. */
+	q_ring_set_batches(&n->ready, 32, EARTH_READY_CREDIT_BATCH);
 	n->eu.req = n->su.req = &n->req;
 	n->eu.ready = n->su.ready = &n->ready;
 

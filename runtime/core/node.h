@@ -72,6 +72,8 @@ struct su_state {
 	struct q_ring *ready; /* producer side */
 	struct q_msg *rmsg;   /* ready message being filled, or NULL */
 	unsigned rfill;
+	bool wake_check;      /* published since su_wake_eu last looked */
+	unsigned batches;     /* busy batches, for EARTH_SU_WAKE_EVERY */
 	/* Ready fibers that did not fit the ring, oldest first. */
 	struct ready_entry {
 		earth_fiber_fn fiber;

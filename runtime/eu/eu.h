@@ -63,7 +63,16 @@ static inline void *eu_frame_alloc(struct eu_state *eu,
 	struct frame_hdr *h = eu->free_list[cls];
 	if (q_unlikely(!h))
 		h = eu_frame_refill(eu, cls);
-	eu->free_list[cls] = *(void **)(h + 1);
+	void *next = *(void **)(h + 1);
+	eu->free_list[cls] = next;
+	/* The next frame of this class may have been written by the SU (slot
+	 * signals, results) before it was freed: start taking its lines back
+	 * now, so the next INVOKE/TOKEN does not stall on them. */
+	if (next) {
+		__builtin_prefetch(next, 1, 3);
+		if (cls)
+			__builtin_prefetch((char *)next + 64, 1, 3);
+	}
 	EU_UNPOISON(h + 1, f->frame_size);
 	h->fn = f;
 	h->cls = cls;

@@ -90,12 +90,16 @@ void *su_thread(void *arg)
 		}
 		if (k || su->rmsg) {
 			su_ready_flush(n);
+			if (q_unlikely(++su->batches % EARTH_SU_WAKE_EVERY == 0))
+				su_wake_eu(n);
 			if (n->timing)
 				su->busy_ticks += q_tsc() - t0;
 			idle_since = 0;
 			continue;
 		}
 		/* Idle. */
+		if (su->wake_check)
+			su_wake_eu(n);
 		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
 			break;
 		if (n->oversubscribed)

@@ -74,9 +74,16 @@ void su_ready_flush(struct earth_node *n)
 		su->rmsg = NULL;
 	}
 	q_ring_flush(su->ready);
-	/* Dekker with eu_idle: the ring stores above, then our look at the
-	 * EU's state; the EU stores its state, then looks at the ring. */
+	su->wake_check = true;
+}
+
+void su_wake_eu(struct earth_node *n)
+{
+	/* Dekker with eu_idle: the ring stores published before, then our
+	 * look at the EU's state; the EU stores its state, then looks at the
+	 * ring. */
 	atomic_thread_fence(memory_order_seq_cst);
+	n->su.wake_check = false;
 	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
 	    UNIT_SLEEPING) {
 		atomic_store_explicit(&n->eu.state, UNIT_RUNNING,

@@ -17,7 +17,13 @@
 
 void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
 	EARTH_HIDDEN;
+/* Publishes the ready message being filled and the SW tail. Leaves the
+ * fence and the look at the EU's sleep state to su_wake_eu, which the SU
+ * loop calls when it goes idle and every EARTH_SU_WAKE_EVERY busy batches:
+ * an EU blocks only after spinning for EARTH_SPIN_US, so that delay costs a
+ * sleeping EU at most a few batches, and no fence sits on the busy path. */
 void su_ready_flush(struct earth_node *n) EARTH_HIDDEN;
+void su_wake_eu(struct earth_node *n) EARTH_HIDDEN;
 /* Moves spilled ready fibers into the ring; returns how many. */
 unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
 void su_token_push(struct su_state *su, earth_fiber_fn fiber, void *frame)
