@@ -6,8 +6,9 @@
  * time from one fiber's end to the next one's start; and the sequential
  * latency of a local GET_SYNC.
  *
- *   eu_overhead.<op>.<sw|hwq>  su_cost.<op>.<sw|hwq>  end_thread[.hwq]
- *   get_sync_local_seq[.hwq], and its ratio to a cache-line round trip
+ *   eu_overhead.<op>.<sw|hwq>  su_cost.<op>.<sw|hwq>  end_thread[.sw]
+ *   get_sync_local_seq[.sw] (no suffix: the default queue mode, hwq), and
+ *   its ratio to a cache-line round trip
  *   between the same CPUs measured right before each run
  *   (get_sync_local_seq_over_xcore[.hwq]): the hypervisor moves vCPUs, so
  *   only a ratio taken in the same moment compares.
@@ -270,12 +271,12 @@ int main(int argc, char **argv)
 			char name[128];
 			if (op == B_END_THREAD || op == B_GET_SEQ) {
 				snprintf(name, sizeof(name), "%s%s", bop_names[op],
-					 mode ? ".hwq" : "");
+					 mode ? "" : ".sw");
 				bench_metric_ns(name, e);
 				if (op == B_GET_SEQ) {
 					snprintf(name, sizeof(name),
 						 "get_sync_local_seq_over_xcore%s",
-						 mode ? ".hwq" : "");
+						 mode ? "" : ".sw");
 					bench_metric(name,
 						     bench_median(ratio, bench_reps),
 						     "ratio");

@@ -30,7 +30,7 @@ static int parse_u32(const char *what, const char *s, uint32_t max,
 static int set_queue(struct earth_options *o, const char *what, const char *v)
 {
 	if (!strcmp(v, "sw"))
-		o->queue_mode = EARTH_QUEUE_SW;
+		o->queue_mode = EARTH_QUEUE_HWQ;
 	else if (!strcmp(v, "hwq"))
 		o->queue_mode = EARTH_QUEUE_HWQ;
 	else {
@@ -122,7 +122,7 @@ static int env_status;
 void earth_options_default(struct earth_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->queue_mode = EARTH_QUEUE_SW;
+	o->queue_mode = EARTH_QUEUE_HWQ;
 	o->queue_slots = EARTH_QUEUE_SLOTS_DEFAULT;
 	o->eu_cpu = o->su_cpu = -1;
 	o->spin_us = EARTH_SPIN_US_DEFAULT;

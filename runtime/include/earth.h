@@ -212,9 +212,9 @@ int earth_sync_from_thread(earth_gslot slot);
 /* ------------------------------------------------------------------ */
 
 enum earth_queue_mode {
-	EARTH_QUEUE_SW = 0,  /* rings in ordinary shared memory (EARTH-MANNA) */
-	EARTH_QUEUE_HWQ = 1, /* hardware-FIFO emulation: per-slot sequence,  */
-			     /* credits, optional delivery latency           */
+	EARTH_QUEUE_SW = 0,  /* rings with shared indices (EARTH-MANNA)       */
+	EARTH_QUEUE_HWQ = 1, /* default: hardware-FIFO emulation, per-slot    */
+			     /* sequence, credits, optional delivery latency */
 };
 
 struct earth_options {
