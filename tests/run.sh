@@ -23,5 +23,5 @@ for bin in "$@"; do
 	fi
 	pass=$((pass + p))
 done
-echo "[$variant] $pass passed, $fail failed"
+echo "$variant: $pass passed, $fail failed"
 [ "${#failed[@]}" -eq 0 ] || { echo "[$variant] failed: ${failed[*]}"; exit 1; }

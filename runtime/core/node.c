@@ -11,11 +11,20 @@
 #include "su.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct earth_node earth_node_g;
+
+/* Outside earth_node_g, which each earth_run clears: set while the node
+ * runs. earth_sync_from_thread callers raise inbox_users, then check
+ * node_running (both seq_cst); earth_run clears node_running, then waits
+ * for inbox_users to reach zero before freeing the inbox (Dekker pair: a
+ * caller either sees node_running cleared or is counted). */
+static _Atomic bool node_running;
+static _Atomic uint32_t inbox_users;
 
 uint32_t earth_node_id(void)
 {
@@ -30,21 +39,39 @@ uint32_t earth_num_nodes(void)
 int earth_sync_from_thread(earth_gslot slot)
 {
 	struct earth_node *n = &earth_node_g;
-	/* Pairs with the release store of running in earth_run. */
-	if (!atomic_load_explicit(&n->running, memory_order_acquire))
-		return -ESRCH;
-	if (!earth_gslot_addr(slot) || earth_gslot_node(slot) != n->id)
-		return -EINVAL;
-	struct q_msg *m = q_mpsc_reserve(&n->inbox);
-	if (!m)
-		return -EAGAIN;
-	m->w[0] = (uint64_t)SU_OP_SYNC | (uint64_t)SU_REQ_GSLOT << 16;
-	m->w[1] = slot.bits;
-	q_mpsc_publish(&n->inbox, m);
-	/* Dekker with su_try_sleep: message stored, then look at the SU. */
-	atomic_thread_fence(memory_order_seq_cst);
-	earth_su_wake(n);
-	return 0;
+	atomic_fetch_add_explicit(&inbox_users, 1, memory_order_seq_cst);
+	int ret = 0;
+	if (!atomic_load_explicit(&node_running, memory_order_seq_cst)) {
+		ret = -ESRCH;
+	} else if (!earth_gslot_addr(slot) || earth_gslot_node(slot) != n->id) {
+		ret = -EINVAL;
+	} else {
+		struct q_msg *m = q_mpsc_reserve(&n->inbox);
+		if (!m) {
+			ret = -EAGAIN;
+		} else {
+			m->w[0] = (uint64_t)SU_OP_SYNC |
+				  (uint64_t)SU_REQ_GSLOT << 16;
+			m->w[1] = slot.bits;
+			q_mpsc_publish(&n->inbox, m);
+			/* Dekker with su_try_sleep: message stored, then
+			 * look at the SU. */
+			atomic_thread_fence(memory_order_seq_cst);
+			earth_su_wake(n);
+		}
+	}
+	/* Pairs with the acquire loads in node_quiesce_inbox. */
+	atomic_fetch_sub_explicit(&inbox_users, 1, memory_order_release);
+	return ret;
+}
+
+/* After running is cleared: wait until no thread is inside
+ * earth_sync_from_thread, so the inbox can be freed. */
+static void node_quiesce_inbox(void)
+{
+	atomic_store_explicit(&node_running, false, memory_order_seq_cst);
+	while (atomic_load_explicit(&inbox_users, memory_order_acquire))
+		sched_yield();
 }
 
 static void node_free(struct earth_node *n)
@@ -62,13 +89,20 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	      const void *args, size_t size)
 {
 	struct earth_node *n = &earth_node_g;
-	if (atomic_load_explicit(&n->running, memory_order_relaxed)) {
+	if (atomic_load_explicit(&node_running, memory_order_relaxed)) {
 		fprintf(stderr, "earth: earth_run: a node is already running in "
 				"this process\n");
 		return EARTH_EXIT_USAGE;
 	}
 	if (!main_fn || !main_fn->entry) {
 		fprintf(stderr, "earth: earth_run: null main function\n");
+		return EARTH_EXIT_USAGE;
+	}
+	if (main_fn->args_size > main_fn->frame_size) {
+		fprintf(stderr,
+			"earth: earth_run: %s declares %u bytes of arguments but "
+			"a %u-byte frame\n",
+			main_fn->name, main_fn->args_size, main_fn->frame_size);
 		return EARTH_EXIT_USAGE;
 	}
 	if (size != main_fn->args_size || (size && !args)) {
@@ -114,10 +148,10 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	struct eu_start st = {n, main_fn, args, size};
 	pthread_t eu_tid, su_tid;
 	n->start_tsc = q_tsc();
-	atomic_store_explicit(&n->running, true, memory_order_release);
+	atomic_store_explicit(&node_running, true, memory_order_release);
 	if (pthread_create(&su_tid, NULL, su_thread, n) != 0) {
 		fprintf(stderr, "earth: cannot start the SU thread\n");
-		atomic_store_explicit(&n->running, false, memory_order_relaxed);
+		node_quiesce_inbox();
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
@@ -127,14 +161,14 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		atomic_thread_fence(memory_order_seq_cst);
 		earth_su_wake(n);
 		pthread_join(su_tid, NULL);
-		atomic_store_explicit(&n->running, false, memory_order_relaxed);
+		node_quiesce_inbox();
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
 	pthread_join(eu_tid, NULL);
 	pthread_join(su_tid, NULL);
 	n->end_tsc = q_tsc();
-	atomic_store_explicit(&n->running, false, memory_order_release);
+	node_quiesce_inbox();
 	if (n->opts.print_stats) {
 		fflush(stdout);
 		struct earth_stats s;

@@ -109,9 +109,6 @@ struct earth_node {
 	/* Set once by the EU when main's frame ends, release; the SU loads it
 	 * acquire on each idle poll and when it wakes. */
 	_Atomic bool shutdown q_aligned_line;
-	/* Set while earth_run is between start and join (acquire/release
-	 * with earth_sync_from_thread callers). */
-	_Atomic bool running;
 	struct eu_state eu q_aligned_line;
 	struct su_state su q_aligned_line;
 };

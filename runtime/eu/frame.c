@@ -33,25 +33,51 @@ void *eu_frame_refill(struct eu_state *eu, unsigned cls)
 	return head;
 }
 
-/* A large frame: [struct large_link][struct frame_hdr][body], linked so
- * frames still live when the node stops are freed with it. */
+/* A large frame: [struct large_link][struct frame_hdr][body]. Live ones
+ * are on `large_live`; ended ones stay allocated on `large_free` (reused
+ * first-fit) until the node stops, so a second END_FUNCTION still finds a
+ * readable header marked free. */
 struct large_link {
 	struct large_link *next, *prev;
+	size_t body; /* bytes available for the frame */
+	size_t pad;
 };
-static struct large_link large_frames = {&large_frames, &large_frames};
+static struct large_link large_live = {&large_live, &large_live, 0, 0};
+static struct large_link large_free = {&large_free, &large_free, 0, 0};
+
+static void link_unlink(struct large_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+}
+
+static void link_push(struct large_link *list, struct large_link *l)
+{
+	l->next = list->next;
+	l->prev = list;
+	list->next->prev = l;
+	list->next = l;
+}
 
 void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
 {
-	struct large_link *l = NULL;
-	size_t bytes = sizeof(*l) + sizeof(struct frame_hdr) + f->frame_size;
-	if (posix_memalign((void **)&l, 64, bytes) != 0)
-		earth_fatal("out of memory allocating a %u-byte frame for %s",
-			    f->frame_size, f->name);
-	l->next = large_frames.next;
-	l->prev = &large_frames;
-	large_frames.next->prev = l;
-	large_frames.next = l;
+	struct large_link *l = large_free.next;
+	while (l != &large_free && l->body < f->frame_size)
+		l = l->next;
+	if (l != &large_free) {
+		link_unlink(l);
+	} else {
+		size_t bytes = sizeof(*l) + sizeof(struct frame_hdr) +
+			       f->frame_size;
+		if (posix_memalign((void **)&l, 64, bytes) != 0)
+			earth_fatal("out of memory allocating a %u-byte frame "
+				    "for %s",
+				    f->frame_size, f->name);
+		l->body = f->frame_size;
+	}
+	link_push(&large_live, l);
 	struct frame_hdr *h = (struct frame_hdr *)(l + 1);
+	EU_UNPOISON(h + 1, f->frame_size);
 	h->fn = f;
 	h->cls = FRAME_CLASS_LARGE;
 	h->magic = FRAME_LIVE;
@@ -62,9 +88,19 @@ void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
 void eu_frame_free_large(struct frame_hdr *h)
 {
 	struct large_link *l = (struct large_link *)h - 1;
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	free(l);
+	link_unlink(l);
+	link_push(&large_free, l);
+	EU_POISON(h + 1, l->body);
+}
+
+static void free_list_all(struct large_link *list)
+{
+	while (list->next != list) {
+		struct large_link *l = list->next;
+		link_unlink(l);
+		EU_UNPOISON(l, sizeof(*l) + sizeof(struct frame_hdr) + l->body);
+		free(l);
+	}
 }
 
 void eu_frames_release_all(struct eu_state *eu)
@@ -73,8 +109,8 @@ void eu_frames_release_all(struct eu_state *eu)
 		next = c->next;
 		free(c);
 	}
-	while (large_frames.next != &large_frames)
-		eu_frame_free_large((struct frame_hdr *)(large_frames.next + 1));
+	free_list_all(&large_live);
+	free_list_all(&large_free);
 	eu->chunks = NULL;
 	memset(eu->free_list, 0, sizeof(eu->free_list));
 }

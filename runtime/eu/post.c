@@ -300,6 +300,10 @@ static inline void *new_frame(const char *op, const struct earth_tfunc *f,
 	if (q_unlikely(!f || !f->entry))
 		eu_misuse(op, "null threaded function (define it with "
 			      "EARTH_THREADED_FUNCTION)");
+	if (q_unlikely(f->args_size > f->frame_size))
+		eu_misuse(op, "%s declares %u bytes of arguments but a %u-byte "
+			  "frame: the frame must start with the argument block",
+			  f->name, f->args_size, f->frame_size);
 	if (q_unlikely(size != f->args_size))
 		eu_misuse(op, "%zu bytes of arguments for %s, which takes %u",
 			  size, f->name, f->args_size);

@@ -8,6 +8,7 @@
 #define EARTH_INTERNAL 1
 #include "su.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static const char *const op_names[SU_OP_COUNT_] = {
@@ -62,6 +63,10 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 		earth_slot *s = su_slot_resolve(n, r, "INCR_SYNC");
 		if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
 			su_slot_invalid(s, "INCR_SYNC");
+		if (q_unlikely(r->n > INT32_MAX - s->count))
+			earth_fatal("INCR_SYNC: slot %p count %d + %d exceeds "
+				    "INT32_MAX",
+				    (void *)s, s->count, r->n);
 		s->count += r->n;
 		return;
 	}
