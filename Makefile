@@ -38,6 +38,7 @@ EXAMPLES := $(wildcard threaded-c/examples/*.c)
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
+.SECONDARY:
 .PHONY: all run test test-asan test-tsan bench install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))

@@ -14,6 +14,16 @@
 #include <unistd.h>
 
 int bench_quick;
+static const char *bench_name;
+
+static void bench_fini(void)
+{
+	int eu, su;
+	bench_cpus(&eu, &su);
+	printf("# %s: xcore round trip at end %.0f ns\n", bench_name,
+	       bench_xcore_rtt_ns(eu, su, 20000));
+	fflush(stdout);
+}
 int bench_reps = 7;
 
 static void cpu_model(char *out, size_t len)
@@ -51,11 +61,19 @@ void bench_init(const char *name, int argc, char **argv)
 	cpu_model(model, sizeof(model));
 	cpu_set_t set;
 	sched_getaffinity(0, sizeof(set), &set);
+	int eu, su;
+	bench_cpus(&eu, &su);
 	printf("# %s: cpu \"%s\", %ld online cores, %d usable, TSC %.3f GHz, "
-	       "reps %d%s\n",
+	       "reps %d%s; cpus %d,%d\n",
 	       name, model, sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&set),
-	       q_tsc_per_ns(), bench_reps, bench_quick ? ", QUICK" : "");
+	       q_tsc_per_ns(), bench_reps, bench_quick ? ", QUICK" : "", eu, su);
+	/* The hypervisor moves vCPUs: the line round trip between the two
+	 * CPUs tells which placement these figures were taken in. */
+	printf("# %s: xcore round trip at start %.0f ns\n", name,
+	       bench_xcore_rtt_ns(eu, su, 20000));
 	fflush(stdout);
+	bench_name = name;
+	atexit(bench_fini);
 }
 
 static int cmp_double(const void *a, const void *b)

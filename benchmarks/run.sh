@@ -20,10 +20,11 @@ echo "benchmark,name,value,unit" > "$csv"
 } > "$out/machine.txt"
 order="xcore_rtt queue_msg eu_overhead fib"
 status=0
+done_list=""
 for b in $order $(ls "$bin_dir"); do
 	[ -x "$bin_dir/$b" ] || continue
 	case " $done_list " in *" $b "*) continue ;; esac
-	done_list="${done_list:-} $b"
+	done_list="$done_list $b"
 	echo "== $b" | tee -a "$log"
 	if ! "$bin_dir/$b" 2>&1 | tee -a "$log" > "$out/.cur"; then
 		echo "benchmark $b FAILED" | tee -a "$log"; status=1

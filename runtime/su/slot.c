@@ -6,23 +6,16 @@
 #define EARTH_INTERNAL 1
 #include "su.h"
 
-earth_slot *su_slot_resolve(struct earth_node *n, const struct su_req *r,
-			    const char *op)
+void su_slot_remote(const char *op, earth_gslot g)
 {
-	earth_slot *s;
-	if (r->flags & SU_REQ_GSLOT) {
-		earth_gslot g = {r->slot};
-		if (q_unlikely(earth_gslot_node(g) != n->id))
-			earth_fatal("%s: slot pointer names node %u; this build "
-				    "has no transport to other nodes",
-				    op, earth_gslot_node(g));
-		s = earth_gslot_addr(g);
-	} else {
-		s = (earth_slot *)(uintptr_t)r->slot;
-	}
-	if (q_unlikely(!s))
-		earth_fatal("%s: null slot", op);
-	return s;
+	earth_fatal("%s: slot pointer names node %u; this build has no "
+		    "transport to other nodes",
+		    op, earth_gslot_node(g));
+}
+
+void su_slot_null(const char *op)
+{
+	earth_fatal("%s: null slot", op);
 }
 
 void su_slot_invalid(const earth_slot *s, const char *op)

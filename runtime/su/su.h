@@ -59,9 +59,28 @@ static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
 
 /* ---- slots (slot.c) ---- */
 
+_Noreturn void su_slot_remote(const char *op, earth_gslot g) EARTH_HIDDEN
+	__attribute__((cold));
+_Noreturn void su_slot_null(const char *op) EARTH_HIDDEN __attribute__((cold));
+
 /* Resolves a request's slot field to a local slot. */
-earth_slot *su_slot_resolve(struct earth_node *n, const struct su_req *r,
-			    const char *op) EARTH_HIDDEN;
+static inline earth_slot *su_slot_resolve(struct earth_node *n,
+					  const struct su_req *r,
+					  const char *op)
+{
+	earth_slot *s;
+	if (r->flags & SU_REQ_GSLOT) {
+		earth_gslot g = {r->slot};
+		if (q_unlikely(earth_gslot_node(g) != n->id))
+			su_slot_remote(op, g);
+		s = earth_gslot_addr(g);
+	} else {
+		s = (earth_slot *)(uintptr_t)r->slot;
+	}
+	if (q_unlikely(!s))
+		su_slot_null(op);
+	return s;
+}
 _Noreturn void su_slot_invalid(const earth_slot *s, const char *op)
 	EARTH_HIDDEN;
 
