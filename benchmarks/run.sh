@@ -15,7 +15,7 @@ echo "benchmark,name,value,unit" > "$csv"
 	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo none)"
 	echo "kernel: $(uname -r)"
-	lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L1d|L2|L3|Hypervisor)' || true
+	lscpu | grep -E '^ *(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L1d|L2|L3|Hypervisor)' || true
 	echo "quick: ${QUICK:-0}"
 } > "$out/machine.txt"
 order="xcore_rtt queue_msg eu_overhead fib"
