@@ -18,7 +18,8 @@ Q       := $(if $(V),,@)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
            -Wmissing-prototypes -Wno-missing-field-initializers
 CSTD    := -std=gnu17
-INC     := -Iruntime/include -Iqueues -Iruntime/core -Iruntime/eu -Iruntime/su
+INC     := -Iruntime/include -Iqueues -Iruntime/core -Iruntime/eu -Iruntime/su \
+           -Ithreaded-c/examples
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
 LIBS    := -lnuma -ldl -lpthread
@@ -28,12 +29,14 @@ TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
 
 LIB_SRC := $(wildcard queues/*.c runtime/core/*.c runtime/eu/*.c runtime/su/*.c)
 TEST_SRC := $(wildcard tests/t_*.c)
-TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+# Linked into every test binary: test helpers and the shared example
+# threaded functions.
+EXAMPLE_TF := threaded-c/examples/fib_tf.c
+TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # Tests that also run under TSan: the queues and the runtime.
 TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC))
 BENCH_SRC := $(filter-out benchmarks/bench.c,$(wildcard benchmarks/*.c))
-EXAMPLES := $(wildcard threaded-c/examples/*.c)
 
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
@@ -79,11 +82,11 @@ $(BUILD)/rel/lib/libearth.a $(BUILD)/asan/lib/libearth.a $(BUILD)/tsan/lib/libea
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ---- programs ----
-$(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c) $(BUILD)/rel/lib/libearth.a
+$(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
 
-$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c) $(BUILD)/rel/lib/libearth.a
+$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@
 

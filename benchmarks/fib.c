@@ -6,48 +6,12 @@
  * same run. METRIC fib_call, fib_seq_call (ns per call) and their ratio.
  */
 #include "bench.h"
+#include "fib_tf.h"
 
 #include <earth.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-struct fib_args {
-	int n;
-	earth_gptr result;
-	earth_gslot done;
-};
-struct fib_frame {
-	struct fib_args a;
-	int x, y;
-	earth_slot join;
-};
-static void fib_entry(void *f);
-static void fib_join(void *f);
-EARTH_THREADED_FUNCTION(fib_fn, fib_entry, struct fib_frame,
-			sizeof(struct fib_args));
-
-static void fib_entry(void *frame)
-{
-	struct fib_frame *f = frame;
-	if (f->a.n < 2) {
-		earth_data_rsync_i(f->a.n, f->a.result, f->a.done);
-		EARTH_END_FUNCTION(f);
-	}
-	earth_slot_init(&f->join, 2, 0, fib_join, f);
-	struct fib_args a1 = {f->a.n - 1, earth_to_global(&f->x),
-			      earth_slot_global(&f->join)};
-	struct fib_args a2 = {f->a.n - 2, earth_to_global(&f->y),
-			      earth_slot_global(&f->join)};
-	earth_token(&fib_fn, &a1, sizeof(a1));
-	earth_token(&fib_fn, &a2, sizeof(a2));
-}
-
-static void fib_join(void *frame)
-{
-	struct fib_frame *f = frame;
-	earth_data_rsync_i(f->x + f->y, f->a.result, f->a.done);
-	EARTH_END_FUNCTION(f);
-}
 
 static int fib_n;
 static int result;
@@ -66,10 +30,8 @@ static void main_entry(void *frame)
 {
 	struct main_frame *m = frame;
 	earth_slot_init(&m->done, 1, 0, main_done, m);
-	struct fib_args a = {fib_n, earth_to_global(&result),
-			     earth_slot_global(&m->done)};
 	t_start = q_tsc_ordered();
-	earth_token(&fib_fn, &a, sizeof(a));
+	fib_tf_start(fib_n, &result, &m->done);
 }
 EARTH_THREADED_FUNCTION(fib_main, main_entry, struct main_frame, 0);
 

@@ -9,6 +9,8 @@
  * argument blocks.
  */
 #include <criterion/criterion.h>
+
+#include "fib_tf.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,43 +128,6 @@ Test(ops_invoke, token_copies_args)
 
 /* ---- TOKEN: fib with one threaded function per call ---- */
 
-struct fib_args {
-	int n;
-	earth_gptr result;
-	earth_gslot done;
-};
-struct fib_frame {
-	struct fib_args a;
-	int x, y;
-	earth_slot join;
-};
-static void fib_entry(void *f);
-static void fib_join(void *f);
-EARTH_THREADED_FUNCTION(fib_fn, fib_entry, struct fib_frame,
-			sizeof(struct fib_args));
-
-static void fib_entry(void *frame)
-{
-	struct fib_frame *f = frame;
-	if (f->a.n < 2) {
-		earth_data_rsync_i(f->a.n, f->a.result, f->a.done);
-		EARTH_END_FUNCTION(f);
-	}
-	earth_slot_init(&f->join, 2, 0, fib_join, f);
-	struct fib_args a1 = {f->a.n - 1, earth_to_global(&f->x),
-			      earth_slot_global(&f->join)};
-	struct fib_args a2 = {f->a.n - 2, earth_to_global(&f->y),
-			      earth_slot_global(&f->join)};
-	earth_token(&fib_fn, &a1, sizeof(a1));
-	earth_token(&fib_fn, &a2, sizeof(a2));
-}
-
-static void fib_join(void *frame)
-{
-	struct fib_frame *f = frame;
-	earth_data_rsync_i(f->x + f->y, f->a.result, f->a.done);
-	EARTH_END_FUNCTION(f);
-}
 
 struct fibm_frame {
 	int result;
@@ -178,7 +143,7 @@ static void fibm_entry(void *frame)
 	earth_slot_init(&f->done, 1, 0, fibm_done, f);
 	struct fib_args a = {18, earth_to_global(&f->result),
 			     earth_slot_global(&f->done)};
-	earth_token(&fib_fn, &a, sizeof(a));
+	earth_token(&fib_tf, &a, sizeof(a));
 }
 
 static void fibm_done(void *frame)

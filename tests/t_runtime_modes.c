@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE 1
 #include <criterion/criterion.h>
+
+#include "fib_tf.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -57,43 +59,6 @@ static void work_got(void *frame)
 	EARTH_END_FUNCTION(f);
 }
 
-struct fib_args {
-	int n;
-	earth_gptr result;
-	earth_gslot done;
-};
-struct fib_frame {
-	struct fib_args a;
-	int x, y;
-	earth_slot join;
-};
-static void fib_entry(void *f);
-static void fib_join(void *f);
-EARTH_THREADED_FUNCTION(fib_fn, fib_entry, struct fib_frame,
-			sizeof(struct fib_args));
-
-static void fib_entry(void *frame)
-{
-	struct fib_frame *f = frame;
-	if (f->a.n < 2) {
-		earth_data_rsync_i(f->a.n, f->a.result, f->a.done);
-		EARTH_END_FUNCTION(f);
-	}
-	earth_slot_init(&f->join, 2, 0, fib_join, f);
-	struct fib_args a1 = {f->a.n - 1, earth_to_global(&f->x),
-			      earth_slot_global(&f->join)};
-	struct fib_args a2 = {f->a.n - 2, earth_to_global(&f->y),
-			      earth_slot_global(&f->join)};
-	earth_token(&fib_fn, &a1, sizeof(a1));
-	earth_token(&fib_fn, &a2, sizeof(a2));
-}
-
-static void fib_join(void *frame)
-{
-	struct fib_frame *f = frame;
-	earth_data_rsync_i(f->x + f->y, f->a.result, f->a.done);
-	EARTH_END_FUNCTION(f);
-}
 
 #define NW 64
 #define NSP 100
@@ -121,7 +86,7 @@ static void prog_entry(void *frame)
 	earth_slot_init(&f->fib_done, 1, 0, prog_fib_done, f);
 	struct fib_args a = {14, earth_to_global(&f->fib),
 			     earth_slot_global(&f->fib_done)};
-	earth_token(&fib_fn, &a, sizeof(a));
+	earth_token(&fib_tf, &a, sizeof(a));
 }
 
 static void prog_fib_done(void *frame)

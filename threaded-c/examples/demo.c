@@ -8,49 +8,11 @@
  *   demo [n] [--earth-queue=sw|hwq] [--earth-stats]
  */
 #include <earth.h>
+#include "fib_tf.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ---- fib: THREADED fib(int n, int *GLOBAL result, SPTR done) ---- */
-
-struct fib_args {
-	int n;
-	earth_gptr result;
-	earth_gslot done;
-};
-struct fib_frame {
-	struct fib_args a;
-	int x, y;
-	earth_slot join;
-};
-static void fib_entry(void *f);
-static void fib_join(void *f);
-EARTH_THREADED_FUNCTION(fib, fib_entry, struct fib_frame, sizeof(struct fib_args));
-
-static void fib_entry(void *frame)
-{
-	struct fib_frame *f = frame;
-	if (f->a.n < 2) {
-		earth_data_rsync_i(f->a.n, f->a.result, f->a.done);
-		EARTH_END_FUNCTION(f);
-	}
-	earth_slot_init(&f->join, 2, 0, fib_join, f);
-	struct fib_args a1 = {f->a.n - 1, earth_to_global(&f->x),
-			      earth_slot_global(&f->join)};
-	struct fib_args a2 = {f->a.n - 2, earth_to_global(&f->y),
-			      earth_slot_global(&f->join)};
-	earth_token(&fib, &a1, sizeof(a1));
-	earth_token(&fib, &a2, sizeof(a2));
-}
-
-static void fib_join(void *frame)
-{
-	struct fib_frame *f = frame;
-	earth_data_rsync_i(f->x + f->y, f->a.result, f->a.done);
-	EARTH_END_FUNCTION(f);
-}
 
 /* ---- main ---- */
 
@@ -91,10 +53,8 @@ static void main_entry(void *frame)
 	}
 	printf("EARTH demo: node %u of %u\n", earth_node_id(), earth_num_nodes());
 	earth_slot_init(&m->fib_done, 1, 0, main_fib_done, m);
-	struct fib_args a = {m->n, earth_to_global(&m->fib_result),
-			     earth_slot_global(&m->fib_done)};
 	m->t0 = now_s();
-	earth_token(&fib, &a, sizeof(a));
+	fib_tf_start(m->n, &m->fib_result, &m->fib_done);
 }
 
 static void main_fib_done(void *frame)
