@@ -144,4 +144,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
+# The Clang plugin and earthcc (Threaded-C issue) add their own rules.
+-include compiler-plugin/module.mk
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
