@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * helpers.c - the generic test helpers declared in helpers.h: a forked
- * child with captured stderr, the EARTH_TEST_SCALE divisor, running a node.
+ * child with captured stderr and the checks on how it ended, the
+ * EARTH_TEST_SCALE divisor, running a node, the first CPU of the affinity
+ * set, and the queue tests' checksum, random numbers and spin-wait.
  */
+#define _GNU_SOURCE 1
 #include "helpers.h"
 
+#include <criterion/criterion.h>
+
 #include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "q_arch.h"
 
 int t_run_child(int (*fn)(void *arg), void *arg, struct t_child *out)
 {
@@ -68,6 +77,24 @@ bool t_err_has(const struct t_child *c, const char *s)
 	return strstr(c->err, s) != NULL;
 }
 
+void t_expect_exit(int (*fn)(void *arg), void *arg, int status, ...)
+{
+	struct t_child c;
+	cr_assert_eq(t_run_child(fn, arg, &c), 0);
+	cr_assert(c.exited, "killed by signal %d; stderr:\n%.800s", c.signal,
+		  c.err);
+	cr_assert_eq(c.status, status,
+		     "exit status %d want %d; stderr:\n%.800s", c.status,
+		     status, c.err);
+	va_list ap;
+	va_start(ap, status);
+	const char *s;
+	while ((s = va_arg(ap, const char *)) && t_err_has(&c, s))
+		;
+	va_end(ap);
+	cr_assert_null(s, "no '%s' in:\n%s", s, c.err);
+}
+
 unsigned t_scale(void)
 {
 	const char *v = getenv("EARTH_TEST_SCALE");
@@ -99,4 +126,50 @@ uint64_t t_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int t_first_cpu(int *cpu)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	*cpu = -1;
+	for (int c = 0; c < CPU_SETSIZE && *cpu < 0; c++)
+		if (CPU_ISSET(c, &set))
+			*cpu = c;
+	return 0;
+}
+
+uint64_t t_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+uint64_t t_rnd(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+bool t_wait_more(struct t_waiter *w)
+{
+	if (++w->spins & w->yield_mask) {
+		q_cpu_relax();
+		return true;
+	}
+	sched_yield();
+	if (w->spins & w->clock_mask)
+		return true;
+	uint64_t now = t_now_ns();
+	if (!w->deadline) {
+		w->deadline = now + T_STALL_NS;
+		return true;
+	}
+	return now < w->deadline;
 }

@@ -2,8 +2,11 @@
 /*
  * helpers.h - small generic helpers linked into every test binary: running
  * a scenario in a forked child with its stderr captured (for the fatal
- * usage errors, which end the process), the EARTH_TEST_SCALE divisor for
- * long tests, and running a node with default options.
+ * usage errors, which end the process) and checking how it ended, the
+ * EARTH_TEST_SCALE divisor for long tests, running a node with default
+ * options, the first CPU of the affinity set, and what the queue tests
+ * share: a checksum, a pseudo-random sequence and a spin-wait that gives
+ * up on a hang.
  */
 #ifndef EARTH_TEST_HELPERS_H
 #define EARTH_TEST_HELPERS_H
@@ -33,6 +36,13 @@ int t_run_child(int (*fn)(void *arg), void *arg, struct t_child *out);
 /* Does the child's stderr contain s? */
 bool t_err_has(const struct t_child *c, const char *s);
 
+/*
+ * Asserts that fn(arg), run by t_run_child, exited with `status` and wrote
+ * each of the strings that follow to stderr (a NULL ends them).
+ */
+__attribute__((sentinel)) void t_expect_exit(int (*fn)(void *arg), void *arg,
+					     int status, ...);
+
 /* EARTH_TEST_SCALE as a divisor: >= 1, 1 when unset or not a number. */
 unsigned t_scale(void);
 /* n / t_scale(), but at least min. */
@@ -43,5 +53,37 @@ int t_run(const struct earth_options *opts, const struct earth_tfunc *main_fn);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t t_now_ns(void);
+
+/*
+ * The lowest CPU this process may run on into *cpu (-1 if none); returns
+ * what sched_getaffinity returned (0, or -1 with *cpu left alone).
+ */
+int t_first_cpu(int *cpu);
+
+/* Number of elements of array a. */
+#define T_NCASES(a) (sizeof(a) / sizeof((a)[0]))
+
+/* splitmix64 finalizer: a per-message checksum. */
+uint64_t t_mix(uint64_t x);
+/* xorshift64: the next pseudo-random number of the sequence in *state. */
+uint64_t t_rnd(uint64_t *state);
+
+/* No progress on one message for this long is a hang, not slowness. */
+#define T_STALL_NS (10ull * 1000000000ull)
+
+/*
+ * The state of one wait loop. Set the masks, the rest starts at zero:
+ * every spin pauses the CPU, except each (yield_mask + 1)-th, which yields
+ * it; of those, each (clock_mask + 1)-th also reads the clock.
+ */
+struct t_waiter {
+	unsigned yield_mask; /* 2^k - 1 */
+	unsigned clock_mask; /* 2^k - 1, >= yield_mask */
+	unsigned spins;
+	uint64_t deadline;
+};
+
+/* One spin of a wait loop; false once T_STALL_NS passed without success. */
+bool t_wait_more(struct t_waiter *w);
 
 #endif /* EARTH_TEST_HELPERS_H */

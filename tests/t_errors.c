@@ -230,26 +230,18 @@ static int run_misuse(void *arg)
 	return t_run(NULL, &misuse_main);
 }
 
-/* Checks that the child stopped with EARTH_EXIT_USAGE and a message with
- * the operation and the phrase in it. */
-static void expect_usage(const struct t_child *c, const char *op,
+/* Checks that fn(arg) in a child stopped with EARTH_EXIT_USAGE and a
+ * message with the operation and the phrase in it. */
+static void expect_usage(int (*fn)(void *arg), void *arg, const char *op,
 			 const char *phrase)
 {
-	cr_assert(c->exited, "killed by signal %d; stderr:\n%.800s", c->signal,
-		  c->err);
-	cr_assert_eq(c->status, EARTH_EXIT_USAGE,
-		     "exit status %d; stderr:\n%.800s", c->status, c->err);
-	cr_assert(t_err_has(c, "earth: node 0: error: "), "stderr:\n%s",
-		  c->err);
-	cr_assert(t_err_has(c, op), "no '%s' in:\n%s", op, c->err);
-	cr_assert(t_err_has(c, phrase), "no '%s' in:\n%s", phrase, c->err);
+	t_expect_exit(fn, arg, EARTH_EXIT_USAGE, "earth: node 0: error: ", op,
+		      phrase, NULL);
 }
 
 static void check_misuse(enum misuse m, const char *op, const char *phrase)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_misuse, (void *)(intptr_t)m, &c), 0);
-	expect_usage(&c, op, phrase);
+	expect_usage(run_misuse, (void *)(intptr_t)m, op, phrase);
 }
 
 Test(errors, sync_null_slot)
@@ -444,9 +436,7 @@ static int run_outside(void *arg)
 
 static void check_outside(enum outside o, const char *op)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_outside, (void *)(intptr_t)o, &c), 0);
-	expect_usage(&c, op, "outside a fiber");
+	expect_usage(run_outside, (void *)(intptr_t)o, op, "outside a fiber");
 }
 
 Test(errors, sync_outside_a_fiber)
@@ -496,14 +486,8 @@ static int run_parse(void *arg)
 
 static void check_bad_flag(const char *flag, const char *phrase)
 {
-	struct t_child c;
 	g_flag = flag;
-	cr_assert_eq(t_run_child(run_parse, NULL, &c), 0);
-	cr_assert(c.exited);
-	cr_assert_eq(c.status, EINVAL, "%s: status %d, stderr:\n%s", flag,
-		     c.status, c.err);
-	cr_assert(t_err_has(&c, flag), "no '%s' in:\n%s", flag, c.err);
-	cr_assert(t_err_has(&c, phrase), "no '%s' in:\n%s", phrase, c.err);
+	t_expect_exit(run_parse, NULL, EINVAL, flag, phrase, NULL);
 }
 
 Test(errors, option_queue_bogus)
@@ -560,13 +544,8 @@ static int run_parse_env(void *arg)
 
 Test(errors, option_bad_environment_fails_parse)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_parse_env, NULL, &c), 0);
-	cr_assert(c.exited);
-	cr_assert_eq(c.status, EINVAL, "stderr:\n%s", c.err);
-	cr_assert(t_err_has(&c, "EARTH_QUEUE"), "stderr:\n%s", c.err);
-	cr_assert(t_err_has(&c, "unknown queue mode 'bogus'"), "stderr:\n%s",
-		  c.err);
+	t_expect_exit(run_parse_env, NULL, EINVAL, "EARTH_QUEUE",
+		      "unknown queue mode 'bogus'", NULL);
 }
 
 /* ---- earth_run refusing to start ---- */
@@ -585,16 +564,14 @@ static int run_bad_cpus(void *arg)
 {
 	(void)arg;
 	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+	int good;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+	    t_first_cpu(&good) != 0)
 		return 1;
 	int bad = -1;
 	for (int cpu = 0; cpu < 4096 && bad < 0; cpu++)
 		if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set))
 			bad = cpu;
-	int good = -1;
-	for (int cpu = 0; cpu < CPU_SETSIZE && good < 0; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			good = cpu;
 	char v[32];
 	snprintf(v, sizeof(v), "%d,%d", good, bad);
 	setenv("EARTH_CPUS", v, 1);
@@ -606,14 +583,8 @@ static int run_bad_cpus(void *arg)
 
 Test(errors, earth_cpus_outside_affinity_set)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_bad_cpus, NULL, &c), 0);
-	cr_assert(c.exited);
-	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d, stderr:\n%s",
-		     c.status, c.err);
-	cr_assert(t_err_has(&c, "EARTH_CPUS"), "stderr:\n%s", c.err);
-	cr_assert(t_err_has(&c, "(SU) is not one this process may run on"),
-		  "stderr:\n%s", c.err);
+	t_expect_exit(run_bad_cpus, NULL, EARTH_EXIT_USAGE, "EARTH_CPUS",
+		      "(SU) is not one this process may run on", NULL);
 }
 
 static int run_bad_slots(void *arg)
@@ -628,11 +599,7 @@ static int run_bad_slots(void *arg)
 
 Test(errors, earth_run_bad_queue_slots)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_bad_slots, NULL, &c), 0);
-	cr_assert(c.exited);
-	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "stderr:\n%s", c.err);
-	cr_assert(t_err_has(&c, "12 slots"), "stderr:\n%s", c.err);
+	t_expect_exit(run_bad_slots, NULL, EARTH_EXIT_USAGE, "12 slots", NULL);
 }
 
 static int run_bad_main_args(void *arg)
@@ -649,14 +616,9 @@ static int run_bad_main_args(void *arg)
 
 Test(errors, earth_run_bad_main_function_or_args)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_bad_main_args, NULL, &c), 0);
-	cr_assert(c.exited);
-	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "stderr:\n%s", c.err);
-	cr_assert(t_err_has(&c, "8 bytes of arguments for ran_main, which "
-				"takes 0"),
-		  "stderr:\n%s", c.err);
-	cr_assert(t_err_has(&c, "null main function"), "stderr:\n%s", c.err);
+	t_expect_exit(run_bad_main_args, NULL, EARTH_EXIT_USAGE,
+		      "8 bytes of arguments for ran_main, which takes 0",
+		      "null main function", NULL);
 }
 
 /* earth_run from a fiber: refused, and the running node goes on. */
@@ -680,11 +642,7 @@ static int run_nested(void *arg)
 
 Test(errors, earth_run_while_a_node_runs)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_nested, NULL, &c), 0);
-	cr_assert(c.exited);
-	cr_assert_eq(c.status, 5, "status %d, stderr:\n%s", c.status, c.err);
-	cr_assert(t_err_has(&c, "already running"), "stderr:\n%s", c.err);
+	t_expect_exit(run_nested, NULL, 5, "already running", NULL);
 }
 
 /* A main function whose argument block is larger than its frame. */
@@ -702,12 +660,6 @@ static int run_main_args_over_frame(void *arg)
 
 Test(errors, earth_run_main_args_larger_than_frame)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_main_args_over_frame, NULL, &c), 0);
-	cr_assert(c.exited, "killed by signal %d; stderr:\n%.800s", c.signal,
-		  c.err);
-	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d; stderr:\n%.800s",
-		     c.status, c.err);
-	cr_assert(t_err_has(&c, "main_args_over_frame"), "stderr:\n%.800s",
-		  c.err);
+	t_expect_exit(run_main_args_over_frame, NULL, EARTH_EXIT_USAGE,
+		      "main_args_over_frame", NULL);
 }

@@ -11,59 +11,18 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <time.h>
 
+#include "helpers.h"
 #include "q_mpsc.h"
 
 TestSuite(mpsc, .timeout = 60);
 
-/* No progress on one message for this long is a hang, not slowness. */
-#define STALL_NS (10ull * 1000000000ull)
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-
-static uint64_t scaled(uint64_t n)
-{
-	const char *s = getenv("EARTH_TEST_SCALE");
-	long div = s ? strtol(s, NULL, 10) : 1;
-	if (div < 1)
-		div = 1;
-	n /= (uint64_t)div;
-	return n < 1000 ? 1000 : n;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* splitmix64 finalizer: the per-message checksum. */
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 /* w[0] = producer, w[1] = seq, w[2] = checksum, w[3..5] derived. */
 static void fill_msg(struct q_msg *m, uint64_t id, uint64_t seq)
 {
-	uint64_t ck = mix((id << 48) ^ seq);
+	uint64_t ck = t_mix((id << 48) ^ seq);
 	m->w[0] = id;
 	m->w[1] = seq;
 	m->w[2] = ck;
@@ -74,7 +33,7 @@ static void fill_msg(struct q_msg *m, uint64_t id, uint64_t seq)
 /* Asserts the payload of m is intact (whatever its id and seq). */
 static void check_payload(const struct q_msg *m)
 {
-	uint64_t id = m->w[0], seq = m->w[1], ck = mix((id << 48) ^ seq);
+	uint64_t id = m->w[0], seq = m->w[1], ck = t_mix((id << 48) ^ seq);
 	if (q_likely(m->w[2] == ck && m->w[3] == (ck ^ (3ull << 56) ^ ~seq) &&
 		     m->w[4] == (ck ^ (4ull << 56) ^ ~seq) &&
 		     m->w[5] == (ck ^ (5ull << 56) ^ ~seq)))
@@ -91,28 +50,8 @@ static void check_payload(const struct q_msg *m)
 			     ck ^ ((uint64_t)k << 56) ^ ~seq);
 }
 
-struct waiter {
-	unsigned spins;
-	uint64_t deadline;
-};
-
-/* One spin of a wait loop; false once STALL_NS passed without success. */
-static bool wait_more(struct waiter *w)
-{
-	if (++w->spins & 15) {
-		q_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	if (w->spins & 1023)
-		return true;
-	uint64_t now = mono_ns();
-	if (!w->deadline) {
-		w->deadline = now + STALL_NS;
-		return true;
-	}
-	return now < w->deadline;
-}
+/* Wait loops yield the CPU every 16 spins, read the clock every 1024. */
+static const struct t_waiter mpsc_wait = {.yield_mask = 15, .clock_mask = 1023};
 
 static void mpsc_setup(struct q_mpsc *q, uint32_t cap)
 {
@@ -153,7 +92,7 @@ Test(mpsc, init_errors)
 	static const uint32_t bad[] = {
 	    0, 1, 3, 5, 6, 7, 12, 100, 1000, 0x7fffffffu, 0xffffffffu};
 	struct q_mpsc q;
-	for (size_t i = 0; i < NCASES(bad); i++) {
+	for (size_t i = 0; i < T_NCASES(bad); i++) {
 		int rc = q_mpsc_init(&q, bad[i]);
 		cr_assert_eq(rc, -EINVAL, "capacity %u: rc %d want %d", bad[i],
 			     rc, -EINVAL);
@@ -168,7 +107,7 @@ Test(mpsc, init_errors)
 Test(mpsc, empty)
 {
 	static const uint32_t caps[] = {2, 8, 1024};
-	for (size_t i = 0; i < NCASES(caps); i++) {
+	for (size_t i = 0; i < T_NCASES(caps); i++) {
 		struct q_mpsc q;
 		mpsc_setup(&q, caps[i]);
 		for (int k = 0; k < 3; k++)
@@ -186,7 +125,7 @@ Test(mpsc, empty)
 Test(mpsc, full)
 {
 	static const uint32_t caps[] = {2, 4, 8, 64, 1024};
-	for (size_t i = 0; i < NCASES(caps); i++) {
+	for (size_t i = 0; i < T_NCASES(caps); i++) {
 		uint32_t cap = caps[i];
 		struct q_mpsc q;
 		mpsc_setup(&q, cap);
@@ -253,15 +192,15 @@ Test(mpsc, claim_order)
 Test(mpsc, fifo_single_producer)
 {
 	static const uint32_t caps[] = {2, 8, 64};
-	for (size_t i = 0; i < NCASES(caps); i++) {
+	for (size_t i = 0; i < T_NCASES(caps); i++) {
 		uint32_t cap = caps[i];
 		struct q_mpsc q;
 		mpsc_setup(&q, cap);
-		const uint64_t total = scaled(100000);
+		const uint64_t total = t_scaled(100000, 1000);
 		uint64_t rs = 0x9e3779b97f4a7c15ull ^ cap;
 		uint64_t sent = 0, got = 0, fulls = 0, empties = 0, idle = 0;
 		while (got < total) {
-			uint64_t burst = rnd(&rs) % (cap + 3), k, moved;
+			uint64_t burst = t_rnd(&rs) % (cap + 3), k, moved;
 			for (k = 0; k < burst && sent < total; k++) {
 				struct q_msg *m = q_mpsc_reserve(&q);
 				if (!m) {
@@ -272,7 +211,7 @@ Test(mpsc, fifo_single_producer)
 				q_mpsc_publish(&q, m);
 			}
 			moved = k;
-			burst = rnd(&rs) % (cap + 3);
+			burst = t_rnd(&rs) % (cap + 3);
 			for (k = 0; k < burst; k++) {
 				struct q_msg *m = q_mpsc_peek(&q);
 				if (!m) {
@@ -326,9 +265,9 @@ static void *producer(void *arg)
 	pthread_barrier_wait(p->start);
 	for (uint64_t seq = 0; seq < p->n; seq++) {
 		struct q_msg *m;
-		struct waiter w = {0, 0};
+		struct t_waiter w = mpsc_wait;
 		while (!(m = q_mpsc_reserve(p->q))) {
-			if (!wait_more(&w)) {
+			if (!t_wait_more(&w)) {
 				p->stalled = true;
 				p->stall_seq = seq;
 				return NULL;
@@ -353,7 +292,7 @@ static void multi_producer(const struct mp_case *c)
 	pthread_barrier_init(&start, NULL, NPROD + 1);
 	struct prod p[NPROD];
 	pthread_t tid[NPROD];
-	const uint64_t n = scaled(c->per_producer);
+	const uint64_t n = t_scaled(c->per_producer, 1000);
 	for (int i = 0; i < NPROD; i++) {
 		p[i] = (struct prod){
 		    .q = &q, .start = &start, .id = (uint64_t)i, .n = n};
@@ -365,9 +304,9 @@ static void multi_producer(const struct mp_case *c)
 	uint64_t next[NPROD] = {0};
 	for (uint64_t got = 0; got < NPROD * n; got++) {
 		struct q_msg *m;
-		struct waiter w = {0, 0};
+		struct t_waiter w = mpsc_wait;
 		while (!(m = q_mpsc_peek(&q)))
-			if (!wait_more(&w))
+			if (!t_wait_more(&w))
 				cr_assert_fail("cap %u: stalled after %" PRIu64
 					       " messages (next %" PRIu64
 					       " %" PRIu64 " %" PRIu64

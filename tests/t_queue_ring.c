@@ -12,18 +12,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <time.h>
 
+#include "helpers.h"
 #include "q_ring.h"
 
 TestSuite(ring, .timeout = 60);
-
-/* No progress on one message for this long is a hang, not slowness. */
-#define STALL_NS (10ull * 1000000000ull)
 
 struct rcase {
 	enum q_mode mode;
@@ -37,45 +32,10 @@ static const char *mode_name(enum q_mode mode)
 	return mode == Q_MODE_HWQ ? "hwq" : "sw";
 }
 
-static uint64_t scaled(uint64_t n)
-{
-	const char *s = getenv("EARTH_TEST_SCALE");
-	long div = s ? strtol(s, NULL, 10) : 1;
-	if (div < 1)
-		div = 1;
-	n /= (uint64_t)div;
-	return n < 1000 ? 1000 : n;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* splitmix64 finalizer: the per-message checksum. */
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 /* w[0] = seq, w[1] = checksum, w[2..5] derived from both. */
 static void fill_msg(struct q_msg *m, uint64_t seq)
 {
-	uint64_t ck = mix(seq);
+	uint64_t ck = t_mix(seq);
 	m->w[0] = seq;
 	m->w[1] = ck;
 	for (int k = 2; k < Q_MSG_WORDS; k++)
@@ -86,9 +46,9 @@ static void fill_msg(struct q_msg *m, uint64_t seq)
 static void check_msg(const struct q_msg *m, uint64_t seq, enum q_mode mode,
 		      uint32_t cap)
 {
-	if (q_likely(m->w[0] == seq && m->w[1] == mix(seq))) {
+	if (q_likely(m->w[0] == seq && m->w[1] == t_mix(seq))) {
 		for (int k = 2; k < Q_MSG_WORDS; k++) {
-			uint64_t want = mix(seq) ^ ((uint64_t)k << 56) ^ ~seq;
+			uint64_t want = t_mix(seq) ^ ((uint64_t)k << 56) ^ ~seq;
 			if (q_unlikely(m->w[k] != want))
 				cr_assert_fail("%s/%u: seq %" PRIu64
 					       " w[%d] %#" PRIx64
@@ -100,32 +60,14 @@ static void check_msg(const struct q_msg *m, uint64_t seq, enum q_mode mode,
 	}
 	cr_assert_eq(m->w[0], seq, "%s/%u: seq %" PRIu64 " want %" PRIu64,
 		     mode_name(mode), cap, m->w[0], seq);
-	cr_assert_eq(m->w[1], mix(seq),
+	cr_assert_eq(m->w[1], t_mix(seq),
 		     "%s/%u: seq %" PRIu64 " checksum %#" PRIx64
 		     " want %#" PRIx64,
-		     mode_name(mode), cap, seq, m->w[1], mix(seq));
+		     mode_name(mode), cap, seq, m->w[1], t_mix(seq));
 }
 
-struct waiter {
-	unsigned spins;
-	uint64_t deadline;
-};
-
-/* One spin of a wait loop; false once STALL_NS passed without success. */
-static bool wait_more(struct waiter *w)
-{
-	if (++w->spins & 255) {
-		q_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	uint64_t now = mono_ns();
-	if (!w->deadline) {
-		w->deadline = now + STALL_NS;
-		return true;
-	}
-	return now < w->deadline;
-}
+/* Wait loops yield the CPU and read the clock every 256 spins. */
+static const struct t_waiter ring_wait = {.yield_mask = 255, .clock_mask = 255};
 
 static void ring_setup(struct q_ring *q, enum q_mode mode, uint32_t cap,
 		       uint32_t lat_ns)
@@ -169,8 +111,6 @@ static uint64_t fill_up(struct q_ring *q, uint64_t seq0)
 	return n;
 }
 
-#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
-
 static const enum q_mode modes[] = {Q_MODE_SW, Q_MODE_HWQ};
 
 Test(ring, init_errors)
@@ -179,7 +119,7 @@ Test(ring, init_errors)
 	    0, 1, 2, 4, 7, 9, 12, 100, 1000, 0x7fffffffu, 0xffffffffu};
 	struct q_ring q;
 	for (int i = 0; i < 2; i++) {
-		for (size_t j = 0; j < NCASES(bad_caps); j++) {
+		for (size_t j = 0; j < T_NCASES(bad_caps); j++) {
 			int rc = q_ring_init(&q, modes[i], bad_caps[j], 0, -1);
 			cr_assert_eq(
 			    rc, -EINVAL, "%s: capacity %u: rc %d want %d",
@@ -196,7 +136,7 @@ Test(ring, init_errors)
 		}
 	}
 	static const int bad_modes[] = {2, 3, -1, 0x7fffffff};
-	for (size_t j = 0; j < NCASES(bad_modes); j++) {
+	for (size_t j = 0; j < T_NCASES(bad_modes); j++) {
 		int rc = q_ring_init(&q, (enum q_mode)bad_modes[j], 8, 0, -1);
 		cr_assert_eq(rc, -EINVAL, "mode %d: rc %d want %d",
 			     bad_modes[j], rc, -EINVAL);
@@ -234,7 +174,7 @@ static void empty_case(const struct rcase *c)
 
 Test(ring, empty)
 {
-	for (size_t i = 0; i < NCASES(empty_cases); i++)
+	for (size_t i = 0; i < T_NCASES(empty_cases); i++)
 		empty_case(&empty_cases[i]);
 }
 
@@ -303,7 +243,7 @@ static void full_case(const struct rcase *c)
 
 Test(ring, full)
 {
-	for (size_t i = 0; i < NCASES(full_cases); i++)
+	for (size_t i = 0; i < T_NCASES(full_cases); i++)
 		full_case(&full_cases[i]);
 }
 
@@ -353,14 +293,14 @@ static void fifo_wrap_case(const struct rcase *c)
 {
 	struct q_ring q;
 	ring_setup(&q, c->mode, c->cap, 0);
-	uint64_t total = scaled(c->count);
+	uint64_t total = t_scaled(c->count, 1000);
 	if (total < 16 * (uint64_t)c->cap)
 		total = 16 * (uint64_t)c->cap;
 	uint64_t rs = 0x2545f4914f6cdd1dull ^ c->cap;
 	rs ^= (uint64_t)c->mode << 40;
 	uint64_t sent = 0, got = 0, idle = 0, fulls = 0, empties = 0;
 	while (got < total) {
-		uint64_t burst = rnd(&rs) % (c->cap + 3), k;
+		uint64_t burst = t_rnd(&rs) % (c->cap + 3), k;
 		for (k = 0; k < burst && sent < total; k++) {
 			struct q_msg *m = q_ring_reserve(&q);
 			if (!m) {
@@ -370,10 +310,10 @@ static void fifo_wrap_case(const struct rcase *c)
 			fill_msg(m, sent++);
 			q_ring_publish(&q, m);
 		}
-		if (c->mode == Q_MODE_SW && (rnd(&rs) & 3))
+		if (c->mode == Q_MODE_SW && (t_rnd(&rs) & 3))
 			q_ring_flush(&q);
 		uint64_t moved = k;
-		burst = rnd(&rs) % (c->cap + 3);
+		burst = t_rnd(&rs) % (c->cap + 3);
 		for (k = 0; k < burst; k++) {
 			bool ne = q_ring_nonempty(&q);
 			struct q_msg *m = q_ring_peek(&q);
@@ -416,7 +356,7 @@ static void fifo_wrap_case(const struct rcase *c)
 
 Test(ring, fifo_wrap)
 {
-	for (size_t i = 0; i < NCASES(fifo_wrap_cases); i++)
+	for (size_t i = 0; i < T_NCASES(fifo_wrap_cases); i++)
 		fifo_wrap_case(&fifo_wrap_cases[i]);
 }
 
@@ -468,7 +408,7 @@ static void credits_case(const struct rcase *c)
 
 Test(ring, credits)
 {
-	for (size_t i = 0; i < NCASES(credits_cases); i++)
+	for (size_t i = 0; i < T_NCASES(credits_cases); i++)
 		credits_case(&credits_cases[i]);
 }
 
@@ -511,7 +451,7 @@ static void credits_on_empty_peek_case(const struct rcase *c)
 
 Test(ring, credits_on_empty_peek)
 {
-	for (size_t i = 0; i < NCASES(credits_on_empty_peek_cases); i++)
+	for (size_t i = 0; i < T_NCASES(credits_on_empty_peek_cases); i++)
 		credits_on_empty_peek_case(&credits_on_empty_peek_cases[i]);
 }
 
@@ -559,11 +499,11 @@ Test(ring, hwq_latency)
 	struct q_ring q;
 	ring_setup(&q, Q_MODE_HWQ, 64, lat);
 	for (uint64_t round = 0; round < 3; round++) {
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = t_now_ns();
 		for (uint64_t k = 0; k < 4; k++)
 			produce(&q, 4 * round + k);
 		struct q_msg *m = q_ring_peek(&q);
-		uint64_t t1 = mono_ns();
+		uint64_t t1 = t_now_ns();
 		cr_assert(q_ring_nonempty(&q),
 			  "round %" PRIu64 ": nonempty must ignore the latency",
 			  round);
@@ -577,7 +517,7 @@ Test(ring, hwq_latency)
 		for (uint64_t k = 0; k < 4; k++) {
 			uint64_t deadline = t0 + 1000000000ull, now;
 			while (!(m = q_ring_peek(&q))) {
-				now = mono_ns();
+				now = t_now_ns();
 				cr_assert_lt(now, deadline,
 					     "round %" PRIu64 " msg %" PRIu64
 					     ": not delivered after 1 s",
@@ -587,7 +527,7 @@ Test(ring, hwq_latency)
 					  ": nonempty false while pending",
 					  round);
 			}
-			now = mono_ns();
+			now = t_now_ns();
 			/* Half: slack for a TSC calibration that was preempted.
 			 */
 			cr_assert_geq(now - t0, lat / 2,
@@ -649,7 +589,7 @@ struct stream {
 	enum q_mode mode;
 	uint64_t n;
 	uint64_t sum; /* producer: sum of the checksums sent */
-	bool stalled; /* producer: no room for STALL_NS */
+	bool stalled; /* producer: no room for T_STALL_NS */
 	uint64_t stall_seq;
 };
 
@@ -660,11 +600,11 @@ static void *stream_producer(void *arg)
 	uint64_t sum = 0;
 	for (uint64_t seq = 0; seq < s->n; seq++) {
 		struct q_msg *m;
-		struct waiter w = {0, 0};
+		struct t_waiter w = ring_wait;
 		while (!(m = q_ring_reserve(q))) {
 			if (s->mode == Q_MODE_SW)
 				q_ring_flush(q);
-			if (!wait_more(&w)) {
+			if (!t_wait_more(&w)) {
 				s->stalled = true;
 				s->stall_seq = seq;
 				return NULL;
@@ -690,7 +630,7 @@ ParameterizedTestParameters(ring, stream)
 		{Q_MODE_HWQ, 64, 2000, 200000}, /* with a 2 us latency */
 	};
 	/* clang-format on */
-	return cr_make_param_array(struct rcase, c, NCASES(c));
+	return cr_make_param_array(struct rcase, c, T_NCASES(c));
 }
 
 /* Producer thread -> consumer (this thread): exact order, no loss. */
@@ -698,7 +638,8 @@ ParameterizedTest(struct rcase *c, ring, stream)
 {
 	struct q_ring q;
 	ring_setup(&q, c->mode, c->cap, c->lat_ns);
-	struct stream s = {.q = &q, .mode = c->mode, .n = scaled(c->count)};
+	struct stream s = {
+	    .q = &q, .mode = c->mode, .n = t_scaled(c->count, 1000)};
 	pthread_t tid;
 	int rc = pthread_create(&tid, NULL, stream_producer, &s);
 	cr_assert_eq(rc, 0, "pthread_create: %d", rc);
@@ -706,9 +647,9 @@ ParameterizedTest(struct rcase *c, ring, stream)
 	uint64_t sum = 0;
 	for (uint64_t seq = 0; seq < s.n; seq++) {
 		struct q_msg *m;
-		struct waiter w = {0, 0};
+		struct t_waiter w = ring_wait;
 		while (!(m = q_ring_peek(&q)))
-			if (!wait_more(&w))
+			if (!t_wait_more(&w))
 				cr_assert_fail("%s/%u: stalled at seq %" PRIu64
 					       " of %" PRIu64 " (nonempty %d)",
 					       mode_name(c->mode), c->cap, seq,

@@ -185,46 +185,43 @@ static void opts(struct earth_options *o, enum earth_queue_mode mode,
 	o->queue_slots = slots;
 }
 
-Test(runtime_modes, sw)
+/* check_prog with the options opts() makes. */
+static void check_mode(enum earth_queue_mode mode, uint32_t latency,
+		       uint32_t slots)
 {
 	struct earth_options o;
-	opts(&o, EARTH_QUEUE_SW, 0, 1024);
+	opts(&o, mode, latency, slots);
 	check_prog(&o);
+}
+
+Test(runtime_modes, sw)
+{
+	check_mode(EARTH_QUEUE_SW, 0, 1024);
 }
 
 Test(runtime_modes, hwq_latency_0)
 {
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_HWQ, 0, 1024);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_HWQ, 0, 1024);
 }
 
 Test(runtime_modes, hwq_latency_500ns)
 {
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_HWQ, 500, 1024);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_HWQ, 500, 1024);
 }
 
 Test(runtime_modes, sw_8_slots)
 {
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_SW, 0, 8);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_SW, 0, 8);
 }
 
 Test(runtime_modes, hwq_8_slots)
 {
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_HWQ, 0, 8);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_HWQ, 0, 8);
 }
 
 Test(runtime_modes, hwq_8_slots_latency_500ns)
 {
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_HWQ, 500, 8);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_HWQ, 500, 8);
 }
 
 Test(runtime_modes, no_spinning)
@@ -256,12 +253,8 @@ Test(runtime_modes, options_from_environment)
 
 Test(runtime_modes, oversubscribed_units_share_one_cpu)
 {
-	cpu_set_t set;
-	cr_assert_eq(sched_getaffinity(0, sizeof(set), &set), 0);
-	int cpu = -1;
-	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
-		if (CPU_ISSET(c, &set))
-			cpu = c;
+	int cpu;
+	cr_assert_eq(t_first_cpu(&cpu), 0);
 	char v[32];
 	snprintf(v, sizeof(v), "%d,%d", cpu, cpu);
 	setenv("EARTH_CPUS", v, 1);
@@ -274,29 +267,21 @@ Test(runtime_modes, oversubscribed_units_share_one_cpu)
 
 Test(runtime_modes, process_limited_to_one_cpu)
 {
+	int cpu;
+	cr_assert_eq(t_first_cpu(&cpu), 0);
 	cpu_set_t set;
-	cr_assert_eq(sched_getaffinity(0, sizeof(set), &set), 0);
-	int cpu = -1;
-	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
-		if (CPU_ISSET(c, &set))
-			cpu = c;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_HWQ, 0, 8);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_HWQ, 0, 8);
 }
 
 Test(runtime_modes, two_runs_in_one_process)
 {
-	struct earth_options o;
-	opts(&o, EARTH_QUEUE_SW, 0, 8);
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_SW, 0, 8);
 	g_fib = g_spawned = g_ticks = g_bad_work = 0;
-	opts(&o, EARTH_QUEUE_HWQ, 500, 16);
 	/* The counters start again from zero. */
-	check_prog(&o);
+	check_mode(EARTH_QUEUE_HWQ, 500, 16);
 }
 
 /* ---- floods in both directions with 8-slot rings ---- */
@@ -566,12 +551,6 @@ static int run_with_stats(void *arg)
 
 Test(runtime_modes, print_stats_writes_the_table)
 {
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_with_stats, NULL, &c), 0);
-	cr_assert(c.exited, "killed by signal %d: %s", c.signal, c.err);
-	cr_assert_eq(c.status, 0, "%s", c.err);
-	cr_assert(t_err_has(&c, "earth: node 0 statistics"), "%s", c.err);
-	cr_assert(t_err_has(&c, "queue hwq"), "%s", c.err);
-	cr_assert(t_err_has(&c, "TOKEN"), "%s", c.err);
-	cr_assert(t_err_has(&c, "1219"), "%s", c.err);
+	t_expect_exit(run_with_stats, NULL, 0, "earth: node 0 statistics",
+		      "queue hwq", "TOKEN", "1219", NULL);
 }

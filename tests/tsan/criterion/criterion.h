@@ -72,9 +72,12 @@ void cr_shim_register_suite(struct cr_shim_suite *s);
 
 #define CR_SHIM_ID_(Kind, Suite, Name) cr_shim_##Kind##_##Suite##_##Name
 
-/* Defines and registers test Suite::Name; options as in Criterion. */
-#define Test(Suite, Name, ...)                                                 \
-	static void CR_SHIM_ID_(fn, Suite, Name)(void);                        \
+/*
+ * The options, record and registering constructor of test Suite::Name;
+ * Fn is the record's function fields in parentheses.
+ */
+#define CR_SHIM_UNPAREN_(...) __VA_ARGS__
+#define CR_SHIM_RECORD_(Suite, Name, Fn, ...)                                  \
 	static struct criterion_test_extra_data CR_SHIM_ID_(                   \
 	    xd, Suite, Name) = {.sentinel_ = 0, __VA_ARGS__};                  \
 	static struct cr_shim_test CR_SHIM_ID_(t, Suite, Name) = {             \
@@ -82,14 +85,20 @@ void cr_shim_register_suite(struct cr_shim_suite *s);
 	    .name = #Name,                                                     \
 	    .file = __FILE__,                                                  \
 	    .line = __LINE__,                                                  \
-	    .fn = CR_SHIM_ID_(fn, Suite, Name),                                \
+	    CR_SHIM_UNPAREN_ Fn,                                               \
 	    .data = &CR_SHIM_ID_(xd, Suite, Name),                             \
 	};                                                                     \
 	__attribute__((constructor)) static void CR_SHIM_ID_(reg, Suite,       \
 							     Name)(void)       \
 	{                                                                      \
 		cr_shim_register_test(&CR_SHIM_ID_(t, Suite, Name));           \
-	}                                                                      \
+	}
+
+/* Defines and registers test Suite::Name; options as in Criterion. */
+#define Test(Suite, Name, ...)                                                 \
+	static void CR_SHIM_ID_(fn, Suite, Name)(void);                        \
+	CR_SHIM_RECORD_(Suite, Name, (.fn = CR_SHIM_ID_(fn, Suite, Name)),     \
+			__VA_ARGS__)                                           \
 	static void CR_SHIM_ID_(fn, Suite, Name)(void)
 
 /* Options shared by the tests of Suite (a test's own value wins). */

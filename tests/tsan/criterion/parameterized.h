@@ -31,22 +31,10 @@
 	{                                                                      \
 		CR_SHIM_ID_(pfn, Suite, Name)(param);                          \
 	}                                                                      \
-	static struct criterion_test_extra_data CR_SHIM_ID_(                   \
-	    xd, Suite, Name) = {.sentinel_ = 0, __VA_ARGS__};                  \
-	static struct cr_shim_test CR_SHIM_ID_(t, Suite, Name) = {             \
-	    .suite = #Suite,                                                   \
-	    .name = #Name,                                                     \
-	    .file = __FILE__,                                                  \
-	    .line = __LINE__,                                                  \
-	    .pfn = CR_SHIM_ID_(tramp, Suite, Name),                            \
-	    .params = CR_SHIM_ID_(params, Suite, Name),                        \
-	    .data = &CR_SHIM_ID_(xd, Suite, Name),                             \
-	};                                                                     \
-	__attribute__((constructor)) static void CR_SHIM_ID_(reg, Suite,       \
-							     Name)(void)       \
-	{                                                                      \
-		cr_shim_register_test(&CR_SHIM_ID_(t, Suite, Name));           \
-	}                                                                      \
+	CR_SHIM_RECORD_(Suite, Name,                                           \
+			(.pfn = CR_SHIM_ID_(tramp, Suite, Name),               \
+			 .params = CR_SHIM_ID_(params, Suite, Name)),          \
+			__VA_ARGS__)                                           \
 	static void CR_SHIM_ID_(pfn, Suite, Name)(Param)
 
 #define CR_SHIM_FIRST_(A, ...) A
