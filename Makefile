@@ -19,6 +19,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
            -Wmissing-prototypes -Wno-missing-field-initializers
 CSTD    := -std=gnu17
 INC     := -Iruntime/include -Iqueues -Iruntime/core -Iruntime/eu -Iruntime/su \
+           -Iruntime/net \
            -Ithreaded-c/examples
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
@@ -27,7 +28,8 @@ ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
 
-LIB_SRC := $(wildcard queues/*.c runtime/core/*.c runtime/eu/*.c runtime/su/*.c)
+LIB_SRC := $(wildcard queues/*.c runtime/core/*.c runtime/eu/*.c runtime/su/*.c \
+            runtime/net/*.c)
 TEST_SRC := $(wildcard tests/t_*.c)
 # Linked into every test binary: test helpers and the shared example
 # threaded functions.
@@ -43,7 +45,7 @@ objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
 .PHONY: all run test test-asan test-tsan bench install deps clean format
-all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo \
+all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
 
 # ---- dependencies (Debian packages; apt-get update once) ----
@@ -85,6 +87,10 @@ $(BUILD)/rel/lib/libearth.a $(BUILD)/asan/lib/libearth.a $(BUILD)/tsan/lib/libea
 $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
+
+$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c)
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 
 $(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
@@ -131,10 +137,12 @@ bench: all
 	$(Q)QUICK=$(QUICK) benchmarks/run.sh $(BUILD)/rel/bench
 
 # ---- install ----
-install: $(BUILD)/rel/lib/libearth.a
+install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 runtime/include/earth.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/rel/lib/libearth.a $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/rel/bin/earthrun $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' runtime/earth.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth.pc
 

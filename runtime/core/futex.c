@@ -14,21 +14,23 @@ void earth_futex_wait(_Atomic uint32_t *word, uint32_t expected)
 {
 	/* Returns at once if *word != expected (EAGAIN), on a wake, or on a
 	 * signal (EINTR): callers recheck their condition in every case. */
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL,
-		NULL, 0);
+	/* Shared (not _PRIVATE): the SU's word may live in a mapping that
+	 * other nodes' processes wake. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, expected, NULL, NULL,
+		0);
 }
 
 void earth_futex_wake(_Atomic uint32_t *word)
 {
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 void earth_su_wake(struct earth_node *n)
 {
-	if (atomic_load_explicit(&n->su.state, memory_order_seq_cst) ==
+	if (atomic_load_explicit(n->su.statep, memory_order_seq_cst) ==
 	    UNIT_SLEEPING) {
-		atomic_store_explicit(&n->su.state, UNIT_RUNNING,
+		atomic_store_explicit(n->su.statep, UNIT_RUNNING,
 				      memory_order_relaxed);
-		earth_futex_wake(&n->su.state);
+		earth_futex_wake(n->su.statep);
 	}
 }

@@ -8,6 +8,7 @@
 #define EARTH_INTERNAL 1
 #include "node.h"
 #include "eu.h"
+#include "registry.h"
 #include "su.h"
 
 #include <errno.h>
@@ -77,6 +78,20 @@ static void node_quiesce_inbox(void)
 static void node_free(struct earth_node *n)
 {
 	eu_frames_release_all(&n->eu);
+	reg_mem_clear();
+	if (n->su.out_head) {
+		for (uint32_t p = 0; p < n->num_nodes; p++)
+			for (struct su_out_msg *m = n->su.out_head[p], *nx; m;
+			     m = nx) {
+				nx = m->next;
+				free(m);
+			}
+	}
+	free(n->su.out_head);
+	free(n->su.out_tail);
+	if (n->net)
+		n->net->ops->fini(n->net);
+	n->net = NULL;
 	free(n->eu.ovf);
 	free(n->su.rovf);
 	free(n->su.tokens);
@@ -117,8 +132,25 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		n->opts = *opts;
 	else
 		earth_options_default(&n->opts);
-	n->id = 0;
-	n->num_nodes = 1;
+	const char *jerr = earth_job_from_env(n);
+	if (jerr) {
+		fprintf(stderr, "earth: %s\n", jerr);
+		return EARTH_EXIT_USAGE;
+	}
+	n->su.statep = &n->su.state;
+	if (n->num_nodes > 1) {
+		const char *nerr = NULL;
+		n->net = net_shm_open(n->id, n->num_nodes, &nerr);
+		n->su.out_head = calloc(n->num_nodes, sizeof(*n->su.out_head));
+		n->su.out_tail = calloc(n->num_nodes, sizeof(*n->su.out_tail));
+		if (!n->net || !n->su.out_head || !n->su.out_tail) {
+			fprintf(stderr, "earth: node %u of %u: %s\n", n->id,
+				n->num_nodes, nerr ? nerr : "out of memory");
+			node_free(n);
+			return EARTH_EXIT_USAGE;
+		}
+		n->su.statep = n->net->ops->su_word(n->net);
+	}
 	n->tsc_per_ns = q_tsc_per_ns();
 	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
 	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
@@ -175,7 +207,7 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		earth_stats_get(&s);
 		earth_stats_print(&s);
 	}
-	int status = n->eu.exit_status;
+	int status = n->id == 0 ? n->eu.exit_status : n->stop_status;
 	node_free(n);
 	return status;
 }

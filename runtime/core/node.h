@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "earth.h"
+#include "net.h"
 #include "q_mpsc.h"
 #include "q_ring.h"
 #include "req.h"
@@ -83,20 +84,33 @@ struct su_state {
 	/* Tokens not yet given to the EU, newest last (LIFO). */
 	struct ready_entry *tokens;
 	size_t ntokens, tokens_cap;
+	/* Messages for peers whose transport had no room, oldest first. */
+	struct su_out_msg {
+		struct su_out_msg *next;
+		struct wire_hdr h;
+		unsigned char payload[];
+	} **out_head, **out_tail;
+	size_t out_pending;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
+	uint64_t msgs_sent, msgs_received;
 	uint64_t busy_ticks;
 	/* Copies of the counters above, stored relaxed by the SU when it goes
 	 * idle; read relaxed by earth_stats_get on the EU. */
 	_Atomic uint64_t pub_handled, pub_fibers_ready, pub_slot_signals,
 		pub_ready_overflow, pub_sleeps, pub_busy_ticks;
 	/* Futex word: see eu_state.state; paired with the EU in eu_wake_su
-	 * and with inbox producers in earth_sync_from_thread. */
+	 * and with inbox producers in earth_sync_from_thread. With a
+	 * transport the SU sleeps on statep in shared memory instead, where
+	 * peers can wake it; statep points to `state` otherwise. */
 	_Atomic uint32_t state q_aligned_line;
+	_Atomic uint32_t *statep;
 };
 
 struct earth_node {
 	struct earth_options opts;
 	uint32_t id, num_nodes;
+	uint32_t local_rank, local_size; /* nodes of the job on this host */
+	struct net *net;                 /* NULL for a one-node job */
 	int eu_cpu, su_cpu, numa_node;
 	bool oversubscribed;
 	bool timing;          /* busy/idle time accounting on */
@@ -109,9 +123,23 @@ struct earth_node {
 	/* Set once by the EU when main's frame ends, release; the SU loads it
 	 * acquire on each idle poll and when it wakes. */
 	_Atomic bool shutdown q_aligned_line;
+	/* Set by the SU when node 0 ends the job (W_SHUTDOWN), with the
+	 * job's exit status; release, paired with the EU's acquire loads in
+	 * its loop and before it blocks. */
+	_Atomic bool stop;
+	int stop_status;
 	struct eu_state eu q_aligned_line;
 	struct su_state su q_aligned_line;
 };
+
+/* A remote INVOKE on its way to the EU: the SU fills it, the EU's
+ * trampoline fiber allocates the frame, copies the arguments, frees it and
+ * runs the entry fiber. */
+struct eu_invoke_buf {
+	const struct earth_tfunc *fn;
+	unsigned char args[];
+};
+void eu_invoke_trampoline(void *buf) EARTH_HIDDEN;
 
 /* The node of this process. */
 extern struct earth_node earth_node_g EARTH_HIDDEN;
@@ -127,6 +155,10 @@ void earth_futex_wake(_Atomic uint32_t *word) EARTH_HIDDEN;
 /* Wakes the SU if it sleeps. Any thread; the caller has already made its
  * work visible and issued a seq_cst fence. */
 void earth_su_wake(struct earth_node *n) EARTH_HIDDEN;
+
+/* Node number, node count and local rank from the environment (job.c).
+ * Returns NULL or what is wrong. */
+const char *earth_job_from_env(struct earth_node *n) EARTH_HIDDEN;
 
 /* Topology: pick and validate the EU and SU CPUs (topology.c). Returns 0 or
  * -EINVAL after printing why. */

@@ -95,6 +95,19 @@ int earth_topology_choose(struct earth_node *n)
 		n->eu_cpu = o->eu_cpu;
 		n->su_cpu = o->su_cpu;
 		n->oversubscribed = n->eu_cpu == n->su_cpu;
+	} else if (n->local_size > 1) {
+		/* Several nodes on this host: node r takes the allowed CPUs
+		 * 2r and 2r+1 (wrapping); with fewer than two CPUs per node
+		 * they share, and spinning yields. */
+		int cpus[CPU_SETSIZE], m = 0;
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[m++] = c;
+		if (m < 1)
+			m = 1, cpus[0] = 0;
+		n->eu_cpu = cpus[(2 * n->local_rank) % (uint32_t)m];
+		n->su_cpu = cpus[(2 * n->local_rank + 1) % (uint32_t)m];
+		n->oversubscribed = 2 * n->local_size > (uint32_t)m;
 	} else if (count < 2) {
 		int only = -1;
 		for (int c = 0; c < CPU_SETSIZE && only < 0; c++)

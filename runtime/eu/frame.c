@@ -6,6 +6,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "eu.h"
+#include "registry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ void *eu_frame_refill(struct eu_state *eu, unsigned cls)
 		earth_fatal("out of memory allocating %zu bytes of frames", bytes);
 	c->next = eu->chunks;
 	eu->chunks = c;
+	/* Frames receive results and signals from other nodes. */
+	if (reg_mem_add(c, bytes) != 0)
+		earth_fatal("cannot register %zu bytes of frames", bytes);
 	char *base = (char *)c + 64;
 	void *head = NULL;
 	for (size_t i = EARTH_FRAME_CHUNK; i-- > 0;) {
@@ -74,6 +78,8 @@ void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
 				    "for %s",
 				    f->frame_size, f->name);
 		l->body = f->frame_size;
+		if (reg_mem_add(l, bytes) != 0)
+			earth_fatal("cannot register a %u-byte frame", f->frame_size);
 	}
 	link_push(&large_live, l);
 	struct frame_hdr *h = (struct frame_hdr *)(l + 1);
@@ -99,6 +105,7 @@ static void free_list_all(struct large_link *list)
 		struct large_link *l = list->next;
 		link_unlink(l);
 		EU_UNPOISON(l, sizeof(*l) + sizeof(struct frame_hdr) + l->body);
+		reg_mem_remove(l);
 		free(l);
 	}
 }
@@ -107,6 +114,7 @@ void eu_frames_release_all(struct eu_state *eu)
 {
 	for (struct frame_chunk *c = eu->chunks, *next; c; c = next) {
 		next = c->next;
+		reg_mem_remove(c);
 		free(c);
 	}
 	free_list_all(&large_live);

@@ -34,7 +34,8 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	uint64_t deadline = t0 + n->spin_ticks;
 	unsigned i = 0;
 	for (;;) {
-		if (q_ring_peek(eu->ready))
+		if (q_ring_peek(eu->ready) ||
+		    atomic_load_explicit(&n->stop, memory_order_acquire))
 			goto out;
 		if (eu->ovf_len) {
 			eu_ovf_drain(eu);
@@ -50,7 +51,8 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	 * the ring; the SU stores the ring then looks at our state. */
 	atomic_store_explicit(&eu->state, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!q_ring_nonempty(eu->ready)) {
+	if (!q_ring_nonempty(eu->ready) &&
+	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		eu->sleeps++;
 		earth_futex_wait(&eu->state, UNIT_SLEEPING);
 	}
@@ -64,6 +66,19 @@ out:
 		eu->idle_ticks += q_tsc() - t0;
 }
 
+void eu_invoke_trampoline(void *buf)
+{
+	struct eu_invoke_buf *b = buf;
+	const struct earth_tfunc *f = b->fn;
+	struct eu_state *eu = &earth_node_g.eu;
+	void *frame = eu_frame_alloc(eu, f);
+	if (f->args_size)
+		memcpy(frame, b->args, f->args_size);
+	free(b);
+	eu_cur_fiber = f->entry;
+	f->entry(frame);
+}
+
 void *eu_thread(void *arg)
 {
 	struct eu_start *st = arg;
@@ -72,13 +87,18 @@ void *eu_thread(void *arg)
 	earth_topology_pin(n->eu_cpu);
 
 	eu_in_fiber = true;
-	void *frame = eu_frame_alloc(eu, st->main_fn);
-	if (st->size)
-		memcpy(frame, st->args, st->size);
-	eu->main_frame = frame;
-	run_fiber(eu, st->main_fn->entry, frame);
+	if (n->id == 0) {
+		void *frame = eu_frame_alloc(eu, st->main_fn);
+		if (st->size)
+			memcpy(frame, st->args, st->size);
+		eu->main_frame = frame;
+		run_fiber(eu, st->main_fn->entry, frame);
+	}
 
-	while (!eu->main_done) {
+	/* Node 0 runs until main's frame ends; every node until node 0 says
+	 * the job ended (stop; pairs with the SU's release store). */
+	while (!eu->main_done &&
+	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		struct q_msg *m = q_ring_peek(eu->ready);
 		if (q_unlikely(!m)) {
 			eu_in_fiber = false;

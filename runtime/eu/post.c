@@ -7,6 +7,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "eu.h"
+#include "registry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -326,12 +327,47 @@ static inline void post_frame(enum su_op op, const struct earth_tfunc *f,
 	eu_post_end(eu, m);
 }
 
+/* INVOKE on another node: the arguments travel, the frame is made there. */
+static EARTH_COLD void invoke_remote(uint32_t node, const struct earth_tfunc *f,
+				     const void *args, size_t size)
+{
+	if (!f || !f->entry)
+		eu_misuse("INVOKE", "null threaded function (define it with "
+				    "EARTH_THREADED_FUNCTION)");
+	if (size != f->args_size || (size && !args))
+		eu_misuse("INVOKE", "%zu bytes of arguments for %s, which "
+			  "takes %u",
+			  size, f->name, f->args_size);
+	if (reg_tfunc_id(f) < 0)
+		eu_misuse("INVOKE", "%s is not in the table of threaded "
+			  "functions: define it with EARTH_THREADED_FUNCTION "
+			  "so every node numbers it the same way",
+			  f->name);
+	void *copy = malloc(size ? size : 1);
+	if (!copy)
+		earth_fatal("out of memory for INVOKE arguments");
+	if (size)
+		memcpy(copy, args, size);
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(SU_OP_INVOKE_REMOTE, 0, SU_REQ_NOSLOT, 0);
+	m->w[2] = (uintptr_t)f;
+	m->w[3] = (uintptr_t)copy;
+	m->w[4] = node;
+	eu_post_end(eu, m);
+}
+
 void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		  size_t size)
 {
 	EU_CHECK_IN_FIBER("INVOKE");
 	if (q_unlikely(node >= earth_node_g.num_nodes))
 		bad_node("INVOKE", "the target", node);
+	if (q_unlikely(node != earth_node_g.id)) {
+		invoke_remote(node, f, args, size);
+		earth_node_g.eu.ops[EARTH_OP_INVOKE]++;
+		return;
+	}
 	void *frame = new_frame("INVOKE", f, args, size);
 	post_frame(SU_OP_INVOKE, f, frame);
 	earth_node_g.eu.ops[EARTH_OP_INVOKE]++;

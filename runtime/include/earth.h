@@ -33,6 +33,8 @@ extern "C" {
 
 /* Exit status of a program stopped by a detected runtime or usage error. */
 #define EARTH_EXIT_USAGE 70
+/* Exit status of a node stopped because another node of its job died. */
+#define EARTH_EXIT_PEER_DIED 71
 
 /* ------------------------------------------------------------------ */
 /* Fibers, frames, sync slots                                          */

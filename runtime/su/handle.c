@@ -20,18 +20,17 @@ static const char *const op_names[SU_OP_COUNT_] = {
 	[SU_OP_BLKMOV_SYNC] = "BLKMOV_SYNC",
 	[SU_OP_INVOKE] = "INVOKE",
 	[SU_OP_TOKEN] = "TOKEN",
+	[SU_OP_INVOKE_REMOTE] = "INVOKE",
 };
 
-/* A local address from a global pointer of this node. */
-static inline void *local_addr(struct earth_node *n, uint64_t bits,
-			       const char *op, const char *what)
+static inline bool is_local(struct earth_node *n, uint64_t gptr_bits)
 {
-	earth_gptr g = {bits};
-	if (q_unlikely(earth_gptr_node(g) != n->id))
-		earth_fatal("%s: %s is on node %u; this build has no transport "
-			    "to other nodes",
-			    op, what, earth_gptr_node(g));
-	return earth_gptr_addr(g);
+	return earth_gptr_node((earth_gptr){gptr_bits}) == n->id;
+}
+
+static inline void *local_addr(uint64_t bits)
+{
+	return earth_gptr_addr((earth_gptr){bits});
 }
 
 static inline void copy_value(void *dst, const void *src, unsigned size)
@@ -48,6 +47,10 @@ static inline void copy_value(void *dst, const void *src, unsigned size)
 static inline void signal(struct earth_node *n, const struct su_req *r)
 {
 	const char *op = op_names[r->op];
+	if (q_unlikely((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot))) {
+		su_signal_gslot(n, r->slot, op);
+		return;
+	}
 	su_slot_signal(&n->su, su_slot_resolve(n, r, op), op);
 }
 
@@ -60,6 +63,10 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 		signal(n, r);
 		return;
 	case SU_OP_INCR_SYNC: {
+		if ((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot)) {
+			su_remote_sync(n, r);
+			return;
+		}
 		earth_slot *s = su_slot_resolve(n, r, "INCR_SYNC");
 		if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
 			su_slot_invalid(s, "INCR_SYNC");
@@ -75,20 +82,27 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			      (void *)(uintptr_t)r->b);
 		return;
 	case SU_OP_GET_SYNC:
-		copy_value((void *)(uintptr_t)r->b,
-			   local_addr(n, r->a, "GET_SYNC", "the source"),
-			   r->size);
+		if (q_unlikely(!is_local(n, r->a))) {
+			su_remote_get(n, r);
+			return;
+		}
+		copy_value((void *)(uintptr_t)r->b, local_addr(r->a), r->size);
 		signal(n, r);
 		return;
 	case SU_OP_DATA_SYNC:
-		copy_value(local_addr(n, r->b, "DATA_SYNC", "the destination"),
-			   &r->a, r->size);
+		if (q_unlikely(!is_local(n, r->b))) {
+			su_remote_data(n, r);
+			return;
+		}
+		copy_value(local_addr(r->b), &r->a, r->size);
 		signal(n, r);
 		return;
 	case SU_OP_BLKMOV_SYNC:
-		memmove(local_addr(n, r->b, "BLKMOV_SYNC", "the destination"),
-			local_addr(n, r->a, "BLKMOV_SYNC", "the source"),
-			(size_t)r->c);
+		if (q_unlikely(!is_local(n, r->a) || !is_local(n, r->b))) {
+			su_remote_blkmov(n, r);
+			return;
+		}
+		memmove(local_addr(r->b), local_addr(r->a), (size_t)r->c);
 		signal(n, r);
 		return;
 	case SU_OP_INVOKE: {
@@ -101,6 +115,9 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 		su_token_push(su, f->entry, (void *)(uintptr_t)r->b);
 		return;
 	}
+	case SU_OP_INVOKE_REMOTE:
+		su_remote_invoke(n, r);
+		return;
 	default:
 		earth_fatal("SU: request with unknown operation %u", r->op);
 	}

@@ -40,8 +40,9 @@ static void publish_counters(struct su_state *su)
 static bool has_pending(struct earth_node *n)
 {
 	struct su_state *su = &n->su;
-	return su->rovf_len || su->rmsg || su->ntokens ||
-	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox);
+	return su->rovf_len || su->rmsg || su->ntokens || su->out_pending ||
+	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox) ||
+	       (n->net && n->net->ops->pending(n->net));
 }
 
 /* Block if the EU is blocked and nothing is pending. */
@@ -51,16 +52,37 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n)
 	publish_counters(su);
 	/* Dekker with eu_idle (EU: store RUNNING, fence, look at us) and
 	 * with inbox producers (store message, fence, look at us). */
-	atomic_store_explicit(&su->state, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_store_explicit(su->statep, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
 		    UNIT_SLEEPING &&
 	    !has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
-		earth_futex_wait(&su->state, UNIT_SLEEPING);
+		earth_futex_wait(su->statep, UNIT_SLEEPING);
 	}
-	atomic_store_explicit(&su->state, UNIT_RUNNING, memory_order_relaxed);
+	atomic_store_explicit(su->statep, UNIT_RUNNING, memory_order_relaxed);
+}
+
+/* Node 0: tell every node the job ended, and get the messages out (5 s at
+ * most: a peer that does not read is dead or stuck). */
+static void end_job(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	if (n->id == 0) {
+		for (uint32_t p = 1; p < n->num_nodes; p++) {
+			struct wire_hdr h = {.type = W_SHUTDOWN,
+					     .n = n->eu.exit_status};
+			su_net_send(n, p, &h, NULL);
+		}
+	}
+	uint64_t deadline = q_tsc() + (uint64_t)(5e9 * n->tsc_per_ns);
+	while (su->out_pending && q_tsc() < deadline) {
+		su_net_drain(n);
+		n->net->ops->flush(n->net);
+		sched_yield();
+	}
+	n->net->ops->flush(n->net);
 }
 
 void *su_thread(void *arg)
@@ -81,6 +103,12 @@ void *su_thread(void *arg)
 		}
 		if (q_unlikely(q_mpsc_peek(&n->inbox)))
 			k += drain_inbox(n);
+		if (n->net) {
+			if (q_unlikely(su->out_pending))
+				su_net_drain(n);
+			k += n->net->ops->poll(n->net, n, su_net_deliver,
+					       EARTH_SU_BATCH);
+		}
 		if (q_unlikely(su->rovf_len))
 			k += su_ready_drain_ovf(su);
 		if (su->ntokens) {
@@ -90,6 +118,8 @@ void *su_thread(void *arg)
 		}
 		if (k || su->rmsg) {
 			su_ready_flush(n);
+			if (n->net)
+				n->net->ops->flush(n->net);
 			if (q_unlikely(++su->batches % EARTH_SU_WAKE_EVERY == 0))
 				su_wake_eu(n);
 			if (n->timing)
@@ -117,6 +147,8 @@ void *su_thread(void *arg)
 			idle_since = 0;
 		}
 	}
+	if (n->net)
+		end_job(n);
 	publish_counters(su);
 	return NULL;
 }

@@ -8,8 +8,7 @@
 
 void su_slot_remote(const char *op, earth_gslot g)
 {
-	earth_fatal("%s: slot pointer names node %u; this build has no "
-		    "transport to other nodes",
+	earth_fatal("%s: slot pointer names node %u, not this node",
 		    op, earth_gslot_node(g));
 }
 

@@ -72,7 +72,7 @@ static inline earth_slot *su_slot_resolve(struct earth_node *n,
 	if (r->flags & SU_REQ_GSLOT) {
 		earth_gslot g = {r->slot};
 		if (q_unlikely(earth_gslot_node(g) != n->id))
-			su_slot_remote(op, g);
+			su_slot_remote(op, g); /* callers route remote slots */
 		s = earth_gslot_addr(g);
 	} else {
 		s = (earth_slot *)(uintptr_t)r->slot;
@@ -97,6 +97,27 @@ static inline void su_slot_signal(struct su_state *su, earth_slot *s,
 		su_ready_push(su, s->fiber, s->frame);
 	}
 }
+
+/* ---- other nodes (remote.c) ---- */
+
+/* Sends a message (fills magic, version, src); queues it when the
+ * transport has no room. Never blocks. */
+void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
+		 const void *payload) EARTH_HIDDEN;
+/* Retries queued messages; returns how many went out. */
+unsigned su_net_drain(struct earth_node *n) EARTH_HIDDEN;
+void su_net_deliver(struct earth_node *n, uint32_t from,
+		    const struct wire_hdr *h, const void *payload) EARTH_HIDDEN;
+/* Signals a slot named by a global slot pointer, here or on its node. */
+void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
+	EARTH_HIDDEN;
+void su_remote_sync(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+void su_remote_get(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+void su_remote_data(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
+	EARTH_HIDDEN;
+void su_remote_invoke(struct earth_node *n, const struct su_req *r)
+	EARTH_HIDDEN;
 
 /* ---- requests (handle.c) ---- */
 

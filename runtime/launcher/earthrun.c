@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * earthrun - starts an EARTH job of N nodes on this host.
+ *
+ *   earthrun -n N [--prefix] [--ring-kb K] [--] program [args...]
+ *
+ * Creates the job's shared mapping (same-host transport: a byte ring per
+ * pair of nodes), starts N processes with EARTH_NODE, EARTH_NODES,
+ * EARTH_LOCAL_NODE(S) and EARTH_SHM_FD set, optionally prefixes their
+ * output lines with "[k] ", and waits. Exits with node 0's status. If a
+ * node dies (signal or non-zero exit before the job ended) the others are
+ * told which one (in the mapping) and stopped with SIGTERM, then SIGKILL
+ * after 2 s; earthrun exits non-zero naming the node.
+ */
+#define _GNU_SOURCE 1
+#include "shm_layout.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_NODES 256
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: earthrun -n N [--prefix] [--ring-kb K] [--] program "
+		"[args...]\n"
+		"  -n N         number of nodes (1..%d), one process each\n"
+		"  --prefix     prefix every output line with \"[node] \"\n"
+		"  --ring-kb K  bytes of each node-to-node ring, in KiB "
+		"(power of two, 64..65536; default 1024)\n",
+		MAX_NODES);
+	exit(2);
+}
+
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct child {
+	pid_t pid;
+	int out[2]; /* stdout, stderr pipes (read ends), -1 when closed */
+	char *buf[2];
+	size_t len[2];
+	int done, status;
+};
+
+static void emit(struct child *c, int k, int which, int final)
+{
+	FILE *to = which ? stderr : stdout;
+	char *b = c->buf[which];
+	size_t start = 0;
+	for (size_t i = 0; i < c->len[which]; i++) {
+		if (b[i] != '\n')
+			continue;
+		fprintf(to, "[%d] %.*s\n", k, (int)(i - start), b + start);
+		start = i + 1;
+	}
+	if (final && start < c->len[which]) {
+		fprintf(to, "[%d] %.*s\n", k, (int)(c->len[which] - start),
+			b + start);
+		start = c->len[which];
+	}
+	memmove(b, b + start, c->len[which] - start);
+	c->len[which] -= start;
+	fflush(to);
+}
+
+int main(int argc, char **argv)
+{
+	long nodes = 0, ring_kb = 1024;
+	int prefix = 0, i = 1;
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			char *end;
+			nodes = strtol(argv[++i], &end, 10);
+			if (*end || nodes < 1 || nodes > MAX_NODES) {
+				fprintf(stderr, "earthrun: -n %s: give 1..%d "
+						"nodes\n",
+					argv[i], MAX_NODES);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--prefix")) {
+			prefix = 1;
+		} else if (!strcmp(argv[i], "--ring-kb") && i + 1 < argc) {
+			char *end;
+			ring_kb = strtol(argv[++i], &end, 10);
+			if (*end || ring_kb < 64 || ring_kb > 65536 ||
+			    (ring_kb & (ring_kb - 1))) {
+				fprintf(stderr, "earthrun: --ring-kb %s: give a "
+						"power of two from 64 to "
+						"65536\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "earthrun: unknown option '%s'\n",
+				argv[i]);
+			usage();
+		} else {
+			break;
+		}
+	}
+	if (nodes < 1 || i >= argc)
+		usage();
+
+	uint64_t ring = (uint64_t)ring_kb * 1024;
+	size_t total = shm_total((uint32_t)nodes, ring);
+	int fd = memfd_create("earth-job", 0);
+	if (fd < 0 || ftruncate(fd, (off_t)total) != 0) {
+		fprintf(stderr, "earthrun: cannot create %zu bytes of shared "
+				"memory: %s\n",
+			total, strerror(errno));
+		return 1;
+	}
+	struct shm_job *job = mmap(NULL, total, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, 0);
+	if (job == MAP_FAILED) {
+		fprintf(stderr, "earthrun: cannot map the job: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	job->nodes = (uint32_t)nodes;
+	job->ring_bytes = ring;
+	job->total = total;
+	atomic_store(&job->dead_node, -1);
+	atomic_store(&job->dead_how, 0);
+	job->magic = SHM_MAGIC;
+
+	struct child *ch = calloc((size_t)nodes, sizeof(*ch));
+	if (!ch)
+		return 1;
+	/* SIGINT/SIGTERM to earthrun stop the whole job. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	pid_t parent = getpid();
+	char fdbuf[16], nbuf[16], kbuf[16];
+	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
+	snprintf(nbuf, sizeof(nbuf), "%ld", nodes);
+	for (long k = 0; k < nodes; k++) {
+		int p[2][2] = {{-1, -1}, {-1, -1}};
+		if (prefix && (pipe(p[0]) || pipe(p[1]))) {
+			fprintf(stderr, "earthrun: pipe: %s\n", strerror(errno));
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "earthrun: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (pid == 0) {
+			/* If earthrun dies, the node is told (SIGTERM). */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			if (getppid() != parent)
+				_exit(1);
+			snprintf(kbuf, sizeof(kbuf), "%ld", k);
+			setenv("EARTH_NODE", kbuf, 1);
+			setenv("EARTH_NODES", nbuf, 1);
+			setenv("EARTH_LOCAL_NODE", kbuf, 1);
+			setenv("EARTH_LOCAL_NODES", nbuf, 1);
+			setenv("EARTH_SHM_FD", fdbuf, 1);
+			if (prefix) {
+				dup2(p[0][1], 1);
+				dup2(p[1][1], 2);
+				close(p[0][0]);
+				close(p[1][0]);
+				close(p[0][1]);
+				close(p[1][1]);
+			}
+			execvp(argv[i], argv + i);
+			fprintf(stderr, "earthrun: cannot run %s: %s\n", argv[i],
+				strerror(errno));
+			_exit(127);
+		}
+		ch[k].pid = pid;
+		ch[k].out[0] = ch[k].out[1] = -1;
+		if (prefix) {
+			close(p[0][1]);
+			close(p[1][1]);
+			ch[k].out[0] = p[0][0];
+			ch[k].out[1] = p[1][0];
+			ch[k].buf[0] = malloc(65536);
+			ch[k].buf[1] = malloc(65536);
+		}
+	}
+
+	long alive = nodes;
+	int failed = -1, fail_status = 0;
+	double kill_at = 0, end_deadline = 0;
+	struct pollfd *pf = calloc((size_t)nodes * 2, sizeof(*pf));
+	while (alive > 0) {
+		int np = 0;
+		for (long k = 0; k < nodes; k++)
+			for (int w = 0; w < 2; w++)
+				if (ch[k].out[w] >= 0)
+					pf[np++] = (struct pollfd){ch[k].out[w],
+								   POLLIN, 0};
+		if (np)
+			poll(pf, (nfds_t)np, 20);
+		else
+			usleep(2000);
+		for (long k = 0; k < nodes; k++) {
+			for (int w = 0; w < 2; w++) {
+				if (ch[k].out[w] < 0)
+					continue;
+				struct pollfd q = {ch[k].out[w], POLLIN, 0};
+				if (poll(&q, 1, 0) <= 0)
+					continue;
+				ssize_t r = read(ch[k].out[w],
+						 ch[k].buf[w] + ch[k].len[w],
+						 65536 - ch[k].len[w]);
+				if (r <= 0) {
+					emit(&ch[k], (int)k, w, 1);
+					close(ch[k].out[w]);
+					ch[k].out[w] = -1;
+					continue;
+				}
+				ch[k].len[w] += (size_t)r;
+				emit(&ch[k], (int)k, w, ch[k].len[w] == 65536);
+			}
+		}
+		int st;
+		pid_t pid;
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+			long k = 0;
+			while (k < nodes && ch[k].pid != pid)
+				k++;
+			if (k == nodes)
+				continue;
+			ch[k].done = 1;
+			ch[k].status = st;
+			alive--;
+			int bad = WIFSIGNALED(st) ||
+				  (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+				   k != 0);
+			if (k == 0 && !bad && !end_deadline)
+				end_deadline = now_s() + 5;
+			if (bad && failed < 0 && !(k != 0 && ch[0].done)) {
+				failed = (int)k;
+				fail_status = st;
+				atomic_store(&job->dead_how,
+					     WIFSIGNALED(st) ? WTERMSIG(st)
+							     : 256 + WEXITSTATUS(st));
+				atomic_store(&job->dead_node, (int32_t)k);
+				if (WIFSIGNALED(st))
+					fprintf(stderr, "earthrun: node %ld was "
+							"killed by signal %d "
+							"(%s); stopping the "
+							"job\n",
+						k, WTERMSIG(st),
+						strsignal(WTERMSIG(st)));
+				else
+					fprintf(stderr, "earthrun: node %ld "
+							"exited with status "
+							"%d; stopping the "
+							"job\n",
+						k, WEXITSTATUS(st));
+				for (long o = 0; o < nodes; o++)
+					if (!ch[o].done)
+						kill(ch[o].pid, SIGTERM);
+				kill_at = now_s() + 2;
+			}
+		}
+		if (stop_signal && failed < 0) {
+			fprintf(stderr, "earthrun: %s: stopping the job\n",
+				strsignal(stop_signal));
+			for (long o = 0; o < nodes; o++)
+				if (!ch[o].done)
+					kill(ch[o].pid, SIGTERM);
+			failed = 0;
+			fail_status = stop_signal; /* reported as 128 + sig */
+			kill_at = now_s() + 2;
+		}
+		double t = now_s();
+		if ((kill_at && t > kill_at) ||
+		    (end_deadline && t > end_deadline)) {
+			for (long o = 0; o < nodes; o++)
+				if (!ch[o].done) {
+					if (end_deadline && !kill_at)
+						fprintf(stderr,
+							"earthrun: node %ld "
+							"did not end 5 s "
+							"after node 0; "
+							"killing it\n",
+							o);
+					kill(ch[o].pid, SIGKILL);
+				}
+			kill_at = end_deadline = 0;
+			if (failed < 0)
+				failed = 0, fail_status = 1 << 8;
+		}
+	}
+	if (failed >= 0) {
+		if (WIFSIGNALED(fail_status))
+			return 128 + WTERMSIG(fail_status);
+		return WEXITSTATUS(fail_status) ? WEXITSTATUS(fail_status) : 1;
+	}
+	if (WIFSIGNALED(ch[0].status))
+		return 128 + WTERMSIG(ch[0].status);
+	return WEXITSTATUS(ch[0].status);
+}

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm.c - the same-host transport: byte rings per ordered pair of nodes in
+ * the mapping earthrun created (shm_layout.h). The writer copies a message
+ * in (wrapping), then publishes its tail with release; the reader checks
+ * the header before trusting any length, copies out a message that wraps,
+ * and returns space by storing its head with release.
+ */
+#define EARTH_INTERNAL 1
+#include "net.h"
+#include "node.h"
+#include "shm_layout.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct shm_net {
+	struct net base;
+	struct shm_job *job;
+	size_t total;
+	uint64_t mask;
+	/* Per peer: our writer position and the reader head seen last. */
+	struct shm_out {
+		uint64_t tail, head_seen, published;
+	} *out;
+	/* Per peer: our reader position. */
+	uint64_t *in_head;
+	unsigned char *scratch; /* a message that wraps, copied out */
+	uint32_t next_peer;     /* round-robin start of poll */
+};
+
+static inline size_t msg_bytes(uint32_t len)
+{
+	return sizeof(struct wire_hdr) + (((size_t)len + 7) & ~(size_t)7);
+}
+
+static void ring_copy_in(struct shm_net *s, struct shm_ring *r, uint64_t pos,
+			 const void *src, size_t n)
+{
+	size_t off = pos & s->mask, first = s->mask + 1 - off;
+	if (first >= n) {
+		memcpy(r->data + off, src, n);
+	} else {
+		memcpy(r->data + off, src, first);
+		memcpy(r->data, (const char *)src + first, n - first);
+	}
+}
+
+static void ring_copy_out(struct shm_net *s, struct shm_ring *r, uint64_t pos,
+			  void *dst, size_t n)
+{
+	size_t off = pos & s->mask, first = s->mask + 1 - off;
+	if (first >= n) {
+		memcpy(dst, r->data + off, n);
+	} else {
+		memcpy(dst, r->data + off, first);
+		memcpy((char *)dst + first, r->data, n - first);
+	}
+}
+
+static int shm_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
+		    const void *payload)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	struct shm_ring *r = shm_ring_at(s->job, t->self, peer);
+	struct shm_out *o = &s->out[peer];
+	size_t need = msg_bytes(h->len);
+	if (o->tail + need - o->head_seen > s->mask + 1) {
+		/* Pairs with the reader's release store of head. */
+		o->head_seen = atomic_load_explicit(&r->head,
+						    memory_order_acquire);
+		if (o->tail + need - o->head_seen > s->mask + 1)
+			return -EAGAIN;
+	}
+	ring_copy_in(s, r, o->tail, h, sizeof(*h));
+	if (h->len)
+		ring_copy_in(s, r, o->tail + sizeof(*h), payload, h->len);
+	o->tail += need;
+	return 0;
+}
+
+static void shm_flush(struct net *t)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	bool any = false;
+	for (uint32_t p = 0; p < t->nodes; p++) {
+		struct shm_out *o = &s->out[p];
+		if (o->published == o->tail)
+			continue;
+		o->published = o->tail;
+		/* Pairs with the reader's acquire load of tail. */
+		atomic_store_explicit(&shm_ring_at(s->job, t->self, p)->tail,
+				      o->tail, memory_order_release);
+		any = true;
+	}
+	if (!any)
+		return;
+	/* Dekker with the peer's su_try_sleep: tail stored, then look. */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (uint32_t p = 0; p < t->nodes; p++) {
+		if (p == t->self)
+			continue;
+		_Atomic uint32_t *w = &shm_node_at(s->job, p)->su_state;
+		if (atomic_load_explicit(w, memory_order_relaxed) ==
+		    UNIT_SLEEPING) {
+			atomic_store_explicit(w, UNIT_RUNNING,
+					      memory_order_relaxed);
+			syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, 1, NULL,
+				NULL, 0);
+		}
+	}
+}
+
+static unsigned shm_poll(struct net *t, struct earth_node *n,
+			 net_deliver_fn deliver, unsigned budget)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	unsigned done = 0;
+	for (uint32_t k = 0; k < t->nodes && done < budget; k++) {
+		uint32_t p = (s->next_peer + k) % t->nodes;
+		if (p == t->self)
+			continue;
+		struct shm_ring *r = shm_ring_at(s->job, p, t->self);
+		/* Pairs with the writer's release store of tail. */
+		uint64_t tail = atomic_load_explicit(&r->tail,
+						     memory_order_acquire);
+		uint64_t head = s->in_head[p];
+		if (tail - head > s->mask + 1)
+			earth_fatal("shm transport: ring from node %u claims "
+				    "%llu bytes in a %llu-byte ring (field: "
+				    "tail)",
+				    p, (unsigned long long)(tail - head),
+				    (unsigned long long)(s->mask + 1));
+		while (head != tail && done < budget) {
+			struct wire_hdr h;
+			if (tail - head < sizeof(h))
+				earth_fatal("shm transport: truncated header "
+					    "from node %u", p);
+			ring_copy_out(s, r, head, &h, sizeof(h));
+			const char *bad = wire_check(&h, p, t->self, t->nodes);
+			if (bad)
+				earth_fatal("message from node %u rejected: "
+					    "field %s",
+					    p, bad);
+			size_t need = msg_bytes(h.len);
+			if (tail - head < need)
+				earth_fatal("message from node %u rejected: "
+					    "field len (%u bytes, only %llu "
+					    "published)",
+					    p, h.len,
+					    (unsigned long long)(tail - head));
+			const void *payload = NULL;
+			if (h.len) {
+				uint64_t at = head + sizeof(h);
+				size_t off = at & s->mask;
+				if (off + h.len <= s->mask + 1) {
+					payload = r->data + off;
+				} else {
+					ring_copy_out(s, r, at, s->scratch,
+						      h.len);
+					payload = s->scratch;
+				}
+			}
+			deliver(n, p, &h, payload);
+			head += need;
+			done++;
+		}
+		if (head != s->in_head[p]) {
+			s->in_head[p] = head;
+			/* Pairs with the writer's acquire load of head. */
+			atomic_store_explicit(&r->head, head,
+					      memory_order_release);
+		}
+	}
+	s->next_peer = (s->next_peer + 1) % t->nodes;
+	return done;
+}
+
+static bool shm_pending(struct net *t)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	for (uint32_t p = 0; p < t->nodes; p++) {
+		if (p == t->self)
+			continue;
+		struct shm_ring *r = shm_ring_at(s->job, p, t->self);
+		if (atomic_load_explicit(&r->tail, memory_order_acquire) !=
+		    s->in_head[p])
+			return true;
+	}
+	return false;
+}
+
+static _Atomic uint32_t *shm_su_word(struct net *t)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	return &shm_node_at(s->job, t->self)->su_state;
+}
+
+/* ---- a peer died: earthrun wrote which one into the mapping and sent
+ * us SIGTERM. Only async-signal-safe calls below. ---- */
+
+static struct shm_job *volatile death_job;
+static volatile uint32_t death_self;
+
+static char *put_num(char *p, long v)
+{
+	char tmp[24];
+	int k = 0;
+	if (v < 0) {
+		*p++ = '-';
+		v = -v;
+	}
+	do
+		tmp[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < 20);
+	while (k)
+		*p++ = tmp[--k];
+	return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	char msg[160], *p = msg;
+	struct shm_job *j = death_job;
+	int32_t who = j ? atomic_load(&j->dead_node) : -1;
+	int32_t how = j ? atomic_load(&j->dead_how) : 0;
+	p = put_str(p, "earth: node ");
+	p = put_num(p, death_self);
+	if (who >= 0) {
+		p = put_str(p, ": stopping: node ");
+		p = put_num(p, who);
+		if (how >= 256) {
+			p = put_str(p, " exited with status ");
+			p = put_num(p, how - 256);
+		} else {
+			p = put_str(p, " died (signal ");
+			p = put_num(p, how);
+			p = put_str(p, ")");
+		}
+	} else {
+		p = put_str(p, ": stopped by SIGTERM");
+	}
+	p = put_str(p, "\n");
+	ssize_t r = write(2, msg, (size_t)(p - msg));
+	(void)r;
+	_exit(EARTH_EXIT_PEER_DIED);
+}
+
+static void shm_fini(struct net *t)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	signal(SIGTERM, SIG_DFL);
+	death_job = NULL;
+	munmap(s->job, s->total);
+	free(s->out);
+	free(s->in_head);
+	free(s->scratch);
+	free(s);
+}
+
+static const struct net_ops shm_ops = {
+	.name = "shm",
+	.send = shm_send,
+	.flush = shm_flush,
+	.poll = shm_poll,
+	.pending = shm_pending,
+	.su_word = shm_su_word,
+	.fini = shm_fini,
+};
+
+struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
+{
+	*err = NULL;
+	const char *fdv = getenv("EARTH_SHM_FD");
+	if (!fdv) {
+		*err = "EARTH_SHM_FD is not set: start multi-node jobs on one "
+		       "host with earthrun -n N";
+		return NULL;
+	}
+	char *end;
+	long fd = strtol(fdv, &end, 10);
+	if (*fdv == 0 || *end || fd < 0 || fd > 65535) {
+		*err = "EARTH_SHM_FD is not a file descriptor number";
+		return NULL;
+	}
+	struct shm_job probe;
+	if (pread((int)fd, &probe, sizeof(probe), 0) != sizeof(probe) ||
+	    probe.magic != SHM_MAGIC) {
+		*err = "EARTH_SHM_FD does not name an earthrun job mapping";
+		return NULL;
+	}
+	if (probe.nodes != nodes || probe.ring_bytes < 4096 ||
+	    (probe.ring_bytes & (probe.ring_bytes - 1)) ||
+	    probe.total != shm_total(nodes, probe.ring_bytes)) {
+		*err = "the job mapping does not match EARTH_NODES (started "
+		       "by another earthrun?)";
+		return NULL;
+	}
+	void *map = mmap(NULL, probe.total, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 (int)fd, 0);
+	if (map == MAP_FAILED) {
+		*err = "cannot map the job's shared memory";
+		return NULL;
+	}
+	struct shm_net *s = calloc(1, sizeof(*s));
+	if (s) {
+		s->out = calloc(nodes, sizeof(*s->out));
+		s->in_head = calloc(nodes, sizeof(*s->in_head));
+		s->scratch = malloc(WIRE_MAX_PAYLOAD);
+	}
+	if (!s || !s->out || !s->in_head || !s->scratch) {
+		if (s) {
+			free(s->out);
+			free(s->in_head);
+			free(s->scratch);
+		}
+		free(s);
+		munmap(map, probe.total);
+		*err = "out of memory";
+		return NULL;
+	}
+	s->base.ops = &shm_ops;
+	s->base.self = self;
+	s->base.nodes = nodes;
+	s->job = map;
+	s->total = probe.total;
+	s->mask = probe.ring_bytes - 1;
+	death_self = self;
+	death_job = map;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigterm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	/* Resume where the rings are (a fresh job: all zero). */
+	for (uint32_t p = 0; p < nodes; p++) {
+		s->out[p].tail = s->out[p].published = s->out[p].head_seen =
+			atomic_load(&shm_ring_at(map, self, p)->tail);
+		s->in_head[p] = atomic_load(&shm_ring_at(map, p, self)->head);
+	}
+	return &s->base;
+}

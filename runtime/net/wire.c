@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wire.c - validation of received message headers (see wire.h). The
+ * addresses and ids a header carries are checked where they are used
+ * (registry.c) against this node's registered memory and function table.
+ */
+#define EARTH_INTERNAL 1
+#include "wire.h"
+
+static const char *const names[W_TYPE_COUNT_] = {
+	[W_SYNC] = "SYNC",
+	[W_BLK_REQ] = "BLK_REQ",
+	[W_BLK_DATA] = "BLK_DATA",
+	[W_INVOKE] = "INVOKE",
+	[W_SHUTDOWN] = "SHUTDOWN",
+	[W_INCR] = "INCR",
+};
+
+const char *wire_type_name(unsigned type)
+{
+	return type > 0 && type < W_TYPE_COUNT_ ? names[type] : "unknown";
+}
+
+const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
+		       uint32_t nodes)
+{
+	if (h->magic != WIRE_MAGIC)
+		return "magic (not an EARTH message, or the stream lost sync)";
+	if (h->version != WIRE_VERSION)
+		return "version (peer runs another wire version)";
+	if (h->type == 0 || h->type >= W_TYPE_COUNT_)
+		return "type (unknown message type)";
+	if (h->src != from)
+		return "src (sender field does not match the connection)";
+	if (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT))
+		return "flags (unknown bits)";
+	if (h->len > WIRE_MAX_PAYLOAD)
+		return "len (payload larger than the protocol maximum)";
+	switch (h->type) {
+	case W_SYNC:
+		if (h->len != 0 || h->n < 1)
+			return "len/n (SYNC carries no payload and n >= 1)";
+		break;
+	case W_BLK_REQ:
+		if (h->len != 0 || h->n < 0)
+			return "len/n (BLK_REQ carries no payload; n is the "
+			       "length)";
+		break;
+	case W_BLK_DATA:
+		break;
+	case W_INVOKE:
+		if (h->n < 0)
+			return "n (function id)";
+		break;
+	case W_INCR:
+		if (h->len != 0 || h->n < 1)
+			return "len/n (INCR carries no payload and n >= 1)";
+		break;
+	case W_SHUTDOWN:
+		if (h->len != 0 || from != 0)
+			return "src/len (only node 0 ends a job)";
+		break;
+	}
+	(void)self;
+	(void)nodes;
+	return 0;
+}

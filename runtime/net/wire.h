@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wire.h - messages between the SUs of a job. Every transport carries a
+ * byte stream per pair of nodes; a message is a 24-byte header and a
+ * payload. Everything received is untrusted until wire_check() accepts it.
+ * Layout and rules: docs/architecture.md, "Between nodes".
+ */
+#ifndef EARTH_WIRE_H
+#define EARTH_WIRE_H
+
+#ifndef EARTH_INTERNAL
+#error "wire.h is internal to the EARTH runtime"
+#endif
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC 0xEA27u
+#define WIRE_VERSION 1u
+/* Largest payload of one message; BLKMOV is cut into chunks of this. */
+#define WIRE_MAX_PAYLOAD (64u * 1024u)
+
+enum wire_type {
+	W_SYNC = 1,    /* signal slot (a) n times (n = 1 for SYNC)         */
+	W_BLK_REQ,     /* read len bytes at src (b); send them to dst (c),  */
+		       /* then signal slot (a)                              */
+	W_BLK_DATA,    /* write the payload at dst (b); if LAST, signal (a) */
+	W_INVOKE,      /* start function id (n) with the payload as args    */
+	W_SHUTDOWN,    /* main ended: exit with status (n)                  */
+	W_INCR,        /* add n to the count of slot (a)                    */
+	W_TYPE_COUNT_
+};
+
+#define WIRE_F_LAST 0x1u   /* W_BLK_DATA: last chunk of the move         */
+#define WIRE_F_NOSLOT 0x2u /* no slot to signal                          */
+
+struct wire_hdr {
+	uint16_t magic;   /* WIRE_MAGIC */
+	uint8_t version;  /* WIRE_VERSION */
+	uint8_t type;     /* enum wire_type */
+	uint16_t flags;   /* WIRE_F_* */
+	uint16_t src;     /* sending node */
+	uint32_t len;     /* payload bytes after the header */
+	int32_t n;        /* type-specific count, id or status */
+	uint64_t a;       /* slot: earth_gslot bits */
+	uint64_t b;       /* address on the receiving node */
+	uint64_t c;       /* W_BLK_REQ: destination gptr; else 0 */
+};
+static_assert(sizeof(struct wire_hdr) == 40, "wire header layout");
+
+/*
+ * Checks a received header from peer `from` on node `self` of `nodes`
+ * nodes: magic, version, type, sender, length limits per type. Returns
+ * NULL, or a static string naming the bad field.
+ */
+const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
+		       uint32_t nodes);
+
+const char *wire_type_name(unsigned type);
+
+#endif /* EARTH_WIRE_H */

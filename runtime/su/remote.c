@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote.c - the SU's side of operations that involve other nodes:
+ * turning requests with remote operands into messages, queueing messages a
+ * peer has no room for (never blocking), and handling what peers send.
+ * Every received field is checked before use: addresses must fall inside
+ * this node's registered memory, slots must be aligned and initialised,
+ * functions are numbers in the table of threaded functions.
+ */
+#define EARTH_INTERNAL 1
+#include "registry.h"
+#include "su.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sending ---- */
+
+static void queue_copy(struct su_state *su, uint32_t peer,
+		       const struct wire_hdr *h, const void *payload)
+{
+	struct su_out_msg *m = malloc(sizeof(*m) + h->len);
+	if (!m)
+		earth_fatal("out of memory queueing a message for node %u",
+			    peer);
+	m->next = NULL;
+	m->h = *h;
+	if (h->len)
+		memcpy(m->payload, payload, h->len);
+	if (su->out_tail[peer])
+		su->out_tail[peer]->next = m;
+	else
+		su->out_head[peer] = m;
+	su->out_tail[peer] = m;
+	su->out_pending++;
+}
+
+void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
+		 const void *payload)
+{
+	struct su_state *su = &n->su;
+	h->magic = WIRE_MAGIC;
+	h->version = WIRE_VERSION;
+	h->src = (uint16_t)n->id;
+	su->msgs_sent++;
+	if (!su->out_head[peer] &&
+	    n->net->ops->send(n->net, peer, h, payload) == 0)
+		return;
+	queue_copy(su, peer, h, payload);
+}
+
+unsigned su_net_drain(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	unsigned sent = 0;
+	for (uint32_t p = 0; p < n->num_nodes && su->out_pending; p++) {
+		struct su_out_msg *m;
+		while ((m = su->out_head[p])) {
+			if (n->net->ops->send(n->net, p, &m->h, m->payload))
+				break;
+			su->out_head[p] = m->next;
+			if (!m->next)
+				su->out_tail[p] = NULL;
+			free(m);
+			su->out_pending--;
+			sent++;
+		}
+	}
+	return sent;
+}
+
+static void send_sync(struct earth_node *n, uint64_t gslot, enum wire_type t,
+		      int32_t count)
+{
+	struct wire_hdr h = {.type = (uint8_t)t, .n = count, .a = gslot};
+	su_net_send(n, earth_gslot_node((earth_gslot){gslot}), &h, NULL);
+}
+
+/* Pushes len bytes at local src to dst (another node), then the slot. */
+static void push_data(struct earth_node *n, const void *src, uint64_t len,
+		      earth_gptr dst, uint64_t gslot, unsigned noslot)
+{
+	uint32_t peer = earth_gptr_node(dst);
+	uint64_t off = 0;
+	do {
+		uint64_t chunk = len - off > WIRE_MAX_PAYLOAD ? WIRE_MAX_PAYLOAD
+							     : len - off;
+		struct wire_hdr h = {
+			.type = W_BLK_DATA,
+			.len = (uint32_t)chunk,
+			.a = gslot,
+			.b = (uintptr_t)earth_gptr_addr(dst) + off,
+			.flags = (uint16_t)(noslot |
+					    (off + chunk == len ? WIRE_F_LAST : 0)),
+		};
+		su_net_send(n, peer, &h, (const char *)src + off);
+		off += chunk;
+	} while (off < len);
+}
+
+/* ---- signalling a slot named by a global slot pointer ---- */
+
+static earth_slot *checked_slot(struct earth_node *n, uint64_t gslot,
+				uint32_t from, const char *what)
+{
+	earth_gslot g = {gslot};
+	uint64_t addr = (uintptr_t)earth_gslot_addr(g);
+	if (earth_gslot_node(g) != n->id || (addr & 7) ||
+	    !reg_mem_contains(addr, sizeof(earth_slot)))
+		earth_fatal("message %s from node %u rejected: field a (slot "
+			    "%#llx is not an aligned slot in this node's "
+			    "registered memory)",
+			    what, from, (unsigned long long)gslot);
+	return (earth_slot *)(uintptr_t)addr;
+}
+
+void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
+{
+	earth_gslot g = {gslot};
+	if (earth_gslot_node(g) == n->id) {
+		earth_slot *s = earth_gslot_addr(g);
+		if (q_unlikely(!s))
+			earth_fatal("%s: null slot", op);
+		su_slot_signal(&n->su, s, op);
+	} else {
+		send_sync(n, gslot, W_SYNC, 1);
+	}
+}
+
+/* ---- requests with remote operands (from su_handle) ---- */
+
+static uint64_t slot_bits(struct earth_node *n, const struct su_req *r)
+{
+	if (r->flags & SU_REQ_GSLOT)
+		return r->slot;
+	return earth_gptr_make(n->id, (void *)(uintptr_t)r->slot).bits;
+}
+
+void su_remote_sync(struct earth_node *n, const struct su_req *r)
+{
+	if (r->op == SU_OP_INCR_SYNC)
+		send_sync(n, r->slot, W_INCR, r->n);
+	else
+		send_sync(n, r->slot, W_SYNC, 1);
+}
+
+void su_remote_get(struct earth_node *n, const struct su_req *r)
+{
+	earth_gptr src = {r->a};
+	struct wire_hdr h = {
+		.type = W_BLK_REQ,
+		.n = r->size,
+		.a = slot_bits(n, r),
+		.b = (uintptr_t)earth_gptr_addr(src),
+		.c = earth_gptr_make(n->id, (void *)(uintptr_t)r->b).bits,
+	};
+	su_net_send(n, earth_gptr_node(src), &h, NULL);
+}
+
+void su_remote_data(struct earth_node *n, const struct su_req *r)
+{
+	push_data(n, &r->a, r->size, (earth_gptr){r->b}, slot_bits(n, r), 0);
+}
+
+void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
+{
+	earth_gptr src = {r->a}, dst = {r->b};
+	if (earth_gptr_node(src) == n->id) {
+		push_data(n, earth_gptr_addr(src), r->c, dst, slot_bits(n, r),
+			  0);
+		return;
+	}
+	if (r->c > INT32_MAX)
+		earth_fatal("BLKMOV_SYNC: %llu bytes from node %u: moves from "
+			    "another node are limited to 2 GiB each",
+			    (unsigned long long)r->c, earth_gptr_node(src));
+	struct wire_hdr h = {
+		.type = W_BLK_REQ,
+		.n = (int32_t)r->c,
+		.a = slot_bits(n, r),
+		.b = (uintptr_t)earth_gptr_addr(src),
+		.c = dst.bits,
+	};
+	su_net_send(n, earth_gptr_node(src), &h, NULL);
+}
+
+void su_remote_invoke(struct earth_node *n, const struct su_req *r)
+{
+	const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
+	void *args = (void *)(uintptr_t)r->b;
+	int32_t id = reg_tfunc_id(f);
+	if (id < 0)
+		earth_fatal("INVOKE: %s is not in the table of threaded "
+			    "functions (define it with EARTH_THREADED_FUNCTION)",
+			    f->name);
+	struct wire_hdr h = {.type = W_INVOKE, .n = id, .len = f->args_size};
+	su_net_send(n, (uint32_t)r->c, &h, args);
+	free(args);
+}
+
+/* ---- messages from peers ---- */
+
+static void *checked_mem(struct earth_node *n, uint64_t addr, uint64_t len,
+			 uint32_t from, const struct wire_hdr *h,
+			 const char *field)
+{
+	(void)n;
+	if (!reg_mem_contains(addr, len ? len : 1))
+		earth_fatal("message %s from node %u rejected: field %s "
+			    "([%#llx, +%llu) is outside this node's registered "
+			    "memory)",
+			    wire_type_name(h->type), from, field,
+			    (unsigned long long)addr, (unsigned long long)len);
+	return (void *)(uintptr_t)addr;
+}
+
+void su_net_deliver(struct earth_node *n, uint32_t from,
+		    const struct wire_hdr *h, const void *payload)
+{
+	struct su_state *su = &n->su;
+	su->msgs_received++;
+	const char *what = wire_type_name(h->type);
+	switch (h->type) {
+	case W_SYNC: {
+		earth_slot *s = checked_slot(n, h->a, from, what);
+		for (int32_t i = 0; i < h->n; i++)
+			su_slot_signal(su, s, "RSYNC");
+		return;
+	}
+	case W_INCR: {
+		earth_slot *s = checked_slot(n, h->a, from, what);
+		if (!s->fiber || h->n > INT32_MAX - s->count)
+			earth_fatal("message INCR from node %u rejected: field "
+				    "n (slot %p uninitialised, or count %d + "
+				    "%d overflows)",
+				    from, (void *)s, s->count, h->n);
+		s->count += h->n;
+		return;
+	}
+	case W_BLK_REQ: {
+		const void *src = checked_mem(n, h->b, (uint64_t)h->n, from, h,
+					      "b");
+		earth_gptr dst = {h->c};
+		if (earth_gptr_node(dst) >= n->num_nodes)
+			earth_fatal("message BLK_REQ from node %u rejected: "
+				    "field c (node %u of %u)",
+				    from, earth_gptr_node(dst), n->num_nodes);
+		if (earth_gptr_node(dst) == n->id) {
+			void *d = checked_mem(n, (uintptr_t)earth_gptr_addr(dst),
+					      (uint64_t)h->n, from, h, "c");
+			memmove(d, src, (size_t)h->n);
+			su_signal_gslot(n, h->a, "BLKMOV_SYNC");
+		} else {
+			push_data(n, src, (uint64_t)h->n, dst, h->a,
+				  h->flags & WIRE_F_NOSLOT);
+		}
+		return;
+	}
+	case W_BLK_DATA: {
+		void *d = checked_mem(n, h->b, h->len, from, h, "b");
+		if (h->len)
+			memcpy(d, payload, h->len);
+		if ((h->flags & WIRE_F_LAST) && !(h->flags & WIRE_F_NOSLOT))
+			su_signal_gslot(n, h->a, "DATA_SYNC");
+		return;
+	}
+	case W_INVOKE: {
+		const struct earth_tfunc *f = reg_tfunc_at(h->n);
+		if (!f || !f->entry)
+			earth_fatal("message INVOKE from node %u rejected: field "
+				    "n (function %d is not in this program's "
+				    "table: do all nodes run the same binary?)",
+				    from, h->n);
+		if (h->len != f->args_size || f->args_size > f->frame_size)
+			earth_fatal("message INVOKE from node %u rejected: field "
+				    "len (%u bytes of arguments for %s, which "
+				    "takes %u)",
+				    from, h->len, f->name, f->args_size);
+		struct eu_invoke_buf *b = malloc(sizeof(*b) + h->len);
+		if (!b)
+			earth_fatal("out of memory for an INVOKE from node %u",
+				    from);
+		b->fn = f;
+		if (h->len)
+			memcpy(b->args, payload, h->len);
+		su_ready_push(su, eu_invoke_trampoline, b);
+		return;
+	}
+	case W_SHUTDOWN:
+		n->stop_status = h->n;
+		/* Pairs with the EU's acquire loads of stop. */
+		atomic_store_explicit(&n->stop, true, memory_order_release);
+		su->wake_check = true;
+		return;
+	}
+}
