@@ -37,7 +37,7 @@ EXAMPLE_TF := threaded-c/examples/fib_tf.c
 TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # Tests that also run under TSan: the queues and the runtime.
 TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
-              tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC))
+              tests/t_stress% tests/t_sleep% tests/t_inbox% tests/t_multinode%,$(TEST_SRC))
 BENCH_SRC := $(filter-out benchmarks/bench.c,$(wildcard benchmarks/*.c))
 
 # $(call objs,VARIANT,SOURCES)
@@ -111,6 +111,19 @@ $(BUILD)/tsan/obj/tests/%.o: tests/%.c $(TSAN_SHIM_H) | $(DEPS_STAMP)
 $(BUILD)/tsan/tests/%: $(call objs,tsan,tests/%.c $(TEST_HELPERS) $(TSAN_SHIM)) $(BUILD)/tsan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
 	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -o $@
+
+# Programs the multi-node tests start with earthrun, per variant.
+TEST_PROGS := $(patsubst tests/progs/%.c,%,$(wildcard tests/progs/*.c))
+$(BUILD)/asan/progs/%: $(call objs,asan,tests/progs/%.c) $(BUILD)/asan/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
+	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -o $@
+$(BUILD)/tsan/progs/%: $(call objs,tsan,tests/progs/%.c) $(BUILD)/tsan/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
+	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -o $@
+$(BUILD)/asan/tests/t_multinode: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(BUILD)/tsan/tests/t_multinode: | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(BUILD)/asan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+$(BUILD)/tsan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
 
 ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC))
 TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))

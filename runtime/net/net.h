@@ -46,6 +46,7 @@ struct net_ops {
 struct net {
 	const struct net_ops *ops;
 	uint32_t self, nodes;
+	uint32_t max_payload; /* largest payload one message may carry */
 };
 
 /* Transport set up from the environment the launcher left (shm.c).

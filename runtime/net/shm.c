@@ -339,6 +339,10 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 	s->job = map;
 	s->total = probe.total;
 	s->mask = probe.ring_bytes - 1;
+	/* A message must fit a ring with room to spare for the next one. */
+	uint64_t maxp = probe.ring_bytes / 4;
+	s->base.max_payload = maxp < WIRE_MAX_PAYLOAD ? (uint32_t)maxp
+						      : WIRE_MAX_PAYLOAD;
 	death_self = self;
 	death_job = map;
 	struct sigaction sa;

@@ -105,7 +105,7 @@ void *su_thread(void *arg)
 			k += drain_inbox(n);
 		if (n->net) {
 			if (q_unlikely(su->out_pending))
-				su_net_drain(n);
+				k += su_net_drain(n); /* flushed below */
 			k += n->net->ops->poll(n->net, n, su_net_deliver,
 					       EARTH_SU_BATCH);
 		}

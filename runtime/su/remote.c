@@ -83,8 +83,8 @@ static void push_data(struct earth_node *n, const void *src, uint64_t len,
 	uint32_t peer = earth_gptr_node(dst);
 	uint64_t off = 0;
 	do {
-		uint64_t chunk = len - off > WIRE_MAX_PAYLOAD ? WIRE_MAX_PAYLOAD
-							     : len - off;
+		uint64_t max = n->net->max_payload;
+		uint64_t chunk = len - off > max ? max : len - off;
 		struct wire_hdr h = {
 			.type = W_BLK_DATA,
 			.len = (uint32_t)chunk,

@@ -28,12 +28,13 @@ struct visit_args {
 struct visit_frame {
 	struct visit_args a;
 	long got;
-	earth_slot s_got, s_blk;
+	earth_slot s_got, s_blk, s_back;
 	unsigned char blk[BLK_MAX];
 };
 static void visit_entry(void *f);
 static void visit_got(void *f);
 static void visit_blk(void *f);
+static void visit_back(void *f);
 EARTH_THREADED_FUNCTION(visit, visit_entry, struct visit_frame,
 			sizeof(struct visit_args));
 
@@ -58,9 +59,17 @@ static void visit_got(void *frame)
 static void visit_blk(void *frame)
 {
 	struct visit_frame *f = frame;
-	/* Push it back to node 0, then signal main there. */
-	earth_blkmov_rsync(earth_to_global(f->blk), f->a.blk_dst,
-			   (size_t)f->a.blk_len, f->a.done);
+	/* Push it back to node 0. The frame is the source: it must live
+	 * until the move is done, so the move signals this frame. */
+	earth_slot_init(&f->s_back, 1, 0, visit_back, f);
+	earth_blkmov_sync(earth_to_global(f->blk), f->a.blk_dst,
+			  (size_t)f->a.blk_len, &f->s_back);
+}
+
+static void visit_back(void *frame)
+{
+	struct visit_frame *f = frame;
+	earth_rsync(f->a.done);
 	EARTH_END_FUNCTION(f);
 }
 
