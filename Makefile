@@ -114,10 +114,10 @@ $(BUILD)/tsan/tests/%: $(call objs,tsan,tests/%.c $(TEST_HELPERS) $(TSAN_SHIM)) 
 
 # Programs the multi-node tests start with earthrun, per variant.
 TEST_PROGS := $(patsubst tests/progs/%.c,%,$(wildcard tests/progs/*.c))
-$(BUILD)/asan/progs/%: $(call objs,asan,tests/progs/%.c) $(BUILD)/asan/lib/libearth.a
+$(BUILD)/asan/progs/%: $(call objs,asan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/asan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
 	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -o $@
-$(BUILD)/tsan/progs/%: $(call objs,tsan,tests/progs/%.c) $(BUILD)/tsan/lib/libearth.a
+$(BUILD)/tsan/progs/%: $(call objs,tsan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/tsan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
 	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -o $@
 $(BUILD)/asan/tests/t_multinode: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun

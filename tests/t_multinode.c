@@ -219,3 +219,62 @@ Test(multinode, launcher_usage_errors)
 	cr_assert_neq(c.status, 0);
 	cr_assert(strstr(c.err, "cannot run /nonexistent/prog"), "%s", c.err);
 }
+
+/* ---- TOKEN load balancing and collectives ---- */
+
+static void check_fib(int nodes, const char *env)
+{
+	struct cmd c;
+	run(&c, "env %s %s -n %d %s/fibnodes 22", env, T_EARTHRUN, nodes,
+	    T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s\n%s", nodes,
+		     c.status, c.out, c.err);
+	cr_assert(strstr(c.out, "fib(22)=17711 correct, collectives correct"),
+		  "%s\n%s", c.out, c.err);
+	/* Every node ran part of the fib tree, not only its collectives. */
+	const char *p = strstr(c.out, "fibers per node:");
+	cr_assert(p, "%s", c.out);
+	p += strlen("fibers per node:");
+	for (int k = 0; k < nodes; k++) {
+		char *end;
+		long f = strtol(p, &end, 10);
+		cr_assert(end != p, "%s", c.out);
+		cr_assert_gt(f, 100, "node %d ran %ld fibers: the tokens did not "
+				     "spread\n%s",
+			     k, f, c.out);
+		p = end;
+	}
+}
+
+Test(multinode, fib_spreads_over_two_nodes)
+{
+	check_fib(2, "EARTH_QUEUE=hwq");
+}
+
+Test(multinode, fib_spreads_over_four_nodes)
+{
+	check_fib(4, "EARTH_QUEUE=sw");
+}
+
+Test(multinode, collectives_on_one_node)
+{
+	struct cmd c;
+	run(&c, "%s/fibnodes 10", T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, "fib(10)=55 correct, collectives correct"),
+		  "%s", c.out);
+}
+
+Test(multinode, nqueens_exact_under_balancing)
+{
+	int nodes[] = {1, 2, 3};
+	for (size_t i = 0; i < T_NCASES(nodes); i++) {
+		struct cmd c;
+		run(&c, "%s -n %d %s/nqueens 10 4", T_EARTHRUN, nodes[i],
+		    T_PROG_DIR);
+		cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s", nodes[i],
+			     c.status, c.err);
+		cr_assert(strstr(c.out, "nqueens: n=10 solutions=724 correct"),
+			  "%d nodes: %s\n%s", nodes[i], c.out, c.err);
+	}
+}

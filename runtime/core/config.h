@@ -37,6 +37,11 @@
 #ifndef EARTH_TOKEN_BACKLOG
 #define EARTH_TOKEN_BACKLOG 256
 #endif
+/* The same for a job of several nodes: keep tokens in the SU's list,
+ * where idle nodes can take the oldest (largest) ones. */
+#ifndef EARTH_TOKEN_BACKLOG_MULTI
+#define EARTH_TOKEN_BACKLOG_MULTI 8
+#endif
 /* The EU returns ready-ring credits every this many messages. */
 #ifndef EARTH_READY_CREDIT_BATCH
 #define EARTH_READY_CREDIT_BATCH 128

@@ -89,6 +89,7 @@ static void node_free(struct earth_node *n)
 	}
 	free(n->su.out_head);
 	free(n->su.out_tail);
+	free(n->su.hungry);
 	if (n->net)
 		n->net->ops->fini(n->net);
 	n->net = NULL;
@@ -143,7 +144,9 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		n->net = net_shm_open(n->id, n->num_nodes, &nerr);
 		n->su.out_head = calloc(n->num_nodes, sizeof(*n->su.out_head));
 		n->su.out_tail = calloc(n->num_nodes, sizeof(*n->su.out_tail));
-		if (!n->net || !n->su.out_head || !n->su.out_tail) {
+		n->su.hungry = calloc(n->num_nodes, sizeof(*n->su.hungry));
+		if (!n->net || !n->su.out_head || !n->su.out_tail ||
+		    !n->su.hungry) {
 			fprintf(stderr, "earth: node %u of %u: %s\n", n->id,
 				n->num_nodes, nerr ? nerr : "out of memory");
 			node_free(n);
@@ -151,6 +154,7 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		}
 		n->su.statep = n->net->ops->su_word(n->net);
 	}
+	reg_mem_add_static();
 	n->tsc_per_ns = q_tsc_per_ns();
 	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
 	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
@@ -173,7 +177,11 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	}
 	/* The SU reads the EU's ready backlog from the returned head: return
 	 * it often enough for the token threshold to mean something. */
-	q_ring_set_batches(&n->ready, 32, EARTH_READY_CREDIT_BATCH);
+	n->token_backlog = n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI
+					    : EARTH_TOKEN_BACKLOG;
+	q_ring_set_batches(&n->ready, 32,
+			   n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI / 2
+					    : EARTH_READY_CREDIT_BATCH);
 	n->eu.req = n->su.req = &n->req;
 	n->eu.ready = n->su.ready = &n->ready;
 

@@ -84,6 +84,15 @@ struct su_state {
 	/* Tokens not yet given to the EU, newest last (LIFO). */
 	struct ready_entry *tokens;
 	size_t ntokens, tokens_cap;
+	/* Load balancing (su/balance.c): nodes that asked us for work in
+	 * vain, and our own asking. */
+	bool *hungry;
+	uint32_t nhungry;
+	bool steal_out;       /* a STEAL is on its way, no answer yet */
+	bool steal_quiet;     /* every peer said no: wait for new work */
+	uint32_t steal_tries; /* NONE answers since the last success */
+	uint64_t rng;
+	uint64_t tokens_stolen, tokens_given;
 	/* Messages for peers whose transport had no room, oldest first. */
 	struct su_out_msg {
 		struct su_out_msg *next;
@@ -93,6 +102,16 @@ struct su_state {
 	size_t out_pending;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
 	uint64_t msgs_sent, msgs_received;
+	/* The collective in progress (su/coll.c): number, what this node and
+	 * its children in the tree have contributed so far. */
+	struct su_coll {
+		uint32_t seq;
+		bool started, local_in, sent_up;
+		unsigned kids_in;
+		uint8_t type, op;
+		uint64_t acc, result;
+		earth_slot *slot;
+	} coll;
 	uint64_t busy_ticks;
 	/* Copies of the counters above, stored relaxed by the SU when it goes
 	 * idle; read relaxed by earth_stats_get on the EU. */
@@ -115,6 +134,7 @@ struct earth_node {
 	bool oversubscribed;
 	bool timing;          /* busy/idle time accounting on */
 	uint64_t spin_ticks;  /* spin this long before blocking */
+	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
 	double tsc_per_ns;
 	uint64_t start_tsc, end_tsc;
 	struct q_ring req q_aligned_line; /* EU -> SU */
@@ -140,6 +160,9 @@ struct eu_invoke_buf {
 	unsigned char args[];
 };
 void eu_invoke_trampoline(void *buf) EARTH_HIDDEN;
+/* Fiber the SU makes ready when a token's frame left for another node:
+ * the EU returns the frame to its free list. */
+void eu_token_gone(void *frame) EARTH_HIDDEN;
 
 /* The node of this process. */
 extern struct earth_node earth_node_g EARTH_HIDDEN;

@@ -25,6 +25,7 @@ enum su_op {
 	SU_OP_INVOKE,     /* a = tfunc, b = frame (local)           */
 	SU_OP_TOKEN,      /* a = tfunc, b = frame                   */
 	SU_OP_INVOKE_REMOTE, /* a = tfunc, b = malloc'd args, c = node */
+	SU_OP_COLL,       /* size = type, n = op, a = value, b = result */
 	SU_OP_COUNT_
 };
 

@@ -19,6 +19,7 @@ static const char *const names[EARTH_OP_COUNT_] = {
 	[EARTH_OP_INVOKE] = "INVOKE",
 	[EARTH_OP_TOKEN] = "TOKEN",
 	[EARTH_OP_END_FUNCTION] = "END_FUNCTION",
+	[EARTH_OP_COLLECTIVE] = "COLLECTIVE",
 };
 
 const char *earth_op_name(enum earth_op op)
@@ -46,6 +47,13 @@ void earth_stats_get(struct earth_stats *st)
 	st->ready_overflow =
 		atomic_load_explicit(&su->pub_ready_overflow, memory_order_relaxed);
 	st->su_sleeps = atomic_load_explicit(&su->pub_sleeps, memory_order_relaxed);
+	/* Written by the SU; exact once earth_run has returned. */
+	if (!n->start_tsc || n->end_tsc) {
+		st->msgs_sent = su->msgs_sent;
+		st->msgs_received = su->msgs_received;
+		st->tokens_stolen = su->tokens_stolen;
+		st->tokens_given = su->tokens_given;
+	}
 	uint64_t end = n->end_tsc ? n->end_tsc : q_tsc();
 	uint64_t wall = end - n->start_tsc;
 	uint64_t busy = atomic_load_explicit(&su->pub_busy_ticks,
@@ -79,6 +87,10 @@ void earth_stats_print(const struct earth_stats *st)
 	fprintf(f, "  %-14s %14llu\n", "slot signals", (unsigned long long)st->slot_signals);
 	fprintf(f, "  %-14s %14llu\n", "frames", (unsigned long long)st->frames_allocated);
 	fprintf(f, "  %-14s %14llu\n", "req overflow", (unsigned long long)st->req_overflow);
+	fprintf(f, "  %-14s %14llu\n", "msgs sent", (unsigned long long)st->msgs_sent);
+	fprintf(f, "  %-14s %14llu\n", "msgs received", (unsigned long long)st->msgs_received);
+	fprintf(f, "  %-14s %14llu\n", "tokens stolen", (unsigned long long)st->tokens_stolen);
+	fprintf(f, "  %-14s %14llu\n", "tokens given", (unsigned long long)st->tokens_given);
 	fprintf(f, "  %-14s %14llu\n", "ready overflow", (unsigned long long)st->ready_overflow);
 	fprintf(f, "  %-14s %14.3f ms\n", "wall", st->wall_ns / 1e6);
 	fprintf(f, "  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",

@@ -79,6 +79,11 @@ void eu_invoke_trampoline(void *buf)
 	f->entry(frame);
 }
 
+void eu_token_gone(void *frame)
+{
+	eu_frame_free(&earth_node_g.eu, frame);
+}
+
 void *eu_thread(void *arg)
 {
 	struct eu_start *st = arg;

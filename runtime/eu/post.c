@@ -293,6 +293,52 @@ TYPED_OPS(d, double)
 TYPED_OPS(g, earth_gptr)
 #undef TYPED_OPS
 
+/* ---- collectives ---- */
+
+static inline void post_coll(const char *op, unsigned type, int32_t rop,
+			     uint64_t value, void *result, earth_slot *done)
+{
+	EU_CHECK_IN_FIBER(op);
+	check_slot(op, done);
+	if (q_unlikely(type && (rop < EARTH_SUM || rop > EARTH_MAX)))
+		eu_misuse(op, "reduction %d: use EARTH_SUM, EARTH_MIN or "
+			  "EARTH_MAX",
+			  rop);
+	if (q_unlikely(type && !result))
+		eu_misuse(op, "null result address");
+	struct eu_state *eu = &earth_node_g.eu;
+	struct q_msg *m = eu_post_begin(eu);
+	m->w[0] = eu_req_head(SU_OP_COLL, type, 0, rop);
+	m->w[1] = (uintptr_t)done;
+	m->w[2] = value;
+	m->w[3] = (uintptr_t)result;
+	eu_post_end(eu, m);
+	eu->ops[EARTH_OP_COLLECTIVE]++;
+}
+
+void earth_barrier(earth_slot *done)
+{
+	post_coll("BARRIER", 0, 0, 0, NULL, done);
+}
+
+void earth_allreduce_i(int value, enum earth_reduce_op op, int *result,
+		       earth_slot *done)
+{
+	post_coll("ALLREDUCE_I", 1, op, (uint64_t)(int64_t)value, result, done);
+}
+
+void earth_allreduce_l(long value, enum earth_reduce_op op, long *result,
+		       earth_slot *done)
+{
+	post_coll("ALLREDUCE_L", 2, op, (uint64_t)value, result, done);
+}
+
+void earth_allreduce_d(double value, enum earth_reduce_op op, double *result,
+		       earth_slot *done)
+{
+	post_coll("ALLREDUCE_D", 3, op, bits_of(&value, 8), result, done);
+}
+
 /* ---- INVOKE, TOKEN, END_FUNCTION ---- */
 
 static inline void *new_frame(const char *op, const struct earth_tfunc *f,

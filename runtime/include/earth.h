@@ -131,6 +131,17 @@ static inline earth_slot *earth_gslot_addr(earth_gslot s)
 earth_gptr earth_to_global(const void *addr);
 earth_gslot earth_slot_global(earth_slot *slot);
 
+/*
+ * Memory other nodes may read and write through global pointers: frames
+ * and the program's static data (its writable segments) always are; add
+ * heap or mmap'd memory with earth_register_memory before handing out
+ * global pointers to it. Returns 0, -EINVAL (null or empty), -EEXIST
+ * (overlaps a registered range), -ENOENT (unregister: not registered).
+ * Any thread of a running node.
+ */
+int earth_register_memory(void *addr, size_t len);
+int earth_unregister_memory(void *addr);
+
 /* NODE_ID, NUM_NODES. Any thread of a running node. */
 uint32_t earth_node_id(void);
 uint32_t earth_num_nodes(void);
@@ -182,6 +193,25 @@ EARTH_TYPED_OPS(g, earth_gptr)
 void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		  size_t size);
 void earth_token(const struct earth_tfunc *f, const void *args, size_t size);
+
+/*
+ * Collectives over all nodes of the job, split-phase like every operation:
+ * each node's fiber posts one, and `done` is signalled on every node once
+ * all nodes have posted theirs. Every node must post the same collectives
+ * in the same order (a mismatch stops the job with an error). Latency
+ * grows with log2 of the node count (a binary tree rooted at node 0).
+ *
+ * earth_barrier: no data. earth_allreduce_x: *result (local) receives the
+ * reduction of every node's value, before `done` is signalled.
+ */
+enum earth_reduce_op { EARTH_SUM = 1, EARTH_MIN, EARTH_MAX };
+void earth_barrier(earth_slot *done);
+void earth_allreduce_i(int value, enum earth_reduce_op op, int *result,
+		       earth_slot *done);
+void earth_allreduce_l(long value, enum earth_reduce_op op, long *result,
+		       earth_slot *done);
+void earth_allreduce_d(double value, enum earth_reduce_op op, double *result,
+		       earth_slot *done);
 
 /* END_THREAD: return from the fiber. */
 #define EARTH_END_THREAD() return
@@ -270,6 +300,7 @@ enum earth_op {
 	EARTH_OP_INVOKE,
 	EARTH_OP_TOKEN,
 	EARTH_OP_END_FUNCTION,
+	EARTH_OP_COLLECTIVE,
 	EARTH_OP_COUNT_
 };
 
@@ -285,6 +316,9 @@ struct earth_stats {
 	uint64_t req_overflow;         /* posts spilled: EU->SU queue full    */
 	uint64_t ready_overflow;       /* ready fibers spilled: ready queue full */
 	uint64_t frames_allocated;     /* frames taken from the free lists    */
+	uint64_t msgs_sent, msgs_received; /* to and from other nodes      */
+	uint64_t tokens_stolen;        /* tokens this node took from others   */
+	uint64_t tokens_given;         /* tokens other nodes took from here   */
 	uint64_t eu_busy_ns, eu_idle_ns;
 	uint64_t su_busy_ns, su_idle_ns;
 	uint64_t eu_sleeps, su_sleeps; /* times each unit blocked when idle   */

@@ -257,8 +257,14 @@ int main(int argc, char **argv)
 			int bad = WIFSIGNALED(st) ||
 				  (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
 				   k != 0);
+			/* Node 0 ended: the others end on its SHUTDOWN. If it
+			 * failed it may not have sent one: wait 1 s, not 5. */
 			if (k == 0 && !bad && !end_deadline)
-				end_deadline = now_s() + 5;
+				end_deadline = now_s() +
+					       (WIFEXITED(st) &&
+							WEXITSTATUS(st) == 0
+						? 5
+						: 1);
 			if (bad && failed < 0 && !(k != 0 && ch[0].done)) {
 				failed = (int)k;
 				fail_status = st;

@@ -5,10 +5,12 @@
  * changes rarely (a frame chunk, a registration) and is read on remote
  * accesses only, so a mutex is enough.
  */
+#define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "registry.h"
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +118,37 @@ void reg_mem_clear(void)
 	segs = NULL;
 	nsegs = cap = 0;
 	pthread_mutex_unlock(&seg_lock);
+}
+
+int earth_register_memory(void *addr, size_t len)
+{
+	return reg_mem_add(addr, len);
+}
+
+int earth_unregister_memory(void *addr)
+{
+	return reg_mem_remove(addr);
+}
+
+/* The main program's writable PT_LOAD segments (.data, .bss). */
+static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	int *done = arg;
+	if (*done)
+		return 1;
+	*done = 1; /* the first object is the executable */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && ph->p_memsz)
+			reg_mem_add((void *)(info->dlpi_addr + ph->p_vaddr),
+				    ph->p_memsz);
+	}
+	return 1;
+}
+
+void reg_mem_add_static(void)
+{
+	int done = 0;
+	dl_iterate_phdr(add_static, &done);
 }

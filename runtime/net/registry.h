@@ -29,6 +29,8 @@ int reg_mem_add(const void *base, size_t len);
 int reg_mem_remove(const void *base);
 /* Is [addr, addr+len) inside one registered segment? Any thread. */
 bool reg_mem_contains(uint64_t addr, uint64_t len);
+/* Registers the executable's static data (node start). */
+void reg_mem_add_static(void);
 /* Drops every segment (node end). */
 void reg_mem_clear(void);
 

@@ -14,6 +14,11 @@ static const char *const names[W_TYPE_COUNT_] = {
 	[W_INVOKE] = "INVOKE",
 	[W_SHUTDOWN] = "SHUTDOWN",
 	[W_INCR] = "INCR",
+	[W_COLL_UP] = "COLL_UP",
+	[W_COLL_DOWN] = "COLL_DOWN",
+	[W_STEAL] = "STEAL",
+	[W_STEAL_NONE] = "STEAL_NONE",
+	[W_TOKEN] = "TOKEN",
 };
 
 const char *wire_type_name(unsigned type)
@@ -32,7 +37,8 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 		return "type (unknown message type)";
 	if (h->src != from)
 		return "src (sender field does not match the connection)";
-	if (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT))
+	if (h->type != W_COLL_UP && h->type != W_COLL_DOWN &&
+	    (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT)))
 		return "flags (unknown bits)";
 	if (h->len > WIRE_MAX_PAYLOAD)
 		return "len (payload larger than the protocol maximum)";
@@ -55,6 +61,21 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 	case W_INCR:
 		if (h->len != 0 || h->n < 1)
 			return "len/n (INCR carries no payload and n >= 1)";
+		break;
+	case W_COLL_UP:
+	case W_COLL_DOWN:
+		if (h->len != 0 || h->n < 0)
+			return "len/n (collectives carry no payload; n is the "
+			       "collective number)";
+		break;
+	case W_STEAL:
+	case W_STEAL_NONE:
+		if (h->len != 0)
+			return "len (no payload)";
+		break;
+	case W_TOKEN:
+		if (h->n < 0)
+			return "n (function id)";
 		break;
 	case W_SHUTDOWN:
 		if (h->len != 0 || from != 0)

@@ -29,11 +29,18 @@ enum wire_type {
 	W_INVOKE,      /* start function id (n) with the payload as args    */
 	W_SHUTDOWN,    /* main ended: exit with status (n)                  */
 	W_INCR,        /* add n to the count of slot (a)                    */
+	W_COLL_UP,     /* collective number n: a subtree's value (b), kind  */
+		       /* and type in flags >> 8 (see su/coll.c)            */
+	W_COLL_DOWN,   /* collective number n: the result (b) for all       */
+	W_STEAL,       /* the sender is idle: send a token if you have one  */
+	W_STEAL_NONE,  /* no token to give                                  */
+	W_TOKEN,       /* a token: function id (n), the payload as args     */
 	W_TYPE_COUNT_
 };
 
 #define WIRE_F_LAST 0x1u   /* W_BLK_DATA: last chunk of the move         */
 #define WIRE_F_NOSLOT 0x2u /* no slot to signal                          */
+#define WIRE_F_COLL_SHIFT 8 /* W_COLL_*: kind | type << 4 in flags >> 8   */
 
 struct wire_hdr {
 	uint16_t magic;   /* WIRE_MAGIC */

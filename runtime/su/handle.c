@@ -21,6 +21,7 @@ static const char *const op_names[SU_OP_COUNT_] = {
 	[SU_OP_INVOKE] = "INVOKE",
 	[SU_OP_TOKEN] = "TOKEN",
 	[SU_OP_INVOKE_REMOTE] = "INVOKE",
+	[SU_OP_COLL] = "COLLECTIVE",
 };
 
 static inline bool is_local(struct earth_node *n, uint64_t gptr_bits)
@@ -113,10 +114,15 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 	case SU_OP_TOKEN: {
 		const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
 		su_token_push(su, f->entry, (void *)(uintptr_t)r->b);
+		if (q_unlikely(su->nhungry))
+			su_balance_token_added(n);
 		return;
 	}
 	case SU_OP_INVOKE_REMOTE:
 		su_remote_invoke(n, r);
+		return;
+	case SU_OP_COLL:
+		su_coll_post(n, r);
 		return;
 	default:
 		earth_fatal("SU: request with unknown operation %u", r->op);

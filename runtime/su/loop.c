@@ -117,6 +117,8 @@ void *su_thread(void *arg)
 			k += (unsigned)(su->fibers_ready - before);
 		}
 		if (k || su->rmsg) {
+			if (n->net)
+				su_balance_busy(n);
 			su_ready_flush(n);
 			if (n->net)
 				n->net->ops->flush(n->net);
@@ -130,6 +132,11 @@ void *su_thread(void *arg)
 		/* Idle. */
 		if (su->wake_check)
 			su_wake_eu(n);
+		if (n->net && !su->steal_out && !su->steal_quiet) {
+			su_balance_idle(n);
+			if (su->out_pending || su->steal_out)
+				n->net->ops->flush(n->net);
+		}
 		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
 			break;
 		if (n->oversubscribed)

@@ -105,7 +105,7 @@ void su_tokens_release(struct earth_node *n)
 	 * the backlog seen here is an upper bound: tokens are never held
 	 * back from an idle EU. */
 	while (su->ntokens &&
-	       q_ring_unconsumed(su->ready) < EARTH_TOKEN_BACKLOG) {
+	       q_ring_unconsumed(su->ready) < n->token_backlog) {
 		struct ready_entry e = su->tokens[--su->ntokens];
 		su_ready_push(su, e.fiber, e.frame);
 	}

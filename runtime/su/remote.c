@@ -286,6 +286,15 @@ void su_net_deliver(struct earth_node *n, uint32_t from,
 		su_ready_push(su, eu_invoke_trampoline, b);
 		return;
 	}
+	case W_STEAL:
+	case W_STEAL_NONE:
+	case W_TOKEN:
+		su_balance_receive(n, from, h, payload);
+		return;
+	case W_COLL_UP:
+	case W_COLL_DOWN:
+		su_coll_receive(n, from, h);
+		return;
 	case W_SHUTDOWN:
 		n->stop_status = h->n;
 		/* Pairs with the EU's acquire loads of stop. */

@@ -119,6 +119,24 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 void su_remote_invoke(struct earth_node *n, const struct su_req *r)
 	EARTH_HIDDEN;
 
+/* ---- load balancing (balance.c) ---- */
+
+/* A token was queued here: serve a hungry peer first. */
+void su_balance_token_added(struct earth_node *n) EARTH_HIDDEN;
+/* Nothing to do here: ask a peer for a token (at most one request out). */
+void su_balance_idle(struct earth_node *n) EARTH_HIDDEN;
+/* Work arrived: asking again is allowed. */
+void su_balance_busy(struct earth_node *n) EARTH_HIDDEN;
+void su_balance_receive(struct earth_node *n, uint32_t from,
+			const struct wire_hdr *h, const void *payload)
+	EARTH_HIDDEN;
+
+/* ---- collectives (coll.c) ---- */
+
+void su_coll_post(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+void su_coll_receive(struct earth_node *n, uint32_t from,
+		     const struct wire_hdr *h) EARTH_HIDDEN;
+
 /* ---- requests (handle.c) ---- */
 
 void su_handle(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * balance.c - TOKEN load balancing between nodes. An idle node (no token,
+ * nothing ready, EU drained) asks randomly chosen peers for work with
+ * STEAL; a peer with tokens sends its oldest one (the largest piece of a
+ * divide-and-conquer tree), else answers STEAL_NONE and remembers the asker
+ * as hungry, so the next token it gets goes there. After every peer said
+ * no, a node stays quiet until it gets work again, so an idle job sends no
+ * messages and can sleep. A token that leaves carries its function number
+ * and arguments; its frame here goes back to the EU's free list. INVOKEd
+ * work never moves.
+ */
+#define EARTH_INTERNAL 1
+#include "registry.h"
+#include "su.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t random_peer(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	uint64_t x = su->rng ? su->rng : 0x9e3779b97f4a7c15ull ^ n->id;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	su->rng = x;
+	return (n->id + 1 + (uint32_t)(x % (n->num_nodes - 1))) % n->num_nodes;
+}
+
+/* Sends the oldest token to `to`; its frame is freed by the EU. */
+static void give_oldest(struct earth_node *n, uint32_t to)
+{
+	struct su_state *su = &n->su;
+	struct ready_entry e = su->tokens[0];
+	memmove(su->tokens, su->tokens + 1, --su->ntokens * sizeof(*su->tokens));
+	const struct frame_hdr *fh = (const struct frame_hdr *)e.frame - 1;
+	const struct earth_tfunc *f = fh->fn;
+	struct wire_hdr h = {.type = W_TOKEN,
+			     .n = reg_tfunc_id(f),
+			     .len = f->args_size};
+	su_net_send(n, to, &h, e.frame);
+	su_ready_push(su, eu_token_gone, e.frame);
+	su->tokens_given++;
+}
+
+void su_balance_token_added(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	for (uint32_t p = 0; su->nhungry && su->ntokens && p < n->num_nodes;
+	     p++) {
+		if (!su->hungry[p])
+			continue;
+		su->hungry[p] = false;
+		su->nhungry--;
+		give_oldest(n, p);
+	}
+}
+
+void su_balance_idle(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	if (su->steal_out || su->steal_quiet || su->ntokens || su->rovf_len ||
+	    su->rmsg || q_ring_unconsumed(su->ready) != 0)
+		return;
+	struct wire_hdr h = {.type = W_STEAL};
+	su_net_send(n, random_peer(n), &h, NULL);
+	su->steal_out = true;
+}
+
+void su_balance_busy(struct earth_node *n)
+{
+	n->su.steal_quiet = false;
+	n->su.steal_tries = 0;
+}
+
+void su_balance_receive(struct earth_node *n, uint32_t from,
+			const struct wire_hdr *h, const void *payload)
+{
+	struct su_state *su = &n->su;
+	switch (h->type) {
+	case W_STEAL:
+		if (su->ntokens) {
+			give_oldest(n, from);
+		} else {
+			struct wire_hdr no = {.type = W_STEAL_NONE};
+			su_net_send(n, from, &no, NULL);
+			if (!su->hungry[from]) {
+				su->hungry[from] = true;
+				su->nhungry++;
+			}
+		}
+		return;
+	case W_STEAL_NONE:
+		su->steal_out = false;
+		if (++su->steal_tries >= 2 * (n->num_nodes - 1))
+			su->steal_quiet = true;
+		return;
+	case W_TOKEN: {
+		const struct earth_tfunc *f = reg_tfunc_at(h->n);
+		if (!f || !f->entry || h->len != f->args_size ||
+		    f->args_size > f->frame_size)
+			earth_fatal("message TOKEN from node %u rejected: field "
+				    "n/len (function %d with %u bytes of "
+				    "arguments is not in this program's table)",
+				    from, h->n, h->len);
+		struct eu_invoke_buf *b = malloc(sizeof(*b) + h->len);
+		if (!b)
+			earth_fatal("out of memory for a TOKEN from node %u",
+				    from);
+		b->fn = f;
+		if (h->len)
+			memcpy(b->args, payload, h->len);
+		su_ready_push(su, eu_invoke_trampoline, b);
+		su->steal_out = false;
+		su->steal_tries = 0;
+		su->steal_quiet = false;
+		su->tokens_stolen++;
+		return;
+	}
+	}
+}
