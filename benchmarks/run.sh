@@ -18,7 +18,7 @@ echo "benchmark,name,value,unit" > "$csv"
 	lscpu | grep -E '^ *(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L1d|L2|L3|Hypervisor)' || true
 	echo "quick: ${QUICK:-0}"
 } > "$out/machine.txt"
-order="xcore_rtt queue_msg eu_overhead fib"
+order="xcore_rtt queue_msg eu_overhead fib remote_ops"
 status=0
 done_list=""
 for b in $order $(ls "$bin_dir"); do

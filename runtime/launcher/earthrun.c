@@ -10,7 +10,9 @@
  * output lines with "[k] ", and waits. Exits with node 0's status. If a
  * node dies (signal or non-zero exit before the job ended) the others are
  * told which one (in the mapping) and stopped with SIGTERM, then SIGKILL
- * after 2 s; earthrun exits non-zero naming the node.
+ * after 2 s; earthrun exits non-zero naming the node. Nodes run without
+ * address-space randomisation (EARTH_ASLR=1 keeps it), so a static
+ * variable has the same address on every node of the job.
  */
 #define _GNU_SOURCE 1
 #include "shm_layout.h"
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -173,6 +176,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
+			/* Same addresses on every node for the program's static
+			 * data (symmetric globals), unless EARTH_ASLR=1. */
+			const char *aslr = getenv("EARTH_ASLR");
+			if (!aslr || strcmp(aslr, "1"))
+				personality(ADDR_NO_RANDOMIZE);
 			/* If earthrun dies, the node is told (SIGTERM). */
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			if (getppid() != parent)
