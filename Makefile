@@ -148,6 +148,7 @@ test-tsan: $(TSAN_BINS)
 # ---- benchmarks ----
 bench: all
 	$(Q)QUICK=$(QUICK) benchmarks/run.sh $(BUILD)/rel/bench
+	$(Q)QUICK=$(QUICK) threaded-c/bench/table3.sh | tee $${RESULTS_DIR:-docs/results}/table3.log
 
 # ---- install ----
 install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun

@@ -1,0 +1,110 @@
+//===- EarthTC.h - shared model of a threaded function ----------*- C++ -*-===//
+//
+// The earth_tc plugin reads Threaded-C (parse mode of threadedc.h), splits
+// each THREADED function into fibers, computes by liveness the variables
+// each fiber boundary must save and restore, and writes C against earth.h.
+// This header is the model the analysis fills and the emitter reads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EARTH_TC_H
+#define EARTH_TC_H
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace earthtc {
+
+struct Options {
+  bool SaveAll = false;              // baseline: every local at every boundary
+  bool Poison = false;               // poison locals not restored (checker)
+  std::string EmitPath;              // generated C
+  std::string StatsPath;             // per-boundary sets, text ("-" = stdout)
+  std::string JsonPath;              // the same as JSON
+  std::set<std::string> DropRestore; // test hooks: remove a variable
+  std::set<std::string> DropSave;
+};
+
+enum class MarkerKind {
+  InitSync,
+  Spawn,
+  EndThread,
+  EndFunction,
+  Invoke,
+  Token,
+  SlotIndex
+};
+
+struct Marker {
+  MarkerKind Kind;
+  const clang::CallExpr *Call;
+  unsigned Fiber = 0;    // fiber (region) the call is in
+  std::string FiberName; // INIT_SYNC/SPAWN: the fiber named
+  int Target = -1;       // its index, -1 if unknown
+};
+
+struct Fiber {
+  std::string Name; // "0" for the entry fiber
+  const clang::LabelStmt *Label = nullptr;
+  unsigned Offset = 0; // file offset of the label
+  std::vector<const clang::VarDecl *> Restore;
+  std::vector<const clang::VarDecl *> InScope; // poison candidates
+};
+
+struct EndSite {
+  const clang::CallExpr *Call;
+  bool EndFunction;
+  unsigned Fiber;
+  std::vector<const clang::VarDecl *> Save;
+};
+
+struct ThreadedFn {
+  const clang::FunctionDecl *FD = nullptr;
+  std::string Name;  // source name
+  std::string TFunc; // earth_tfunc variable (tc_main for main)
+  bool IsMain = false;
+  std::vector<Fiber> Fibers; // [0] = entry
+  std::vector<EndSite> Sites;
+  std::vector<Marker> Markers;
+  std::vector<const clang::VarDecl *> Locals; // params, then body vars
+  std::set<const clang::VarDecl *> FrameResident;
+  std::set<const clang::VarDecl *> TopLevel; // declared at body top level
+  std::map<const clang::VarDecl *, std::string> Field; // frame field names
+  const clang::VarDecl *Slots = nullptr;               // SYNC_SLOTS
+  uint64_t NumSlots = 0;
+  unsigned Naive = 0; // variables moved by --save-all, summed over sites
+  bool Failed = false;
+};
+
+// Diagnostics: "file:line:col: error: <what>; fix: <hint>".
+void error(clang::ASTContext &Ctx, clang::SourceLocation Loc,
+           const std::string &What, const std::string &Fix);
+
+bool isThreaded(const clang::FunctionDecl *FD);
+bool isGlobalPtrType(clang::ASTContext &Ctx, clang::QualType T);
+unsigned fileOffset(const clang::SourceManager &SM, clang::SourceLocation L);
+
+// Analyze.cpp: fibers, markers, frame-resident set, liveness, save/restore.
+bool analyze(clang::CompilerInstance &CI, ThreadedFn &F, const Options &O);
+// Check.cpp: misuse diagnostics that need no CFG.
+void check(clang::CompilerInstance &CI, ThreadedFn &F);
+// Emit.cpp: the generated C for the whole main file.
+bool emit(clang::CompilerInstance &CI, std::vector<ThreadedFn> &Fns,
+          const std::vector<const clang::FunctionDecl *> &Protos,
+          const Options &O, std::string &Out);
+// Report.cpp: per-boundary sets as text and JSON.
+std::string reportText(clang::ASTContext &Ctx,
+                       const std::vector<ThreadedFn> &Fns);
+std::string reportJson(clang::ASTContext &Ctx,
+                       const std::vector<ThreadedFn> &Fns);
+
+} // namespace earthtc
+
+#endif

@@ -1,0 +1,92 @@
+# compiler-plugin/module.mk - the earth_tc Clang plugin, the Threaded-C
+# counters library and earthcc; included by the root Makefile.
+#
+#   make tc            plugin + libearth_tc.a (skips the plugin, with a
+#                      message, when clang-14 development files are missing)
+#   make install-tc    earthcc, threadedc.h, libearth_tc.a, the plugin
+#   make bench-tc      Table 3 counters: threaded-c/bench/table3.sh
+#
+# Clang/LLVM is pinned to major version 14 (Debian 12's default): a plugin
+# built against another major version crashes the clang that loads it.
+
+TC_LLVM_VER    := 14
+TC_CLANG       := clang-$(TC_LLVM_VER)
+TC_LLVM_CONFIG := llvm-config-$(TC_LLVM_VER)
+TC_CXX         := clang++-$(TC_LLVM_VER)
+TC_DEB_PKGS    := clang-$(TC_LLVM_VER) llvm-$(TC_LLVM_VER)-dev libclang-$(TC_LLVM_VER)-dev
+TC_PLUGIN      := $(BUILD)/plugin/earth_tc.so
+TC_PLUGIN_SRC  := $(wildcard compiler-plugin/*.cpp)
+TC_PLUGIN_OBJ  := $(patsubst compiler-plugin/%.cpp,$(BUILD)/plugin/obj/%.o,$(TC_PLUGIN_SRC))
+TC_LIB         := $(BUILD)/rel/lib/libearth_tc.a
+TC_LIB_SRC     := threaded-c/runtime/tc_stats.c
+TC_DEPS_STAMP  := $(BUILD)/.deps-tc-ok
+# Evaluated only when the plugin is built (llvm-config may be missing).
+TC_CXXFLAGS     = $(shell $(TC_LLVM_CONFIG) --cxxflags) -std=c++17 -fPIC -O1 \
+                  -Wall -Wextra -Werror -Wno-unused-parameter -MMD -MP
+TC_HAVE_CLANG   = command -v $(TC_CLANG) >/dev/null 2>&1 && \
+                  command -v $(TC_LLVM_CONFIG) >/dev/null 2>&1 && \
+                  [ -f "$$($(TC_LLVM_CONFIG) --includedir)/clang/AST/ASTConsumer.h" ]
+
+.PHONY: tc tc-plugin install-tc bench-tc
+
+# Installs clang-14 and its development files when missing; a failure (no
+# network, not root) is not an error: the plugin and its tests are skipped.
+$(TC_DEPS_STAMP): | $(DEPS_STAMP)
+	$(Q)missing=""; for p in $(TC_DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing (Threaded-C plugin)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    $$SUDO apt-get install -y -qq $$missing >/dev/null; } \
+	  || echo "deps: could not install$$missing; earthcc and its tests need them" >&2; \
+	fi
+	$(Q)mkdir -p $(@D) && touch $@
+
+tc: $(TC_DEPS_STAMP) $(TC_LIB) $(BUILD)/rel/lib/libearth.a
+	$(Q)if $(TC_HAVE_CLANG); then \
+	  $(MAKE) --no-print-directory tc-plugin; \
+	else \
+	  echo "tc: $(TC_CLANG) with its development files is not installed:" \
+	       "the earth_tc plugin is not built and the Threaded-C tests will be" \
+	       "skipped (install: apt-get install $(TC_DEB_PKGS))"; \
+	fi
+
+tc-plugin: $(TC_PLUGIN)
+
+$(BUILD)/plugin/obj/%.o: compiler-plugin/%.cpp compiler-plugin/EarthTC.h
+	@mkdir -p $(@D); $(if $(Q),echo "  CXX     $<";)
+	$(Q)$(TC_CXX) $(TC_CXXFLAGS) -c $< -o $@
+
+$(TC_PLUGIN): $(TC_PLUGIN_OBJ)
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(TC_CXX) -shared -fPIC $^ -o $@
+
+$(TC_LIB): $(call objs,rel,$(TC_LIB_SRC))
+	@mkdir -p $(@D); $(if $(Q),echo "  AR      $@";)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# tc_stats.c includes tc_stats.h from threaded-c/include.
+$(call objs,rel,$(TC_LIB_SRC)): CFLAGS += -Ithreaded-c/include
+
+all: tc
+# The Threaded-C tests (tests/t_tc_*.c) run earthcc: build it first.
+test-asan: tc
+
+install: install-tc
+install-tc: tc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/earth
+	install -m 755 threaded-c/earthcc $(DESTDIR)$(PREFIX)/bin/earthcc
+	install -m 644 threaded-c/include/threadedc.h threaded-c/include/tc_stats.h \
+	  $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(TC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	$(Q)if [ -f $(TC_PLUGIN) ]; then \
+	  install -m 644 $(TC_PLUGIN) $(DESTDIR)$(PREFIX)/lib/earth/; \
+	else echo "install-tc: no plugin built; earthcc will compile plain C only"; fi
+
+bench-tc: tc
+	$(Q)threaded-c/bench/table3.sh
+
+-include $(wildcard $(BUILD)/plugin/obj/*.d)

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_tc_diag.c - one negative test per diagnostic of the earth_tc plugin:
+ * each tests/tc/diag/NAME.tc holds misuse and, in EXPECT comments, the
+ * "line:col: error: message" lines earthcc must print (with the file name
+ * in front). earthcc must fail, print every expected line, and give a fix
+ * hint with each error.
+ */
+#include "tc/tc_run.h"
+#include <dirent.h>
+
+TestSuite(tc_diag, .timeout = 60);
+
+static char out[65536];
+
+static void diag(const char *name)
+{
+	char path[256], gen[128], line[1024];
+	tc_require();
+	snprintf(path, sizeof path, "tests/tc/diag/%s.tc", name);
+	snprintf(gen, sizeof gen, "/tmp/earth_tc_diag_%d.c", (int)getpid());
+	int rc = tc_sh(out, sizeof out, TC_EARTHCC " --tc-only --emit-c=%s %s",
+		       gen, path);
+	unlink(gen);
+	cr_expect_neq(rc, 0, "%s: earthcc accepted it:\n%s", path, out);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	int expects = 0;
+	while (fgets(line, sizeof line, f)) {
+		char *e = strstr(line, "/* EXPECT: ");
+		if (!e)
+			continue;
+		e += strlen("/* EXPECT: ");
+		char *end = strstr(e, " */");
+		if (end)
+			*end = 0;
+		char want[1300];
+		snprintf(want, sizeof want, "%s:%s; fix: ", path, e);
+		cr_expect(strstr(out, want), "missing:\n  %s\nin:\n%s", want,
+			  out);
+		expects++;
+	}
+	fclose(f);
+	cr_expect_gt(expects, 0, "%s has no EXPECT line", path);
+}
+
+#define DIAG(name)                                                             \
+	Test(tc_diag, name)                                                    \
+	{                                                                      \
+		diag(#name);                                                   \
+	}
+DIAG(goto_other_fiber)
+DIAG(goto_fiber_label)
+DIAG(fall_through)
+DIAG(end_of_body)
+DIAG(unknown_fiber_init)
+DIAG(unknown_fiber_spawn)
+DIAG(slot_range)
+DIAG(global_deref)
+DIAG(invoke_count)
+DIAG(token_types)
+DIAG(not_threaded)
+DIAG(vla)
+DIAG(alloca)
+DIAG(return )
+DIAG(nested_label)
+DIAG(no_slots)
+DIAG(macro_body)
+DIAG(shadowed_save)
+#define N_DIAG 18
+
+/* Every file in tests/tc/diag has a test above. */
+Test(tc_diag, every_file_is_tested)
+{
+	DIR *d = opendir("tests/tc/diag");
+	cr_assert_not_null(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strstr(e->d_name, ".tc") != NULL;
+	closedir(d);
+	cr_expect_eq(n, N_DIAG, "tests/tc/diag has %d files, %d tests", n,
+		     N_DIAG);
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_tc_exec.c - Threaded-C programs built with earthcc run and compute the
+ * right results: the examples (hello, fib, N-Queens, the remote-get
+ * pipeline, the reduction tree) and the corpus of odd C, with minimal sets,
+ * with --save-all and with clang as the C compiler; earthcc also builds
+ * plain C against earth.h; the Table 3 counters are printed with
+ * EARTH_TC_STATS=1 and minimal sets move fewer variables than --save-all;
+ * a missing clang-14 gives a message that says how to install it; hello
+ * and the reduction also run on several nodes with earthrun.
+ * Skipped, with a message, when clang-14 or the plugin is missing.
+ */
+#include "tc/tc_run.h"
+
+TestSuite(tc_exec, .timeout = 120);
+
+static char out[65536];
+
+static void run_ok(const char *src, const char *flags, const char *args,
+		   const char *want)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, src, flags);
+	int rc = tc_exec(out, sizeof out, dir, "", args);
+	cr_expect_eq(rc, 0, "%s %s exited with %d:\n%s", src, args, rc, out);
+	cr_expect(strstr(out, want), "%s %s: no '%s' in:\n%s", src, args, want,
+		  out);
+	tc_cleanup(dir);
+}
+
+Test(tc_exec, hello)
+{
+	run_ok("threaded-c/examples/hello.tc", "", "",
+	       "hello from node 0 of 1");
+	cr_expect(strstr(out, "1 node(s) answered"), "%s", out);
+}
+Test(tc_exec, fib)
+{
+	run_ok("threaded-c/examples/fib.tc", "", "18", "fib(18) = 2584");
+}
+Test(tc_exec, fib_save_all)
+{
+	run_ok("threaded-c/examples/fib.tc", "--save-all", "15",
+	       "fib(15) = 610");
+}
+Test(tc_exec, nqueens)
+{
+	run_ok("threaded-c/examples/nqueens.tc", "", "8 3",
+	       "queens(8) = 92 (correct)");
+}
+Test(tc_exec, nqueens_10_save_all)
+{
+	run_ok("threaded-c/examples/nqueens.tc", "--save-all", "10 2",
+	       "queens(10) = 724 (correct)");
+}
+Test(tc_exec, pipeline)
+{
+	run_ok("threaded-c/examples/pipeline.tc", "", "2000",
+	       "2000 remote gets, sum 5999000 (correct)");
+}
+Test(tc_exec, reduce)
+{
+	run_ok("threaded-c/examples/reduce.tc", "", "20000 16", "(correct)");
+}
+Test(tc_exec, corpus_odd)
+{
+	run_ok("tests/tc/corpus/odd.tc", "", "", "ok");
+}
+Test(tc_exec, corpus_ops)
+{
+	run_ok("tests/tc/corpus/ops.tc", "", "", "ops: 0.5 1.25 x -7 99 abcdefg 1");
+}
+Test(tc_exec, corpus_odd_save_all)
+{
+	run_ok("tests/tc/corpus/odd.tc", "--save-all", "", "ok");
+}
+Test(tc_exec, clang_as_c_compiler)
+{
+	run_ok("threaded-c/examples/nqueens.tc", "", "6 2",
+	       "queens(6) = 4 (correct)");
+	char dir[64];
+	tc_tmpdir(dir);
+	int rc = tc_sh(out, sizeof out,
+		       "EARTHCC_CC=clang-14 " TC_EARTHCC " -O2 -Wall -Wextra "
+		       "-Werror tests/tc/corpus/odd.tc -o %s/prog && %s/prog",
+		       dir, dir);
+	cr_expect_eq(rc, 0, "odd.tc with clang: %d\n%s", rc, out);
+	tc_cleanup(dir);
+}
+
+Test(tc_exec, plain_c_program)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	int rc = tc_sh(
+	    out, sizeof out,
+	    TC_EARTHCC
+	    " -O2 -Ithreaded-c/examples threaded-c/examples/demo.c "
+	    "threaded-c/examples/fib_tf.c -o %s/prog && timeout 20 %s/prog 12",
+	    dir, dir);
+	cr_expect_eq(rc, 0, "demo via earthcc: %d\n%s", rc, out);
+	cr_expect(strstr(out, "fib(12) = 144 (correct)"), "%s", out);
+	tc_cleanup(dir);
+}
+
+/* Parses "save_restore_avg X" from the EARTH_TC_STATS=1 line. */
+static double avg_of(const char *src, const char *flags, const char *args)
+{
+	char dir[64];
+	tc_tmpdir(dir);
+	tc_build(dir, src, flags);
+	int rc = tc_exec(out, sizeof out, dir, "EARTH_TC_STATS=1", args);
+	cr_assert_eq(rc, 0, "%s: %d\n%s", src, rc, out);
+	const char *p = strstr(out, "save_restore_avg ");
+	cr_assert_not_null(p, "no counters printed:\n%s", out);
+	cr_assert_not_null(strstr(out, "switches "), "%s", out);
+	tc_cleanup(dir);
+	return atof(p + strlen("save_restore_avg "));
+}
+
+Test(tc_exec, counters_min_below_save_all)
+{
+	tc_require();
+	const char *progs[][2] = {{"threaded-c/examples/pipeline.tc", "300"},
+				  {"threaded-c/examples/reduce.tc", "5000 16"},
+				  {"threaded-c/examples/fib.tc", "12"}};
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		double min = avg_of(progs[i][0], "", progs[i][1]);
+		double all = avg_of(progs[i][0], "--save-all", progs[i][1]);
+		cr_expect(min > 0 && min < all, "%s: min %.3f, all %.3f",
+			  progs[i][0], min, all);
+	}
+}
+
+Test(tc_exec, missing_clang_says_how_to_install)
+{
+	int rc = tc_sh(out, sizeof out,
+		       "EARTHCC_CLANG=clang-nonexistent-14 " TC_EARTHCC
+		       " threaded-c/examples/fib.tc -o /dev/null");
+	cr_expect_eq(rc, 2, "rc %d\n%s", rc, out);
+	cr_expect(strstr(out, "apt-get install clang-14"), "%s", out);
+}
+
+/* The examples run on several nodes with earthrun (the networking
+ * runtime): every node says hello, the reduction reads node 0's array. */
+Test(tc_exec, several_nodes_with_earthrun)
+{
+	char dir[64];
+	tc_require();
+	if (access("build/rel/bin/earthrun", X_OK) != 0)
+		cr_skip_test("build/rel/bin/earthrun is not built (make all)");
+	tc_tmpdir(dir);
+	tc_build(dir, "threaded-c/examples/hello.tc", "");
+	int rc = tc_sh(out, sizeof out,
+		       "timeout 60 build/rel/bin/earthrun -n 3 %s/prog", dir);
+	cr_expect_eq(rc, 0, "hello on 3 nodes: %d\n%s", rc, out);
+	cr_expect(strstr(out, "3 node(s) answered"), "%s", out);
+	cr_expect(strstr(out, "hello from node 2 of 3"), "%s", out);
+	tc_build(dir, "threaded-c/examples/reduce.tc", "");
+	rc = tc_sh(out, sizeof out,
+		   "timeout 60 build/rel/bin/earthrun -n 2 %s/prog 20000 16",
+		   dir);
+	cr_expect_eq(rc, 0, "reduce on 2 nodes: %d\n%s", rc, out);
+	cr_expect(strstr(out, "(correct)"), "%s", out);
+	tc_cleanup(dir);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * threadedc.h - the Threaded-C language, as macros over earth.h.
+ *
+ * A Threaded-C file (prog.tc) is C plus the constructs below; earthcc
+ * includes this header first. The file is read twice:
+ *
+ *  1. Parse mode (EARTH_TC_PARSE defined, by earthcc): Clang and the
+ *     earth_tc plugin read the file. Structural constructs (INIT_SYNC,
+ *     SPAWN, END_THREAD, END_FUNCTION, INVOKE, TOKEN) expand to marker calls
+ *     __tc_*() that the plugin finds, checks and replaces.
+ *  2. Generated mode (no EARTH_TC_PARSE): the plugin's output, plain C17
+ *     against earth.h, is compiled by any C compiler. The remaining
+ *     constructs (SYNC, GET_SYNC_x, ...) are the macros below.
+ *
+ * The language reference is docs/threaded-c.md.
+ */
+#ifndef EARTH_THREADEDC_H
+#define EARTH_THREADEDC_H
+
+#include <earth.h>
+#include <stdint.h>
+#include "tc_stats.h"
+
+/* ---- types ---- */
+typedef earth_slot SLOT;  /* SLOT SYNC_SLOTS[n]; in a threaded function   */
+typedef earth_gslot SPTR; /* global pointer to a sync slot (SLOT_ADR)     */
+
+/*
+ * GLOBAL: `int *GLOBAL p` is a global pointer (node, address). It holds the
+ * bits of an earth_gptr in a typed C pointer, so C checks the pointee type;
+ * never dereference it: read and write through GET_SYNC_x / DATA_SYNC_x /
+ * BLKMOV_SYNC (the plugin rejects a direct dereference).
+ */
+#ifdef EARTH_TC_PARSE
+#define GLOBAL __attribute__((btf_type_tag("earth_global")))
+#else
+#define GLOBAL
+#endif
+
+static inline earth_gptr tc_gptr(const void *global_ptr)
+{
+	return (earth_gptr){(uint64_t)(uintptr_t)global_ptr};
+}
+static inline void *tc_to_global(const void *local_addr)
+{
+	return (void *)(uintptr_t)earth_to_global(local_addr).bits;
+}
+
+#ifdef EARTH_TC_PARSE
+#define TO_GLOBAL(local_addr) ((void *GLOBAL)tc_to_global(local_addr))
+#else
+#define TO_GLOBAL(local_addr) tc_to_global(local_addr)
+#endif
+#define NODE_ID ((int)earth_node_id())
+#define NUM_NODES ((int)earth_num_nodes())
+#define SET_EXIT_STATUS(status) earth_set_exit_status(status)
+
+/* ---- slots of the current frame ---- */
+#ifdef EARTH_TC_PARSE
+int __tc_slot_index(int slot);
+#define TC_SLOT_(s) (&SYNC_SLOTS[__tc_slot_index(s)])
+#else
+#define TC_SLOT_(s) (&SYNC_SLOTS[(s)])
+#endif
+
+#define SLOT_ADR(s) earth_slot_global(TC_SLOT_(s))
+#define SYNC(s) earth_sync(TC_SLOT_(s))
+#define RSYNC(sptr) earth_rsync(sptr)
+#define INCR_SYNC(s, n) earth_incr_sync(TC_SLOT_(s), (n))
+#define INCR_RSYNC(sptr, n) earth_incr_rsync((sptr), (n))
+
+/* ---- typed split-phase operations; suffix = value type ---- */
+#define TC_TYPED_(sfx, T)                                                      \
+	static inline earth_gptr tc_gptr_##sfx(const T *global_ptr)            \
+	{                                                                      \
+		return tc_gptr(global_ptr);                                    \
+	}
+TC_TYPED_(c, char)
+TC_TYPED_(s, short)
+TC_TYPED_(i, int)
+TC_TYPED_(l, long)
+TC_TYPED_(f, float)
+TC_TYPED_(d, double)
+#undef TC_TYPED_
+/* _G moves a global pointer value (any GLOBAL pointer type). */
+static inline earth_gptr tc_gptr_g(void *const *global_ptr)
+{
+	return tc_gptr(global_ptr);
+}
+
+#define TC_GET_(sfx, src, dst, slot_)                                         \
+	earth_get_sync_##sfx(tc_gptr_##sfx(src), (dst), TC_SLOT_(slot_))
+#define TC_DATA_(sfx, v, dst, slot_)                                           \
+	earth_data_sync_##sfx((v), tc_gptr_##sfx(dst), TC_SLOT_(slot_))
+#define TC_DATAR_(sfx, v, dst, sptr)                                           \
+	earth_data_rsync_##sfx((v), tc_gptr_##sfx(dst), (sptr))
+#define TC_GETR_(sfx, src, dst, sptr)                                          \
+	earth_get_rsync_##sfx(tc_gptr_##sfx(src), (dst), (sptr))
+
+/* GET_SYNC_x(src_global, dst_local, slot): *dst = *src, then SYNC(slot). */
+#define GET_SYNC_C(src, dst, slot_) TC_GET_(c, src, dst, slot_)
+#define GET_SYNC_S(src, dst, slot_) TC_GET_(s, src, dst, slot_)
+#define GET_SYNC_I(src, dst, slot_) TC_GET_(i, src, dst, slot_)
+#define GET_SYNC_L(src, dst, slot_) TC_GET_(l, src, dst, slot_)
+#define GET_SYNC_F(src, dst, slot_) TC_GET_(f, src, dst, slot_)
+#define GET_SYNC_D(src, dst, slot_) TC_GET_(d, src, dst, slot_)
+#define GET_SYNC_G(src, dst, slot_)                                            \
+	earth_get_sync_g(tc_gptr_g((void *const *)(src)),                      \
+			 (earth_gptr *)(void *)(dst), TC_SLOT_(slot_))
+/* GET_RSYNC_x(src_global, dst_local, sptr): the same, signalling a SPTR. */
+#define GET_RSYNC_C(src, dst, sptr) TC_GETR_(c, src, dst, sptr)
+#define GET_RSYNC_S(src, dst, sptr) TC_GETR_(s, src, dst, sptr)
+#define GET_RSYNC_I(src, dst, sptr) TC_GETR_(i, src, dst, sptr)
+#define GET_RSYNC_L(src, dst, sptr) TC_GETR_(l, src, dst, sptr)
+#define GET_RSYNC_F(src, dst, sptr) TC_GETR_(f, src, dst, sptr)
+#define GET_RSYNC_D(src, dst, sptr) TC_GETR_(d, src, dst, sptr)
+
+/* DATA_SYNC_x(value, dst_global, slot): *dst = value, then SYNC(slot). */
+#define DATA_SYNC_C(v, dst, slot_) TC_DATA_(c, v, dst, slot_)
+#define DATA_SYNC_S(v, dst, slot_) TC_DATA_(s, v, dst, slot_)
+#define DATA_SYNC_I(v, dst, slot_) TC_DATA_(i, v, dst, slot_)
+#define DATA_SYNC_L(v, dst, slot_) TC_DATA_(l, v, dst, slot_)
+#define DATA_SYNC_F(v, dst, slot_) TC_DATA_(f, v, dst, slot_)
+#define DATA_SYNC_D(v, dst, slot_) TC_DATA_(d, v, dst, slot_)
+#define DATA_SYNC_G(v, dst, slot_)                                             \
+	earth_data_sync_g(tc_gptr(v), tc_gptr_g((void *const *)(dst)),         \
+			  TC_SLOT_(slot_))
+/* DATA_RSYNC_x(value, dst_global, sptr): *dst = value, then RSYNC(sptr). */
+#define DATA_RSYNC_C(v, dst, sptr) TC_DATAR_(c, v, dst, sptr)
+#define DATA_RSYNC_S(v, dst, sptr) TC_DATAR_(s, v, dst, sptr)
+#define DATA_RSYNC_I(v, dst, sptr) TC_DATAR_(i, v, dst, sptr)
+#define DATA_RSYNC_L(v, dst, sptr) TC_DATAR_(l, v, dst, sptr)
+#define DATA_RSYNC_F(v, dst, sptr) TC_DATAR_(f, v, dst, sptr)
+#define DATA_RSYNC_D(v, dst, sptr) TC_DATAR_(d, v, dst, sptr)
+#define DATA_RSYNC_G(v, dst, sptr)                                             \
+	earth_data_rsync_g(tc_gptr(v), tc_gptr_g((void *const *)(dst)), (sptr))
+
+/* BLKMOV_SYNC(src_global, dst_global, nbytes, slot); _RSYNC with a SPTR. */
+#define BLKMOV_SYNC(src, dst, n, slot_)                                        \
+	earth_blkmov_sync(tc_gptr(src), tc_gptr(dst), (n), TC_SLOT_(slot_))
+#define BLKMOV_RSYNC(src, dst, n, sptr)                                        \
+	earth_blkmov_rsync(tc_gptr(src), tc_gptr(dst), (n), (sptr))
+
+/* ---- structural constructs: the plugin replaces these ---- */
+#ifdef EARTH_TC_PARSE
+#define THREADED __attribute__((annotate("earth_threaded"))) void
+void __tc_init_sync(int slot, int count, int reset, const char *fiber);
+void __tc_spawn(const char *fiber);
+void __tc_end_thread(void) __attribute__((noreturn));
+void __tc_end_function(void) __attribute__((noreturn));
+void __tc_invoke(int node, ...);
+void __tc_token(int unused, ...);
+#define INIT_SYNC(s, count, reset, fiber)                                      \
+	__tc_init_sync((s), (count), (reset), #fiber)
+#define SPAWN(fiber) __tc_spawn(#fiber)
+#define END_THREAD() __tc_end_thread()
+#define END_FUNCTION() __tc_end_function()
+#define INVOKE(node, f, ...) __tc_invoke((node), f, ##__VA_ARGS__)
+#define TOKEN(f, ...) __tc_token(0, f, ##__VA_ARGS__)
+#else
+#define TC_NOT_TRANSLATED_(what)                                               \
+	_Static_assert(0, what " outside a THREADED function (or the file "    \
+			       "did not go through earthcc)")
+#define THREADED                                                               \
+	TC_NOT_TRANSLATED_("THREADED");                                        \
+	void
+#define INIT_SYNC(s, c, r, f) TC_NOT_TRANSLATED_("INIT_SYNC")
+#define SPAWN(f) TC_NOT_TRANSLATED_("SPAWN")
+#define END_THREAD() TC_NOT_TRANSLATED_("END_THREAD")
+#define END_FUNCTION() TC_NOT_TRANSLATED_("END_FUNCTION")
+#define INVOKE(...) TC_NOT_TRANSLATED_("INVOKE")
+#define TOKEN(...) TC_NOT_TRANSLATED_("TOKEN")
+#endif
+
+#endif /* EARTH_THREADEDC_H */
