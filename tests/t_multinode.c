@@ -278,3 +278,57 @@ Test(multinode, nqueens_exact_under_balancing)
 			  "%d nodes: %s\n%s", nodes[i], c.out, c.err);
 	}
 }
+
+/* Regression: STEAL/STEAL_NONE answers used to count as work and restart
+ * the asking, so idle nodes kept each other busy forever. An idle job must
+ * sleep: its nodes use almost no CPU. */
+Test(multinode, idle_job_sleeps)
+{
+	char out[64], cmdline[512], path[80], buf[4096];
+	snprintf(out, sizeof(out), "/tmp/t_mn_idle.%d", (int)getpid());
+	snprintf(cmdline, sizeof(cmdline), "%s -n 3 %s/hang > %s.o 2>&1 &",
+		 T_EARTHRUN, T_PROG_DIR, out);
+	cr_assert_eq(system(cmdline), 0);
+	snprintf(path, sizeof(path), "%s.o", out);
+	long pids[3] = {-1, -1, -1};
+	uint64_t t0 = t_now_ns();
+	while (pids[2] < 0 && t_now_ns() - t0 < 10000000000ull) {
+		slurp(path, buf, sizeof(buf));
+		for (int k = 0; k < 3; k++) {
+			char key[32];
+			snprintf(key, sizeof(key), "node %d pid ", k);
+			char *p = strstr(buf, key);
+			if (p && strchr(p, '\n'))
+				pids[k] = atol(p + strlen(key));
+		}
+		usleep(10000);
+	}
+	cr_assert_gt(pids[2], 0, "the job did not start: %s", buf);
+	sleep(2);
+	long ticks = 0;
+	for (int k = 0; k < 3; k++) {
+		char stat[64];
+		snprintf(stat, sizeof(stat), "/proc/%ld/stat", pids[k]);
+		slurp(stat, buf, sizeof(buf));
+		/* fields 14 and 15 (utime, stime) follow the ")" of comm */
+		char *p = strrchr(buf, ')');
+		cr_assert(p, "no stat for node %d", k);
+		unsigned long ut = 0, st = 0;
+		cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+					   "%*u %*u %lu %lu",
+				    &ut, &st),
+			     2);
+		ticks += (long)(ut + st);
+	}
+	for (int k = 0; k < 3; k++)
+		kill((pid_t)pids[k], SIGKILL);
+	snprintf(cmdline, sizeof(cmdline), "pgrep -f '%s/[h]ang' > /dev/null",
+		 T_PROG_DIR);
+	for (int i = 0; i < 100 && system(cmdline) == 0; i++)
+		usleep(20000);
+	unlink(path);
+	/* 3 nodes x 2 threads for over 2 s: busy would be ~400 ticks. */
+	cr_assert_lt(ticks, 60, "an idle 3-node job used %ld ticks of CPU in "
+				"2 s",
+		     ticks);
+}

@@ -101,6 +101,11 @@ void *su_thread(void *arg)
 			q_ring_release(su->req);
 			k++;
 		}
+		/* Requests from the EU mean this node has work: it may ask
+		 * peers for tokens again once it runs dry. Messages alone do
+		 * not (a STEAL/STEAL_NONE exchange must not restart itself). */
+		if (k && n->net)
+			su_balance_busy(n);
 		if (q_unlikely(q_mpsc_peek(&n->inbox)))
 			k += drain_inbox(n);
 		if (n->net) {
@@ -117,8 +122,6 @@ void *su_thread(void *arg)
 			k += (unsigned)(su->fibers_ready - before);
 		}
 		if (k || su->rmsg) {
-			if (n->net)
-				su_balance_busy(n);
 			su_ready_flush(n);
 			if (n->net)
 				n->net->ops->flush(n->net);
