@@ -23,7 +23,7 @@ INC     := -Iruntime/include -Iqueues -Iruntime/core -Iruntime/eu -Iruntime/su \
            -Ithreaded-c/examples
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
-LIBS    := -lnuma -ldl -lpthread
+LIBS    := -lnuma -ldl -lpthread -luring
 ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
@@ -168,5 +168,6 @@ clean:
 
 # The Clang plugin and earthcc (Threaded-C issue) add their own rules.
 -include compiler-plugin/module.mk
+-include tests/fuzz/module.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -141,7 +141,7 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	n->su.statep = &n->su.state;
 	if (n->num_nodes > 1) {
 		const char *nerr = NULL;
-		n->net = net_shm_open(n->id, n->num_nodes, &nerr);
+		n->net = net_open(n->id, n->num_nodes, &nerr);
 		n->su.out_head = calloc(n->num_nodes, sizeof(*n->su.out_head));
 		n->su.out_tail = calloc(n->num_nodes, sizeof(*n->su.out_tail));
 		n->su.hungry = calloc(n->num_nodes, sizeof(*n->su.hungry));

@@ -2,22 +2,29 @@
 /*
  * earthrun - starts an EARTH job of N nodes on this host.
  *
- *   earthrun -n N [--prefix] [--ring-kb K] [--] program [args...]
+ *   earthrun -n N [--prefix] [--ring-kb K] [--transport shm|tcp] [--]
+ *            program [args...]
  *
  * Creates the job's shared mapping (same-host transport: a byte ring per
  * pair of nodes), starts N processes with EARTH_NODE, EARTH_NODES,
- * EARTH_LOCAL_NODE(S) and EARTH_SHM_FD set, optionally prefixes their
+ * EARTH_LOCAL_NODE(S) and EARTH_SHM_FD set (--transport tcp: instead
+ * EARTH_TRANSPORT=tcp, EARTH_RENDEZVOUS at a free loopback port and a
+ * random EARTH_JOB_SECRET from /dev/urandom), optionally prefixes their
  * output lines with "[k] ", and waits. Exits with node 0's status. If a
  * node dies (signal or non-zero exit before the job ended) the others are
  * told which one (in the mapping) and stopped with SIGTERM, then SIGKILL
- * after 2 s; earthrun exits non-zero naming the node. Nodes run without
+ * after 2 s (tcp: the nodes notice a dead peer themselves; SIGTERM follows
+ * only after 3 s); earthrun exits non-zero naming the node. Nodes run without
  * address-space randomisation (EARTH_ASLR=1 keeps it), so a static
  * variable has the same address on every node of the job.
  */
 #define _GNU_SOURCE 1
 #include "shm_layout.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,12 +43,14 @@
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: earthrun -n N [--prefix] [--ring-kb K] [--] program "
-		"[args...]\n"
+		"usage: earthrun -n N [--prefix] [--ring-kb K] [--transport "
+		"shm|tcp] [--] program [args...]\n"
 		"  -n N         number of nodes (1..%d), one process each\n"
 		"  --prefix     prefix every output line with \"[node] \"\n"
 		"  --ring-kb K  bytes of each node-to-node ring, in KiB "
-		"(power of two, 64..65536; default 1024)\n",
+		"(power of two, 64..65536; default 1024)\n"
+		"  --transport  shm (shared memory, the default) or tcp "
+		"(loopback TCP, as between hosts)\n",
 		MAX_NODES);
 	exit(2);
 }
@@ -56,6 +66,47 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* tcp: a free loopback port for node 0's rendezvous (another process may
+ * take it before node 0 binds it: unlikely, and node 0 then says so). */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &al)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* tcp: 32 random bytes as hex into out[65]. */
+static int make_secret(char *out)
+{
+	unsigned char b[32];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	while (fd >= 0 && got < sizeof(b)) {
+		ssize_t r = read(fd, b + got, sizeof(b) - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (got < sizeof(b))
+		return -1;
+	for (size_t k = 0; k < sizeof(b); k++)
+		snprintf(out + 2 * k, 3, "%02x", b[k]);
+	return 0;
 }
 
 struct child {
@@ -90,7 +141,7 @@ static void emit(struct child *c, int k, int which, int final)
 int main(int argc, char **argv)
 {
 	long nodes = 0, ring_kb = 1024;
-	int prefix = 0, i = 1;
+	int prefix = 0, i = 1, tcp = 0;
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
 			char *end;
@@ -111,6 +162,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "earthrun: --ring-kb %s: give a "
 						"power of two from 64 to "
 						"65536\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--transport") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "tcp")) {
+				tcp = 1;
+			} else if (strcmp(argv[i], "shm")) {
+				fprintf(stderr, "earthrun: --transport %s: give "
+						"shm or tcp\n",
 					argv[i]);
 				return 2;
 			}
@@ -160,6 +221,24 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (tcp) {
+		char rv[64], secret[65];
+		int port = free_port();
+		if (port < 0 || make_secret(secret)) {
+			fprintf(stderr, "earthrun: --transport tcp: cannot %s: "
+					"%s\n",
+				port < 0 ? "find a free loopback port"
+					 : "read /dev/urandom",
+				strerror(errno));
+			return 1;
+		}
+		snprintf(rv, sizeof(rv), "127.0.0.1:%d", port);
+		setenv("EARTH_TRANSPORT", "tcp", 1);
+		setenv("EARTH_RENDEZVOUS", rv, 1);
+		setenv("EARTH_JOB_SECRET", secret, 1);
+	} else {
+		setenv("EARTH_TRANSPORT", "shm", 1);
+	}
 	pid_t parent = getpid();
 	char fdbuf[16], nbuf[16], kbuf[16];
 	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
@@ -190,7 +269,8 @@ int main(int argc, char **argv)
 			setenv("EARTH_NODES", nbuf, 1);
 			setenv("EARTH_LOCAL_NODE", kbuf, 1);
 			setenv("EARTH_LOCAL_NODES", nbuf, 1);
-			setenv("EARTH_SHM_FD", fdbuf, 1);
+			if (!tcp)
+				setenv("EARTH_SHM_FD", fdbuf, 1);
 			if (prefix) {
 				dup2(p[0][1], 1);
 				dup2(p[1][1], 2);
@@ -218,7 +298,7 @@ int main(int argc, char **argv)
 
 	long alive = nodes;
 	int failed = -1, fail_status = 0;
-	double kill_at = 0, end_deadline = 0;
+	double kill_at = 0, end_deadline = 0, term_at = 0;
 	struct pollfd *pf = calloc((size_t)nodes * 2, sizeof(*pf));
 	while (alive > 0) {
 		int np = 0;
@@ -293,11 +373,23 @@ int main(int argc, char **argv)
 							"%d; stopping the "
 							"job\n",
 						k, WEXITSTATUS(st));
-				for (long o = 0; o < nodes; o++)
-					if (!ch[o].done)
-						kill(ch[o].pid, SIGTERM);
-				kill_at = now_s() + 2;
+				if (tcp) {
+					/* Let the nodes notice (and say) it. */
+					term_at = now_s() + 3;
+				} else {
+					for (long o = 0; o < nodes; o++)
+						if (!ch[o].done)
+							kill(ch[o].pid, SIGTERM);
+					kill_at = now_s() + 2;
+				}
 			}
+		}
+		if (term_at && now_s() > term_at) {
+			for (long o = 0; o < nodes; o++)
+				if (!ch[o].done)
+					kill(ch[o].pid, SIGTERM);
+			term_at = 0;
+			kill_at = now_s() + 1;
 		}
 		if (stop_signal && failed < 0) {
 			fprintf(stderr, "earthrun: %s: stopping the job\n",

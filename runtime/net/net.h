@@ -3,7 +3,8 @@
  * net.h - the SU's transports to other nodes. A transport moves whole
  * messages (struct wire_hdr + payload) in order per pair of nodes, never
  * blocks the SU, and delivers what arrived when polled. Only the SU thread
- * uses a transport, except net_wake_all at shutdown.
+ * uses a transport, except open and fini (the earth_run thread, before the
+ * SU starts and after it ended) and wake (any thread).
  */
 #ifndef EARTH_NET_H
 #define EARTH_NET_H
@@ -41,6 +42,14 @@ struct net_ops {
 	 * reach (they wake it after sending). */
 	_Atomic uint32_t *(*su_word)(struct net *t);
 	void (*fini)(struct net *t);
+	/* Optional, for a transport whose peers cannot wake the SU through
+	 * su_word (tcp): the SU blocks here instead of on the futex, until
+	 * *word != expected, a wake, or something arrived (spurious returns
+	 * are fine); earth_futex_wait calls it for the SU's word. */
+	void (*wait)(struct net *t, _Atomic uint32_t *word, uint32_t expected);
+	/* Optional: any thread, after it set su_word to running; makes wait
+	 * return (earth_su_wake calls it instead of a futex wake). */
+	void (*wake)(struct net *t);
 };
 
 struct net {
@@ -53,5 +62,14 @@ struct net {
  * NULL with *err set when it cannot; NULL with *err NULL when the job has
  * a single node. */
 struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err);
+/* Transport over TCP (tcp.c): rendezvous at EARTH_RENDEZVOUS (host:port of
+ * node 0), every connection authenticated with EARTH_JOB_SECRET. Blocks
+ * until every node is connected (EARTH_CONNECT_TIMEOUT, default 60 s).
+ * Same contract as net_shm_open. */
+struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err);
+/* The transport EARTH_TRANSPORT=shm|tcp names (net.c); without it, shm
+ * when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, else shm (whose
+ * error says how to start a job). */
+struct net *net_open(uint32_t self, uint32_t nodes, const char **err);
 
 #endif /* EARTH_NET_H */

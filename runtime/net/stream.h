@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stream.h - messages out of a byte stream (the tcp transport): a peer's
+ * bytes arrive in pieces of any size; each message is a wire_hdr, then the
+ * payload padded to 8 bytes. The header is checked (wire_check) before its
+ * length is trusted; a payload may span pieces. A BYE record (a header with
+ * magic WIRE_BYE_MAGIC) is the transport's own: the sender ends cleanly and
+ * sends nothing more.
+ */
+#ifndef EARTH_STREAM_H
+#define EARTH_STREAM_H
+
+#ifndef EARTH_INTERNAL
+#error "stream.h is internal to the EARTH runtime"
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+#define WIRE_BYE_MAGIC 0xB7E0u
+
+/* Bytes one message takes in a stream. */
+static inline size_t wire_msg_bytes(uint32_t len)
+{
+	return sizeof(struct wire_hdr) + (((size_t)len + 7) & ~(size_t)7);
+}
+
+struct wire_stream {
+	uint32_t from, self, nodes;
+	bool bye;              /* BYE received: the rest is ignored */
+	size_t len;            /* bytes of an incomplete message in buf */
+	unsigned char *buf;    /* one largest message, 8-aligned */
+	unsigned char *scratch; /* a payload that arrived misaligned */
+};
+
+/* Called for each complete message, payload 8-aligned. */
+typedef void (*wire_stream_fn)(void *ctx, uint32_t from,
+			       const struct wire_hdr *h, const void *payload);
+
+/* 0, or -ENOMEM. */
+int wire_stream_init(struct wire_stream *s, uint32_t from, uint32_t self,
+		     uint32_t nodes);
+void wire_stream_fini(struct wire_stream *s);
+
+/*
+ * Feeds n received bytes; calls fn for each message they complete, in
+ * order, and adds their number to *count. Returns NULL, or a static string
+ * naming the bad field (the stream is then unusable).
+ */
+const char *wire_stream_feed(struct wire_stream *s, const void *data,
+			     size_t n, wire_stream_fn fn, void *ctx,
+			     unsigned *count);
+
+#endif /* EARTH_STREAM_H */

@@ -1,0 +1,1084 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp.c - the transport between hosts: one TCP connection per pair of
+ * nodes, driven by an io_uring ring on the SU thread.
+ *
+ * Rendezvous (blocking, on the earth_run thread, before the SU starts):
+ * node 0 listens on EARTH_RENDEZVOUS; node i > 0 opens a listener on an
+ * ephemeral port of the interface it reaches node 0 from, connects to
+ * node 0 and sends a JOIN hello (job secret, its number, its port). Once
+ * every node joined, node 0 sends each a WELCOME and the address table;
+ * node i then connects to every node 0 < j < i (MESH hello) and accepts
+ * the nodes above it. The connection to node 0 is the rendezvous one. A
+ * connection with a bad hello (wrong secret, node number, node count, a
+ * node that already joined, not an EARTH hello) is reported on stderr and
+ * dropped; the rendezvous goes on.
+ *
+ * Data (SU thread): the ring is created on first use by the SU (SINGLE_ISSUER
+ * and DEFER_TASKRUN tie it to that thread), one multishot receive per peer
+ * into a ring of provided buffers, messages appended per peer and sent with
+ * one send per peer per flush. An empty poll reads memory only: the kernel
+ * raises IORING_SQ_TASKRUN when it has completions to run, and only then
+ * (or every EVENTS_EVERY polls, as a safety net) does poll enter the kernel.
+ * The SU sleeps in io_uring_enter (net_ops.wait); the EU and other threads
+ * wake it through an eventfd the ring reads (net_ops.wake).
+ *
+ * Ending: the job ends with node 0's SHUTDOWN. Once a node sent or received
+ * it, flush waits (5 s at most) until everything queued is sent, and fini
+ * sends a BYE record, half-closes and reads to EOF. A connection that ends
+ * without a BYE before that is a dead peer: the node stops naming it.
+ * Details: docs/architecture.md, "Between nodes: tcp".
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "net.h"
+#include "node.h"
+#include "stream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <liburing.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HELLO_MAGIC 0x48545245u /* "ERTH" */
+#define HELLO_VERSION 1u
+#define SECRET_MIN 16
+#define SECRET_MAX 64
+#define BUF_COUNT 128u        /* provided receive buffers (power of two) */
+#define BUF_SIZE (32u * 1024u) /* bytes each */
+#define BUF_GROUP 0
+#define PEND_MAX (1u << 20)   /* queued bytes per peer before -EAGAIN */
+#define RING_SQ 256u
+#define RING_CQ 4096u
+#define EVENTS_EVERY 1024u    /* polls between forced get_events */
+#define HELLO_TIMEOUT_MS 5000 /* for one connection's hello */
+#define END_DRAIN_NS 5000000000ull
+
+enum { UD_RECV = 1, UD_SEND, UD_WAKE };
+#define UD(kind, peer) ((uint64_t)(kind) << 32 | (uint64_t)(peer))
+
+enum { HELLO_JOIN = 1, HELLO_WELCOME, HELLO_MESH };
+
+/* The first bytes on every connection (host byte order: one job runs on
+ * one architecture). WELCOME is followed by `nodes` tcp_addr entries. */
+struct tcp_hello {
+	uint32_t magic;
+	uint16_t version, kind;
+	uint32_t node, nodes;
+	uint32_t secret_len;
+	uint8_t secret[SECRET_MAX];
+	uint16_t port; /* JOIN: the sender's mesh listener */
+	uint16_t pad;
+};
+
+struct tcp_addr {
+	uint16_t family, port; /* port in network order */
+	uint8_t addr[16];
+};
+
+struct tcp_buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+struct tcp_peer {
+	int fd;
+	bool recv_armed;
+	bool gone;    /* closed after its BYE or after the job ended */
+	bool sending; /* fly is in a send */
+	struct tcp_buf pend, fly;
+	size_t fly_off;
+	struct wire_stream in;
+};
+
+struct tcp_net {
+	struct net base;
+	struct tcp_peer *peer;
+	int efd;
+	uint64_t efd_val;
+	bool efd_armed;
+	bool ring_ok, defer, need_submit;
+	bool ending; /* SHUTDOWN sent or received */
+	unsigned polls;
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	unsigned char *bufs;
+	_Atomic uint32_t su_word;
+	struct earth_node *n;
+	net_deliver_fn deliver;
+	unsigned delivered;
+	uint64_t events_calls; /* statistics for the tests and the docs */
+};
+
+/* ---- the ring (SU thread) ---- */
+
+static struct io_uring_sqe *get_sqe(struct tcp_net *t)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	if (!sqe) {
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
+		if (!sqe)
+			earth_fatal("tcp transport: the io_uring submission "
+				    "queue stays full");
+	}
+	t->need_submit = true;
+	return sqe;
+}
+
+static void submit(struct tcp_net *t)
+{
+	if (!t->need_submit)
+		return;
+	t->need_submit = false;
+	int r = io_uring_submit(&t->ring);
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+		earth_fatal("tcp transport: io_uring_submit: %s", strerror(-r));
+	if (r < 0)
+		t->need_submit = true;
+}
+
+static void arm_recv(struct tcp_net *t, uint32_t p)
+{
+	struct io_uring_sqe *sqe = get_sqe(t);
+	io_uring_prep_recv_multishot(sqe, t->peer[p].fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = BUF_GROUP;
+	io_uring_sqe_set_data64(sqe, UD(UD_RECV, p));
+	t->peer[p].recv_armed = true;
+}
+
+static void recycle(struct tcp_net *t, unsigned bid)
+{
+	io_uring_buf_ring_add(t->br, t->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE,
+			      (unsigned short)bid,
+			      io_uring_buf_ring_mask(BUF_COUNT), 0);
+	io_uring_buf_ring_advance(t->br, 1);
+}
+
+static void ring_setup(struct tcp_net *t)
+{
+	struct io_uring_params p;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
+	p.cq_entries = RING_CQ;
+	int r = io_uring_queue_init_params(RING_SQ, &t->ring, &p);
+	t->defer = r == 0;
+	if (r == -EINVAL) { /* a kernel before 6.1: plain flags */
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_CQSIZE;
+		p.cq_entries = RING_CQ;
+		r = io_uring_queue_init_params(RING_SQ, &t->ring, &p);
+	}
+	if (r < 0)
+		earth_fatal("tcp transport: cannot create the io_uring ring: %s",
+			    strerror(-r));
+	size_t brb = BUF_COUNT * sizeof(struct io_uring_buf);
+	t->br = mmap(NULL, brb, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t->bufs = mmap(NULL, (size_t)BUF_COUNT * BUF_SIZE,
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (t->br == MAP_FAILED || t->bufs == MAP_FAILED)
+		earth_fatal("tcp transport: out of memory for receive buffers");
+	struct io_uring_buf_reg reg;
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (uintptr_t)t->br;
+	reg.ring_entries = BUF_COUNT;
+	reg.bgid = BUF_GROUP;
+	r = io_uring_register_buf_ring(&t->ring, &reg, 0);
+	if (r < 0)
+		earth_fatal("tcp transport: cannot register the provided "
+			    "buffer ring (Linux 5.19 or later needed): %s",
+			    strerror(-r));
+	io_uring_buf_ring_init(t->br);
+	for (unsigned i = 0; i < BUF_COUNT; i++)
+		io_uring_buf_ring_add(t->br, t->bufs + (size_t)i * BUF_SIZE,
+				      BUF_SIZE, (unsigned short)i,
+				      io_uring_buf_ring_mask(BUF_COUNT),
+				      (int)i);
+	io_uring_buf_ring_advance(t->br, BUF_COUNT);
+	t->ring_ok = true;
+	for (uint32_t q = 0; q < t->base.nodes; q++)
+		if (q != t->base.self && !t->peer[q].gone)
+			arm_recv(t, q);
+	submit(t);
+}
+
+static inline void ensure_ring(struct tcp_net *t)
+{
+	if (q_unlikely(!t->ring_ok))
+		ring_setup(t);
+}
+
+/* ---- sending ---- */
+
+static void start_send(struct tcp_net *t, uint32_t p)
+{
+	struct tcp_peer *pp = &t->peer[p];
+	if (!pp->sending) {
+		struct tcp_buf tmp = pp->fly;
+		pp->fly = pp->pend;
+		pp->pend = tmp;
+		pp->pend.len = 0;
+		pp->fly_off = 0;
+	}
+	struct io_uring_sqe *sqe = get_sqe(t);
+	io_uring_prep_send(sqe, pp->fd, pp->fly.p + pp->fly_off,
+			   pp->fly.len - pp->fly_off, MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(sqe, UD(UD_SEND, p));
+	pp->sending = true;
+}
+
+static int tcp_send(struct net *nt, uint32_t peer, const struct wire_hdr *h,
+		    const void *payload)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	struct tcp_peer *pp = &t->peer[peer];
+	if (h->type == W_SHUTDOWN)
+		t->ending = true;
+	if (pp->gone) /* it ended the job cleanly: nothing more to say */
+		return 0;
+	size_t need = wire_msg_bytes(h->len);
+	if (pp->pend.len && pp->pend.len + need > PEND_MAX)
+		return -EAGAIN;
+	if (pp->pend.len + need > pp->pend.cap) {
+		size_t cap = pp->pend.cap ? pp->pend.cap : 4096;
+		while (cap < pp->pend.len + need)
+			cap *= 2;
+		unsigned char *np = realloc(pp->pend.p, cap);
+		if (!np)
+			return -EAGAIN;
+		pp->pend.p = np;
+		pp->pend.cap = cap;
+	}
+	unsigned char *at = pp->pend.p + pp->pend.len;
+	memcpy(at, h, sizeof(*h));
+	if (h->len)
+		memcpy(at + sizeof(*h), payload, h->len);
+	memset(at + sizeof(*h) + h->len, 0, need - sizeof(*h) - h->len);
+	pp->pend.len += need;
+	return 0;
+}
+
+/* ---- receiving ---- */
+
+static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
+{
+	struct tcp_peer *pp = &t->peer[p];
+	if (pp->gone)
+		return;
+	if (pp->in.bye || t->ending) {
+		pp->gone = true;
+		pp->pend.len = 0;
+		return;
+	}
+	earth_fatal("tcp transport: lost the connection to node %u (%s): it "
+		    "exited or was killed before the job ended",
+		    p, err ? strerror(err) : "closed by the peer");
+}
+
+static void on_message(void *ctx, uint32_t from, const struct wire_hdr *h,
+		       const void *payload)
+{
+	struct tcp_net *t = ctx;
+	if (h->type == W_SHUTDOWN)
+		t->ending = true;
+	t->deliver(t->n, from, h, payload);
+}
+
+static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)
+{
+	struct tcp_peer *pp = &t->peer[p];
+	if (!(flags & IORING_CQE_F_MORE))
+		pp->recv_armed = false;
+	if (res > 0) {
+		unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+		/* After the end, what arrives no longer matters. */
+		if (!pp->gone && !t->ending) {
+			const char *bad = wire_stream_feed(
+				&pp->in, t->bufs + (size_t)bid * BUF_SIZE,
+				(size_t)res, on_message, t, &t->delivered);
+			if (bad)
+				earth_fatal("message from node %u rejected: "
+					    "field %s",
+					    p, bad);
+		}
+		recycle(t, bid);
+	} else if (res == 0) {
+		peer_lost(t, p, 0);
+	} else if (res != -ENOBUFS) {
+		peer_lost(t, p, -res);
+	}
+	if (!pp->recv_armed && !pp->gone && res != 0)
+		arm_recv(t, p);
+}
+
+static void on_send(struct tcp_net *t, uint32_t p, int res)
+{
+	struct tcp_peer *pp = &t->peer[p];
+	if (res < 0 && res != -EINTR && res != -EAGAIN) {
+		pp->sending = false;
+		pp->fly.len = pp->fly_off = 0;
+		peer_lost(t, p, -res);
+		return;
+	}
+	if (res > 0)
+		pp->fly_off += (size_t)res;
+	if (pp->gone) {
+		pp->sending = false;
+		pp->fly.len = pp->fly_off = 0;
+		return;
+	}
+	if (pp->fly_off < pp->fly.len) { /* short send: the rest */
+		start_send(t, p);
+		return;
+	}
+	pp->sending = false;
+	pp->fly.len = pp->fly_off = 0;
+	if (pp->pend.len)
+		start_send(t, p);
+}
+
+/* Handles completions until none is left or `budget` messages went out. */
+static void reap(struct tcp_net *t, unsigned budget)
+{
+	while (t->delivered < budget) {
+		struct io_uring_cqe *cqe;
+		unsigned head;
+		io_uring_for_each_cqe(&t->ring, head, cqe) break;
+		if (!cqe)
+			break;
+		uint64_t ud = cqe->user_data;
+		int res = cqe->res;
+		unsigned flags = cqe->flags;
+		io_uring_cq_advance(&t->ring, 1);
+		uint32_t p = (uint32_t)ud;
+		switch (ud >> 32) {
+		case UD_RECV:
+			on_recv(t, p, res, flags);
+			break;
+		case UD_SEND:
+			on_send(t, p, res);
+			break;
+		case UD_WAKE:
+			t->efd_armed = false;
+			break;
+		}
+	}
+}
+
+/* Does the kernel hold completions that only io_uring_enter posts? */
+static inline bool kernel_has_work(struct tcp_net *t)
+{
+	return t->defer &&
+	       (IO_URING_READ_ONCE(*t->ring.sq.kflags) & IORING_SQ_TASKRUN);
+}
+
+static unsigned tcp_poll(struct net *nt, struct earth_node *n,
+			 net_deliver_fn deliver, unsigned budget)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	ensure_ring(t);
+	t->n = n;
+	t->deliver = deliver;
+	if (t->need_submit || kernel_has_work(t) ||
+	    q_unlikely(++t->polls % EVENTS_EVERY == 0)) {
+		if (t->defer) {
+			t->need_submit = false;
+			t->events_calls++;
+			int r = io_uring_submit_and_get_events(&t->ring);
+			if (r < 0 && r != -EINTR && r != -EAGAIN &&
+			    r != -EBUSY)
+				earth_fatal("tcp transport: io_uring_enter: %s",
+					    strerror(-r));
+		} else {
+			submit(t);
+		}
+	}
+	t->delivered = 0;
+	if (io_uring_cq_ready(&t->ring))
+		reap(t, budget);
+	submit(t); /* re-armed receives, follow-up sends */
+	return t->delivered;
+}
+
+static bool tcp_pending(struct net *nt)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	return t->ring_ok &&
+	       (io_uring_cq_ready(&t->ring) || kernel_has_work(t));
+}
+
+/* After the end: send what is queued (5 s at most), dropping what comes. */
+static void end_drain(struct tcp_net *t)
+{
+	uint64_t deadline = 0;
+	for (;;) {
+		bool busy = false;
+		for (uint32_t p = 0; p < t->base.nodes; p++) {
+			struct tcp_peer *pp = &t->peer[p];
+			if (p == t->base.self || pp->gone)
+				continue;
+			if (!pp->sending && pp->pend.len)
+				start_send(t, p);
+			busy |= pp->sending;
+		}
+		if (!busy)
+			return;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull +
+			       (uint64_t)ts.tv_nsec;
+		if (!deadline)
+			deadline = now + END_DRAIN_NS;
+		if (now > deadline) {
+			fprintf(stderr, "earth: node %u: tcp transport: could "
+					"not send everything at the end within "
+					"5 s\n",
+				t->base.self);
+			return;
+		}
+		struct __kernel_timespec to = {0, 100000000};
+		struct io_uring_cqe *cqe;
+		t->need_submit = false;
+		io_uring_submit_and_wait_timeout(&t->ring, &cqe, 1, &to, NULL);
+		t->delivered = 0;
+		reap(t, ~0u);
+	}
+}
+
+static void tcp_flush(struct net *nt)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	ensure_ring(t);
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		struct tcp_peer *pp = &t->peer[p];
+		if (pp->pend.len && !pp->sending && !pp->gone &&
+		    p != t->base.self)
+			start_send(t, p);
+	}
+	submit(t);
+	if (q_unlikely(t->ending))
+		end_drain(t);
+}
+
+/* ---- sleeping and waking the SU ---- */
+
+static _Atomic uint32_t *tcp_su_word(struct net *nt)
+{
+	return &((struct tcp_net *)nt)->su_word;
+}
+
+/* SU thread, from su_try_sleep (via earth_futex_wait): block in the ring
+ * until a completion, a wake through the eventfd included. */
+static void tcp_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	ensure_ring(t);
+	if (!t->efd_armed) {
+		struct io_uring_sqe *sqe = get_sqe(t);
+		io_uring_prep_read(sqe, t->efd, &t->efd_val, sizeof(t->efd_val),
+				   0);
+		io_uring_sqe_set_data64(sqe, UD(UD_WAKE, 0));
+		t->efd_armed = true;
+	}
+	/* A waker stores the word before it writes the eventfd: seeing it
+	 * changed here, or the eventfd readable in the ring, is enough. */
+	if (atomic_load_explicit(word, memory_order_seq_cst) != expected) {
+		submit(t);
+		return;
+	}
+	t->need_submit = false;
+	t->events_calls++;
+	io_uring_submit_and_wait(&t->ring, 1);
+}
+
+/* Any thread: the SU's word was just set to running. */
+static void tcp_wake(struct net *nt)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	uint64_t one = 1;
+	ssize_t r = write(t->efd, &one, sizeof(one));
+	(void)r; /* EAGAIN: the counter is full, so the SU wakes anyway */
+}
+
+/* ---- the end (earth_run thread, after the SU thread ended) ---- */
+
+static void tcp_fini(struct net *nt)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	uint32_t self = t->base.self, nodes = t->base.nodes;
+	if (t->ring_ok)
+		io_uring_queue_exit(&t->ring);
+	/* A clean end: BYE, half-close, read to EOF (so that closing does
+	 * not reset a connection with data still unread), 2 s at most. */
+	struct pollfd *pf = calloc(nodes, sizeof(*pf));
+	int npf = 0;
+	for (uint32_t p = 0; p < nodes; p++) {
+		struct tcp_peer *pp = &t->peer[p];
+		if (p == self || pp->fd < 0)
+			continue;
+		if (t->ending && !pp->gone) {
+			struct wire_hdr bye;
+			memset(&bye, 0, sizeof(bye));
+			bye.magic = WIRE_BYE_MAGIC;
+			bye.version = WIRE_VERSION;
+			bye.src = (uint16_t)self;
+			struct timeval tv = {1, 0};
+			setsockopt(pp->fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+				   sizeof(tv));
+			ssize_t r = send(pp->fd, &bye, sizeof(bye),
+					 MSG_NOSIGNAL);
+			(void)r;
+			shutdown(pp->fd, SHUT_WR);
+			if (pf)
+				pf[npf++] = (struct pollfd){pp->fd, POLLIN, 0};
+		}
+	}
+	struct timespec t0, tn;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	char sink[4096];
+	while (npf > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &tn);
+		long ms = 2000 - ((tn.tv_sec - t0.tv_sec) * 1000 +
+				  (tn.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0 || poll(pf, (nfds_t)npf, (int)ms) <= 0)
+			break;
+		for (int i = 0; i < npf; i++) {
+			if (!pf[i].revents)
+				continue;
+			ssize_t r = recv(pf[i].fd, sink, sizeof(sink),
+					 MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN &&
+				       errno != EINTR)) {
+				pf[i--] = pf[--npf];
+			}
+		}
+	}
+	free(pf);
+	for (uint32_t p = 0; p < nodes; p++) {
+		struct tcp_peer *pp = &t->peer[p];
+		if (pp->fd >= 0)
+			close(pp->fd);
+		free(pp->pend.p);
+		free(pp->fly.p);
+		wire_stream_fini(&pp->in);
+	}
+	if (t->br && t->br != MAP_FAILED)
+		munmap(t->br, BUF_COUNT * sizeof(struct io_uring_buf));
+	if (t->bufs && t->bufs != MAP_FAILED)
+		munmap(t->bufs, (size_t)BUF_COUNT * BUF_SIZE);
+	if (t->efd >= 0)
+		close(t->efd);
+	free(t->peer);
+	free(t);
+}
+
+static const struct net_ops tcp_ops = {
+	.name = "tcp",
+	.send = tcp_send,
+	.flush = tcp_flush,
+	.poll = tcp_poll,
+	.pending = tcp_pending,
+	.su_word = tcp_su_word,
+	.fini = tcp_fini,
+	.wait = tcp_wait,
+	.wake = tcp_wake,
+};
+
+/* ---- rendezvous (earth_run thread) ---- */
+
+struct rdv {
+	uint32_t self, nodes;
+	uint8_t secret[SECRET_MAX];
+	uint32_t secret_len;
+	uint64_t deadline_ns;
+	char err[256];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int ms_left(const struct rdv *r)
+{
+	uint64_t now = mono_ns();
+	if (now >= r->deadline_ns)
+		return 0;
+	uint64_t ms = (r->deadline_ns - now) / 1000000 + 1;
+	return ms > 3600000 ? 3600000 : (int)ms;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static const char *parse_secret(struct rdv *r)
+{
+	const char *s = getenv("EARTH_JOB_SECRET");
+	if (!s || !*s)
+		return "EARTH_JOB_SECRET is not set: the tcp transport needs a "
+		       "random job secret (hex, at least 16 bytes; earthrun "
+		       "--transport tcp makes one)";
+	size_t n = strlen(s);
+	if (n % 2 || n < 2 * SECRET_MIN || n > 2 * SECRET_MAX)
+		return "EARTH_JOB_SECRET must be 32 to 128 hex digits (16 to "
+		       "64 bytes)";
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return "EARTH_JOB_SECRET must be 32 to 128 hex digits "
+			       "(16 to 64 bytes)";
+		r->secret[i] = (uint8_t)(hi << 4 | lo);
+	}
+	r->secret_len = (uint32_t)(n / 2);
+	return NULL;
+}
+
+static void addr_str(const struct sockaddr *sa, char *out, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)sa;
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+		snprintf(out, len, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)sa;
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+		snprintf(out, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(out, len, "(unknown address)");
+	}
+}
+
+/* Reads exactly len bytes within timeout_ms; 0, or -1. */
+static int read_all(int fd, void *buf, size_t len, int timeout_ms)
+{
+	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	size_t got = 0;
+	while (got < len) {
+		uint64_t now = mono_ns();
+		if (now >= end)
+			return -1;
+		struct pollfd q = {fd, POLLIN, 0};
+		int pr = poll(&q, 1, (int)((end - now) / 1000000 + 1));
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			return -1;
+		ssize_t k = recv(fd, (char *)buf + got, len - got,
+				 MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t k = send(fd, (const char *)buf + done, len - done,
+				 MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
+		       uint16_t port)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = HELLO_MAGIC;
+	h->version = HELLO_VERSION;
+	h->kind = (uint16_t)kind;
+	h->node = r->self;
+	h->nodes = r->nodes;
+	h->secret_len = r->secret_len;
+	memcpy(h->secret, r->secret, r->secret_len);
+	h->port = port;
+}
+
+/* Checks a hello of `kind` from a node in [lo, hi); NULL or why not. */
+static const char *check_hello(const struct rdv *r, const struct tcp_hello *h,
+			       int kind, uint32_t lo, uint32_t hi)
+{
+	if (h->magic != HELLO_MAGIC || h->version != HELLO_VERSION)
+		return "not an EARTH hello";
+	unsigned diff = h->secret_len != r->secret_len;
+	for (uint32_t i = 0; i < SECRET_MAX; i++) /* constant time */
+		diff |= (unsigned)(h->secret[i] ^
+				   (i < r->secret_len ? r->secret[i] : 0));
+	if (diff)
+		return "wrong job secret";
+	if (h->kind != kind)
+		return "unexpected hello kind";
+	if (h->nodes != r->nodes)
+		return "node count differs from this job's";
+	if (h->node < lo || h->node >= hi)
+		return "node number out of range";
+	return NULL;
+}
+
+static int set_nodelay(int fd)
+{
+	int one = 1;
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/*
+ * Accepts connections on lfd until every node in [lo, hi) presented a good
+ * hello of `kind` (peer[k].fd set); reports and drops the others. For JOIN,
+ * fills tab[k] from the peer address and the hello's port.
+ */
+static int accept_nodes(struct rdv *r, struct tcp_peer *peer, int lfd,
+			int kind, uint32_t lo, uint32_t hi,
+			struct tcp_addr *tab)
+{
+	uint32_t want = hi > lo ? hi - lo : 0, got = 0;
+	while (got < want) {
+		struct pollfd q = {lfd, POLLIN, 0};
+		int left = ms_left(r);
+		int pr = left ? poll(&q, 1, left) : 0;
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			snprintf(r->err, sizeof(r->err),
+				 "tcp rendezvous: only %u of the %u expected "
+				 "nodes connected in time (EARTH_CONNECT_TIMEOUT)",
+				 got, want);
+			return -1;
+		}
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int c = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		char who[80];
+		addr_str((struct sockaddr *)&ss, who, sizeof(who));
+		struct tcp_hello h;
+		const char *why = NULL;
+		if (read_all(c, &h, sizeof(h), HELLO_TIMEOUT_MS))
+			why = "no complete hello within 5 s";
+		else
+			why = check_hello(r, &h, kind, lo, hi);
+		if (!why && peer[h.node].fd >= 0)
+			why = "that node already connected";
+		if (why) {
+			fprintf(stderr, "earth: node %u: tcp: rejected a "
+					"connection from %s: %s\n",
+				r->self, who, why);
+			close(c);
+			continue;
+		}
+		set_nodelay(c);
+		peer[h.node].fd = c;
+		if (tab) {
+			struct tcp_addr *a = &tab[h.node];
+			memset(a, 0, sizeof(*a));
+			a->family = ss.ss_family;
+			a->port = htons(h.port);
+			if (ss.ss_family == AF_INET)
+				memcpy(a->addr,
+				       &((struct sockaddr_in *)&ss)->sin_addr, 4);
+			else
+				memcpy(a->addr,
+				       &((struct sockaddr_in6 *)&ss)->sin6_addr,
+				       16);
+		}
+		got++;
+	}
+	return 0;
+}
+
+/* Connects to sa, retrying until the deadline (the listener may not be up
+ * yet). Returns the socket or -1. */
+static int connect_retry(struct rdv *r, const struct sockaddr *sa,
+			 socklen_t sl)
+{
+	for (;;) {
+		int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, sa, sl) == 0) {
+			set_nodelay(fd);
+			return fd;
+		}
+		int e = errno;
+		close(fd);
+		if ((e != ECONNREFUSED && e != ETIMEDOUT && e != EINTR &&
+		     e != ENETUNREACH && e != EHOSTUNREACH && e != EAGAIN) ||
+		    !ms_left(r)) {
+			char who[80];
+			addr_str(sa, who, sizeof(who));
+			snprintf(r->err, sizeof(r->err),
+				 "tcp rendezvous: cannot connect to %s: %s", who,
+				 strerror(e));
+			return -1;
+		}
+		usleep(20000);
+	}
+}
+
+static socklen_t tab_sockaddr(const struct tcp_addr *a,
+			      struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET) {
+		struct sockaddr_in *s4 = (void *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = a->port;
+		memcpy(&s4->sin_addr, a->addr, 4);
+		return sizeof(*s4);
+	}
+	struct sockaddr_in6 *s6 = (void *)ss;
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = a->port;
+	memcpy(&s6->sin6_addr, a->addr, 16);
+	return sizeof(*s6);
+}
+
+static int listen_on(const struct sockaddr *sa, socklen_t sl)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, sa, sl) || listen(fd, SOMAXCONN)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int rendezvous(struct rdv *r, struct tcp_peer *peer)
+{
+	const char *rv = getenv("EARTH_RENDEZVOUS");
+	if (!rv || !*rv) {
+		snprintf(r->err, sizeof(r->err),
+			 "EARTH_RENDEZVOUS is not set: the tcp transport needs "
+			 "node 0's host:port");
+		return -1;
+	}
+	char host[256];
+	const char *colon = strrchr(rv, ':');
+	size_t hl = colon ? (size_t)(colon - rv) : 0;
+	if (!colon || !hl || hl >= sizeof(host) || !colon[1]) {
+		snprintf(r->err, sizeof(r->err),
+			 "EARTH_RENDEZVOUS=%.100s: want host:port", rv);
+		return -1;
+	}
+	memcpy(host, rv, hl);
+	host[hl] = 0;
+	if (host[0] == '[' && host[hl - 1] == ']') { /* [v6 address] */
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = 0;
+	}
+	struct addrinfo hints, *ai = NULL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = r->self == 0 ? AI_PASSIVE : 0;
+	int g = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (g || !ai) {
+		snprintf(r->err, sizeof(r->err),
+			 "EARTH_RENDEZVOUS=%.100s: %s", rv, gai_strerror(g));
+		return -1;
+	}
+	struct tcp_addr *tab = calloc(r->nodes, sizeof(*tab));
+	int ret = -1, lfd = -1;
+	if (!tab) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		goto out;
+	}
+	if (r->self == 0) {
+		lfd = listen_on(ai->ai_addr, ai->ai_addrlen);
+		if (lfd < 0) {
+			snprintf(r->err, sizeof(r->err),
+				 "tcp rendezvous: cannot listen on %.100s: %s",
+				 rv, strerror(errno));
+			goto out;
+		}
+		if (accept_nodes(r, peer, lfd, HELLO_JOIN, 1, r->nodes, tab))
+			goto out;
+		struct tcp_hello w;
+		make_hello(r, &w, HELLO_WELCOME, 0);
+		for (uint32_t k = 1; k < r->nodes; k++)
+			if (write_all(peer[k].fd, &w, sizeof(w)) ||
+			    write_all(peer[k].fd, tab,
+				      r->nodes * sizeof(*tab))) {
+				snprintf(r->err, sizeof(r->err),
+					 "tcp rendezvous: node %u left during "
+					 "the rendezvous",
+					 k);
+				goto out;
+			}
+		ret = 0;
+		goto out;
+	}
+	/* Node i > 0. */
+	int c0 = connect_retry(r, ai->ai_addr, ai->ai_addrlen);
+	if (c0 < 0)
+		goto out;
+	peer[0].fd = c0;
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	getsockname(c0, (struct sockaddr *)&me, &ml);
+	if (me.ss_family == AF_INET)
+		((struct sockaddr_in *)&me)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&me)->sin6_port = 0;
+	lfd = listen_on((struct sockaddr *)&me, ml);
+	ml = sizeof(me);
+	if (lfd < 0 || getsockname(lfd, (struct sockaddr *)&me, &ml)) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: cannot listen for the other nodes: "
+			 "%s",
+			 strerror(errno));
+		goto out;
+	}
+	uint16_t port = ntohs(me.ss_family == AF_INET
+				      ? ((struct sockaddr_in *)&me)->sin_port
+				      : ((struct sockaddr_in6 *)&me)->sin6_port);
+	struct tcp_hello h;
+	make_hello(r, &h, HELLO_JOIN, port);
+	if (write_all(c0, &h, sizeof(h))) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: node 0 closed the connection");
+		goto out;
+	}
+	int left = ms_left(r);
+	const char *why = NULL;
+	if (read_all(c0, &h, sizeof(h), left ? left : 1) ||
+	    read_all(c0, tab, r->nodes * sizeof(*tab), HELLO_TIMEOUT_MS))
+		why = "node 0 sent no welcome (rejected us: wrong job secret, "
+		      "node number or node count? see node 0's errors)";
+	else
+		why = check_hello(r, &h, HELLO_WELCOME, 0, 1);
+	if (why) {
+		snprintf(r->err, sizeof(r->err), "tcp rendezvous: %s", why);
+		goto out;
+	}
+	for (uint32_t j = 1; j < r->self; j++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = tab_sockaddr(&tab[j], &ss);
+		int c = connect_retry(r, (struct sockaddr *)&ss, sl);
+		if (c < 0)
+			goto out;
+		peer[j].fd = c;
+		make_hello(r, &h, HELLO_MESH, 0);
+		if (write_all(c, &h, sizeof(h))) {
+			snprintf(r->err, sizeof(r->err),
+				 "tcp rendezvous: node %u closed the "
+				 "connection",
+				 j);
+			goto out;
+		}
+	}
+	if (accept_nodes(r, peer, lfd, HELLO_MESH, r->self + 1, r->nodes,
+			 NULL))
+		goto out;
+	ret = 0;
+out:
+	if (lfd >= 0)
+		close(lfd);
+	free(tab);
+	freeaddrinfo(ai);
+	return ret;
+}
+
+struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
+{
+	static char errbuf[320];
+	*err = NULL;
+	if (nodes < 2)
+		return NULL;
+	struct rdv r;
+	memset(&r, 0, sizeof(r));
+	r.self = self;
+	r.nodes = nodes;
+	const char *e = parse_secret(&r);
+	if (e) {
+		*err = e;
+		return NULL;
+	}
+	double tmo = 60;
+	const char *tv = getenv("EARTH_CONNECT_TIMEOUT");
+	if (tv) {
+		char *end;
+		tmo = strtod(tv, &end);
+		if (*end || !(tmo > 0 && tmo <= 86400)) {
+			*err = "EARTH_CONNECT_TIMEOUT must be seconds in (0, "
+			       "86400]";
+			return NULL;
+		}
+	}
+	r.deadline_ns = mono_ns() + (uint64_t)(tmo * 1e9);
+	struct tcp_net *t = calloc(1, sizeof(*t));
+	if (t)
+		t->peer = calloc(nodes, sizeof(*t->peer));
+	if (!t || !t->peer) {
+		free(t);
+		*err = "out of memory";
+		return NULL;
+	}
+	t->efd = -1;
+	bool ok = true;
+	for (uint32_t p = 0; p < nodes; p++) {
+		t->peer[p].fd = -1;
+		if (p != self && wire_stream_init(&t->peer[p].in, p, self, nodes))
+			ok = false;
+	}
+	t->base.ops = &tcp_ops;
+	t->base.self = self;
+	t->base.nodes = nodes;
+	t->base.max_payload = WIRE_MAX_PAYLOAD;
+	t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!ok || t->efd < 0) {
+		tcp_fini(&t->base);
+		*err = "out of memory";
+		return NULL;
+	}
+	if (rendezvous(&r, t->peer)) {
+		snprintf(errbuf, sizeof(errbuf), "%s", r.err);
+		tcp_fini(&t->base);
+		*err = errbuf;
+		return NULL;
+	}
+	return &t->base;
+}
