@@ -7,18 +7,22 @@
  * GET round trip against a raw two-process shared-memory ping-pong of the
  * same run, block-move bandwidth against memcpy, and a 2-node barrier.
  *
- *   op_latency.<spawn|load|store|call>.<seq|pipe>.<local|remote>.shm
- *   get_remote_rtt_su.shm  pingpong_rtt.shm  blkmov_bw.shm  memcpy_bw
- *   barrier.shm
+ *   op_latency.<spawn|load|store|call>.<seq|pipe>.<local|remote>.<shm|tcp>
+ *   get_remote_rtt_su.<shm|tcp>  pingpong_rtt.<shm|tcp>  blkmov_bw.<shm|tcp>
+ *   memcpy_bw  tcp_stream_bw  barrier.<shm|tcp>
  *
- * Run it directly: it measures the ping-pong, then starts itself under
- * earthrun -n 2 (build/rel/bin/earthrun next to this binary's folder).
+ * Run it directly: it measures the floors, then starts itself under
+ * earthrun -n 2 over each transport (build/rel/bin/earthrun).
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
 
 #include <earth.h>
+#include <arpa/inet.h>
 #include <libgen.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -251,6 +255,135 @@ static double pingpong_rtt_shm(long rounds)
 	return bench_ns((double)(t1 - t0)) / (double)(rounds - rounds / 10);
 }
 
+/* ---- the tcp floor: loopback socket pair between two processes ---- */
+
+static int tcp_pair(int *a, int *b)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sa, &len))
+		return -1;
+	*a = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(*a, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	*b = accept(l, NULL, NULL);
+	close(l);
+	int one = 1;
+	setsockopt(*a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(*b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return *b < 0 ? -1 : 0;
+}
+
+/* Spins on recv(MSG_DONTWAIT) for n bytes, as a polling SU would. */
+static void recv_all(int fd, char *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = recv(fd, buf + got, n - got, MSG_DONTWAIT);
+		if (r > 0)
+			got += (size_t)r;
+		else if (r == 0)
+			_exit(1);
+	}
+}
+
+/* 64-byte ping-pong; returns ns per round trip. */
+static double pingpong_rtt_tcp(long rounds)
+{
+	int a, b;
+	if (tcp_pair(&a, &b))
+		return -1;
+	int eu, su;
+	bench_cpus(&eu, &su);
+	char buf[64] = {0};
+	pid_t c = fork();
+	if (c == 0) {
+		bench_pin(su);
+		close(a);
+		for (long i = 0; i < rounds; i++) {
+			recv_all(b, buf, sizeof(buf));
+			if (send(b, buf, sizeof(buf), 0) != sizeof(buf))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(b);
+	bench_pin(eu);
+	uint64_t t0 = 0;
+	for (long i = 0; i < rounds; i++) {
+		if (i == rounds / 10)
+			t0 = q_tsc_ordered();
+		if (send(a, buf, sizeof(buf), 0) != sizeof(buf))
+			return -1;
+		recv_all(a, buf, sizeof(buf));
+	}
+	uint64_t t1 = q_tsc_ordered();
+	waitpid(c, NULL, 0);
+	close(a);
+	return bench_ns((double)(t1 - t0)) / (double)(rounds - rounds / 10);
+}
+
+/* One process streams `bytes` to another over loopback; MB/s. */
+static double tcp_stream_bw(size_t bytes)
+{
+	int a, b;
+	if (tcp_pair(&a, &b))
+		return -1;
+	int eu, su;
+	bench_cpus(&eu, &su);
+	static char chunk[1 << 16];
+	pid_t c = fork();
+	if (c == 0) {
+		bench_pin(su);
+		close(a);
+		size_t got = 0;
+		while (got < bytes) {
+			ssize_t r = recv(b, chunk, sizeof(chunk), 0);
+			if (r <= 0)
+				_exit(1);
+			got += (size_t)r;
+		}
+		if (send(b, chunk, 1, 0) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	close(b);
+	bench_pin(eu);
+	uint64_t t0 = q_tsc_ordered();
+	for (size_t sent = 0; sent < bytes;) {
+		ssize_t r = send(a, chunk, sizeof(chunk), 0);
+		if (r <= 0)
+			return -1;
+		sent += (size_t)r;
+	}
+	if (recv(a, chunk, 1, 0) != 1)
+		return -1;
+	uint64_t t1 = q_tsc_ordered();
+	waitpid(c, NULL, 0);
+	close(a);
+	return (double)bytes / bench_ns((double)(t1 - t0)) * 1e3;
+}
+
+/* Runs this program as a 2-node job over `transport`; 0 on success. */
+static int run_job(const char *earthrun, const char *self,
+		   const char *transport)
+{
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		execl(earthrun, earthrun, "-n", "2", "--transport", transport,
+		      self, (char *)NULL);
+		perror("remote_ops: cannot start earthrun");
+		_exit(127);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (!getenv("EARTH_NODES")) {
@@ -259,6 +392,12 @@ int main(int argc, char **argv)
 		for (int r = 0; r < bench_reps; r++)
 			v[r] = pingpong_rtt_shm(bench_quick ? 20000 : 100000);
 		bench_metric_ns("pingpong_rtt.shm", bench_median(v, bench_reps));
+		for (int r = 0; r < bench_reps; r++)
+			v[r] = pingpong_rtt_tcp(bench_quick ? 5000 : 20000);
+		bench_metric_ns("pingpong_rtt.tcp", bench_median(v, bench_reps));
+		for (int r = 0; r < bench_reps; r++)
+			v[r] = tcp_stream_bw(bench_quick ? (64u << 20) : (256u << 20));
+		bench_metric("tcp_stream_bw", bench_median(v, bench_reps), "MB/s");
 		for (int r = 0; r < bench_reps; r++) {
 			uint64_t t0 = q_tsc_ordered();
 			memcpy(blk_dst, blk_src, BLK);
@@ -279,9 +418,9 @@ int main(int argc, char **argv)
 		self[l] = 0;
 		snprintf(run, sizeof(run), "%s/../bin/earthrun",
 			 dirname(strdup(self)));
-		execl(run, run, "-n", "2", self, (char *)NULL);
-		perror("remote_ops: cannot start earthrun");
-		return 1;
+		int bad = run_job(run, self, "shm");
+		bad |= run_job(run, self, "tcp");
+		return bad;
 	}
 	const char *q = getenv("QUICK");
 	bench_quick = q && *q && strcmp(q, "0");
@@ -297,24 +436,29 @@ int main(int argc, char **argv)
 	int ret = earth_main(argc, argv, &remote_main);
 	if (earth_node_id() != 0 || ret)
 		return ret;
+	const char *tr = getenv("EARTH_TRANSPORT");
+	const char *sfx = tr && !strcmp(tr, "tcp") ? "tcp" : "shm";
 	for (int i = 0; i < nphases; i++) {
 		struct phase *p = &phases[i];
 		double med = bench_median(p->v, p->nv);
 		char name[128];
 		switch (p->op) {
 		case OP_GETRTT:
-			bench_metric_ns("get_remote_rtt_su.shm", med);
+			snprintf(name, sizeof(name), "get_remote_rtt_su.%s", sfx);
+			bench_metric_ns(name, med);
 			break;
 		case OP_BLK:
-			bench_metric("blkmov_bw.shm", BLK / med * 1e3, "MB/s");
+			snprintf(name, sizeof(name), "blkmov_bw.%s", sfx);
+			bench_metric(name, BLK / med * 1e3, "MB/s");
 			break;
 		case OP_BARRIER:
-			bench_metric_ns("barrier.shm", med);
+			snprintf(name, sizeof(name), "barrier.%s", sfx);
+			bench_metric_ns(name, med);
 			break;
 		default:
-			snprintf(name, sizeof(name), "op_latency.%s.%s.%s.shm",
+			snprintf(name, sizeof(name), "op_latency.%s.%s.%s.%s",
 				 op_names[p->op], p->pipe ? "pipe" : "seq",
-				 p->target ? "remote" : "local");
+				 p->target ? "remote" : "local", sfx);
 			bench_metric_ns(name, med);
 		}
 	}
