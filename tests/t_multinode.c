@@ -75,19 +75,30 @@ static void run(struct cmd *c, const char *fmt, ...)
 	unlink(err);
 }
 
-static void check_job(int nodes, const char *env, long blk)
+/* Runs the multinode program on `nodes` nodes over `transport` and checks
+ * that every remote path gave the right values. */
+static void check_job_on(const char *transport, int nodes, const char *env,
+			 long blk)
 {
 	struct cmd c;
-	run(&c, "env %s %s -n %d %s/multinode %ld", env, T_EARTHRUN, nodes,
-	    T_PROG_DIR, blk);
-	cr_assert_eq(c.status, 0, "%d nodes, %s, block %ld: status %d\n%s", nodes,
-		     env, blk, c.status, c.err);
+	uint64_t t0 = t_now_ns();
+	run(&c, "env %s %s --transport %s -n %d %s/multinode %ld", env,
+	    T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
+	cr_assert_eq(c.status, 0, "%s, %d nodes, %s, block %ld: status %d\n%s",
+		     transport, nodes, env, blk, c.status, c.err);
 	char want[128];
 	snprintf(want, sizeof(want), "multinode: %d nodes, %ld-byte blocks: "
 				     "all correct",
 		 nodes, blk);
 	cr_assert(strstr(c.out, want), "want '%s', got:\n%s\n%s", want, c.out,
 		  c.err);
+	cr_log_info("%s %d nodes, block %ld: %.2f s", transport, nodes, blk,
+		    (t_now_ns() - t0) / 1e9);
+}
+
+static void check_job(int nodes, const char *env, long blk)
+{
+	check_job_on("shm", nodes, env, blk);
 }
 
 Test(multinode, two_nodes_hwq)
@@ -361,20 +372,7 @@ Test(multinode, idle_job_sleeps)
 
 static void check_job_tcp(int nodes, const char *env, long blk)
 {
-	struct cmd c;
-	uint64_t t0 = t_now_ns();
-	run(&c, "env %s %s --transport tcp -n %d %s/multinode %ld", env,
-	    T_EARTHRUN, nodes, T_PROG_DIR, blk);
-	cr_assert_eq(c.status, 0, "tcp, %d nodes, %s, block %ld: status %d\n%s",
-		     nodes, env, blk, c.status, c.err);
-	char want[128];
-	snprintf(want, sizeof(want), "multinode: %d nodes, %ld-byte blocks: "
-				     "all correct",
-		 nodes, blk);
-	cr_assert(strstr(c.out, want), "want '%s', got:\n%s\n%s", want, c.out,
-		  c.err);
-	cr_log_info("tcp %d nodes, block %ld: %.2f s", nodes, blk,
-		    (t_now_ns() - t0) / 1e9);
+	check_job_on("tcp", nodes, env, blk);
 }
 
 Test(multinode, tcp_two_nodes_hwq)
