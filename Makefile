@@ -33,7 +33,7 @@ LIB_SRC := $(wildcard queues/*.c runtime/core/*.c runtime/eu/*.c runtime/su/*.c 
 TEST_SRC := $(wildcard tests/t_*.c)
 # Linked into every test binary: test helpers and the shared example
 # threaded functions.
-EXAMPLE_TF := threaded-c/examples/fib_tf.c
+EXAMPLE_TF := threaded-c/examples/fib_tf.c threaded-c/examples/nqueens_tf.c
 TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # Tests that also run under TSan: the queues and the runtime.
 TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
@@ -46,6 +46,7 @@ objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 .SECONDARY:
 .PHONY: all run test test-asan test-tsan bench install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
+     $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
 
 # ---- dependencies (Debian packages; apt-get update once) ----
@@ -88,7 +89,11 @@ $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF))
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
 
-$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c)
+$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c runtime/core/jsonparts.c)
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
+
+$(BUILD)/rel/bin/earthtrace: $(call objs,rel,runtime/launcher/earthtrace.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 
@@ -123,24 +128,47 @@ $(BUILD)/tsan/progs/%: $(call objs,tsan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/
 $(BUILD)/asan/tests/t_multinode: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
 $(BUILD)/tsan/tests/t_multinode: | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
 $(BUILD)/asan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+# The observability tests run jobs through earthrun and draw their traces.
+$(BUILD)/asan/tests/t_trace: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
+$(BUILD)/asan/obj/tests/t_trace.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"' -DT_EARTHTRACE='"$(BUILD)/rel/bin/earthtrace"'
 $(BUILD)/tsan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+# Node modes (tests/t_modes.c): jobs of the same programs in each mode.
+$(BUILD)/asan/tests/t_modes: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(BUILD)/asan/obj/tests/t_modes.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+# Global memory (also under TSan) and the two-namespace tcp job.
+TSAN_TESTS += tests/t_gmem.c
+$(BUILD)/asan/tests/t_gmem $(BUILD)/asan/tests/t_veth: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(BUILD)/tsan/tests/t_gmem: | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(BUILD)/asan/obj/tests/t_gmem.o $(BUILD)/asan/obj/tests/t_veth.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+$(BUILD)/tsan/obj/tests/t_gmem.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
 
 ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC))
 TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))
 
 # ---- main job ----
-run: $(DEPS_STAMP) $(BUILD)/rel/bin/demo
-	$(Q)EARTH_STATS=1 $(BUILD)/rel/bin/demo
+# The headline experiment (benchmarks/main_job.sh): Table 2, Livermore
+# Loop 7 latency hiding (Figure 3) with its plots, a traced 2-node job.
+MAIN_JOB_BINS := $(BUILD)/rel/bench/eu_overhead $(BUILD)/rel/bench/ll7 \
+                 $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
+run: $(DEPS_STAMP) $(MAIN_JOB_BINS)
+	$(Q)benchmarks/main_job.sh $(BUILD)
 
 # ---- tests ----
 # Each test binary runs its suites one at a time (a node pins two CPUs).
 test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-tsan
+# The runtime tests again in each single-core node mode (EARTH_MODE).
+MODE_BINS := $(filter %/t_runtime_modes %/t_runtime_slots %/t_ops_data \
+             %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox,$(ASAN_BINS))
 test-asan: $(ASAN_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  tests/run.sh asan $(ASAN_BINS)
+	$(Q)for m in single-interrupt single-poll; do \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 EARTH_MODE=$$m \
+	  tests/run.sh asan/$$m $(MODE_BINS) || exit 1; done
 test-tsan: $(TSAN_BINS)
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 \
 	  tests/run.sh tsan $(TSAN_BINS)
@@ -151,12 +179,13 @@ bench: all
 	$(Q)QUICK=$(QUICK) threaded-c/bench/table3.sh | tee $${RESULTS_DIR:-docs/results}/table3.log
 
 # ---- install ----
-install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun
+install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 runtime/include/earth.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/rel/lib/libearth.a $(DESTDIR)$(PREFIX)/lib/
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BUILD)/rel/bin/earthrun $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace \
+	  $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' runtime/earth.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth.pc
 
@@ -169,5 +198,9 @@ clean:
 # The Clang plugin and earthcc (Threaded-C issue) add their own rules.
 -include compiler-plugin/module.mk
 -include tests/fuzz/module.mk
+-include benchmarks/remote_load.mk
+-include benchmarks/apps/module.mk
+-include benchmarks/ll7/module.mk
+-include benchmarks/compare/module.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,18 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * remote_ops.c - Table 1 of the EARTH-MANNA paper over the shm transport:
+ * remote_ops.c - Table 1 of the EARTH-MANNA paper over both transports:
  * spawn thread, load word, store word, function call; sequential (one at a
  * time, waiting for each) and pipelined (issued back to back, per op);
- * local (node 0 to itself) and remote (node 0 to node 1). Also the remote
- * GET round trip against a raw two-process shared-memory ping-pong of the
- * same run, block-move bandwidth against memcpy, and a 2-node barrier.
+ * local (node 0 to itself) and remote (node 0 to node 1, through node 1's
+ * SU: the words are static data). For pipelined ops also the EU's own
+ * cost, the time to post them (op_eu_post), remote against local. The
+ * remote GET round trip on a word of node 1's global memory (over shm by
+ * the direct one-sided path) and on its static data (through node 1's
+ * SU), against a raw two-process ping-pong of the same run; block-move
+ * bandwidth from node 1's global memory against memcpy and a raw TCP
+ * stream; a 2-node barrier; TOKEN load balancing on fib and N-Queens: each
+ * node's EU busy share and the tokens stolen.
  *
  *   op_latency.<spawn|load|store|call>.<seq|pipe>.<local|remote>.<shm|tcp>
- *   get_remote_rtt_su.<shm|tcp>  pingpong_rtt.<shm|tcp>  blkmov_bw.<shm|tcp>
- *   memcpy_bw  tcp_stream_bw  barrier.<shm|tcp>
+ *   op_eu_post.<op>.<local|remote>.<shm|tcp>  op_eu_post_ratio.<op>.<tr>
+ *   get_remote_rtt.<shm|tcp>  get_remote_rtt_su.shm  pingpong_rtt.<shm|tcp>
+ *   blkmov_bw.<shm|tcp>  blkmov_bw_su.shm  memcpy_bw  tcp_stream_bw
+ *   barrier.<shm|tcp>
+ *   balance.<fib|nqueens>.<busy_share.min|busy_share.max|work_share.min|
+ *                          steals|time>
  *
  * Run it directly: it measures the floors, then starts itself under
- * earthrun -n 2 over each transport (build/rel/bin/earthrun).
+ * earthrun -n 2 over each transport (build/rel/bin/earthrun), and twice
+ * more for the balancing runs (REMOTE_OPS_APP=fib|nqueens).
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
@@ -33,10 +44,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fib_tf.h"
+#include "nqueens_tf.h"
+
 #define BLK (8u << 20)
 static long target_word = 7;
 static long store_word;
 static unsigned char blk_src[BLK], blk_dst[BLK];
+
+/* Global memory: a block of BLK + 64 bytes per node; on node 1 the first
+ * word is the GET target, the rest the block-move source. */
+#define GBLOCK (BLK + 64)
+static earth_garray garr;
+
+struct gsetup_args {
+	earth_gslot done;
+};
+static void gsetup_entry(void *f)
+{
+	struct gsetup_args *a = f;
+	if (earth_garray_alloc(&garr, 2 * (size_t)GBLOCK, 1, GBLOCK)) {
+		fprintf(stderr, "remote_ops: earth_garray_alloc failed\n");
+		exit(1);
+	}
+	if (earth_node_id() == 1)
+		*(long *)earth_gptr_addr(earth_garray_at(&garr, GBLOCK)) = 7;
+	earth_rsync(a->done);
+	EARTH_END_FUNCTION(f);
+}
+EARTH_THREADED_FUNCTION(gsetup, gsetup_entry, struct gsetup_args,
+			sizeof(struct gsetup_args));
 
 /* ---- functions the ops start ---- */
 
@@ -94,7 +131,7 @@ EARTH_THREADED_FUNCTION(barriers, barriers_entry, struct barriers_frame,
 /* ---- the driver on node 0 ---- */
 
 enum op { OP_SPAWN, OP_LOAD, OP_STORE, OP_CALL, OP_GETRTT, OP_BLK,
-	  OP_BARRIER, OP_COUNT };
+	  OP_BARRIER, OP_GETRTT_G, OP_BLK_G, OP_COUNT };
 static const char *const op_names[] = {"spawn", "load", "store", "call"};
 
 struct phase {
@@ -103,6 +140,7 @@ struct phase {
 	int target; /* node */
 	int count;  /* ops per repetition */
 	double v[64];
+	double post[64]; /* pipelined: ns per op the EU spent posting */
 	int nv;
 };
 static struct phase phases[32];
@@ -174,6 +212,13 @@ static void issue(struct main_frame *m, struct phase *p, earth_slot *s)
 		earth_blkmov_sync(earth_gptr_make((uint32_t)p->target, blk_src),
 				  earth_to_global(blk_dst), BLK, s);
 		break;
+	case OP_GETRTT_G:
+		earth_get_sync_l(earth_garray_at(&garr, GBLOCK), &m->got, s);
+		break;
+	case OP_BLK_G:
+		earth_blkmov_sync(earth_garray_at(&garr, GBLOCK + 64),
+				  earth_to_global(blk_dst), BLK, s);
+		break;
 	case OP_BARRIER:
 		earth_barrier(s);
 		break;
@@ -198,6 +243,8 @@ static void run_phase(struct main_frame *m)
 		earth_slot_init(&m->s_pipe, p->count, 0, pipe_done, m);
 		for (int i = 0; i < p->count; i++)
 			issue(m, p, &m->s_pipe);
+		p->post[p->nv] = bench_ns((double)(q_tsc_ordered() - m->t0)) /
+				 p->count;
 	} else {
 		m->i = 0;
 		earth_slot_init(&m->s_seq, 1, 1, seq_step, m);
@@ -205,18 +252,95 @@ static void run_phase(struct main_frame *m)
 	}
 }
 
-static void main_entry(void *f)
+static void main_start(void *f)
 {
 	struct main_frame *m = f;
 	m->ph = m->rep = 0;
 	run_phase(m);
+}
+
+/* Both nodes allocate the global array (symmetric), then the phases. */
+static void main_entry(void *f)
+{
+	struct main_frame *m = f;
+	if (earth_garray_alloc(&garr, 2 * (size_t)GBLOCK, 1, GBLOCK)) {
+		fprintf(stderr, "remote_ops: earth_garray_alloc failed\n");
+		earth_set_exit_status(1);
+		EARTH_END_FUNCTION(m);
+	}
+	earth_slot_init(&m->s_seq, 1, 0, main_start, m);
+	struct gsetup_args a = {earth_slot_global(&m->s_seq)};
+	earth_invoke(1, &gsetup, &a, sizeof(a));
 }
 EARTH_THREADED_FUNCTION(remote_main, main_entry, struct main_frame,
 			sizeof(struct earth_main_args));
 
 static void add(enum op op, int pipe, int target, int count)
 {
-	phases[nphases++] = (struct phase){op, pipe, target, count, {0}, 0};
+	phases[nphases++] = (struct phase){.op = op, .pipe = pipe, .target = target, .count = count};
+}
+
+/* ---- TOKEN balancing: fib and N-Queens (REMOTE_OPS_APP) ---- */
+
+
+struct app_frame {
+	struct earth_main_args a;
+	int fib, n;
+	long nq;
+	uint64_t t0;
+	earth_slot done;
+};
+static const long nq_known[] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724,
+				2680, 14200, 73712, 365596};
+static const long fib_known[] = {0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89,
+				 144, 233, 377, 610, 987, 1597, 2584, 4181,
+				 6765, 10946, 17711, 28657, 46368, 75025,
+				 121393, 196418, 317811, 514229};
+
+static void app_done(void *frame)
+{
+	struct app_frame *m = frame;
+	double ns = bench_ns((double)(q_tsc_ordered() - m->t0));
+	const char *app = getenv("REMOTE_OPS_APP");
+	long got = strcmp(app, "fib") ? m->nq : m->fib;
+	long want = strcmp(app, "fib") ? nq_known[m->n] : fib_known[m->n];
+	printf("balance-app %s(%d)=%ld %s time_ns %.0f\n", app, m->n, got,
+	       got == want ? "correct" : "WRONG", ns);
+	earth_set_exit_status(got != want);
+	EARTH_END_FUNCTION(m);
+}
+
+static void app_entry(void *frame)
+{
+	struct app_frame *m = frame;
+	const char *app = getenv("REMOTE_OPS_APP");
+	earth_slot_init(&m->done, 1, 0, app_done, m);
+	m->t0 = q_tsc_ordered();
+	if (!strcmp(app, "fib")) {
+		m->n = bench_quick ? 24 : 27;
+		fib_tf_start(m->n, &m->fib, &m->done);
+	} else {
+		m->n = bench_quick ? 11 : 12;
+		nqueens_tf_start(m->n, 4, &m->nq, &m->done);
+	}
+}
+EARTH_THREADED_FUNCTION(app_main, app_entry, struct app_frame,
+			sizeof(struct earth_main_args));
+
+/* A node of a balancing job: the program, then its own figures. */
+static int app_node(int argc, char **argv)
+{
+	int ret = earth_main(argc, argv, &app_main);
+	struct earth_stats st;
+	earth_stats_get(&st);
+	printf("balance-node %u busy_ns %llu wall_ns %llu stolen %llu given "
+	       "%llu fibers %llu\n",
+	       earth_node_id(), (unsigned long long)st.eu_busy_ns,
+	       (unsigned long long)st.wall_ns,
+	       (unsigned long long)st.tokens_stolen,
+	       (unsigned long long)st.tokens_given,
+	       (unsigned long long)st.fibers_run);
+	return ret;
 }
 
 /* ---- the floor: two processes, one shared line each way ---- */
@@ -384,8 +508,92 @@ static int run_job(const char *earthrun, const char *self,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/* Runs a 2-node balancing job of `app` over shm, its output into the
+ * log as comments; METRIC lines from the nodes' figures. 0 on success. */
+static int run_balance(const char *earthrun, const char *self,
+		       const char *app)
+{
+	int fds[2];
+	if (pipe(fds))
+		return 1;
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		setenv("REMOTE_OPS_APP", app, 1);
+		setenv("EARTH_TIMING", "1", 1);
+		execl(earthrun, earthrun, "-n", "2", self, (char *)NULL);
+		perror("remote_ops: cannot start earthrun");
+		_exit(127);
+	}
+	close(fds[1]);
+	static char out[16384];
+	size_t len = 0;
+	ssize_t r;
+	while (len < sizeof(out) - 1 &&
+	       (r = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)r;
+	out[len] = 0;
+	close(fds[0]);
+	int st;
+	waitpid(c, &st, 0);
+	double share_min = 101, share_max = -1, steals = 0, time_ns = -1;
+	double fib_min = -1, fib_sum = 0; /* fibers run per node */
+	int nodes = 0, ok = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned id;
+		unsigned long long busy, wall, stolen, given, fibers;
+		double t;
+		printf("# %s\n", line);
+		if (sscanf(line, "balance-node %u busy_ns %llu wall_ns %llu "
+				 "stolen %llu given %llu fibers %llu",
+			   &id, &busy, &wall, &stolen, &given, &fibers) == 6) {
+			double sh = wall ? 100.0 * (double)busy / (double)wall
+					 : 0;
+			share_min = sh < share_min ? sh : share_min;
+			share_max = sh > share_max ? sh : share_max;
+			steals += (double)stolen;
+			fib_sum += (double)fibers;
+			if (fib_min < 0 || (double)fibers < fib_min)
+				fib_min = (double)fibers;
+			nodes++;
+		} else if (strstr(line, "balance-app ") && strstr(line, "correct") &&
+			   !strstr(line, "WRONG")) {
+			char *p = strstr(line, "time_ns ");
+			if (p && sscanf(p, "time_ns %lf", &t) == 1) {
+				time_ns = t;
+				ok = 1;
+			}
+		}
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) || !ok || nodes != 2) {
+		printf("# balance %s: the job failed\n", app);
+		return 1;
+	}
+	char name[96];
+	snprintf(name, sizeof(name), "balance.%s.busy_share.min", app);
+	bench_metric(name, share_min, "%");
+	snprintf(name, sizeof(name), "balance.%s.busy_share.max", app);
+	bench_metric(name, share_max, "%");
+	/* the smallest node's part of all fibers run (50% is even on 2) */
+	snprintf(name, sizeof(name), "balance.%s.work_share.min", app);
+	bench_metric(name, fib_sum > 0 ? 100.0 * fib_min / fib_sum : 0, "%");
+	snprintf(name, sizeof(name), "balance.%s.steals", app);
+	bench_metric(name, steals, "tokens");
+	snprintf(name, sizeof(name), "balance.%s.time", app);
+	bench_metric_ns(name, time_ns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (getenv("REMOTE_OPS_APP") && getenv("EARTH_NODES")) {
+		const char *q = getenv("QUICK");
+		bench_quick = q && *q && strcmp(q, "0");
+		return app_node(argc, argv);
+	}
 	if (!getenv("EARTH_NODES")) {
 		bench_init("remote_ops", argc, argv);
 		double v[64];
@@ -420,6 +628,10 @@ int main(int argc, char **argv)
 			 dirname(strdup(self)));
 		int bad = run_job(run, self, "shm");
 		bad |= run_job(run, self, "tcp");
+		printf("# balance: 2 nodes x 2 threads on %ld cores (shm)\n",
+		       sysconf(_SC_NPROCESSORS_ONLN));
+		bad |= run_balance(run, self, "fib");
+		bad |= run_balance(run, self, "nqueens");
 		return bad;
 	}
 	const char *q = getenv("QUICK");
@@ -430,25 +642,44 @@ int main(int argc, char **argv)
 		for (int pipe = 0; pipe < 2; pipe++)
 			for (enum op op = OP_SPAWN; op <= OP_CALL; op++)
 				add(op, pipe, t, k);
-	add(OP_GETRTT, 0, 1, k);
-	add(OP_BLK, 0, 1, 1);
+	const char *tr = getenv("EARTH_TRANSPORT");
+	const char *sfx = tr && !strcmp(tr, "tcp") ? "tcp" : "shm";
+	const char *rm = getenv("EARTH_REMOTE");
+	int shm = !strcmp(sfx, "shm");
+	add(OP_GETRTT_G, 0, 1, k);
+	if (shm)
+		add(OP_GETRTT, 0, 1, k);
+	add(OP_BLK_G, 0, 1, 1);
+	if (shm)
+		add(OP_BLK, 0, 1, 1);
 	add(OP_BARRIER, 0, 0, k);
 	int ret = earth_main(argc, argv, &remote_main);
 	if (earth_node_id() != 0 || ret)
 		return ret;
-	const char *tr = getenv("EARTH_TRANSPORT");
-	const char *sfx = tr && !strcmp(tr, "tcp") ? "tcp" : "shm";
+	printf("# remote_ops %s: global memory %s\n", sfx,
+	       !shm ? "through the remote SU (tcp)"
+	       : rm && !strcmp(rm, "su") ? "through the remote SU (EARTH_REMOTE=su)"
+					 : "direct, one-sided");
+	double post[2][OP_COUNT] = {{0}};
 	for (int i = 0; i < nphases; i++) {
 		struct phase *p = &phases[i];
 		double med = bench_median(p->v, p->nv);
 		char name[128];
 		switch (p->op) {
+		case OP_GETRTT_G:
+			snprintf(name, sizeof(name), "get_remote_rtt.%s", sfx);
+			bench_metric_ns(name, med);
+			break;
 		case OP_GETRTT:
 			snprintf(name, sizeof(name), "get_remote_rtt_su.%s", sfx);
 			bench_metric_ns(name, med);
 			break;
-		case OP_BLK:
+		case OP_BLK_G:
 			snprintf(name, sizeof(name), "blkmov_bw.%s", sfx);
+			bench_metric(name, BLK / med * 1e3, "MB/s");
+			break;
+		case OP_BLK:
+			snprintf(name, sizeof(name), "blkmov_bw_su.%s", sfx);
 			bench_metric(name, BLK / med * 1e3, "MB/s");
 			break;
 		case OP_BARRIER:
@@ -460,7 +691,20 @@ int main(int argc, char **argv)
 				 op_names[p->op], p->pipe ? "pipe" : "seq",
 				 p->target ? "remote" : "local", sfx);
 			bench_metric_ns(name, med);
+			if (!p->pipe)
+				break;
+			post[p->target][p->op] = bench_median(p->post, p->nv);
+			snprintf(name, sizeof(name), "op_eu_post.%s.%s.%s",
+				 op_names[p->op], p->target ? "remote" : "local",
+				 sfx);
+			bench_metric_ns(name, post[p->target][p->op]);
 		}
+	}
+	for (int op = OP_SPAWN; op <= OP_CALL; op++) {
+		char name[128];
+		snprintf(name, sizeof(name), "op_eu_post_ratio.%s.%s",
+			 op_names[op], sfx);
+		bench_metric(name, post[1][op] / post[0][op], "x");
 	}
 	return 0;
 }

@@ -58,9 +58,12 @@ class Collect : public RecursiveASTVisitor<Collect> {
 public:
   ThreadedFn &F;
   std::vector<const GotoStmt *> Gotos;
+  std::vector<const VarDecl *> Declared; // every variable of the body
   explicit Collect(ThreadedFn &F) : F(F) {}
 
   bool VisitVarDecl(VarDecl *V) {
+    if (!isa<ParmVarDecl>(V))
+      Declared.push_back(V);
     if (V->hasLocalStorage() && !isa<ParmVarDecl>(V)) {
       F.Locals.push_back(V);
       // Arrays, and const locals (a restore could not assign them).
@@ -69,20 +72,21 @@ public:
     }
     return true;
   }
-  bool VisitUnaryOperator(UnaryOperator *U) {
+  // E's address escapes: the local it is part of lives in the frame.
+  void escapes(const Expr *E) {
     bool Full;
+    if (const VarDecl *V = rootVar(E, Full))
+      if (V->hasLocalStorage())
+        F.FrameResident.insert(V);
+  }
+  bool VisitUnaryOperator(UnaryOperator *U) {
     if (U->getOpcode() == UO_AddrOf)
-      if (const VarDecl *V = rootVar(U->getSubExpr(), Full))
-        if (V->hasLocalStorage())
-          F.FrameResident.insert(V);
+      escapes(U->getSubExpr());
     return true;
   }
   bool VisitImplicitCastExpr(ImplicitCastExpr *C) {
-    bool Full;
     if (C->getCastKind() == CK_ArrayToPointerDecay)
-      if (const VarDecl *V = rootVar(C->getSubExpr(), Full))
-        if (V->hasLocalStorage())
-          F.FrameResident.insert(V);
+      escapes(C->getSubExpr());
     return true;
   }
   bool VisitGotoStmt(GotoStmt *G) {
@@ -357,13 +361,17 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
     }
     F.Sites.push_back(S);
   }
-  // A save writes `tc_f->v = v;` at the END_THREAD: a nested variable with
-  // the same name in scope there would be stored instead of v.
+  // A save writes `tc_f->v = v;` at the END_THREAD: a nested variable
+  // (static ones too) with the same name in scope there would be stored
+  // instead of v, so it is renamed in the output (frame-resident ones lose
+  // their declaration, and their uses become tc_f->field, so they need no
+  // new name).
+  unsigned NRenamed = 0;
   for (const EndSite &S : F.Sites)
     for (const VarDecl *V : S.Save)
-      for (const VarDecl *W : F.Locals) {
+      for (const VarDecl *W : C.Declared) {
         if (W == V || W->getName() != V->getName() || F.TopLevel.count(W) ||
-            isa<ParmVarDecl>(W))
+            F.FrameResident.count(W) || F.Renamed.count(W))
           continue;
         auto Ps = Ctx.getParents(*W);
         const auto *DS = Ps.empty() ? nullptr : Ps[0].get<DeclStmt>();
@@ -372,12 +380,8 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
         unsigned Off = fileOffset(SM, S.Call->getBeginLoc());
         if (!Sc || declOff(W) > Off || fileOffset(SM, Sc->getEndLoc()) < Off)
           continue;
-        error(Ctx, S.Call->getBeginLoc(),
-              "END_THREAD() must save '" + V->getNameAsString() +
-                  "', but the '" + W->getNameAsString() +
-                  "' declared in an enclosing block hides it here",
-              "rename the inner variable");
-        F.Failed = true;
+        F.Renamed[W] =
+            "tc_" + W->getNameAsString() + "_" + std::to_string(++NRenamed);
       }
   for (Fiber &Fb : F.Fibers) {
     std::vector<const VarDecl *> R;

@@ -3,8 +3,9 @@
 // Finds the fibers (top-level labels named THREAD_<n> or named by
 // INIT_SYNC/SPAWN) and the marker calls of a threaded function, and reports
 // misuse that needs no control-flow graph: unknown fibers, slot indices out
-// of range, direct dereference of GLOBAL pointers, INVOKE/TOKEN argument
-// mismatches, VLAs, alloca, return statements.
+// of range, dereference of GLOBAL pointers (also behind casts) and GLOBAL
+// pointers turned into local ones, INVOKE/TOKEN argument mismatches, VLAs,
+// alloca, return statements, fiber labels inside blocks.
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
@@ -12,6 +13,7 @@
 #include "clang/AST/Type.h"
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
 
@@ -47,34 +49,58 @@ std::string normalizeFiber(llvm::StringRef N) {
   return N.str();
 }
 
-MarkerKind markerKind(llvm::StringRef N, bool &Ok) {
-  Ok = true;
-  if (N == "__tc_init_sync")
-    return MarkerKind::InitSync;
-  if (N == "__tc_spawn")
-    return MarkerKind::Spawn;
-  if (N == "__tc_end_thread")
-    return MarkerKind::EndThread;
-  if (N == "__tc_end_function")
-    return MarkerKind::EndFunction;
-  if (N == "__tc_invoke")
-    return MarkerKind::Invoke;
-  if (N == "__tc_token")
-    return MarkerKind::Token;
-  if (N == "__tc_slot_index")
-    return MarkerKind::SlotIndex;
-  Ok = false;
-  return MarkerKind::SlotIndex;
+// The construct a parse-mode marker call stands for (threadedc.h).
+llvm::Optional<MarkerKind> markerKind(llvm::StringRef N) {
+  return llvm::StringSwitch<llvm::Optional<MarkerKind>>(N)
+      .Case("__tc_init_sync", MarkerKind::InitSync)
+      .Case("__tc_spawn", MarkerKind::Spawn)
+      .Case("__tc_end_thread", MarkerKind::EndThread)
+      .Case("__tc_end_function", MarkerKind::EndFunction)
+      .Case("__tc_invoke", MarkerKind::Invoke)
+      .Case("__tc_token", MarkerKind::Token)
+      .Case("__tc_slot_index", MarkerKind::SlotIndex)
+      .Default(llvm::None);
 }
 
-// The expression a GLOBAL pointer is read through, e.g. `p` in `*(p + 1)`.
-const Expr *pointerOperand(const Expr *E) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *B = dyn_cast<BinaryOperator>(E))
+bool hasGlobalType(ASTContext &Ctx, const Expr *E) {
+  return isGlobalPtrType(Ctx, E->getType()) ||
+         isGlobalPtrType(Ctx, E->IgnoreParenImpCasts()->getType());
+}
+
+// The GLOBAL pointer an address expression is computed from, e.g. `p` in
+// `*(p + 1)`, `*(int *)p`, `((struct s *)p)->f`, `*(c ? p : q)`; null if
+// none. The explicit casts passed on the way go to Casts.
+const Expr *globalOperand(ASTContext &Ctx, const Expr *E,
+                          std::vector<const Expr *> &Casts) {
+  E = E->IgnoreParens();
+  if (hasGlobalType(Ctx, E))
+    return E;
+  if (const auto *C = dyn_cast<CastExpr>(E)) {
+    if (isa<ExplicitCastExpr>(C))
+      Casts.push_back(C);
+    return globalOperand(Ctx, C->getSubExpr(), Casts);
+  }
+  if (const auto *B = dyn_cast<BinaryOperator>(E)) {
     if (B->isAdditiveOp())
-      return pointerOperand(
-          B->getLHS()->getType()->isPointerType() ? B->getLHS() : B->getRHS());
-  return E;
+      return globalOperand(
+          Ctx,
+          B->getLHS()->getType()->isPointerType() ? B->getLHS() : B->getRHS(),
+          Casts);
+    if (B->getOpcode() == BO_Comma)
+      return globalOperand(Ctx, B->getRHS(), Casts);
+  }
+  if (const auto *C = dyn_cast<AbstractConditionalOperator>(E)) {
+    if (const Expr *G = globalOperand(Ctx, C->getTrueExpr(), Casts))
+      return G;
+    return globalOperand(Ctx, C->getFalseExpr(), Casts);
+  }
+  return nullptr;
+}
+
+std::string globalName(const Expr *G) {
+  if (const auto *DR = dyn_cast<DeclRefExpr>(G->IgnoreParenImpCasts()))
+    return "GLOBAL pointer '" + DR->getDecl()->getNameAsString() + "'";
+  return "a GLOBAL pointer";
 }
 
 class Visitor : public RecursiveASTVisitor<Visitor> {
@@ -90,18 +116,73 @@ public:
     F.Failed = true;
   }
 
+  // Code that threadedc.h's macros write (they pass GLOBAL pointers to the
+  // runtime as plain ones).
+  bool inLanguageHeader(SourceLocation L) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    return SM.getFilename(SM.getSpellingLoc(L)).endswith("threadedc.h") ||
+           SM.getFilename(SM.getExpansionLoc(L)).endswith("threadedc.h");
+  }
+
   void checkDeref(const Expr *Base, SourceLocation L, const char *How) {
-    const Expr *P = pointerOperand(Base);
-    if (!isGlobalPtrType(Ctx, P->getType()))
+    std::vector<const Expr *> Casts;
+    const Expr *G = globalOperand(Ctx, Base, Casts);
+    if (!G)
       return;
-    std::string Name = "a GLOBAL pointer";
-    if (const auto *DR = dyn_cast<DeclRefExpr>(P))
-      Name = "GLOBAL pointer '" + DR->getDecl()->getNameAsString() + "'";
-    fail(L, std::string(How) + " " + Name + " directly",
-         "a GLOBAL pointer may name another node's memory: read it with "
-         "GET_SYNC_x(ptr, &local, slot) or write it with "
-         "DATA_SYNC_x(value, ptr, slot) and use the value in the fiber the "
-         "slot enables");
+    Reported.insert(Casts.begin(), Casts.end());
+    fail(L, std::string(How) + " " + globalName(G) + " directly",
+         "a GLOBAL pointer may name another node's memory (a cast does not "
+         "change that): read it with GET_SYNC_x(ptr, &local, slot) or write "
+         "it with DATA_SYNC_x(value, ptr, slot) and use the value in the "
+         "fiber the slot enables");
+  }
+
+  // A GLOBAL pointer value turned into a local pointer (To) at L.
+  void checkConversion(const Expr *From, QualType To, SourceLocation L) {
+    if (!To->isPointerType() || isGlobalPtrType(Ctx, To) ||
+        !hasGlobalType(Ctx, From) || inLanguageHeader(L))
+      return;
+    fail(L, "converting " + globalName(From) + " to a local pointer",
+         "a GLOBAL pointer may name another node's memory: keep it GLOBAL "
+         "(cast to 'T *GLOBAL'), and read or write through it with "
+         "GET_SYNC_x / DATA_SYNC_x / BLKMOV_SYNC");
+  }
+
+  bool VisitCStyleCastExpr(CStyleCastExpr *C) {
+    if (!Reported.count(C))
+      checkConversion(C->getSubExpr(), C->getType(), C->getBeginLoc());
+    return true;
+  }
+  // Elements and members initialized by a brace list (semantic form: one
+  // initializer per element, per member, or the union member chosen).
+  // (The visitor walks the syntactic form only.)
+  bool VisitInitListExpr(InitListExpr *Syn) {
+    const InitListExpr *IL =
+        Syn->isSemanticForm() ? Syn : Syn->getSemanticForm();
+    if (!IL)
+      return true;
+    QualType T = IL->getType();
+    auto check = [&](unsigned I, QualType To) {
+      if (I < IL->getNumInits() && IL->getInit(I))
+        checkConversion(IL->getInit(I), To, IL->getInit(I)->getBeginLoc());
+    };
+    if (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+      for (unsigned I = 0; I < IL->getNumInits(); ++I)
+        check(I, AT->getElementType());
+    } else if (const FieldDecl *FD = IL->getInitializedFieldInUnion()) {
+      check(0, FD->getType());
+    } else if (const auto *RT = T->getAs<RecordType>()) {
+      unsigned I = 0;
+      for (const FieldDecl *FD : RT->getDecl()->fields())
+        check(I++, FD->getType());
+    }
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator *B) {
+    if (B->getOpcode() == BO_Assign)
+      checkConversion(B->getRHS(), B->getLHS()->getType(),
+                      B->getRHS()->getBeginLoc());
+    return true;
   }
 
   bool VisitUnaryOperator(UnaryOperator *U) {
@@ -125,6 +206,8 @@ public:
     return true;
   }
   bool VisitVarDecl(VarDecl *V) {
+    if (const Expr *I = V->getInit())
+      checkConversion(I, V->getType(), I->getBeginLoc());
     if (V->getType()->isVariableArrayType())
       fail(V->getLocation(),
            "variable-length array '" + V->getNameAsString() +
@@ -140,15 +223,20 @@ public:
       }
     return true;
   }
+  void nestedFiberLabel(const LabelStmt *L) {
+    fail(L->getIdentLoc(),
+         "fiber label '" + std::string(L->getName()) +
+             "' is not at the top level of THREADED function '" + F.Name + "'",
+         "move the label out of the enclosing block, loop or switch; a loop "
+         "across fibers is written as a fiber that re-enables itself with a "
+         "slot whose reset count is non-zero");
+  }
   bool VisitLabelStmt(LabelStmt *L) {
-    if (isFiberNumberName(L->getName()) && !TopLabels.count(L))
-      fail(L->getIdentLoc(),
-           "fiber label '" + std::string(L->getName()) +
-               "' is not at the top level of THREADED function '" + F.Name +
-               "'",
-           "move the label out of the enclosing block or loop; a loop across "
-           "fibers is written as a fiber that re-enables itself with a slot "
-           "whose reset count is non-zero");
+    if (TopLabels.count(L))
+      return true;
+    Nested.emplace(std::string(L->getName()), L);
+    if (isFiberNumberName(L->getName()))
+      nestedFiberLabel(L);
     return true;
   }
   bool VisitCallExpr(CallExpr *C) {
@@ -156,16 +244,21 @@ public:
     if (!Callee)
       return true;
     llvm::StringRef N = Callee->getName();
+    if (!inLanguageHeader(Callee->getLocation())) // tc_gptr_x: by design
+      for (unsigned I = 0; I < C->getNumArgs() && I < Callee->getNumParams();
+           ++I)
+        checkConversion(C->getArg(I), Callee->getParamDecl(I)->getType(),
+                        C->getArg(I)->getBeginLoc());
     if (N == "alloca" || N == "__builtin_alloca") {
       fail(C->getBeginLoc(), "alloca in THREADED function '" + F.Name + "'",
            "the C stack is gone when the fiber ends: use a fixed-size local "
            "array (it lives in the frame) or malloc");
       return true;
     }
-    bool Ok;
-    MarkerKind K = markerKind(N, Ok);
-    if (!Ok)
+    llvm::Optional<MarkerKind> Kind = markerKind(N);
+    if (!Kind)
       return true;
+    MarkerKind K = *Kind;
     Marker M;
     M.Kind = K;
     M.Call = C;
@@ -179,6 +272,8 @@ public:
   }
 
   std::set<const LabelStmt *> TopLabels;
+  std::map<std::string, const LabelStmt *> Nested; // labels inside blocks
+  std::set<const Expr *> Reported; // casts a dereference error named
 };
 
 std::string paramList(const FunctionDecl *FD) {
@@ -305,6 +400,7 @@ void check(CompilerInstance &CI, ThreadedFn &F) {
                                {},
                                {}});
 
+  std::set<const LabelStmt *> ReportedNested;
   std::string Known;
   for (size_t I = 1; I < F.Fibers.size(); ++I)
     Known += (Known.empty() ? "" : ", ") + F.Fibers[I].Name;
@@ -324,6 +420,11 @@ void check(CompilerInstance &CI, ThreadedFn &F) {
               "fiber 0 runs once per invocation; put the code to repeat "
               "after a label such as THREAD_1:");
         F.Failed = true;
+      } else if (M.Target < 0 && V.Nested.count(M.FiberName)) {
+        // A symbolic fiber label inside a block: say so, once.
+        const LabelStmt *L = V.Nested[M.FiberName];
+        if (!isFiberNumberName(L->getName()) && ReportedNested.insert(L).second)
+          V.nestedFiberLabel(L);
       } else if (M.Target < 0) {
         std::string Suggest;
         unsigned Best = 3;

@@ -77,7 +77,10 @@ struct ThreadedFn {
   std::set<const clang::VarDecl *> FrameResident;
   std::set<const clang::VarDecl *> TopLevel; // declared at body top level
   std::map<const clang::VarDecl *, std::string> Field; // frame field names
-  const clang::VarDecl *Slots = nullptr;               // SYNC_SLOTS
+  // Nested locals that hide a variable saved in their scope: their names in
+  // the output (tc_<name>_<k>).
+  std::map<const clang::VarDecl *, std::string> Renamed;
+  const clang::VarDecl *Slots = nullptr; // SYNC_SLOTS
   uint64_t NumSlots = 0;
   unsigned Naive = 0; // variables moved by --save-all, summed over sites
   bool Failed = false;

@@ -15,7 +15,9 @@
 //
 // At each fiber label the RESTORE set is loaded from the frame; each
 // END_THREAD() stores its SAVE set and returns; END_FUNCTION() frees the
-// frame; frame-resident variables are accessed as tc_f->x everywhere.
+// frame; frame-resident variables are accessed as tc_f->x everywhere;
+// nested variables that hide a saved one get their new names. Headers with
+// THREADED prototypes are inlined at their #include (inlineHeaders).
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
@@ -37,6 +39,7 @@ class Emitter {
   Rewriter RW;
   PrintingPolicy PP;
   std::set<std::string> ArgsDone;
+  std::set<FileID> Headers; // hold THREADED prototypes: inlined
   bool Ok = true;
 
 public:
@@ -58,15 +61,21 @@ public:
     return OS.str();
   }
 
+  // A file name as a C string literal, for #line.
+  static std::string quoted(llvm::StringRef Name) {
+    std::string Q = "\"";
+    for (char C : Name) {
+      if (C == '"' || C == '\\')
+        Q += '\\';
+      Q += C;
+    }
+    return Q + "\"";
+  }
+
   std::string lineDirective(SourceLocation L) {
     PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(L));
-    std::string F;
-    for (char C : std::string(P.getFilename())) {
-      if (C == '"' || C == '\\')
-        F += '\\';
-      F += C;
-    }
-    return "\n#line " + std::to_string(P.getLine()) + " \"" + F + "\"\n";
+    return "\n#line " + std::to_string(P.getLine()) + " " +
+           quoted(P.getFilename()) + "\n";
   }
 
   std::string argsStruct(const FunctionDecl *FD) {
@@ -92,6 +101,14 @@ public:
     if (isa<ParmVarDecl>(V))
       return "tc_f->tc_a." + V->getNameAsString();
     return "tc_f->" + F.Field.at(V);
+  }
+
+  // What a use of V becomes: its frame field, its new name, or itself.
+  std::string refText(const ThreadedFn &F, const VarDecl *V) {
+    if (F.FrameResident.count(V))
+      return fieldRef(F, V);
+    auto It = F.Renamed.find(V);
+    return It != F.Renamed.end() ? It->second : V->getNameAsString();
   }
 
   std::string fiberFn(const ThreadedFn &F, unsigned K) {
@@ -167,29 +184,39 @@ public:
   void rewriteMarkers(ThreadedFn &F);
   void function(ThreadedFn &F);
   void prototype(const FunctionDecl *FD);
+  void inlineHeaders();
   bool result(std::string &Out);
 };
 
+// The uses and declarations the output changes: of frame-resident
+// variables (Refs, Decls: whole statements) and of renamed ones (Refs,
+// Names: the name in a declaration that is otherwise kept).
 class RefVisitor : public RecursiveASTVisitor<RefVisitor> {
 public:
   std::vector<const DeclRefExpr *> Refs;
   std::vector<const DeclStmt *> Decls;
+  std::vector<const VarDecl *> Names;
   std::set<const Stmt *> ForInits;
   const ThreadedFn &F;
   explicit RefVisitor(const ThreadedFn &F) : F(F) {}
   bool VisitDeclRefExpr(DeclRefExpr *E) {
     if (const auto *V = dyn_cast<VarDecl>(E->getDecl()))
-      if (F.FrameResident.count(V) && V != F.Slots)
+      if ((F.FrameResident.count(V) && V != F.Slots) || F.Renamed.count(V))
         Refs.push_back(E);
     return true;
   }
   bool VisitDeclStmt(DeclStmt *S) {
-    for (const Decl *D : S->decls())
-      if (const auto *V = dyn_cast<VarDecl>(D))
-        if (F.FrameResident.count(V)) {
-          Decls.push_back(S);
-          break;
-        }
+    bool Whole = llvm::any_of(S->decls(), [&](const Decl *D) {
+      const auto *V = dyn_cast<VarDecl>(D);
+      return V && F.FrameResident.count(V);
+    });
+    if (Whole)
+      Decls.push_back(S);
+    else
+      for (const Decl *D : S->decls())
+        if (const auto *V = dyn_cast<VarDecl>(D))
+          if (F.Renamed.count(V))
+            Names.push_back(V);
     return true;
   }
   bool VisitForStmt(ForStmt *S) {
@@ -206,20 +233,43 @@ void Emitter::rewriteFrameRefs(ThreadedFn &F) {
   for (const DeclRefExpr *E : V.Refs) {
     SourceLocation L = E->getLocation();
     const auto *Var = cast<VarDecl>(E->getDecl());
-    if (L.isMacroID()) {
-      if (!SM.isMacroArgExpansion(L)) {
-        fail(L,
-             "variable '" + Var->getNameAsString() +
-                 "' lives in the frame (its address is taken, or it is "
-                 "an array or const) but is named inside a macro body",
-             "pass it to the macro as an argument");
-        continue;
-      }
-      L = SM.getSpellingLoc(L);
+    // Through macro arguments only, to where the name is written; a name
+    // in a macro body (also one expanded inside another macro's argument)
+    // cannot be rewritten for this one use.
+    bool InBody = false;
+    SourceLocation Use = L;
+    while (L.isMacroID() && !InBody) {
+      InBody = !SM.isMacroArgExpansion(L);
+      if (!InBody)
+        L = SM.getImmediateSpellingLoc(L);
+    }
+    if (InBody) {
+      fail(Use,
+           "variable '" + Var->getNameAsString() +
+               (F.FrameResident.count(Var)
+                    ? "' lives in the frame (its address is taken, or it "
+                      "is an array or const)"
+                    : "' hides a variable that an END_THREAD() in its "
+                      "scope saves, so it is renamed,") +
+               " but is named inside a macro body",
+           "pass it to the macro as an argument");
+      continue;
     }
     if (!SM.isInMainFile(L) || !Done.insert(SM.getFileOffset(L)).second)
       continue;
-    RW.ReplaceText(L, Var->getName().size(), fieldRef(F, Var));
+    RW.ReplaceText(L, Var->getName().size(), refText(F, Var));
+  }
+  for (const VarDecl *Var : V.Names) {
+    SourceLocation L = Var->getLocation();
+    if (L.isMacroID() || !SM.isInMainFile(L)) {
+      fail(L,
+           "variable '" + Var->getNameAsString() +
+               "' hides a variable that an END_THREAD() in its scope saves, "
+               "so it is renamed, but it is declared by a macro",
+           "rename it in the source");
+      continue;
+    }
+    RW.ReplaceText(L, Var->getName().size(), F.Renamed.at(Var));
   }
   for (const DeclStmt *S : V.Decls) {
     bool InFor = V.ForInits.count(S);
@@ -267,7 +317,7 @@ void Emitter::rewriteFrameRefs(ThreadedFn &F) {
           continue;
         }
         Part = (Var->isStaticLocal() ? "static " : "") +
-               decl(Var->getType(), Var->getNameAsString()) +
+               decl(Var->getType(), refText(F, Var)) +
                (Var->hasInit() ? " = " + Init : "");
       }
       if (Part.empty())
@@ -413,9 +463,70 @@ void Emitter::prototype(const FunctionDecl *FD) {
   SourceLocation B = SM.getExpansionLoc(FD->getBeginLoc());
   SourceLocation E = SM.getExpansionLoc(FD->getEndLoc());
   RW.ReplaceText(CharSourceRange::getTokenRange(B, E), T);
+  if (!SM.isInMainFile(B))
+    Headers.insert(SM.getFileID(B));
+}
+
+// A header with THREADED prototypes cannot be compiled as it is (THREADED
+// f(...); declares a function, the generated C an earth_tfunc object), so
+// its rewritten text replaces its #include line, and so on up to the main
+// file; #line directives keep the positions. Deepest headers first.
+void Emitter::inlineHeaders() {
+  std::map<FileID, unsigned> Depth;
+  for (FileID H : Headers)
+    for (FileID F = H; F.isValid() && F != SM.getMainFileID();
+         F = SM.getFileID(SM.getIncludeLoc(F))) {
+      unsigned D = 0;
+      for (SourceLocation L = SM.getIncludeLoc(F); L.isValid();
+           L = SM.getIncludeLoc(SM.getFileID(L)))
+        ++D;
+      Depth[F] = D;
+    }
+  std::vector<FileID> Order;
+  for (const auto &P : Depth)
+    Order.push_back(P.first);
+  std::stable_sort(Order.begin(), Order.end(),
+                   [&](FileID A, FileID B) { return Depth[A] > Depth[B]; });
+  for (FileID H : Order) {
+    SourceLocation Inc = SM.getIncludeLoc(H);
+    FileID Parent = SM.getFileID(Inc);
+    if (Inc.isInvalid() || Parent.isInvalid()) {
+      fail(SM.getLocForStartOfFile(H),
+           "a THREADED prototype is in a file that is not #included",
+           "declare it in the .tc file or in a header it includes");
+      continue;
+    }
+    std::string Text;
+    llvm::raw_string_ostream OS(Text);
+    RW.getEditBuffer(H).write(OS);
+    OS.flush();
+    // `#pragma once` in what becomes the main file draws a warning.
+    std::string Body;
+    for (llvm::StringRef Rest = Text; !Rest.empty();) {
+      auto [Line, Tail] = Rest.split('\n');
+      std::string Tok;
+      for (char C : Line)
+        if (!isspace((unsigned char)C))
+          Tok += C;
+      Body += (Tok == "#pragmaonce" ? "" : Line.str()) + "\n";
+      Rest = Tail;
+    }
+    PresumedLoc Start = SM.getPresumedLoc(SM.getLocForStartOfFile(H));
+    PresumedLoc At = SM.getPresumedLoc(Inc);
+    llvm::StringRef Buf = SM.getBufferData(Parent);
+    unsigned Off = SM.getFileOffset(Inc);
+    size_t B = Buf.rfind('\n', Off), E = Buf.find('\n', Off);
+    B = B == llvm::StringRef::npos ? 0 : B + 1;
+    E = E == llvm::StringRef::npos ? Buf.size() : E;
+    RW.ReplaceText(SM.getLocForStartOfFile(Parent).getLocWithOffset(B), E - B,
+                   "#line 1 " + quoted(Start.getFilename()) + "\n" + Body +
+                       "#line " + std::to_string(At.getLine() + 1) + " " +
+                       quoted(At.getFilename()));
+  }
 }
 
 bool Emitter::result(std::string &Out) {
+  inlineHeaders();
   if (!Ok)
     return false;
   FileID Main = SM.getMainFileID();

@@ -73,11 +73,19 @@ public:
     std::vector<const FunctionDecl *> Protos;
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
       auto *FD = dyn_cast<FunctionDecl>(D);
-      if (!FD || !isThreaded(FD) ||
-          !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+      if (!FD || !isThreaded(FD))
         continue;
       if (!FD->doesThisDeclarationHaveABody()) {
-        Protos.push_back(FD);
+        Protos.push_back(FD); // in a header too: Emit.cpp inlines it
+        continue;
+      }
+      if (!SM.isInMainFile(SM.getExpansionLoc(FD->getLocation()))) {
+        error(Ctx, FD->getLocation(),
+              "THREADED function '" + FD->getNameAsString() +
+                  "' is defined in a header",
+              "define it in a .tc file and keep only its prototype "
+              "'THREADED " +
+                  FD->getNameAsString() + "(...);' in the header");
         continue;
       }
       ThreadedFn F;

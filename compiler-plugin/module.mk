@@ -71,8 +71,10 @@ $(TC_LIB): $(call objs,rel,$(TC_LIB_SRC))
 $(call objs,rel,$(TC_LIB_SRC)): CFLAGS += -Ithreaded-c/include
 
 all: tc
-# The Threaded-C tests (tests/t_tc_*.c) run earthcc: build it first.
-test-asan: tc
+# The Threaded-C tests (tests/t_tc_*.c) run earthcc and earthrun: build
+# them first, and point earthcc, the tests and table3.sh at this BUILD.
+test-asan: tc $(BUILD)/rel/bin/earthrun
+test-asan bench bench-tc: export EARTH_BUILD := $(abspath $(BUILD))
 
 install: install-tc
 install-tc: tc

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * helpers.c - the generic test helpers declared in helpers.h: a forked
- * child with captured stderr and the checks on how it ended, the
+ * child with captured stderr and the checks on how it ended, shell
+ * commands with captured output (the multi-node jobs), the
  * EARTH_TEST_SCALE divisor, running a node, the first CPU of the affinity
  * set, and the queue tests' checksum, random numbers and spin-wait.
  */
@@ -172,4 +173,34 @@ bool t_wait_more(struct t_waiter *w)
 		return true;
 	}
 	return now < w->deadline;
+}
+
+void t_slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+}
+
+void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+{
+	char line[2048], full[2400], out[64], err[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	snprintf(out, sizeof(out), "/tmp/t_sh_out.%d", (int)getpid());
+	snprintf(err, sizeof(err), "/tmp/t_sh_err.%d", (int)getpid());
+	snprintf(full, sizeof(full), "timeout %u %s > %s 2> %s", limit_s, line,
+		 out, err);
+	int st = system(full);
+	c->status = st < 0 ? -1
+		    : WIFEXITED(st) ? WEXITSTATUS(st)
+				    : 128 + WTERMSIG(st);
+	t_slurp(out, c->out, sizeof(c->out));
+	t_slurp(err, c->err, sizeof(c->err));
+	unlink(out);
+	unlink(err);
 }

@@ -43,6 +43,25 @@ bool t_err_has(const struct t_child *c, const char *s);
 __attribute__((sentinel)) void t_expect_exit(int (*fn)(void *arg), void *arg,
 					     int status, ...);
 
+/* What a shell command run by t_sh did. */
+struct t_cmd {
+	int status;      /* exit status, or 128 + signal; 124: timed out */
+	char out[65536]; /* stdout, NUL-terminated, cut if longer */
+	char err[16384]; /* stderr, likewise */
+};
+
+/*
+ * Runs a shell command line (printf-style) under `timeout limit_s`, with
+ * stdout and stderr captured into *c. The jobs of the multi-node tests
+ * (earthrun, the programs of tests/progs) run this way.
+ */
+void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Reads a file into buf (at most len - 1 bytes, NUL-terminated; "" if it
+ * cannot be read). */
+void t_slurp(const char *path, char *buf, size_t len);
+
 /* EARTH_TEST_SCALE as a divisor: >= 1, 1 when unset or not a number. */
 unsigned t_scale(void);
 /* n / t_scale(), but at least min. */

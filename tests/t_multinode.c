@@ -8,8 +8,9 @@
  * are rejected naming the peer and the field; launcher and environment
  * errors. The same over the tcp transport (earthrun --transport tcp, and
  * nodes started directly as srun/mpirun start them): 2-4 nodes, chunked
- * blocks, a killed node, connections with bad hellos rejected and
- * reported. Oversubscribed on a 2-core machine by design.
+ * blocks, a killed node, writes outside registered memory, connections
+ * with bad hellos rejected and reported. Oversubscribed on a 2-core
+ * machine by design.
  */
 #include <criterion/criterion.h>
 
@@ -38,51 +39,17 @@
 
 TestSuite(multinode, .timeout = 120);
 
-struct cmd {
-	int status;     /* exit status, or 128 + signal */
-	char out[8192]; /* stdout */
-	char err[8192]; /* stderr */
-};
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-	buf[n] = 0;
-	if (f)
-		fclose(f);
-}
 
-/* Runs a shell command line (bounded by `timeout 30`). */
-static void run(struct cmd *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void run(struct cmd *c, const char *fmt, ...)
-{
-	char line[1024], full[1400], out[64], err[64];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	snprintf(out, sizeof(out), "/tmp/t_mn_out.%d", (int)getpid());
-	snprintf(err, sizeof(err), "/tmp/t_mn_err.%d", (int)getpid());
-	snprintf(full, sizeof(full), "timeout 30 %s > %s 2> %s", line, out,
-		 err);
-	int st = system(full);
-	c->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	slurp(out, c->out, sizeof(c->out));
-	slurp(err, c->err, sizeof(c->err));
-	unlink(out);
-	unlink(err);
-}
 
 /* Runs the multinode program on `nodes` nodes over `transport` and checks
  * that every remote path gave the right values. */
 static void check_job_on(const char *transport, int nodes, const char *env,
 			 long blk)
 {
-	struct cmd c;
+	struct t_cmd c;
 	uint64_t t0 = t_now_ns();
-	run(&c, "env %s %s --transport %s -n %d %s/multinode %ld", env,
+	t_sh(&c, 30, "env %s %s --transport %s -n %d %s/multinode %ld", env,
 	    T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
 	cr_assert_eq(c.status, 0, "%s, %d nodes, %s, block %ld: status %d\n%s",
 		     transport, nodes, env, blk, c.status, c.err);
@@ -128,8 +95,8 @@ Test(multinode, small_rings_and_queues)
 {
 	/* 64 KiB rings (one chunk plus header does not fit twice) and
 	 * 8-slot EU/SU queues: every overflow path. */
-	struct cmd c;
-	run(&c, "env EARTH_QUEUE_SLOTS=8 %s -n 3 --ring-kb 64 %s/multinode "
+	struct t_cmd c;
+	t_sh(&c, 30, "env EARTH_QUEUE_SLOTS=8 %s -n 3 --ring-kb 64 %s/multinode "
 		"200000",
 	    T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
@@ -138,8 +105,8 @@ Test(multinode, small_rings_and_queues)
 
 Test(multinode, prefix_lines)
 {
-	struct cmd c;
-	run(&c, "%s -n 2 --prefix %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 2 --prefix %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_assert(strstr(c.out, "[0] multinode: 2 nodes"), "%s", c.out);
 }
@@ -157,7 +124,7 @@ Test(multinode, killed_node_stops_the_job)
 	uint64_t t0 = t_now_ns();
 	snprintf(path, sizeof(path), "%s.o", out);
 	while (pid1 < 0 && t_now_ns() - t0 < 10000000000ull) {
-		slurp(path, buf, sizeof(buf));
+		t_slurp(path, buf, sizeof(buf));
 		char *p = strstr(buf, "node 1 pid ");
 		if (p && strchr(p, '\n'))
 			pid1 = atol(p + strlen("node 1 pid "));
@@ -179,7 +146,7 @@ Test(multinode, killed_node_stops_the_job)
 					  "the kill",
 		     took / 1e9);
 	snprintf(path, sizeof(path), "%s.e", out);
-	slurp(path, buf, sizeof(buf));
+	t_slurp(path, buf, sizeof(buf));
 	cr_assert(strstr(buf, "node 1 was killed by signal 9"), "%s", buf);
 	cr_assert(strstr(buf, "earth: node 0: stopping: node 1 died (signal 9)"),
 		  "%s", buf);
@@ -192,8 +159,8 @@ Test(multinode, killed_node_stops_the_job)
 
 Test(multinode, write_outside_registered_memory_is_rejected)
 {
-	struct cmd c;
-	run(&c, "%s -n 2 %s/badmsg", T_EARTHRUN, T_PROG_DIR);
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 2 %s/badmsg", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "earth: node 1: error: message BLK_DATA from "
@@ -207,8 +174,8 @@ Test(multinode, write_outside_registered_memory_is_rejected)
 
 Test(multinode, signal_to_a_non_slot_is_rejected)
 {
-	struct cmd c;
-	run(&c, "%s -n 2 %s/badmsg slot", T_EARTHRUN, T_PROG_DIR);
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 2 %s/badmsg slot", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "message SYNC from node 0 rejected: field a"),
@@ -217,28 +184,28 @@ Test(multinode, signal_to_a_non_slot_is_rejected)
 
 Test(multinode, nodes_without_transport)
 {
-	struct cmd c;
-	run(&c, "env EARTH_NODE=0 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
+	struct t_cmd c;
+	t_sh(&c, 30, "env EARTH_NODE=0 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "EARTH_SHM_FD is not set: start multi-node "
 				"jobs on one host with earthrun -n N"),
 		  "%s", c.err);
-	run(&c, "env EARTH_NODE=3 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
+	t_sh(&c, 30, "env EARTH_NODE=3 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "malformed"), "%s", c.err);
 }
 
 Test(multinode, launcher_usage_errors)
 {
-	struct cmd c;
-	run(&c, "%s -n 0 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 0 %s/multinode", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 2, "status %d", c.status);
 	cr_assert(strstr(c.err, "-n 0: give 1..256 nodes"), "%s", c.err);
-	run(&c, "%s -n 2 --ring-kb 100 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 30, "%s -n 2 --ring-kb 100 %s/multinode", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "power of two"), "%s", c.err);
-	run(&c, "%s -n 2 /nonexistent/prog", T_EARTHRUN);
+	t_sh(&c, 30, "%s -n 2 /nonexistent/prog", T_EARTHRUN);
 	cr_assert_neq(c.status, 0);
 	cr_assert(strstr(c.err, "cannot run /nonexistent/prog"), "%s", c.err);
 }
@@ -247,8 +214,8 @@ Test(multinode, launcher_usage_errors)
 
 static void check_fib(int nodes, const char *env)
 {
-	struct cmd c;
-	run(&c, "env %s %s -n %d %s/fibnodes 22", env, T_EARTHRUN, nodes,
+	struct t_cmd c;
+	t_sh(&c, 30, "env %s %s -n %d %s/fibnodes 22", env, T_EARTHRUN, nodes,
 	    T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s\n%s", nodes,
 		     c.status, c.out, c.err);
@@ -281,8 +248,8 @@ Test(multinode, fib_spreads_over_four_nodes)
 
 Test(multinode, collectives_on_one_node)
 {
-	struct cmd c;
-	run(&c, "%s/fibnodes 10", T_PROG_DIR);
+	struct t_cmd c;
+	t_sh(&c, 30, "%s/fibnodes 10", T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_assert(strstr(c.out, "fib(10)=55 correct, collectives correct"),
 		  "%s", c.out);
@@ -292,8 +259,8 @@ Test(multinode, nqueens_exact_under_balancing)
 {
 	int nodes[] = {1, 2, 3};
 	for (size_t i = 0; i < T_NCASES(nodes); i++) {
-		struct cmd c;
-		run(&c, "%s -n %d %s/nqueens 10 4", T_EARTHRUN, nodes[i],
+		struct t_cmd c;
+		t_sh(&c, 30, "%s -n %d %s/nqueens 10 4", T_EARTHRUN, nodes[i],
 		    T_PROG_DIR);
 		cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s", nodes[i],
 			     c.status, c.err);
@@ -310,7 +277,7 @@ static long cpu_ticks(long pid)
 {
 	char stat[64], buf[4096];
 	snprintf(stat, sizeof(stat), "/proc/%ld/stat", pid);
-	slurp(stat, buf, sizeof(buf));
+	t_slurp(stat, buf, sizeof(buf));
 	/* fields 14 and 15 (utime, stime) follow the ")" of comm */
 	char *p = strrchr(buf, ')');
 	unsigned long ut = 0, st = 0;
@@ -333,7 +300,7 @@ Test(multinode, idle_job_sleeps)
 	long pids[3] = {-1, -1, -1};
 	uint64_t t0 = t_now_ns();
 	while (pids[2] < 0 && t_now_ns() - t0 < 10000000000ull) {
-		slurp(path, buf, sizeof(buf));
+		t_slurp(path, buf, sizeof(buf));
 		for (int k = 0; k < 3; k++) {
 			char key[32];
 			snprintf(key, sizeof(key), "node %d pid ", k);
@@ -400,13 +367,13 @@ Test(multinode, tcp_small_queues)
 
 Test(multinode, tcp_fib_and_collectives)
 {
-	struct cmd c;
-	run(&c, "%s --transport tcp -n 3 %s/fibnodes 22", T_EARTHRUN,
+	struct t_cmd c;
+	t_sh(&c, 30, "%s --transport tcp -n 3 %s/fibnodes 22", T_EARTHRUN,
 	    T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s\n%s", c.status, c.out, c.err);
 	cr_assert(strstr(c.out, "fib(22)=17711 correct, collectives correct"),
 		  "%s\n%s", c.out, c.err);
-	run(&c, "%s --transport tcp -n 2 %s/nqueens 10 4", T_EARTHRUN,
+	t_sh(&c, 30, "%s --transport tcp -n 2 %s/nqueens 10 4", T_EARTHRUN,
 	    T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_assert(strstr(c.out, "nqueens: n=10 solutions=724 correct"), "%s\n%s",
@@ -415,39 +382,59 @@ Test(multinode, tcp_fib_and_collectives)
 
 Test(multinode, tcp_environment_errors)
 {
-	struct cmd c;
-	run(&c, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
+	struct t_cmd c;
+	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
 		"EARTH_RENDEZVOUS=127.0.0.1:1 %s/multinode 10",
 	    T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "EARTH_JOB_SECRET is not set"), "%s", c.err);
-	run(&c, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=abcd "
+	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=abcd "
 		"EARTH_RENDEZVOUS=127.0.0.1:1 %s/multinode 10",
 	    T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "32 to 128 hex digits"), "%s", c.err);
-	run(&c, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
+	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
 		"EARTH_JOB_SECRET=%s %s/multinode 10",
 	    T_SECRET, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "EARTH_RENDEZVOUS is not set"), "%s", c.err);
-	run(&c, "env EARTH_NODE=0 EARTH_NODES=2 EARTH_TRANSPORT=udp "
+	t_sh(&c, 30, "env EARTH_NODE=0 EARTH_NODES=2 EARTH_TRANSPORT=udp "
 		"%s/multinode 10",
 	    T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "EARTH_TRANSPORT must be shm or tcp"), "%s",
 		  c.err);
 	/* Nobody at the rendezvous: a bounded wait, then a clear error. */
-	run(&c, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
+	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
 		"EARTH_CONNECT_TIMEOUT=0.5 EARTH_RENDEZVOUS=127.0.0.1:1 "
 		"%s/multinode 10",
 	    T_SECRET, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "cannot connect to 127.0.0.1:1"), "%s", c.err);
-	run(&c, "%s --transport udp -n 2 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 30, "%s --transport udp -n 2 %s/multinode", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
+}
+
+Test(multinode, tcp_write_outside_registered_memory_is_rejected)
+{
+	/* The tcp receiver writes block payloads straight to their
+	 * destination: it must check it before the first byte lands. */
+	struct t_cmd c;
+	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "earth: node 1: error: message from node 0 "
+				"rejected: field b (BLK_DATA destination "
+				"outside this node's registered memory)"),
+		  "%s", c.err);
+	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg slot", T_EARTHRUN,
+	    T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "message SYNC from node 0 rejected: field a"),
+		  "%s", c.err);
 }
 
 static int tcp_free_port(void)
@@ -508,7 +495,7 @@ static int tcp_wait(pid_t pid, uint64_t ns)
 
 static bool file_has(const char *path, const char *s, char *buf, size_t len)
 {
-	slurp(path, buf, len);
+	t_slurp(path, buf, len);
 	return strstr(buf, s) != NULL;
 }
 
@@ -539,7 +526,7 @@ Test(multinode, tcp_killed_node_stops_the_others)
 	for (int k = 0; k < 3; k += 2) {
 		int st = tcp_wait(pid[k], 6000000000ull - (t_now_ns() - t_kill));
 		uint64_t took = t_now_ns() - t_kill;
-		slurp(path[k], buf, sizeof(buf));
+		t_slurp(path[k], buf, sizeof(buf));
 		cr_assert_neq(st, -1, "node %d still running %.1f s after the "
 				      "kill: %s",
 			      k, took / 1e9, buf);
@@ -564,6 +551,7 @@ struct t_hello {
 	uint32_t secret_len;
 	uint8_t secret[64];
 	uint16_t port, pad;
+	uint64_t gmem_seg; /* global memory per node: EARTH_GMEM_MB */
 };
 
 /* Connects to the rendezvous, sends len bytes, waits until node 0 drops
@@ -602,8 +590,9 @@ static void t_hello_make(struct t_hello *h, uint32_t node, uint32_t nodes,
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = 0x48545245u;
-	h->version = 1;
+	h->version = 2;
 	h->kind = 1; /* JOIN */
+	h->gmem_seg = 64ull << 20; /* the default EARTH_GMEM_MB */
 	h->node = node;
 	h->nodes = nodes;
 	size_t n = strlen(secret_hex) / 2;
@@ -633,13 +622,16 @@ Test(multinode, tcp_bad_hellos_are_rejected)
 	cr_assert(intrude(port, &h, sizeof(h)), "node 7 of 2 not dropped");
 	t_hello_make(&h, 1, 3, T_SECRET);
 	cr_assert(intrude(port, &h, sizeof(h)), "3 nodes not dropped");
+	t_hello_make(&h, 1, 2, T_SECRET);
+	h.gmem_seg = 32ull << 20;
+	cr_assert(intrude(port, &h, sizeof(h)), "other EARTH_GMEM_MB not dropped");
 	memset(&h, 'x', sizeof(h));
 	cr_assert(intrude(port, &h, sizeof(h)), "garbage not dropped");
 	/* The job still runs once the real node 1 comes. */
 	pid_t p1 = tcp_spawn(prog, "1000", 1, 2, port, path[1]);
 	int s1 = tcp_wait(p1, 30000000000ull);
 	int s0 = tcp_wait(p0, 30000000000ull);
-	slurp(path[0], buf, sizeof(buf));
+	t_slurp(path[0], buf, sizeof(buf));
 	cr_assert_eq(s0, 0, "node 0: status %d\n%s", s0, buf);
 	cr_assert(strstr(buf, "multinode: 2 nodes, 1000-byte blocks: all "
 			      "correct"),
@@ -650,8 +642,11 @@ Test(multinode, tcp_bad_hellos_are_rejected)
 	cr_assert(strstr(buf, ": wrong job secret"), "%s", buf);
 	cr_assert(strstr(buf, ": node number out of range"), "%s", buf);
 	cr_assert(strstr(buf, ": node count differs"), "%s", buf);
+	cr_assert(strstr(buf, ": global memory per node (EARTH_GMEM_MB) "
+			      "differs"),
+		  "%s", buf);
 	cr_assert(strstr(buf, ": not an EARTH hello"), "%s", buf);
-	slurp(path[1], buf, sizeof(buf));
+	t_slurp(path[1], buf, sizeof(buf));
 	cr_assert_eq(s1, 0, "node 1: status %d\n%s", s1, buf);
 	for (int k = 0; k < 2; k++)
 		unlink(path[k]);
@@ -687,7 +682,7 @@ Test(multinode, tcp_duplicate_node_is_rejected)
 	close(first);
 	kill(p0, SIGKILL);
 	tcp_wait(p0, 5000000000ull);
-	slurp(path, buf, sizeof(buf));
+	t_slurp(path, buf, sizeof(buf));
 	cr_assert(strstr(buf, ": that node already connected"), "%s", buf);
 	unlink(path);
 }

@@ -9,7 +9,7 @@
  */
 #include "tc/tc_run.h"
 
-TestSuite(tc_poison, .timeout = 150);
+TestSuite(tc_poison, .timeout = 240);
 
 static char out[65536];
 
@@ -43,7 +43,7 @@ Test(tc_poison, nqueens)
 }
 Test(tc_poison, pipeline)
 {
-	same_results("threaded-c/examples/pipeline.tc", "500", "(correct)");
+	same_results("threaded-c/examples/pipeline.tc", "300", "(correct)");
 }
 Test(tc_poison, reduce)
 {
@@ -56,6 +56,11 @@ Test(tc_poison, hello)
 Test(tc_poison, corpus_odd)
 {
 	same_results("tests/tc/corpus/odd.tc", "", "ok");
+}
+
+Test(tc_poison, corpus_scopes)
+{
+	same_results("tests/tc/corpus/scopes.tc", "", "ok");
 }
 
 /* Each variable of the pipeline's restore set {n sum want i} is needed:

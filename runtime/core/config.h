@@ -57,4 +57,31 @@
 #define EARTH_SU_WAKE_EVERY 16
 #endif
 
+/* Single-interrupt nodes (core/irq.c). The signal: SIGRTMIN + this. */
+#ifndef EARTH_IRQ_SIGNAL
+#define EARTH_IRQ_SIGNAL 4
+#endif
+/* Bytes of the buffer that holds messages the handler defers, and the
+ * room it must have before the handler polls once more: one poll may
+ * bring a whole tcp receive buffer (32 KiB) plus a message of the largest
+ * payload (64 KiB) it completes, with a record header per message. */
+#ifndef EARTH_IRQ_DEFER_BYTES
+#define EARTH_IRQ_DEFER_BYTES (1u << 20)
+#endif
+#ifndef EARTH_IRQ_DEFER_ROOM
+#define EARTH_IRQ_DEFER_ROOM (256u << 10)
+#endif
+/* The handler replies to BLK_REQs of at most this many bytes itself, with
+ * queued messages from a pool of this many entries. */
+#ifndef EARTH_IRQ_SMALL
+#define EARTH_IRQ_SMALL 256
+#endif
+#ifndef EARTH_IRQ_POOL
+#define EARTH_IRQ_POOL 16
+#endif
+/* Spilled ready fibers the handler may add without allocating. */
+#ifndef EARTH_IRQ_READY_ROOM
+#define EARTH_IRQ_READY_ROOM 1024
+#endif
+
 #endif /* EARTH_CONFIG_H */

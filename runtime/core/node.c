@@ -7,9 +7,13 @@
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node.h"
+#include "acct.h"
 #include "eu.h"
+#include "gmem.h"
+#include "irq.h"
 #include "registry.h"
 #include "su.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -59,6 +63,8 @@ int earth_sync_from_thread(earth_gslot slot)
 			 * look at the SU. */
 			atomic_thread_fence(memory_order_seq_cst);
 			earth_su_wake(n);
+			if (n->opts.node_mode == EARTH_MODE_SINGLE_IRQ)
+				irq_raise_local();
 		}
 	}
 	/* Pairs with the acquire loads in node_quiesce_inbox. */
@@ -75,16 +81,40 @@ static void node_quiesce_inbox(void)
 		sched_yield();
 }
 
+/* A single-core node needs one CPU: with several nodes on this host and
+ * no EARTH_CPUS, node r takes the r-th allowed CPU (dual nodes take two
+ * each); it shares only when there are more nodes than CPUs. */
+static void node_single_cpu(struct earth_node *n)
+{
+	n->su_cpu = n->eu_cpu;
+	if (n->opts.eu_cpu >= 0 || n->local_size <= 1) {
+		n->oversubscribed = false;
+		return;
+	}
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		return;
+	int cpus[CPU_SETSIZE], m = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[m++] = c;
+	if (m < 1)
+		return;
+	n->eu_cpu = n->su_cpu = cpus[n->local_rank % (uint32_t)m];
+	n->oversubscribed = n->local_size > (uint32_t)m;
+}
+
 static void node_free(struct earth_node *n)
 {
 	eu_frames_release_all(&n->eu);
+	gmem_close();
 	reg_mem_clear();
 	if (n->su.out_head) {
 		for (uint32_t p = 0; p < n->num_nodes; p++)
 			for (struct su_out_msg *m = n->su.out_head[p], *nx; m;
 			     m = nx) {
 				nx = m->next;
-				free(m);
+				su_out_free(m);
 			}
 	}
 	free(n->su.out_head);
@@ -99,6 +129,42 @@ static void node_free(struct earth_node *n)
 	q_ring_fini(&n->req);
 	q_ring_fini(&n->ready);
 	q_mpsc_fini(&n->inbox);
+}
+
+/* Starts the SU and EU threads and waits for both; -1 if one could not
+ * start (the other has ended). */
+static int node_run_dual(struct earth_node *n, struct eu_start *st)
+{
+	pthread_t eu_tid, su_tid;
+	if (pthread_create(&su_tid, NULL, su_thread, n) != 0) {
+		fprintf(stderr, "earth: cannot start the SU thread\n");
+		return -1;
+	}
+	if (pthread_create(&eu_tid, NULL, eu_thread, st) != 0) {
+		fprintf(stderr, "earth: cannot start the EU thread\n");
+		/* seq_cst store, then earth_su_wake's seq_cst load of the
+		 * SU's state (Dekker with su_try_sleep). */
+		atomic_store_explicit(&n->shutdown, true, memory_order_seq_cst);
+		earth_su_wake(n);
+		pthread_join(su_tid, NULL);
+		return -1;
+	}
+	pthread_join(eu_tid, NULL);
+	pthread_join(su_tid, NULL);
+	return 0;
+}
+
+/* A single-core node: one thread does the EU's and the SU's work. */
+static int node_run_single(struct earth_node *n, struct eu_start *st)
+{
+	(void)n;
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, eu_single_thread, st) != 0) {
+		fprintf(stderr, "earth: cannot start the node's thread\n");
+		return -1;
+	}
+	pthread_join(tid, NULL);
+	return 0;
 }
 
 int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_fn,
@@ -155,11 +221,25 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		n->su.statep = n->net->ops->su_word(n->net);
 	}
 	reg_mem_add_static();
+	const char *gerr = gmem_open(n);
+	if (gerr) {
+		fprintf(stderr, "earth: node %u: %s\n", n->id, gerr);
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
 	n->tsc_per_ns = q_tsc_per_ns();
 	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
 	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
+	if (acct_open(n) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	n->timing |= acct_on;
 	if (earth_topology_choose(n) != 0)
 		return EARTH_EXIT_USAGE;
+	bool single = n->opts.node_mode != EARTH_MODE_DUAL;
+	if (single)
+		node_single_cpu(n);
 	enum q_mode mode = n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ
 								  : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
@@ -185,28 +265,18 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	n->eu.req = n->su.req = &n->req;
 	n->eu.ready = n->su.ready = &n->ready;
 
+	if (trace_open(n->id, n->num_nodes, n->tsc_per_ns) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
 	struct eu_start st = {n, main_fn, args, size};
-	pthread_t eu_tid, su_tid;
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);
-	if (pthread_create(&su_tid, NULL, su_thread, n) != 0) {
-		fprintf(stderr, "earth: cannot start the SU thread\n");
+	if (single ? node_run_single(n, &st) : node_run_dual(n, &st)) {
 		node_quiesce_inbox();
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
-	if (pthread_create(&eu_tid, NULL, eu_thread, &st) != 0) {
-		fprintf(stderr, "earth: cannot start the EU thread\n");
-		atomic_store_explicit(&n->shutdown, true, memory_order_release);
-		atomic_thread_fence(memory_order_seq_cst);
-		earth_su_wake(n);
-		pthread_join(su_tid, NULL);
-		node_quiesce_inbox();
-		node_free(n);
-		return EARTH_EXIT_USAGE;
-	}
-	pthread_join(eu_tid, NULL);
-	pthread_join(su_tid, NULL);
 	n->end_tsc = q_tsc();
 	node_quiesce_inbox();
 	if (n->opts.print_stats) {
@@ -215,6 +285,8 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		earth_stats_get(&s);
 		earth_stats_print(&s);
 	}
+	acct_close(n);
+	trace_close();
 	int status = n->id == 0 ? n->eu.exit_status : n->stop_status;
 	node_free(n);
 	return status;

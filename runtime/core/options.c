@@ -30,12 +30,30 @@ static int parse_u32(const char *what, const char *s, uint32_t max,
 static int set_queue(struct earth_options *o, const char *what, const char *v)
 {
 	if (!strcmp(v, "sw"))
-		o->queue_mode = EARTH_QUEUE_HWQ;
+		o->queue_mode = EARTH_QUEUE_SW;
 	else if (!strcmp(v, "hwq"))
 		o->queue_mode = EARTH_QUEUE_HWQ;
 	else {
 		fprintf(stderr,
 			"earth: %s: unknown queue mode '%s' (use sw or hwq)\n",
+			what, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_mode(struct earth_options *o, const char *what, const char *v)
+{
+	if (!strcmp(v, "dual"))
+		o->node_mode = EARTH_MODE_DUAL;
+	else if (!strcmp(v, "single-interrupt"))
+		o->node_mode = EARTH_MODE_SINGLE_IRQ;
+	else if (!strcmp(v, "single-poll"))
+		o->node_mode = EARTH_MODE_SINGLE_POLL;
+	else {
+		fprintf(stderr,
+			"earth: %s: unknown node mode '%s' (use dual, "
+			"single-interrupt or single-poll)\n",
 			what, v);
 		return -EINVAL;
 	}
@@ -106,6 +124,8 @@ static int apply(struct earth_options *o, const char *key, const char *what,
 		return parse_u32(what, v, 10000000, &o->spin_us);
 	if (!strcmp(key, "stats"))
 		return set_flag(what, v, &o->print_stats);
+	if (!strcmp(key, "mode"))
+		return set_mode(o, what, v);
 	return 1; /* not ours */
 }
 
@@ -115,6 +135,7 @@ static const struct {
 	{"EARTH_QUEUE", "queue"},         {"EARTH_HWQ_LATENCY_NS", "hwq-latency"},
 	{"EARTH_QUEUE_SLOTS", "queue-slots"}, {"EARTH_CPUS", "cpus"},
 	{"EARTH_SPIN_US", "spin-us"},     {"EARTH_STATS", "stats"},
+	{"EARTH_MODE", "mode"},
 };
 
 static int env_status;
@@ -154,7 +175,9 @@ int earth_options_parse(struct earth_options *o, int *argc, char **argv)
 				"earth: unknown option '%s' (known: "
 				"--earth-queue=sw|hwq, --earth-hwq-latency=NS, "
 				"--earth-queue-slots=N, --earth-cpus=EU,SU, "
-				"--earth-spin-us=US, --earth-stats)\n",
+				"--earth-spin-us=US, --earth-stats, "
+				"--earth-mode=dual|single-interrupt|"
+				"single-poll)\n",
 				a);
 			r = -EINVAL;
 		}

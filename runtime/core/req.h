@@ -24,15 +24,24 @@ enum su_op {
 	SU_OP_BLKMOV_SYNC,/* a = src gptr, b = dst gptr, c = length */
 	SU_OP_INVOKE,     /* a = tfunc, b = frame (local)           */
 	SU_OP_TOKEN,      /* a = tfunc, b = frame                   */
-	SU_OP_INVOKE_REMOTE, /* a = tfunc, b = malloc'd args, c = node */
+	SU_OP_INVOKE_REMOTE, /* a = tfunc, b = malloc'd args, c = node;   */
+			     /* SU_REQ_INLINE: n = node, the args in    */
+			     /* slot, b, c, spare (32 bytes at most)    */
 	SU_OP_COLL,       /* size = type, n = op, a = value, b = result */
 	SU_OP_COUNT_
 };
+
+/* Name of an operation ("GET_SYNC"; SU_OP_INVOKE_REMOTE is "INVOKE"),
+ * "?" if op is none (su/handle.c). Any thread. */
+const char *su_op_name(unsigned op) __attribute__((visibility("hidden")));
 
 /* The slot field holds a global slot pointer, not a local earth_slot *. */
 #define SU_REQ_GSLOT 0x1u
 /* No slot to signal. */
 #define SU_REQ_NOSLOT 0x2u
+/* INVOKE_REMOTE: the arguments travel in the request itself. */
+#define SU_REQ_INLINE 0x4u
+#define SU_REQ_INLINE_MAX 32u
 
 struct su_req {
 	uint8_t op;     /* enum su_op */

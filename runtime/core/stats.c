@@ -5,6 +5,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "node.h"
+#include "irq.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,7 @@ void earth_stats_get(struct earth_stats *st)
 	struct su_state *su = &n->su;
 	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
 	memset(st, 0, sizeof(*st));
+	irq_stats_fill(st);
 	memcpy(st->ops, eu->ops, sizeof(st->ops));
 	st->fibers_run = eu->fibers_run;
 	st->req_overflow = eu->req_overflow;
@@ -99,4 +101,10 @@ void earth_stats_print(const struct earth_stats *st)
 	fprintf(f, "  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",
 		"SU busy", st->su_busy_ns / 1e6, 100.0 * st->su_busy_ns / wall,
 		st->su_idle_ns / 1e6, (unsigned long long)st->su_sleeps);
+	if (st->irq_signals)
+		fprintf(f, "  %-14s %14llu  (in a fiber %llu, messages deferred "
+			   "%llu)\n",
+			"interrupts", (unsigned long long)st->irq_signals,
+			(unsigned long long)st->irq_in_fiber,
+			(unsigned long long)st->irq_deferred_msgs);
 }

@@ -141,5 +141,7 @@ struct eu_start {
 	size_t size;
 };
 void *eu_thread(void *start) EARTH_HIDDEN;
+/* The one thread of a single-core node (single.c): EU and SU work. */
+void *eu_single_thread(void *start) EARTH_HIDDEN;
 
 #endif /* EARTH_EU_H */

@@ -6,6 +6,8 @@
  */
 #define EARTH_INTERNAL 1
 #include "eu.h"
+#include "observe.h"
+#include "stamp.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -19,7 +21,10 @@ static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
 			     void *frame)
 {
 	eu_cur_fiber = fiber;
-	fiber(frame);
+	if (q_unlikely(acct_on))
+		eu_fiber_observed(fiber, frame);
+	else
+		fiber(frame);
 	eu->fibers_run++;
 	/* END_THREAD: make what the fiber posted visible (SW mode). */
 	q_ring_flush(eu->req);
@@ -33,6 +38,8 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	uint64_t t0 = q_tsc();
 	uint64_t deadline = t0 + n->spin_ticks;
 	unsigned i = 0;
+	if (trace_on)
+		trace_idle(TRACE_EU);
 	for (;;) {
 		if (q_ring_peek(eu->ready) ||
 		    atomic_load_explicit(&n->stop, memory_order_acquire))
@@ -64,6 +71,8 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 out:
 	if (n->timing)
 		eu->idle_ticks += q_tsc() - t0;
+	if (acct_on)
+		eu_idle_observed(t0);
 }
 
 void eu_invoke_trampoline(void *buf)
@@ -92,12 +101,16 @@ void *eu_thread(void *arg)
 	earth_topology_pin(n->eu_cpu);
 
 	eu_in_fiber = true;
+	if (acct_on)
+		acct_eu.mark = n->start_tsc;
 	if (n->id == 0) {
 		void *frame = eu_frame_alloc(eu, st->main_fn);
 		if (st->size)
 			memcpy(frame, st->args, st->size);
 		eu->main_frame = frame;
 		run_fiber(eu, st->main_fn->entry, frame);
+		if (acct_on)
+			eu_fiber_ended(eu, false);
 	}
 
 	/* Node 0 runs until main's frame ends; every node until node 0 says
@@ -114,8 +127,12 @@ void *eu_thread(void *arg)
 		struct ready_msg r = *ready_of(m);
 		q_ring_release(eu->ready);
 		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
+			EARTH_STAMP(STAMP_EU_FETCH);
 			run_fiber(eu, (earth_fiber_fn)(uintptr_t)r.e[k].fiber,
 				  (void *)(uintptr_t)r.e[k].frame);
+			if (q_unlikely(acct_on))
+				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
+							   r.e[k + 1].fiber);
 			if (q_unlikely(eu->main_done))
 				break;
 		}

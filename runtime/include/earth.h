@@ -142,6 +142,62 @@ earth_gslot earth_slot_global(earth_slot *slot);
 int earth_register_memory(void *addr, size_t len);
 int earth_unregister_memory(void *addr);
 
+/*
+ * Global memory: every node has one segment (EARTH_GMEM_MB MiB, earthrun
+ * --gmem-mb; default 64), registered memory at the same address range in
+ * every process of the job, so a global pointer into it means the same on
+ * every node. Under earthrun's shared memory every node maps every
+ * segment and GET/DATA/BLKMOV on it are served one-sided by the
+ * requesting node's own SU (EARTH_REMOTE=direct, the default; su: by the
+ * owner's SU, as over tcp). Docs: docs/user-guide.md, "Global memory".
+ *
+ * earth_galloc: `size` bytes (64-byte aligned) in this node's segment;
+ * EARTH_GPTR_NULL when size is 0 or the segment has no room. earth_gfree:
+ * 0, or -EINVAL when p is not a live earth_galloc object of this node.
+ * Any thread of a running node. A job without global memory (size 0, or
+ * its range could not be mapped) stops at the first allocation with the
+ * reason.
+ */
+earth_gptr earth_galloc(size_t size);
+int earth_gfree(earth_gptr p);
+
+/*
+ * A block-distributed array of `count` elements of `elem_size` bytes:
+ * block b (elements b*block_elems ...) lives on node b % nodes. Allocation
+ * is symmetric (as in SHMEM): EVERY node calls earth_garray_alloc with the
+ * same arguments, in the same order relative to its other array calls,
+ * and gets the same descriptor, which it may then pass around by value.
+ * Returns 0, -EINVAL (a zero or null argument), -ENOMEM (no room; the
+ * same answer on every node). If this node's own earth_galloc objects
+ * occupy the place the array must take, the program stops with a message
+ * (allocate arrays first, or give more global memory). earth_garray_free:
+ * symmetric as well; 0 or -EINVAL. Any thread of a running node.
+ */
+typedef struct earth_garray {
+	uint64_t base;   /* address of the array's part on node 0          */
+	uint64_t stride; /* bytes from one node's part to the next's       */
+	uint64_t count, elem_size, block_elems;
+	uint32_t nodes;
+} earth_garray;
+int earth_garray_alloc(earth_garray *a, size_t count, size_t elem_size,
+		       size_t block_elems);
+int earth_garray_free(earth_garray *a);
+
+/* Node holding element i, and a global pointer to it (i < count, a filled
+ * by a successful earth_garray_alloc). Any thread. */
+static inline uint32_t earth_garray_node(const earth_garray *a, uint64_t i)
+{
+	return (uint32_t)((i / a->block_elems) % a->nodes);
+}
+static inline earth_gptr earth_garray_at(const earth_garray *a, uint64_t i)
+{
+	uint64_t b = i / a->block_elems, node = b % a->nodes;
+	uint64_t local = (b / a->nodes) * a->block_elems + i % a->block_elems;
+	return earth_gptr_make((uint32_t)node,
+			       (void *)(uintptr_t)(a->base + node * a->stride +
+						   local * a->elem_size));
+}
+
 /* NODE_ID, NUM_NODES. Any thread of a running node. */
 uint32_t earth_node_id(void);
 uint32_t earth_num_nodes(void);
@@ -249,6 +305,13 @@ enum earth_queue_mode {
 			     /* sequence, credits, optional delivery latency */
 };
 
+/* What runs a node (docs/user-guide.md, "Node modes"). */
+enum earth_node_mode {
+	EARTH_MODE_DUAL = 0,   /* default: an EU core and an SU core          */
+	EARTH_MODE_SINGLE_IRQ, /* one core; network arrivals interrupt it     */
+	EARTH_MODE_SINGLE_POLL,/* one core; SU work at fiber ends and idle    */
+};
+
 struct earth_options {
 	enum earth_queue_mode queue_mode; /* EARTH_QUEUE        */
 	uint32_t hwq_latency_ns;          /* EARTH_HWQ_LATENCY_NS */
@@ -256,6 +319,7 @@ struct earth_options {
 	int eu_cpu, su_cpu;               /* EARTH_CPUS=eu,su; -1 = choose */
 	uint32_t spin_us;                 /* EARTH_SPIN_US: spin before sleep */
 	int print_stats;                  /* EARTH_STATS=1      */
+	enum earth_node_mode node_mode;   /* EARTH_MODE=dual|single-interrupt|single-poll */
 };
 
 /* Defaults, then the EARTH_* environment variables. Any thread. */
@@ -264,7 +328,8 @@ void earth_options_default(struct earth_options *opts);
 /*
  * Parse and remove --earth-* flags from argv (--earth-queue=sw|hwq,
  * --earth-hwq-latency=NS, --earth-queue-slots=N, --earth-cpus=EU,SU,
- * --earth-spin-us=US, --earth-stats). Returns 0, or -EINVAL after printing
+ * --earth-spin-us=US, --earth-stats,
+ * --earth-mode=dual|single-interrupt|single-poll). Returns 0, or -EINVAL after printing
  * what was wrong. Any thread.
  */
 int earth_options_parse(struct earth_options *opts, int *argc, char **argv);
@@ -323,6 +388,9 @@ struct earth_stats {
 	uint64_t su_busy_ns, su_idle_ns;
 	uint64_t eu_sleeps, su_sleeps; /* times each unit blocked when idle   */
 	uint64_t wall_ns;
+	/* Single-interrupt nodes: interrupts taken, those that did the SU's
+	 * work inside a fiber, messages they left for a safe point. */
+	uint64_t irq_signals, irq_in_fiber, irq_deferred_msgs;
 };
 
 /*

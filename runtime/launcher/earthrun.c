@@ -2,14 +2,16 @@
 /*
  * earthrun - starts an EARTH job of N nodes on this host.
  *
- *   earthrun -n N [--prefix] [--ring-kb K] [--transport shm|tcp] [--]
- *            program [args...]
+ *   earthrun -n N [--prefix] [--ring-kb K] [--transport shm|tcp]
+ *            [--gmem-mb M] [--remote su|direct] [--] program [args...]
  *
  * Creates the job's shared mapping (same-host transport: a byte ring per
- * pair of nodes), starts N processes with EARTH_NODE, EARTH_NODES,
+ * pair of nodes; global memory: one segment of M MiB per node, every node
+ * maps them all), starts N processes with EARTH_NODE, EARTH_NODES,
  * EARTH_LOCAL_NODE(S) and EARTH_SHM_FD set (--transport tcp: instead
  * EARTH_TRANSPORT=tcp, EARTH_RENDEZVOUS at a free loopback port and a
- * random EARTH_JOB_SECRET from /dev/urandom), optionally prefixes their
+ * random EARTH_JOB_SECRET from /dev/urandom), EARTH_GMEM_MB and, if
+ * given, EARTH_REMOTE, optionally prefixes their
  * output lines with "[k] ", and waits. Exits with node 0's status. If a
  * node dies (signal or non-zero exit before the job ended) the others are
  * told which one (in the mapping) and stopped with SIGTERM, then SIGKILL
@@ -19,6 +21,8 @@
  * variable has the same address on every node of the job.
  */
 #define _GNU_SOURCE 1
+#include "earth.h" /* EARTH_EXIT_USAGE */
+#include "jsonparts.h"
 #include "shm_layout.h"
 
 #include <arpa/inet.h>
@@ -44,14 +48,25 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: earthrun -n N [--prefix] [--ring-kb K] [--transport "
-		"shm|tcp] [--] program [args...]\n"
+		"shm|tcp] [--gmem-mb M] [--remote su|direct] [--] program "
+		"[args...]\n"
 		"  -n N         number of nodes (1..%d), one process each\n"
 		"  --prefix     prefix every output line with \"[node] \"\n"
 		"  --ring-kb K  bytes of each node-to-node ring, in KiB "
 		"(power of two, 64..65536; default 1024)\n"
 		"  --transport  shm (shared memory, the default) or tcp "
-		"(loopback TCP, as between hosts)\n",
-		MAX_NODES);
+		"(loopback TCP, as between hosts)\n"
+		"  --gmem-mb M  global memory per node, in MiB (0..%llu, "
+		"nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
+		"  --remote     shm: GET/DATA/BLKMOV on global memory served "
+		"direct (one-sided, the default) or su (by the remote SU)\n"
+		"  --stats      every node prints its statistics and time "
+		"breakdown at exit\n"
+		"  --stats=json FILE   the statistics of all nodes as one JSON "
+		"file\n"
+		"  --trace FILE the job's timeline as Chrome trace-event JSON "
+		"(Perfetto)\n",
+		MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
 	exit(2);
 }
 
@@ -138,10 +153,105 @@ static void emit(struct child *c, int k, int which, int final)
 	fflush(to);
 }
 
+/* MiB of global memory per node: 0..GMEM_SPAN in MiB; -1 if malformed. */
+static long parse_gmem_mb(const char *v)
+{
+	char *end;
+	errno = 0;
+	long mb = strtol(v, &end, 10);
+	if (!*v || *end || errno || mb < 0 || (unsigned long long)mb >
+						     (GMEM_SPAN >> 20))
+		return -1;
+	return mb;
+}
+
+/* --stats=json and --trace: every node writes FILE.node<k>.part (the
+ * EARTH_*_PARTS variables tell it a launcher joins them), trace times
+ * count from one epoch. Refuses a file that cannot be written now. */
+static int observe_env(const char *stats_json, const char *trace)
+{
+	const char *files[2] = {stats_json, trace};
+	for (int k = 0; k < 2; k++) {
+		if (!files[k])
+			continue;
+		char part[4096];
+		if (!jsonparts_name(part, sizeof(part), files[k], MAX_NODES)) {
+			fprintf(stderr, "earthrun: %s: path too long\n",
+				files[k]);
+			return -1;
+		}
+		FILE *f = fopen(files[k], "a");
+		if (!f) {
+			fprintf(stderr, "earthrun: %s %s: cannot write it: %s\n",
+				k ? "--trace" : "--stats=json", files[k],
+				strerror(errno));
+			return -1;
+		}
+		fclose(f);
+	}
+	if (stats_json) {
+		setenv("EARTH_STATS_JSON", stats_json, 1);
+		setenv("EARTH_STATS_PARTS", "1", 1);
+	}
+	if (trace) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		char ebuf[32];
+		snprintf(ebuf, sizeof(ebuf), "%lld",
+			 (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+		setenv("EARTH_TRACE", trace, 1);
+		setenv("EARTH_TRACE_PARTS", "1", 1);
+		setenv("EARTH_TRACE_EPOCH_NS", ebuf, 1);
+	}
+	return 0;
+}
+
+/* After the job: one file from the nodes' parts (a node that died may
+ * have written none). */
+static void join_outputs(long nodes, const char *stats_json,
+			 const char *trace)
+{
+	const char *base[2] = {stats_json, trace};
+	const char *head[2] = {"{\"nodes\":[\n", "{\"traceEvents\":[\n"};
+	const char *tail[2] = {"\n]}\n", "\n],\"displayTimeUnit\":\"ns\"}\n"};
+	for (int k = 0; k < 2; k++) {
+		if (!base[k])
+			continue;
+		char(*names)[4096] = calloc((size_t)nodes, sizeof(*names));
+		const char **parts = calloc((size_t)nodes, sizeof(*parts));
+		char err[512];
+		if (!names || !parts) {
+			fprintf(stderr, "earthrun: out of memory joining %s\n",
+				base[k]);
+		} else {
+			for (long j = 0; j < nodes; j++)
+				parts[j] = jsonparts_name(names[j], sizeof(names[j]),
+							  base[k], (unsigned)j);
+			if (jsonparts_join(base[k], parts, (unsigned)nodes,
+					   head[k], tail[k], 1, err,
+					   sizeof(err)))
+				fprintf(stderr, "earthrun: %s\n", err);
+			else
+				fprintf(stderr, "earthrun: %s written\n",
+					base[k]);
+		}
+		free(names);
+		free(parts);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	long nodes = 0, ring_kb = 1024;
+	long nodes = 0, ring_kb = 1024, gmem_mb = GMEM_DEFAULT_MB;
 	int prefix = 0, i = 1, tcp = 0;
+	const char *remote = NULL, *genv = getenv("EARTH_GMEM_MB");
+	const char *stats_json = NULL, *trace = NULL;
+	if (genv && (gmem_mb = parse_gmem_mb(genv)) < 0) {
+		fprintf(stderr, "earthrun: EARTH_GMEM_MB=%s: give MiB from 0 to "
+				"%llu\n",
+			genv, GMEM_SPAN >> 20);
+		return 2;
+	}
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
 			char *end;
@@ -175,6 +285,33 @@ int main(int argc, char **argv)
 					argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--gmem-mb") && i + 1 < argc) {
+			gmem_mb = parse_gmem_mb(argv[++i]);
+			if (gmem_mb < 0) {
+				fprintf(stderr, "earthrun: --gmem-mb %s: give "
+						"MiB from 0 to %llu\n",
+					argv[i], GMEM_SPAN >> 20);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--remote") && i + 1 < argc) {
+			remote = argv[++i];
+			if (strcmp(remote, "su") && strcmp(remote, "direct")) {
+				fprintf(stderr, "earthrun: --remote %s: give su "
+						"or direct\n",
+					remote);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--stats")) {
+			setenv("EARTH_STATS", "1", 1);
+		} else if (!strcmp(argv[i], "--stats=json") && i + 1 < argc) {
+			stats_json = argv[++i];
+		} else if (!strncmp(argv[i], "--stats=", 8)) {
+			fprintf(stderr, "earthrun: %s: give --stats, or "
+					"--stats=json FILE\n",
+				argv[i]);
+			return 2;
+		} else if (!strcmp(argv[i], "--trace") && i + 1 < argc) {
+			trace = argv[++i];
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
@@ -189,13 +326,24 @@ int main(int argc, char **argv)
 	if (nodes < 1 || i >= argc)
 		usage();
 
+	if ((unsigned long long)(nodes * gmem_mb) > (GMEM_SPAN >> 20)) {
+		fprintf(stderr, "earthrun: %ld nodes x %ld MiB of global memory "
+				"exceed the %llu MiB the address range holds: "
+				"give a smaller --gmem-mb\n",
+			nodes, gmem_mb, GMEM_SPAN >> 20);
+		return 2;
+	}
 	uint64_t ring = (uint64_t)ring_kb * 1024;
 	size_t total = shm_total((uint32_t)nodes, ring);
+	uint64_t gseg = (uint64_t)gmem_mb << 20;
+	uint64_t goff = shm_gmem_off((uint32_t)nodes, ring);
+	/* tcp nodes map their own segment privately: no shared one here. */
+	uint64_t fsize = tcp ? total : goff + (uint64_t)nodes * gseg;
 	int fd = memfd_create("earth-job", 0);
-	if (fd < 0 || ftruncate(fd, (off_t)total) != 0) {
-		fprintf(stderr, "earthrun: cannot create %zu bytes of shared "
+	if (fd < 0 || ftruncate(fd, (off_t)fsize) != 0) {
+		fprintf(stderr, "earthrun: cannot create %llu bytes of shared "
 				"memory: %s\n",
-			total, strerror(errno));
+			(unsigned long long)fsize, strerror(errno));
 		return 1;
 	}
 	struct shm_job *job = mmap(NULL, total, PROT_READ | PROT_WRITE,
@@ -208,6 +356,8 @@ int main(int argc, char **argv)
 	job->nodes = (uint32_t)nodes;
 	job->ring_bytes = ring;
 	job->total = total;
+	job->gmem_seg = tcp ? 0 : gseg;
+	job->gmem_off = goff;
 	atomic_store(&job->dead_node, -1);
 	atomic_store(&job->dead_how, 0);
 	job->magic = SHM_MAGIC;
@@ -239,6 +389,13 @@ int main(int argc, char **argv)
 	} else {
 		setenv("EARTH_TRANSPORT", "shm", 1);
 	}
+	if (observe_env(stats_json, trace) != 0)
+		return 2;
+	char gbuf[24];
+	snprintf(gbuf, sizeof(gbuf), "%ld", gmem_mb);
+	setenv("EARTH_GMEM_MB", gbuf, 1);
+	if (remote)
+		setenv("EARTH_REMOTE", remote, 1);
 	pid_t parent = getpid();
 	char fdbuf[16], nbuf[16], kbuf[16];
 	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
@@ -299,6 +456,7 @@ int main(int argc, char **argv)
 	long alive = nodes;
 	int failed = -1, fail_status = 0;
 	double kill_at = 0, end_deadline = 0, term_at = 0;
+	int end_grace = 5;
 	struct pollfd *pf = calloc((size_t)nodes * 2, sizeof(*pf));
 	while (alive > 0) {
 		int np = 0;
@@ -342,17 +500,21 @@ int main(int argc, char **argv)
 			ch[k].done = 1;
 			ch[k].status = st;
 			alive--;
+			/* Node 0 ends the job, with any status; but a node 0
+			 * stopped by a runtime error did not tell the others. */
 			int bad = WIFSIGNALED(st) ||
 				  (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
-				   k != 0);
+				   (k != 0 ||
+				    WEXITSTATUS(st) == EARTH_EXIT_USAGE));
 			/* Node 0 ended: the others end on its SHUTDOWN. If it
 			 * failed it may not have sent one: wait 1 s, not 5. */
-			if (k == 0 && !bad && !end_deadline)
-				end_deadline = now_s() +
-					       (WIFEXITED(st) &&
-							WEXITSTATUS(st) == 0
-						? 5
-						: 1);
+			if (k == 0 && !bad && !end_deadline) {
+				end_grace = WIFEXITED(st) &&
+						    WEXITSTATUS(st) == 0
+					    ? 5
+					    : 1;
+				end_deadline = now_s() + end_grace;
+			}
 			if (bad && failed < 0 && !(k != 0 && ch[0].done)) {
 				failed = (int)k;
 				fail_status = st;
@@ -409,10 +571,10 @@ int main(int argc, char **argv)
 					if (end_deadline && !kill_at)
 						fprintf(stderr,
 							"earthrun: node %ld "
-							"did not end 5 s "
+							"did not end %d s "
 							"after node 0; "
 							"killing it\n",
-							o);
+							o, end_grace);
 					kill(ch[o].pid, SIGKILL);
 				}
 			kill_at = end_deadline = 0;
@@ -420,6 +582,7 @@ int main(int argc, char **argv)
 				failed = 0, fail_status = 1 << 8;
 		}
 	}
+	join_outputs(nodes, stats_json, trace);
 	if (failed >= 0) {
 		if (WIFSIGNALED(fail_status))
 			return 128 + WTERMSIG(fail_status);

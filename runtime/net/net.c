@@ -4,6 +4,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "net.h"
+#include "emu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,11 @@ struct net *net_open(uint32_t self, uint32_t nodes, const char **err)
 		tr = getenv("EARTH_SHM_FD")       ? "shm"
 		     : getenv("EARTH_RENDEZVOUS") ? "tcp"
 						  : "shm";
+	/* EARTH_NET_LATENCY_NS / EARTH_NET_BW_MBPS wrap either (emu.c). */
 	if (!strcmp(tr, "shm"))
-		return net_shm_open(self, nodes, err);
+		return net_emu_from_env(net_shm_open(self, nodes, err), err);
 	if (!strcmp(tr, "tcp"))
-		return net_tcp_open(self, nodes, err);
+		return net_emu_from_env(net_tcp_open(self, nodes, err), err);
 	*err = "EARTH_TRANSPORT must be shm or tcp";
 	return NULL;
 }

@@ -31,6 +31,11 @@ struct net_ops {
 	 * now (the caller keeps it and retries). */
 	int (*send)(struct net *t, uint32_t peer, const struct wire_hdr *h,
 		    const void *payload);
+	/* Optional: as send, but the payload stays valid and unchanged
+	 * until the message is on its way (a block move's source), so the
+	 * transport may send it from there without a copy. */
+	int (*send_ref)(struct net *t, uint32_t peer, const struct wire_hdr *h,
+			const void *payload);
 	/* Makes sent messages visible and wakes sleeping peers. */
 	void (*flush)(struct net *t);
 	/* Delivers received messages, at most `budget`; returns how many. */
@@ -50,12 +55,25 @@ struct net_ops {
 	/* Optional: any thread, after it set su_word to running; makes wait
 	 * return (earth_su_wake calls it instead of a futex wake). */
 	void (*wake)(struct net *t);
+	/* Optional, for a single-interrupt node (core/irq.c): from now on
+	 * raise signal sig on thread tid of process pid when messages arrive
+	 * (tid 0: stop). The node's thread, outside interrupts. */
+	void (*irq)(struct net *t, int pid, int tid, int sig);
+	/* Optional: re-arm that signal (on) or mute it while the node sleeps
+	 * on su_word, where peers wake it anyway (off); with on, fences so
+	 * that a poll after it sees what arrived before. Async-signal-safe. */
+	void (*irq_arm)(struct net *t, bool on);
 };
 
 struct net {
 	const struct net_ops *ops;
 	uint32_t self, nodes;
 	uint32_t max_payload; /* largest payload one message may carry */
+	/* Sends in flight whose completion only a poll collects (tcp); a
+	 * single-interrupt node, which otherwise polls only when data
+	 * arrives, polls at its safe points while this is not zero. The SU's
+	 * thread only. */
+	uint32_t sends_out;
 };
 
 /* Transport set up from the environment the launcher left (shm.c).

@@ -3,10 +3,13 @@
  * registry.c - function numbering from the earth_tfunc section, and the
  * sorted list of memory segments remote nodes may read or write. The list
  * changes rarely (a frame chunk, a registration) and is read on remote
- * accesses only, so a mutex is enough.
+ * accesses only, so a mutex is enough. Holding it is a critical section
+ * for the interrupts of a single-interrupt node (core/irq.h), whose
+ * handler reads the list.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
+#include "irq.h"
 #include "registry.h"
 
 #include <errno.h>
@@ -62,10 +65,12 @@ int reg_mem_add(const void *base, size_t len)
 	uint64_t b = (uintptr_t)base, e = b + len;
 	if (!base || !len || e < b)
 		return -EINVAL;
+	int crit = irq_crit_enter();
 	pthread_mutex_lock(&seg_lock);
 	size_t i = find(b);
 	if (i < nsegs && segs[i].base < e) {
 		pthread_mutex_unlock(&seg_lock);
+		irq_crit_leave(crit);
 		return -EEXIST;
 	}
 	if (nsegs == cap) {
@@ -73,6 +78,7 @@ int reg_mem_add(const void *base, size_t len)
 		struct seg *p = realloc(segs, c * sizeof(*p));
 		if (!p) {
 			pthread_mutex_unlock(&seg_lock);
+			irq_crit_leave(crit);
 			return -ENOMEM;
 		}
 		segs = p;
@@ -82,12 +88,14 @@ int reg_mem_add(const void *base, size_t len)
 	segs[i] = (struct seg){b, e};
 	nsegs++;
 	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
 	return 0;
 }
 
 int reg_mem_remove(const void *base)
 {
 	uint64_t b = (uintptr_t)base;
+	int crit = irq_crit_enter();
 	pthread_mutex_lock(&seg_lock);
 	size_t i = find(b);
 	int ret = -ENOENT;
@@ -97,6 +105,7 @@ int reg_mem_remove(const void *base)
 		ret = 0;
 	}
 	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
 	return ret;
 }
 
@@ -104,20 +113,24 @@ bool reg_mem_contains(uint64_t addr, uint64_t len)
 {
 	if (addr + len < addr)
 		return false;
+	int crit = irq_crit_enter();
 	pthread_mutex_lock(&seg_lock);
 	size_t i = find(addr);
 	bool ok = i < nsegs && segs[i].base <= addr && addr + len <= segs[i].end;
 	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
 	return ok;
 }
 
 void reg_mem_clear(void)
 {
+	int crit = irq_crit_enter();
 	pthread_mutex_lock(&seg_lock);
 	free(segs);
 	segs = NULL;
 	nsegs = cap = 0;
 	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
 }
 
 int earth_register_memory(void *addr, size_t len)

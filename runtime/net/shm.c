@@ -10,6 +10,7 @@
 #include "net.h"
 #include "node.h"
 #include "shm_layout.h"
+#include "stamp.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -28,6 +29,7 @@ struct shm_net {
 	/* Per peer: our writer position and the reader head seen last. */
 	struct shm_out {
 		uint64_t tail, head_seen, published;
+		bool fresh; /* published by this flush: interrupt the peer */
 	} *out;
 	/* Per peer: our reader position. */
 	uint64_t *in_head;
@@ -85,6 +87,26 @@ static int shm_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 	return 0;
 }
 
+/* After a publish and a fence: a single-interrupt peer that armed its
+ * signal gets it (one in flight at most: taking irq_armed disarms it).
+ * Dekker with shm_irq_arm (the peer stores armed, fences, reads tails).
+ * A full queue of real-time signals falls back to SIGIO, which the peer
+ * handles the same way (a full rescan). */
+static void shm_interrupt(struct shm_node *pn)
+{
+	if (!atomic_load_explicit(&pn->irq_armed, memory_order_relaxed) ||
+	    !atomic_exchange_explicit(&pn->irq_armed, 0, memory_order_acquire))
+		return;
+	int pid = atomic_load_explicit(&pn->irq_pid, memory_order_relaxed);
+	int tid = atomic_load_explicit(&pn->irq_tid, memory_order_relaxed);
+	int sig = atomic_load_explicit(&pn->irq_sig, memory_order_relaxed);
+	if (tid <= 0 || pid <= 0)
+		return;
+	EARTH_STAMP(STAMP_IRQ_RAISE);
+	if (syscall(SYS_tgkill, pid, tid, sig) != 0 && errno == EAGAIN)
+		syscall(SYS_tgkill, pid, tid, SIGIO);
+}
+
 static void shm_flush(struct net *t)
 {
 	struct shm_net *s = (struct shm_net *)t;
@@ -94,6 +116,7 @@ static void shm_flush(struct net *t)
 		if (o->published == o->tail)
 			continue;
 		o->published = o->tail;
+		o->fresh = true;
 		/* Pairs with the reader's acquire load of tail. */
 		atomic_store_explicit(&shm_ring_at(s->job, t->self, p)->tail,
 				      o->tail, memory_order_release);
@@ -107,6 +130,10 @@ static void shm_flush(struct net *t)
 		if (p == t->self)
 			continue;
 		_Atomic uint32_t *w = &shm_node_at(s->job, p)->su_state;
+		if (s->out[p].fresh) {
+			s->out[p].fresh = false;
+			shm_interrupt(shm_node_at(s->job, p));
+		}
 		if (atomic_load_explicit(w, memory_order_relaxed) ==
 		    UNIT_SLEEPING) {
 			atomic_store_explicit(w, UNIT_RUNNING,
@@ -148,6 +175,11 @@ static unsigned shm_poll(struct net *t, struct earth_node *n,
 				earth_fatal("message from node %u rejected: "
 					    "field %s",
 					    p, bad);
+			if (h.len > t->max_payload)
+				earth_fatal("message from node %u rejected: "
+					    "field len (%u bytes, more than "
+					    "this ring's %u-byte messages)",
+					    p, h.len, t->max_payload);
 			size_t need = msg_bytes(h.len);
 			if (tail - head < need)
 				earth_fatal("message from node %u rejected: "
@@ -194,6 +226,35 @@ static bool shm_pending(struct net *t)
 			return true;
 	}
 	return false;
+}
+
+/* Publishes (or withdraws, tid 0) where this node's interrupts go. The
+ * acquire exchange in shm_interrupt pairs with the release store of
+ * irq_armed here, so a peer that takes it sees pid, tid and sig. */
+static void shm_irq(struct net *t, int pid, int tid, int sig)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	struct shm_node *me = shm_node_at(s->job, t->self);
+	if (tid <= 0) {
+		atomic_store_explicit(&me->irq_armed, 0, memory_order_seq_cst);
+		atomic_store_explicit(&me->irq_tid, 0, memory_order_seq_cst);
+		return;
+	}
+	atomic_store_explicit(&me->irq_pid, pid, memory_order_relaxed);
+	atomic_store_explicit(&me->irq_sig, sig, memory_order_relaxed);
+	atomic_store_explicit(&me->irq_tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&me->irq_armed, 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void shm_irq_arm(struct net *t, bool on)
+{
+	struct shm_net *s = (struct shm_net *)t;
+	struct shm_node *me = shm_node_at(s->job, t->self);
+	atomic_store_explicit(&me->irq_armed, on ? 1 : 0, memory_order_release);
+	/* Dekker with shm_flush/shm_interrupt: armed stored, then our rings
+	 * are read by the poll that follows. */
+	atomic_thread_fence(memory_order_seq_cst);
 }
 
 static _Atomic uint32_t *shm_su_word(struct net *t)
@@ -264,6 +325,7 @@ static void shm_fini(struct net *t)
 {
 	struct shm_net *s = (struct shm_net *)t;
 	signal(SIGTERM, SIG_DFL);
+	shm_irq(t, 0, 0, 0);
 	death_job = NULL;
 	munmap(s->job, s->total);
 	free(s->out);
@@ -280,6 +342,8 @@ static const struct net_ops shm_ops = {
 	.pending = shm_pending,
 	.su_word = shm_su_word,
 	.fini = shm_fini,
+	.irq = shm_irq,
+	.irq_arm = shm_irq_arm,
 };
 
 struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)

@@ -2,8 +2,11 @@
 /*
  * shm_layout.h - the shared mapping earthrun creates for a job on one
  * host and every node maps: a header, one line per node (its SU's futex
- * word), and one byte ring per ordered pair of nodes (ring i->j at index
- * i * nodes + j). Shared by the launcher and the shm transport.
+ * word), one byte ring per ordered pair of nodes (ring i->j at index
+ * i * nodes + j), then, from a 2 MiB boundary, one global-memory segment
+ * per node (gmem_seg bytes each), which every node maps at the same
+ * address, GMEM_BASE + k * gmem_seg for node k (net/gmem.c). Shared by the
+ * launcher, the shm transport and global memory.
  */
 #ifndef EARTH_SHM_LAYOUT_H
 #define EARTH_SHM_LAYOUT_H
@@ -14,22 +17,42 @@
 
 #define SHM_MAGIC 0x4541525448534d31ull /* "EARTHSM1" */
 #define SHM_LINE 64
+/* Where node k's global segment lives in every process of a job (any
+ * transport): GMEM_BASE + k * segment bytes. Inside the application
+ * range of ASan and of TSan (the PIE range, 0x5500..0x5680 << 32) and far
+ * above a non-randomised program's heap; the whole range is at most
+ * GMEM_SPAN bytes. */
+#define GMEM_BASE 0x560000000000ull
+#define GMEM_SPAN (256ull << 30)
+#define GMEM_ALIGN (2ull << 20)
+/* Default segment size per node (EARTH_GMEM_MB, earthrun --gmem-mb). */
+#define GMEM_DEFAULT_MB 64
 
 struct shm_job {
 	uint64_t magic;
 	uint32_t nodes;
 	uint32_t pad;
 	uint64_t ring_bytes; /* power of two */
-	uint64_t total;      /* bytes of the whole mapping */
+	uint64_t total;      /* bytes up to the end of the rings */
 	/* Set by earthrun when a node died: which one, and how. */
 	_Atomic int32_t dead_node;
 	_Atomic int32_t dead_how; /* signal number, or 256 + exit status */
+	/* Global memory: bytes per node (0: none), and the file offset of
+	 * node 0's segment (node k's follows at + k * gmem_seg). */
+	uint64_t gmem_seg;
+	uint64_t gmem_off;
 } __attribute__((aligned(SHM_LINE)));
 
 struct shm_node {
 	/* The node's SU sleeps on this (shared futex); peers store RUNNING
 	 * and wake it after they fence following a send. */
 	_Atomic uint32_t su_state;
+	/* A single-interrupt node (core/irq.c) publishes its process, thread
+	 * and signal (tid 0: none); a peer that published messages for it
+	 * takes irq_armed (exchange to 0) and raises the signal with tgkill.
+	 * The node stores irq_armed = 1, fences, then reads its rings. */
+	_Atomic int32_t irq_pid, irq_tid, irq_sig;
+	_Atomic uint32_t irq_armed;
 } __attribute__((aligned(SHM_LINE)));
 
 struct shm_ring {
@@ -43,10 +66,18 @@ static inline size_t shm_ring_stride(uint64_t ring_bytes)
 	return sizeof(struct shm_ring) + (size_t)ring_bytes;
 }
 
+/* Bytes of the header, node lines and rings (what the transport maps). */
 static inline size_t shm_total(uint32_t nodes, uint64_t ring_bytes)
 {
 	return sizeof(struct shm_job) + (size_t)nodes * sizeof(struct shm_node) +
 	       (size_t)nodes * nodes * shm_ring_stride(ring_bytes);
+}
+
+/* File offset of the global segments: after the rings, 2 MiB aligned. */
+static inline uint64_t shm_gmem_off(uint32_t nodes, uint64_t ring_bytes)
+{
+	return ((uint64_t)shm_total(nodes, ring_bytes) + GMEM_ALIGN - 1) &
+	       ~(GMEM_ALIGN - 1);
 }
 
 static inline struct shm_node *shm_node_at(struct shm_job *j, uint32_t i)

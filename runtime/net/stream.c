@@ -2,7 +2,8 @@
 /*
  * stream.c - reassembling messages from a byte stream (see stream.h).
  * Messages that lie whole in a piece are delivered in place; the bytes of
- * one that does not are copied into buf until it is complete.
+ * one that does not are copied into buf until it is complete. BLK_DATA
+ * payloads go straight to their destination when a place function is set.
  */
 #define EARTH_INTERNAL 1
 #include "stream.h"
@@ -51,6 +52,49 @@ static const char *check(struct wire_stream *s, const struct wire_hdr *h,
 	return wire_check(h, s->from, s->self, s->nodes);
 }
 
+/* Starts placing the payload of BLK_DATA header h; NULL or the error. */
+static const char *place_start(struct wire_stream *s, const struct wire_hdr *h,
+			       void *ctx)
+{
+	void *dst = s->place(ctx, s->from, h);
+	if (!dst)
+		return "b (BLK_DATA destination outside this node's "
+		       "registered memory)";
+	s->placing = true;
+	s->ph = *h;
+	s->ph.flags |= WIRE_F_PLACED;
+	s->pdst = dst;
+	s->pleft = h->len;
+	s->ppad = wire_msg_bytes(h->len) - sizeof(*h) - h->len;
+	return NULL;
+}
+
+/* Takes payload bytes of the message being placed; true once complete. */
+static bool place_more(struct wire_stream *s, const unsigned char **p,
+		       size_t *n)
+{
+	size_t k = s->pleft < *n ? s->pleft : *n;
+	memcpy(s->pdst, *p, k);
+	s->pdst += k;
+	s->pleft -= k;
+	*p += k;
+	*n -= k;
+	k = s->ppad < *n ? s->ppad : *n;
+	s->ppad -= k;
+	*p += k;
+	*n -= k;
+	if (s->pleft || s->ppad)
+		return false;
+	s->placing = false;
+	return true;
+}
+
+static inline bool placeable(const struct wire_stream *s,
+			     const struct wire_hdr *h)
+{
+	return s->place && h->type == W_BLK_DATA && h->len;
+}
+
 const char *wire_stream_feed(struct wire_stream *s, const void *data,
 			     size_t n, wire_stream_fn fn, void *ctx,
 			     unsigned *count)
@@ -58,8 +102,18 @@ const char *wire_stream_feed(struct wire_stream *s, const void *data,
 	const unsigned char *p = data;
 	struct wire_hdr h;
 	bool bye;
+	const char *bad;
 	if (s->bye)
 		return NULL;
+again:
+	if (s->placing) {
+		if (!place_more(s, &p, &n))
+			return NULL;
+		fn(ctx, s->from, &s->ph, NULL);
+		++*count;
+		if (s->bye)
+			return NULL;
+	}
 	if (s->len) {
 		/* Complete the message begun in buf. */
 		if (s->len < HDR) {
@@ -72,9 +126,19 @@ const char *wire_stream_feed(struct wire_stream *s, const void *data,
 				return NULL;
 		}
 		memcpy(&h, s->buf, HDR);
-		const char *bad = check(s, &h, &bye);
+		bad = check(s, &h, &bye);
 		if (bad)
 			return bad;
+		if (!bye && placeable(s, &h)) {
+			s->len = 0;
+			bad = place_start(s, &h, ctx);
+			if (bad)
+				return bad;
+			goto again;
+		}
+		if (h.len > WIRE_MAX_PAYLOAD)
+			return "len (a BLK_DATA this large needs a transport "
+			       "that places it)";
 		size_t need = wire_msg_bytes(h.len);
 		size_t k = need - s->len < n ? need - s->len : n;
 		memcpy(s->buf + s->len, p, k);
@@ -95,13 +159,24 @@ const char *wire_stream_feed(struct wire_stream *s, const void *data,
 	}
 	while (n >= HDR) {
 		memcpy(&h, p, HDR);
-		const char *bad = check(s, &h, &bye);
+		bad = check(s, &h, &bye);
 		if (bad)
 			return bad;
 		if (bye) {
 			s->bye = true;
 			return NULL;
 		}
+		if (placeable(s, &h)) {
+			p += HDR;
+			n -= HDR;
+			bad = place_start(s, &h, ctx);
+			if (bad)
+				return bad;
+			goto again;
+		}
+		if (h.len > WIRE_MAX_PAYLOAD)
+			return "len (a BLK_DATA this large needs a transport "
+			       "that places it)";
 		size_t need = wire_msg_bytes(h.len);
 		if (n < need)
 			break;

@@ -3,9 +3,12 @@
  * stream.h - messages out of a byte stream (the tcp transport): a peer's
  * bytes arrive in pieces of any size; each message is a wire_hdr, then the
  * payload padded to 8 bytes. The header is checked (wire_check) before its
- * length is trusted; a payload may span pieces. A BYE record (a header with
- * magic WIRE_BYE_MAGIC) is the transport's own: the sender ends cleanly and
- * sends nothing more.
+ * length is trusted; a payload may span pieces. With a place function set,
+ * a W_BLK_DATA payload (up to WIRE_MAX_BLK_DATA) is not gathered: its bytes
+ * are copied to the destination place() returns as they arrive, and the
+ * message is then delivered with WIRE_F_PLACED and no payload. A BYE record
+ * (a header with magic WIRE_BYE_MAGIC) is the transport's own: the sender
+ * ends cleanly and sends nothing more.
  */
 #ifndef EARTH_STREAM_H
 #define EARTH_STREAM_H
@@ -28,12 +31,25 @@ static inline size_t wire_msg_bytes(uint32_t len)
 	return sizeof(struct wire_hdr) + (((size_t)len + 7) & ~(size_t)7);
 }
 
+/* Where the payload of BLK_DATA header h goes (h->len bytes, checked by
+ * the callee), or NULL to refuse it (the stream then fails, naming field
+ * b). ctx is the feed's. */
+typedef void *(*wire_place_fn)(void *ctx, uint32_t from,
+			       const struct wire_hdr *h);
+
 struct wire_stream {
 	uint32_t from, self, nodes;
 	bool bye;              /* BYE received: the rest is ignored */
 	size_t len;            /* bytes of an incomplete message in buf */
 	unsigned char *buf;    /* one largest message, 8-aligned */
 	unsigned char *scratch; /* a payload that arrived misaligned */
+	wire_place_fn place;   /* optional, set after init */
+	/* A BLK_DATA payload being placed: its header, where the next byte
+	 * goes, payload and padding bytes still to come. */
+	bool placing;
+	struct wire_hdr ph;
+	unsigned char *pdst;
+	size_t pleft, ppad;
 };
 
 /* Called for each complete message, payload 8-aligned. */

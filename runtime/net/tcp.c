@@ -31,12 +31,15 @@
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
+#include "gmem.h"
 #include "net.h"
 #include "node.h"
+#include "registry.h"
 #include "stream.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -52,13 +55,16 @@
 #include <unistd.h>
 
 #define HELLO_MAGIC 0x48545245u /* "ERTH" */
-#define HELLO_VERSION 1u
+#define HELLO_VERSION 2u
 #define SECRET_MIN 16
 #define SECRET_MAX 64
 #define BUF_COUNT 128u        /* provided receive buffers (power of two) */
 #define BUF_SIZE (32u * 1024u) /* bytes each */
 #define BUF_GROUP 0
 #define PEND_MAX (1u << 20)   /* queued bytes per peer before -EAGAIN */
+#define BLK_CHUNK (1u << 20)  /* BLK_DATA payload per message */
+#define REF_MIN 4096u         /* send_ref: smaller payloads are copied */
+#define IOV_BATCH 64          /* pieces per sendmsg */
 #define RING_SQ 256u
 #define RING_CQ 4096u
 #define EVENTS_EVERY 1024u    /* polls between forced get_events */
@@ -80,6 +86,7 @@ struct tcp_hello {
 	uint8_t secret[SECRET_MAX];
 	uint16_t port; /* JOIN: the sender's mesh listener */
 	uint16_t pad;
+	uint64_t gmem_seg; /* bytes of global memory per node */
 };
 
 struct tcp_addr {
@@ -87,10 +94,28 @@ struct tcp_addr {
 	uint8_t addr[16];
 };
 
+/* Bytes to send: copied ones in p, and block-move payloads referenced
+ * where they lie (send_ref), each sent after the copied byte `at`. */
 struct tcp_buf {
 	unsigned char *p;
 	size_t len, cap;
+	struct tcp_ext {
+		size_t at;
+		const unsigned char *p;
+		size_t len;
+	} *ext;
+	size_t next, ext_cap, ext_bytes;
 };
+
+static inline size_t buf_bytes(const struct tcp_buf *b)
+{
+	return b->len + b->ext_bytes;
+}
+
+static inline void buf_clear(struct tcp_buf *b)
+{
+	b->len = b->next = b->ext_bytes = 0;
+}
 
 struct tcp_peer {
 	int fd;
@@ -98,7 +123,9 @@ struct tcp_peer {
 	bool gone;    /* closed after its BYE or after the job ended */
 	bool sending; /* fly is in a send */
 	struct tcp_buf pend, fly;
-	size_t fly_off;
+	size_t fly_off;   /* bytes of fly sent, copied and referenced */
+	struct msghdr msg; /* fly from fly_off, when it references payloads */
+	struct iovec iov[IOV_BATCH];
 	struct wire_stream in;
 };
 
@@ -225,6 +252,35 @@ static inline void ensure_ring(struct tcp_net *t)
 
 /* ---- sending ---- */
 
+/* The bytes of b from offset off (copied and referenced ones in order) as
+ * at most max iovecs; how many. */
+static int buf_iov(const struct tcp_buf *b, size_t off, struct iovec *iov,
+		   int max)
+{
+	int k = 0;
+	size_t pos = 0, in = 0; /* in b's stream; in b->p */
+	for (size_t e = 0; k < max; e++) {
+		size_t in_end = e < b->next ? b->ext[e].at : b->len;
+		size_t seg = in_end - in;
+		if (off < pos + seg) {
+			size_t skip = off > pos ? off - pos : 0;
+			iov[k++] = (struct iovec){b->p + in + skip, seg - skip};
+		}
+		pos += seg;
+		in = in_end;
+		if (e == b->next || k == max)
+			break;
+		size_t el = b->ext[e].len;
+		if (off < pos + el) {
+			size_t skip = off > pos ? off - pos : 0;
+			iov[k++] = (struct iovec){(void *)(b->ext[e].p + skip),
+						  el - skip};
+		}
+		pos += el;
+	}
+	return k;
+}
+
 static void start_send(struct tcp_net *t, uint32_t p)
 {
 	struct tcp_peer *pp = &t->peer[p];
@@ -232,20 +288,40 @@ static void start_send(struct tcp_net *t, uint32_t p)
 		struct tcp_buf tmp = pp->fly;
 		pp->fly = pp->pend;
 		pp->pend = tmp;
-		pp->pend.len = 0;
+		buf_clear(&pp->pend);
 		pp->fly_off = 0;
 	}
 	struct io_uring_sqe *sqe = get_sqe(t);
-	io_uring_prep_send(sqe, pp->fd, pp->fly.p + pp->fly_off,
-			   pp->fly.len - pp->fly_off, MSG_NOSIGNAL);
+	if (!pp->fly.next) {
+		io_uring_prep_send(sqe, pp->fd, pp->fly.p + pp->fly_off,
+				   pp->fly.len - pp->fly_off, MSG_NOSIGNAL);
+	} else {
+		memset(&pp->msg, 0, sizeof(pp->msg));
+		pp->msg.msg_iov = pp->iov;
+		pp->msg.msg_iovlen = (size_t)buf_iov(&pp->fly, pp->fly_off,
+						     pp->iov, IOV_BATCH);
+		io_uring_prep_sendmsg(sqe, pp->fd, &pp->msg, MSG_NOSIGNAL);
+	}
 	io_uring_sqe_set_data64(sqe, UD(UD_SEND, p));
+	if (!pp->sending)
+		t->base.sends_out++;
 	pp->sending = true;
 }
 
-static int tcp_send(struct net *nt, uint32_t peer, const struct wire_hdr *h,
-		    const void *payload)
+/* The send in flight to pp ended (done, failed, or the peer is gone). */
+static void send_done(struct tcp_net *t, struct tcp_peer *pp)
 {
-	struct tcp_net *t = (struct tcp_net *)nt;
+	pp->sending = false;
+	t->base.sends_out--;
+	buf_clear(&pp->fly);
+	pp->fly_off = 0;
+}
+
+/* Appends a message for peer: all of it copied, or (ref) the header and
+ * padding copied and the payload referenced. */
+static int append(struct tcp_net *t, uint32_t peer, const struct wire_hdr *h,
+		  const void *payload, bool ref)
+{
 	struct tcp_peer *pp = &t->peer[peer];
 	if (h->type == W_SHUTDOWN)
 		t->ending = true;
@@ -254,6 +330,18 @@ static int tcp_send(struct net *nt, uint32_t peer, const struct wire_hdr *h,
 	size_t need = wire_msg_bytes(h->len);
 	if (pp->pend.len && pp->pend.len + need > PEND_MAX)
 		return -EAGAIN;
+	if (ref) {
+		struct tcp_buf *b = &pp->pend;
+		if (b->next == b->ext_cap) {
+			size_t c = b->ext_cap ? b->ext_cap * 2 : 16;
+			struct tcp_ext *ne = realloc(b->ext, c * sizeof(*ne));
+			if (!ne)
+				return -EAGAIN;
+			b->ext = ne;
+			b->ext_cap = c;
+		}
+		need -= h->len; /* header and padding */
+	}
 	if (pp->pend.len + need > pp->pend.cap) {
 		size_t cap = pp->pend.cap ? pp->pend.cap : 4096;
 		while (cap < pp->pend.len + need)
@@ -266,11 +354,34 @@ static int tcp_send(struct net *nt, uint32_t peer, const struct wire_hdr *h,
 	}
 	unsigned char *at = pp->pend.p + pp->pend.len;
 	memcpy(at, h, sizeof(*h));
-	if (h->len)
-		memcpy(at + sizeof(*h), payload, h->len);
-	memset(at + sizeof(*h) + h->len, 0, need - sizeof(*h) - h->len);
+	if (ref) {
+		struct tcp_buf *b = &pp->pend;
+		b->ext[b->next++] = (struct tcp_ext){b->len + sizeof(*h),
+						     payload, h->len};
+		b->ext_bytes += h->len;
+		memset(at + sizeof(*h), 0, need - sizeof(*h));
+	} else {
+		if (h->len)
+			memcpy(at + sizeof(*h), payload, h->len);
+		memset(at + sizeof(*h) + h->len, 0,
+		       need - sizeof(*h) - h->len);
+	}
 	pp->pend.len += need;
 	return 0;
+}
+
+static int tcp_send(struct net *nt, uint32_t peer, const struct wire_hdr *h,
+		    const void *payload)
+{
+	return append((struct tcp_net *)nt, peer, h, payload, false);
+}
+
+/* A block move's payload is sent from where it lies, without a copy. */
+static int tcp_send_ref(struct net *nt, uint32_t peer,
+			const struct wire_hdr *h, const void *payload)
+{
+	return append((struct tcp_net *)nt, peer, h, payload,
+		      h->type == W_BLK_DATA && h->len >= REF_MIN);
 }
 
 /* ---- receiving ---- */
@@ -282,7 +393,7 @@ static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 		return;
 	if (pp->in.bye || t->ending) {
 		pp->gone = true;
-		pp->pend.len = 0;
+		buf_clear(&pp->pend);
 		return;
 	}
 	earth_fatal("tcp transport: lost the connection to node %u (%s): it "
@@ -297,6 +408,15 @@ static void on_message(void *ctx, uint32_t from, const struct wire_hdr *h,
 	if (h->type == W_SHUTDOWN)
 		t->ending = true;
 	t->deliver(t->n, from, h, payload);
+}
+
+/* Where a BLK_DATA payload goes: its destination, once it is known to lie
+ * in registered memory (the SU checks it again on delivery). */
+static void *tcp_place(void *ctx, uint32_t from, const struct wire_hdr *h)
+{
+	(void)ctx;
+	(void)from;
+	return reg_mem_contains(h->b, h->len) ? (void *)(uintptr_t)h->b : NULL;
 }
 
 static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)
@@ -330,24 +450,21 @@ static void on_send(struct tcp_net *t, uint32_t p, int res)
 {
 	struct tcp_peer *pp = &t->peer[p];
 	if (res < 0 && res != -EINTR && res != -EAGAIN) {
-		pp->sending = false;
-		pp->fly.len = pp->fly_off = 0;
+		send_done(t, pp);
 		peer_lost(t, p, -res);
 		return;
 	}
 	if (res > 0)
 		pp->fly_off += (size_t)res;
 	if (pp->gone) {
-		pp->sending = false;
-		pp->fly.len = pp->fly_off = 0;
+		send_done(t, pp);
 		return;
 	}
-	if (pp->fly_off < pp->fly.len) { /* short send: the rest */
+	if (pp->fly_off < buf_bytes(&pp->fly)) { /* short send: the rest */
 		start_send(t, p);
 		return;
 	}
-	pp->sending = false;
-	pp->fly.len = pp->fly_off = 0;
+	send_done(t, pp);
 	if (pp->pend.len)
 		start_send(t, p);
 }
@@ -575,6 +692,8 @@ static void tcp_fini(struct net *nt)
 			close(pp->fd);
 		free(pp->pend.p);
 		free(pp->fly.p);
+		free(pp->pend.ext);
+		free(pp->fly.ext);
 		wire_stream_fini(&pp->in);
 	}
 	if (t->br && t->br != MAP_FAILED)
@@ -587,9 +706,40 @@ static void tcp_fini(struct net *nt)
 	free(t);
 }
 
+/* Single-interrupt node (core/irq.c): each peer's socket raises sig on
+ * thread tid when data arrives (O_ASYNC, F_SETSIG, F_SETOWN_EX); the
+ * kernel falls back to SIGIO when the real-time queue is full. tid 0
+ * turns it off. The node's thread. */
+static void tcp_irq(struct net *nt, int pid, int tid, int sig)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	(void)pid;
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		struct tcp_peer *pp = &t->peer[p];
+		if (p == t->base.self || pp->gone || pp->fd < 0)
+			continue;
+		int fl = fcntl(pp->fd, F_GETFL);
+		if (fl < 0)
+			continue;
+		if (tid > 0) {
+			struct f_owner_ex own = {F_OWNER_TID, tid};
+			if (fcntl(pp->fd, F_SETSIG, sig) != 0 ||
+			    fcntl(pp->fd, F_SETOWN_EX, &own) != 0 ||
+			    fcntl(pp->fd, F_SETFL, fl | O_ASYNC) != 0)
+				earth_fatal("tcp transport: cannot make the "
+					    "socket of node %u raise a signal: "
+					    "%s",
+					    p, strerror(errno));
+		} else {
+			fcntl(pp->fd, F_SETFL, fl & ~O_ASYNC);
+		}
+	}
+}
+
 static const struct net_ops tcp_ops = {
 	.name = "tcp",
 	.send = tcp_send,
+	.send_ref = tcp_send_ref,
 	.flush = tcp_flush,
 	.poll = tcp_poll,
 	.pending = tcp_pending,
@@ -597,6 +747,7 @@ static const struct net_ops tcp_ops = {
 	.fini = tcp_fini,
 	.wait = tcp_wait,
 	.wake = tcp_wake,
+	.irq = tcp_irq,
 };
 
 /* ---- rendezvous (earth_run thread) ---- */
@@ -605,6 +756,7 @@ struct rdv {
 	uint32_t self, nodes;
 	uint8_t secret[SECRET_MAX];
 	uint32_t secret_len;
+	uint64_t gmem_seg; /* EARTH_GMEM_MB: the same on every node */
 	uint64_t deadline_ns;
 	char err[256];
 };
@@ -655,7 +807,9 @@ static const char *parse_secret(struct rdv *r)
 		r->secret[i] = (uint8_t)(hi << 4 | lo);
 	}
 	r->secret_len = (uint32_t)(n / 2);
-	return NULL;
+	/* Block-distributed arrays are laid out from the segment size:
+	 * nodes that disagree on it would compute different addresses. */
+	return gmem_env_seg(&r->gmem_seg);
 }
 
 static void addr_str(const struct sockaddr *sa, char *out, size_t len)
@@ -730,6 +884,7 @@ static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
 	h->secret_len = r->secret_len;
 	memcpy(h->secret, r->secret, r->secret_len);
 	h->port = port;
+	h->gmem_seg = r->gmem_seg;
 }
 
 /* Checks a hello of `kind` from a node in [lo, hi); NULL or why not. */
@@ -750,6 +905,9 @@ static const char *check_hello(const struct rdv *r, const struct tcp_hello *h,
 		return "node count differs from this job's";
 	if (h->node < lo || h->node >= hi)
 		return "node number out of range";
+	if (h->gmem_seg != r->gmem_seg)
+		return "global memory per node (EARTH_GMEM_MB) differs from "
+		       "this node's: give every node the same";
 	return NULL;
 }
 
@@ -1063,11 +1221,14 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 		t->peer[p].fd = -1;
 		if (p != self && wire_stream_init(&t->peer[p].in, p, self, nodes))
 			ok = false;
+		t->peer[p].in.place = tcp_place;
 	}
 	t->base.ops = &tcp_ops;
 	t->base.self = self;
 	t->base.nodes = nodes;
-	t->base.max_payload = WIRE_MAX_PAYLOAD;
+	/* BLK_DATA payloads go straight to their destination: large chunks
+	 * cost no buffer (other messages stay below WIRE_MAX_PAYLOAD). */
+	t->base.max_payload = BLK_CHUNK;
 	t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!ok || t->efd < 0) {
 		tcp_fini(&t->base);

@@ -38,9 +38,10 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 	if (h->src != from)
 		return "src (sender field does not match the connection)";
 	if (h->type != W_COLL_UP && h->type != W_COLL_DOWN &&
-	    (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT)))
+	    (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT | WIRE_F_REPLY)))
 		return "flags (unknown bits)";
-	if (h->len > WIRE_MAX_PAYLOAD)
+	if (h->len > WIRE_MAX_PAYLOAD &&
+	    (h->type != W_BLK_DATA || h->len > WIRE_MAX_BLK_DATA))
 		return "len (payload larger than the protocol maximum)";
 	switch (h->type) {
 	case W_SYNC:

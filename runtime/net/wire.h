@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wire.h - messages between the SUs of a job. Every transport carries a
- * byte stream per pair of nodes; a message is a 24-byte header and a
+ * byte stream per pair of nodes; a message is a 40-byte header and a
  * payload. Everything received is untrusted until wire_check() accepts it.
  * Layout and rules: docs/architecture.md, "Between nodes".
  */
@@ -18,8 +18,12 @@
 
 #define WIRE_MAGIC 0xEA27u
 #define WIRE_VERSION 1u
-/* Largest payload of one message; BLKMOV is cut into chunks of this. */
+/* Largest payload of one message; BLKMOV is cut into chunks of this,
+ * except over a transport that writes BLK_DATA payloads straight to their
+ * destination as they arrive (tcp), where a chunk may be up to
+ * WIRE_MAX_BLK_DATA. */
 #define WIRE_MAX_PAYLOAD (64u * 1024u)
+#define WIRE_MAX_BLK_DATA (16u * 1024u * 1024u)
 
 enum wire_type {
 	W_SYNC = 1,    /* signal slot (a) n times (n = 1 for SYNC)         */
@@ -40,7 +44,14 @@ enum wire_type {
 
 #define WIRE_F_LAST 0x1u   /* W_BLK_DATA: last chunk of the move         */
 #define WIRE_F_NOSLOT 0x2u /* no slot to signal                          */
+#define WIRE_F_REPLY 0x8u  /* W_BLK_DATA: the data a BLK_REQ of the
+			    * receiver asked for (statistics count the
+			    * receiver's reads in flight with it)       */
 #define WIRE_F_COLL_SHIFT 8 /* W_COLL_*: kind | type << 4 in flags >> 8   */
+/* Never on the wire (wire_check rejects it): set by a transport that has
+ * already written a W_BLK_DATA payload at b; the message comes with no
+ * payload pointer. */
+#define WIRE_F_PLACED 0x4u
 
 struct wire_hdr {
 	uint16_t magic;   /* WIRE_MAGIC */

@@ -9,6 +9,7 @@
  * number, kind and type this node expects.
  */
 #define EARTH_INTERNAL 1
+#include "acct.h"
 #include "su.h"
 
 #include <stdio.h>
@@ -98,6 +99,8 @@ static void finish(struct earth_node *n, uint64_t value)
 	earth_slot *slot = c->slot;
 	memset(c, 0, sizeof(*c));
 	c->seq = seq + 1;
+	if (acct_on)
+		acct_in_coll(false);
 	su_slot_signal(&n->su, slot, "COLLECTIVE");
 }
 
@@ -129,6 +132,8 @@ void su_coll_post(struct earth_node *n, const struct su_req *r)
 			    c->seq);
 	join(n, r->size, (unsigned)r->n, r->a, "this node");
 	c->local_in = true;
+	if (acct_on)
+		acct_in_coll(true);
 	c->result = r->b;
 	c->slot = su_slot_resolve(n, r, "COLLECTIVE");
 	progress(n);

@@ -24,6 +24,11 @@ static const char *const op_names[SU_OP_COUNT_] = {
 	[SU_OP_COLL] = "COLLECTIVE",
 };
 
+const char *su_op_name(unsigned op)
+{
+	return op < SU_OP_COUNT_ && op_names[op] ? op_names[op] : "?";
+}
+
 static inline bool is_local(struct earth_node *n, uint64_t gptr_bits)
 {
 	return earth_gptr_node((earth_gptr){gptr_bits}) == n->id;

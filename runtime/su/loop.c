@@ -6,24 +6,51 @@
  * node is idle). Leaves when the EU raises shutdown.
  */
 #define EARTH_INTERNAL 1
+#include "acct.h"
 #include "su.h"
+#include "trace.h"
 
 #include <sched.h>
 
+/* su_handle, counted by type, local or remote, and traced (acct.h). */
+static EARTH_COLD void handle_observed(struct earth_node *n,
+				       const struct su_req *r)
+{
+	unsigned op = r->op == SU_OP_INVOKE_REMOTE ? SU_OP_INVOKE : r->op;
+	uint64_t t0 = trace_on ? q_tsc() : 0;
+	acct_su.sent = false;
+	su_handle(n, r);
+	if (op < SU_OP_COUNT_) {
+		acct_su.ops[op]++;
+		acct_su.remote[op] += acct_su.sent;
+	}
+	if (trace_on)
+		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0, q_tsc());
+}
+
+static inline void handle(struct earth_node *n, const struct su_req *r,
+			  bool observed)
+{
+	if (q_unlikely(observed))
+		handle_observed(n, r);
+	else
+		su_handle(n, r);
+}
+
 /* Requests from other threads (earth_sync_from_thread). */
-static unsigned drain_inbox(struct earth_node *n)
+static unsigned drain_inbox(struct earth_node *n, bool observed)
 {
 	unsigned k = 0;
 	struct q_msg *m;
 	while ((m = q_mpsc_peek(&n->inbox))) {
-		su_handle(n, req_of(m));
+		handle(n, req_of(m), observed);
 		q_mpsc_release(&n->inbox);
 		k++;
 	}
 	return k;
 }
 
-static void publish_counters(struct su_state *su)
+void su_publish_counters(struct su_state *su)
 {
 	atomic_store_explicit(&su->pub_handled, su->handled, memory_order_relaxed);
 	atomic_store_explicit(&su->pub_fibers_ready, su->fibers_ready,
@@ -37,7 +64,7 @@ static void publish_counters(struct su_state *su)
 			      memory_order_relaxed);
 }
 
-static bool has_pending(struct earth_node *n)
+bool su_has_pending(struct earth_node *n)
 {
 	struct su_state *su = &n->su;
 	return su->rovf_len || su->rmsg || su->ntokens || su->out_pending ||
@@ -49,14 +76,14 @@ static bool has_pending(struct earth_node *n)
 static EARTH_COLD void su_try_sleep(struct earth_node *n)
 {
 	struct su_state *su = &n->su;
-	publish_counters(su);
+	su_publish_counters(su);
 	/* Dekker with eu_idle (EU: store RUNNING, fence, look at us) and
 	 * with inbox producers (store message, fence, look at us). */
 	atomic_store_explicit(su->statep, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
 		    UNIT_SLEEPING &&
-	    !has_pending(n) &&
+	    !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
 		earth_futex_wait(su->statep, UNIT_SLEEPING);
@@ -66,7 +93,7 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n)
 
 /* Node 0: tell every node the job ended, and get the messages out (5 s at
  * most: a peer that does not read is dead or stuck). */
-static void end_job(struct earth_node *n)
+void su_end_job(struct earth_node *n)
 {
 	struct su_state *su = &n->su;
 	if (n->id == 0) {
@@ -85,6 +112,75 @@ static void end_job(struct earth_node *n)
 	n->net->ops->flush(n->net);
 }
 
+unsigned su_step(struct earth_node *n, bool poll_net)
+{
+	struct su_state *su = &n->su;
+	unsigned k = 0;
+	struct q_msg *m;
+	/* Statistics or trace: every stretch of the step is charged to a
+	 * segment of acct_su; the time since the last step was idle. */
+	bool obs = acct_on;
+	if (q_unlikely(obs)) {
+		acct_su_to(&acct_su.idle_ticks);
+		acct_su.in_step = true;
+	}
+	while (k < EARTH_SU_BATCH && (m = q_ring_peek(su->req))) {
+		handle(n, req_of(m), obs);
+		q_ring_release(su->req);
+		k++;
+	}
+	/* Requests from the EU mean this node has work: it may ask peers for
+	 * tokens again once it runs dry. Messages alone do not (a
+	 * STEAL/STEAL_NONE exchange must not restart itself). */
+	if (k && n->net)
+		su_balance_busy(n);
+	if (q_unlikely(q_mpsc_peek(&n->inbox)))
+		k += drain_inbox(n, obs);
+	if (q_unlikely(obs))
+		acct_su_to(&acct_su.serve_ticks);
+	if (n->net) {
+		if (q_unlikely(su->out_pending))
+			k += su_net_drain(n); /* flushed below */
+		if (q_unlikely(obs))
+			acct_su_to(&acct_su.send_ticks);
+		/* Delivery charges itself to serve (su_net_deliver). */
+		if (poll_net)
+			k += n->net->ops->poll(n->net, n, su_net_deliver,
+					       EARTH_SU_BATCH);
+		if (q_unlikely(obs))
+			acct_su_to(&acct_su.recv_ticks);
+	}
+	if (q_unlikely(su->rovf_len))
+		k += su_ready_drain_ovf(su);
+	if (su->ntokens) {
+		uint64_t before = su->fibers_ready;
+		su_tokens_release(n);
+		k += (unsigned)(su->fibers_ready - before);
+	}
+	if (k || su->rmsg) {
+		su_ready_flush(n);
+		if (q_unlikely(obs))
+			acct_su_to(&acct_su.serve_ticks);
+		if (n->net)
+			n->net->ops->flush(n->net);
+	}
+	if (q_unlikely(obs)) {
+		acct_su_to(&acct_su.send_ticks);
+		acct_su.in_step = false;
+	}
+	return k;
+}
+
+void su_idle_step(struct earth_node *n)
+{
+	struct su_state *su = &n->su;
+	if (n->net && !su->steal_out && !su->steal_quiet) {
+		su_balance_idle(n);
+		if (su->out_pending || su->steal_out)
+			n->net->ops->flush(n->net);
+	}
+}
+
 void *su_thread(void *arg)
 {
 	struct earth_node *n = arg;
@@ -92,39 +188,11 @@ void *su_thread(void *arg)
 	earth_topology_pin(n->su_cpu);
 	uint64_t idle_since = 0;
 	unsigned polls = 0;
+	if (acct_on)
+		acct_su.mark = n->start_tsc;
 	for (;;) {
 		uint64_t t0 = n->timing ? q_tsc() : 0;
-		unsigned k = 0;
-		struct q_msg *m;
-		while (k < EARTH_SU_BATCH && (m = q_ring_peek(su->req))) {
-			su_handle(n, req_of(m));
-			q_ring_release(su->req);
-			k++;
-		}
-		/* Requests from the EU mean this node has work: it may ask
-		 * peers for tokens again once it runs dry. Messages alone do
-		 * not (a STEAL/STEAL_NONE exchange must not restart itself). */
-		if (k && n->net)
-			su_balance_busy(n);
-		if (q_unlikely(q_mpsc_peek(&n->inbox)))
-			k += drain_inbox(n);
-		if (n->net) {
-			if (q_unlikely(su->out_pending))
-				k += su_net_drain(n); /* flushed below */
-			k += n->net->ops->poll(n->net, n, su_net_deliver,
-					       EARTH_SU_BATCH);
-		}
-		if (q_unlikely(su->rovf_len))
-			k += su_ready_drain_ovf(su);
-		if (su->ntokens) {
-			uint64_t before = su->fibers_ready;
-			su_tokens_release(n);
-			k += (unsigned)(su->fibers_ready - before);
-		}
-		if (k || su->rmsg) {
-			su_ready_flush(n);
-			if (n->net)
-				n->net->ops->flush(n->net);
+		if (su_step(n, true) || su->rmsg) {
 			if (q_unlikely(++su->batches % EARTH_SU_WAKE_EVERY == 0))
 				su_wake_eu(n);
 			if (n->timing)
@@ -135,11 +203,7 @@ void *su_thread(void *arg)
 		/* Idle. */
 		if (su->wake_check)
 			su_wake_eu(n);
-		if (n->net && !su->steal_out && !su->steal_quiet) {
-			su_balance_idle(n);
-			if (su->out_pending || su->steal_out)
-				n->net->ops->flush(n->net);
-		}
+		su_idle_step(n);
 		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
 			break;
 		if (n->oversubscribed)
@@ -151,14 +215,16 @@ void *su_thread(void *arg)
 		uint64_t now = q_tsc();
 		if (!idle_since) {
 			idle_since = now;
-			publish_counters(su);
+			su_publish_counters(su);
+			if (trace_on)
+				trace_idle(TRACE_SU);
 		} else if (now - idle_since > n->spin_ticks) {
 			su_try_sleep(n);
 			idle_since = 0;
 		}
 	}
 	if (n->net)
-		end_job(n);
-	publish_counters(su);
+		su_end_job(n);
+	su_publish_counters(su);
 	return NULL;
 }

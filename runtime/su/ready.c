@@ -6,6 +6,7 @@
  * ring). Tokens wait in a LIFO list until the EU's backlog runs low.
  */
 #define EARTH_INTERNAL 1
+#include "stamp.h"
 #include "su.h"
 
 #include <stdlib.h>
@@ -74,6 +75,10 @@ void su_ready_flush(struct earth_node *n)
 		su->rmsg = NULL;
 	}
 	q_ring_flush(su->ready);
+	/* The first publish after a remote load's slot was signalled. */
+	EARTH_STAMP_IF(earth_stamp_t[STAMP_READY] <
+			       earth_stamp_t[STAMP_SIGNALLED],
+		       STAMP_READY);
 	su->wake_check = true;
 }
 
@@ -109,4 +114,14 @@ void su_tokens_release(struct earth_node *n)
 		struct ready_entry e = su->tokens[--su->ntokens];
 		su_ready_push(su, e.fiber, e.frame);
 	}
+}
+
+void su_ready_reserve(struct su_state *su, size_t extra)
+{
+	if (su->rovf_head && su->rovf_head + su->rovf_len + extra > su->rovf_cap) {
+		memmove(su->rovf, su->rovf + su->rovf_head,
+			su->rovf_len * sizeof(*su->rovf));
+		su->rovf_head = 0;
+	}
+	grow(&su->rovf, &su->rovf_cap, su->rovf_head + su->rovf_len + extra);
 }

@@ -5,11 +5,19 @@
  * peer has no room for (never blocking), and handling what peers send.
  * Every received field is checked before use: addresses must fall inside
  * this node's registered memory, slots must be aligned and initialised,
- * functions are numbers in the table of threaded functions.
+ * functions are numbers in the table of threaded functions. GET, DATA and
+ * BLKMOV whose remote operands all lie in another node's global segment
+ * mapped here (net/gmem.h, EARTH_REMOTE=direct) are served by this SU
+ * itself: a copy through the mapping, then the slot is signalled (a
+ * remote slot by a SYNC message), like a memory-mapped network interface.
  */
 #define EARTH_INTERNAL 1
+#include "acct.h"
+#include "gmem.h"
 #include "registry.h"
+#include "stamp.h"
 #include "su.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +27,7 @@
 static void queue_copy(struct su_state *su, uint32_t peer,
 		       const struct wire_hdr *h, const void *payload)
 {
-	struct su_out_msg *m = malloc(sizeof(*m) + h->len);
+	struct su_out_msg *m = su_out_alloc(sizeof(*m) + h->len);
 	if (!m)
 		earth_fatal("out of memory queueing a message for node %u",
 			    peer);
@@ -35,18 +43,57 @@ static void queue_copy(struct su_state *su, uint32_t peer,
 	su->out_pending++;
 }
 
+/* A message left (statistics or trace on): the request being handled
+ * needed another node; a read whose data comes back here is in flight;
+ * the send is a slice, the start of the message's arrow. */
+static EARTH_COLD void sent_observed(struct earth_node *n, uint32_t peer,
+				     const struct wire_hdr *h, uint64_t t0)
+{
+	acct_su.sent = true;
+	if (h->type == W_BLK_REQ &&
+	    earth_gptr_node((earth_gptr){h->c}) == n->id)
+		acct_reads_out(1);
+	if (trace_on)
+		trace_slice(TRACE_SU, TRACE_SEND, h->type, peer,
+			    trace_next_seq_out(peer), t0, q_tsc());
+}
+
 void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
 		 const void *payload)
 {
 	struct su_state *su = &n->su;
+	uint64_t t0 = q_unlikely(acct_on) ? q_tsc() : 0;
 	h->magic = WIRE_MAGIC;
 	h->version = WIRE_VERSION;
 	h->src = (uint16_t)n->id;
 	su->msgs_sent++;
-	if (!su->out_head[peer] &&
-	    n->net->ops->send(n->net, peer, h, payload) == 0)
+	if (su->out_head[peer] ||
+	    n->net->ops->send(n->net, peer, h, payload) != 0)
+		queue_copy(su, peer, h, payload);
+	if (q_unlikely(t0))
+		sent_observed(n, peer, h, t0);
+}
+
+/* A block-move chunk whose source stays put until the move's slot is
+ * signalled (after every chunk arrived): the transport may send it from
+ * there (net_ops.send_ref); queued messages are copies as always. */
+static void net_send_chunk(struct earth_node *n, uint32_t peer,
+			   struct wire_hdr *h, const void *payload)
+{
+	struct su_state *su = &n->su;
+	if (!n->net->ops->send_ref || su->out_head[peer]) {
+		su_net_send(n, peer, h, payload);
 		return;
-	queue_copy(su, peer, h, payload);
+	}
+	uint64_t t0 = q_unlikely(acct_on) ? q_tsc() : 0;
+	h->magic = WIRE_MAGIC;
+	h->version = WIRE_VERSION;
+	h->src = (uint16_t)n->id;
+	su->msgs_sent++;
+	if (n->net->ops->send_ref(n->net, peer, h, payload) != 0)
+		queue_copy(su, peer, h, payload);
+	if (q_unlikely(t0))
+		sent_observed(n, peer, h, t0);
 }
 
 unsigned su_net_drain(struct earth_node *n)
@@ -61,12 +108,24 @@ unsigned su_net_drain(struct earth_node *n)
 			su->out_head[p] = m->next;
 			if (!m->next)
 				su->out_tail[p] = NULL;
-			free(m);
+			su_out_free(m);
 			su->out_pending--;
 			sent++;
 		}
 	}
 	return sent;
+}
+
+/* A GET/DATA value through the shared mapping (1, 2, 4 or 8 bytes). */
+static inline void direct_copy(void *dst, const void *src, unsigned size)
+{
+	switch (size) {
+	case 1: memcpy(dst, src, 1); break;
+	case 2: memcpy(dst, src, 2); break;
+	case 4: memcpy(dst, src, 4); break;
+	case 8: memcpy(dst, src, 8); break;
+	default: earth_fatal("request with a %u-byte value", size);
+	}
 }
 
 static void send_sync(struct earth_node *n, uint64_t gslot, enum wire_type t,
@@ -78,7 +137,7 @@ static void send_sync(struct earth_node *n, uint64_t gslot, enum wire_type t,
 
 /* Pushes len bytes at local src to dst (another node), then the slot. */
 static void push_data(struct earth_node *n, const void *src, uint64_t len,
-		      earth_gptr dst, uint64_t gslot, unsigned noslot)
+		      earth_gptr dst, uint64_t gslot, unsigned flags)
 {
 	uint32_t peer = earth_gptr_node(dst);
 	uint64_t off = 0;
@@ -90,10 +149,10 @@ static void push_data(struct earth_node *n, const void *src, uint64_t len,
 			.len = (uint32_t)chunk,
 			.a = gslot,
 			.b = (uintptr_t)earth_gptr_addr(dst) + off,
-			.flags = (uint16_t)(noslot |
+			.flags = (uint16_t)(flags |
 					    (off + chunk == len ? WIRE_F_LAST : 0)),
 		};
-		su_net_send(n, peer, &h, (const char *)src + off);
+		net_send_chunk(n, peer, &h, (const char *)src + off);
 		off += chunk;
 	} while (off < len);
 }
@@ -146,7 +205,15 @@ void su_remote_sync(struct earth_node *n, const struct su_req *r)
 
 void su_remote_get(struct earth_node *n, const struct su_req *r)
 {
+	EARTH_STAMP(STAMP_SU_FETCH);
 	earth_gptr src = {r->a};
+	if (gmem_direct_ok(earth_gptr_node(src),
+			   (uintptr_t)earth_gptr_addr(src), r->size)) {
+		direct_copy((void *)(uintptr_t)r->b, earth_gptr_addr(src),
+			    r->size);
+		su_signal_gslot(n, slot_bits(n, r), "GET_SYNC");
+		return;
+	}
 	struct wire_hdr h = {
 		.type = W_BLK_REQ,
 		.n = r->size,
@@ -155,16 +222,38 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 		.c = earth_gptr_make(n->id, (void *)(uintptr_t)r->b).bits,
 	};
 	su_net_send(n, earth_gptr_node(src), &h, NULL);
+	EARTH_STAMP(STAMP_SU_SENT);
 }
 
 void su_remote_data(struct earth_node *n, const struct su_req *r)
 {
+	earth_gptr dst = {r->b};
+	if (gmem_direct_ok(earth_gptr_node(dst),
+			   (uintptr_t)earth_gptr_addr(dst), r->size)) {
+		direct_copy(earth_gptr_addr(dst), &r->a, r->size);
+		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC");
+		return;
+	}
 	push_data(n, &r->a, r->size, (earth_gptr){r->b}, slot_bits(n, r), 0);
+}
+
+/* Is this end of a move local, or in a segment mapped here? */
+static inline bool direct_end(struct earth_node *n, earth_gptr g, uint64_t len)
+{
+	return earth_gptr_node(g) == n->id ||
+	       gmem_direct_ok(earth_gptr_node(g), (uintptr_t)earth_gptr_addr(g),
+			      len);
 }
 
 void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr src = {r->a}, dst = {r->b};
+	if (gmem_g.direct && direct_end(n, src, r->c) &&
+	    direct_end(n, dst, r->c)) {
+		memmove(earth_gptr_addr(dst), earth_gptr_addr(src), (size_t)r->c);
+		su_signal_gslot(n, slot_bits(n, r), "BLKMOV_SYNC");
+		return;
+	}
 	if (earth_gptr_node(src) == n->id) {
 		push_data(n, earth_gptr_addr(src), r->c, dst, slot_bits(n, r),
 			  0);
@@ -187,13 +276,22 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 void su_remote_invoke(struct earth_node *n, const struct su_req *r)
 {
 	const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
-	void *args = (void *)(uintptr_t)r->b;
 	int32_t id = reg_tfunc_id(f);
 	if (id < 0)
 		earth_fatal("INVOKE: %s is not in the table of threaded "
 			    "functions (define it with EARTH_THREADED_FUNCTION)",
 			    f->name);
 	struct wire_hdr h = {.type = W_INVOKE, .n = id, .len = f->args_size};
+	if (r->flags & SU_REQ_INLINE) {
+		/* the arguments in slot, b, c, spare (see req.h) */
+		uint64_t w[4] = {r->slot, r->b, r->c, r->spare};
+		if (f->args_size > sizeof(w))
+			earth_fatal("INVOKE: %u bytes of inline arguments",
+				    f->args_size);
+		su_net_send(n, (uint32_t)r->n, &h, w);
+		return;
+	}
+	void *args = (void *)(uintptr_t)r->b;
 	su_net_send(n, (uint32_t)r->c, &h, args);
 	free(args);
 }
@@ -214,7 +312,7 @@ static void *checked_mem(struct earth_node *n, uint64_t addr, uint64_t len,
 	return (void *)(uintptr_t)addr;
 }
 
-void su_net_deliver(struct earth_node *n, uint32_t from,
+static void deliver(struct earth_node *n, uint32_t from,
 		    const struct wire_hdr *h, const void *payload)
 {
 	struct su_state *su = &n->su;
@@ -238,8 +336,10 @@ void su_net_deliver(struct earth_node *n, uint32_t from,
 		return;
 	}
 	case W_BLK_REQ: {
+		EARTH_STAMP_REQ(h->n == 8);
 		const void *src = checked_mem(n, h->b, (uint64_t)h->n, from, h,
 					      "b");
+		EARTH_STAMP_IF(h->n == 8, STAMP_R_GET);
 		earth_gptr dst = {h->c};
 		if (earth_gptr_node(dst) >= n->num_nodes)
 			earth_fatal("message BLK_REQ from node %u rejected: "
@@ -251,17 +351,24 @@ void su_net_deliver(struct earth_node *n, uint32_t from,
 			memmove(d, src, (size_t)h->n);
 			su_signal_gslot(n, h->a, "BLKMOV_SYNC");
 		} else {
+			/* Back to the node that asked: its read ends. */
 			push_data(n, src, (uint64_t)h->n, dst, h->a,
-				  h->flags & WIRE_F_NOSLOT);
+				  (h->flags & WIRE_F_NOSLOT) |
+					  (earth_gptr_node(dst) == from
+						   ? WIRE_F_REPLY
+						   : 0));
+			EARTH_STAMP_IF(h->n == 8, STAMP_R_SENT);
 		}
 		return;
 	}
 	case W_BLK_DATA: {
+		EARTH_STAMP_IF(h->len == 8, STAMP_REPLY_READ);
 		void *d = checked_mem(n, h->b, h->len, from, h, "b");
-		if (h->len)
+		if (h->len && !(h->flags & WIRE_F_PLACED))
 			memcpy(d, payload, h->len);
 		if ((h->flags & WIRE_F_LAST) && !(h->flags & WIRE_F_NOSLOT))
 			su_signal_gslot(n, h->a, "DATA_SYNC");
+		EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
 		return;
 	}
 	case W_INVOKE: {
@@ -302,4 +409,33 @@ void su_net_deliver(struct earth_node *n, uint32_t from,
 		su->wake_check = true;
 		return;
 	}
+}
+
+/* A message, counted and traced: the time before it was the transport's
+ * (receive), its handling is serve; the last data of a read this node
+ * asked for ends that read; the slice ends the message's arrow. */
+static EARTH_COLD void deliver_observed(struct earth_node *n, uint32_t from,
+					const struct wire_hdr *h,
+					const void *payload)
+{
+	uint16_t type = h->type, flags = h->flags;
+	uint64_t seq = trace_on ? trace_next_seq_in(from) : 0;
+	uint64_t t0 = acct_deliver_begin();
+	deliver(n, from, h, payload);
+	if (type == W_BLK_DATA &&
+	    (flags & (WIRE_F_LAST | WIRE_F_REPLY)) ==
+		    (WIRE_F_LAST | WIRE_F_REPLY))
+		acct_reads_out(-1);
+	uint64_t t1 = acct_deliver_end(t0);
+	if (trace_on)
+		trace_slice(TRACE_SU, TRACE_RECV, type, from, seq, t0, t1);
+}
+
+void su_net_deliver(struct earth_node *n, uint32_t from,
+		    const struct wire_hdr *h, const void *payload)
+{
+	if (q_unlikely(acct_on))
+		deliver_observed(n, from, h, payload);
+	else
+		deliver(n, from, h, payload);
 }

@@ -104,6 +104,10 @@ static inline void su_slot_signal(struct su_state *su, earth_slot *s,
  * transport has no room. Never blocks. */
 void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
 		 const void *payload) EARTH_HIDDEN;
+/* Memory for a queued message, and giving it back (core/irq.c): malloc,
+ * or a fixed pool while an interrupt handler runs. */
+void *su_out_alloc(size_t bytes) EARTH_HIDDEN;
+void su_out_free(void *p) EARTH_HIDDEN;
 /* Retries queued messages; returns how many went out. */
 unsigned su_net_drain(struct earth_node *n) EARTH_HIDDEN;
 void su_net_deliver(struct earth_node *n, uint32_t from,
@@ -144,5 +148,23 @@ void su_handle(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 /* ---- the SU thread (loop.c) ---- */
 
 void *su_thread(void *node) EARTH_HIDDEN;
+/* One round of SU work: up to EARTH_SU_BATCH requests, the inbox, queued
+ * messages, arrivals (when poll_net), spilled ready fibers, tokens; then
+ * publishes the ready ring and flushes the transport. Returns how much it
+ * did. The thread doing the SU's work: the SU thread, or the one thread of
+ * a single-core node (eu/single.c) outside an interrupt. */
+unsigned su_step(struct earth_node *n, bool poll_net) EARTH_HIDDEN;
+/* Nothing to do: ask a peer for a token (same threads as su_step). */
+void su_idle_step(struct earth_node *n) EARTH_HIDDEN;
+/* Anything for the SU: requests, inbox, spilled fibers, tokens, queued or
+ * arrived messages? */
+bool su_has_pending(struct earth_node *n) EARTH_HIDDEN;
+void su_publish_counters(struct su_state *su) EARTH_HIDDEN;
+/* The end of the job on this node: node 0 tells the others; queued
+ * messages go out (5 s at most). */
+void su_end_job(struct earth_node *n) EARTH_HIDDEN;
+/* Makes room for `extra` more spilled ready fibers without allocating
+ * later (ready.c): an interrupt handler may spill, never allocate. */
+void su_ready_reserve(struct su_state *su, size_t extra) EARTH_HIDDEN;
 
 #endif /* EARTH_SU_H */

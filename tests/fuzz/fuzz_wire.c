@@ -7,7 +7,11 @@
  * in one piece and cut into pieces of pseudo-random sizes. Both must
  * deliver the same messages (headers, payload sums), then agree on the
  * error or on none; every delivered message must be valid (wire_check),
- * with an 8-aligned payload of h->len readable bytes.
+ * with an 8-aligned payload of h->len readable bytes. Half of the inputs
+ * (a bit of the second byte) decode with a place function, as the tcp
+ * transport does: BLK_DATA payloads then go to a per-decoder memory at an
+ * offset chosen from the header, and both decoders must have written the
+ * same bytes there.
  *
  *   make fuzz-wire  (tests/fuzz/module.mk; part of make test with clang-14)
  */
@@ -19,8 +23,10 @@
 #include <string.h>
 
 #define MAX_MSGS 4096
+#define PLACE_MEM (2u << 20)
 
 struct seen {
+	unsigned char *mem; /* where placed payloads go */
 	unsigned n;
 	struct rec {
 		struct wire_hdr h;
@@ -30,19 +36,40 @@ struct seen {
 
 static struct seen whole, cut;
 
+/* Where a placed payload goes: the same offset for both decoders. */
+static size_t place_off(const struct wire_hdr *h)
+{
+	return (size_t)(h->b % (PLACE_MEM - h->len + 1));
+}
+
+static void *place(void *ctx, uint32_t from, const struct wire_hdr *h)
+{
+	struct seen *s = ctx;
+	if (h->type != W_BLK_DATA || h->src != from || !h->len ||
+	    h->len > WIRE_MAX_BLK_DATA)
+		__builtin_trap();
+	if ((h->b & 0x8000) || h->len > PLACE_MEM) /* refused: must fail */
+		return NULL;
+	return s->mem + place_off(h);
+}
+
 static void on_msg(void *ctx, uint32_t from, const struct wire_hdr *h,
 		   const void *payload)
 {
 	struct seen *s = ctx;
-	if (h->len > WIRE_MAX_PAYLOAD || (h->len && ((uintptr_t)payload & 7)) ||
-	    h->src != from)
+	/* (collectives use the flag bits for their own purposes) */
+	bool placed = h->type == W_BLK_DATA && (h->flags & WIRE_F_PLACED);
+	if ((h->len > WIRE_MAX_PAYLOAD && !placed) || (placed && payload) ||
+	    (h->len && !placed && ((uintptr_t)payload & 7)) || h->src != from)
 		__builtin_trap();
 	uint64_t sum = 0;
-	const unsigned char *p = payload;
+	const unsigned char *p = placed ? s->mem + place_off(h) : payload;
 	for (uint32_t i = 0; i < h->len; i++)
 		sum = sum * 131 + p[i];
 	if (s->n < MAX_MSGS) {
 		s->m[s->n].h = *h;
+		if (placed)
+			s->m[s->n].h.flags &= (uint16_t)~WIRE_F_PLACED;
 		s->m[s->n].sum = sum;
 	}
 	s->n++;
@@ -115,6 +142,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		from = (from + 1) % nodes;
 	uint32_t rng = data[1] * 2654435761u + 1;
 	bool recipes = data[1] & 1;
+	bool placing = data[1] & 2;
+	static unsigned char mem_a[PLACE_MEM], mem_b[PLACE_MEM];
+	whole.mem = mem_a;
+	cut.mem = mem_b;
 	data += 2;
 	size -= 2;
 	if (recipes) {
@@ -126,6 +157,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (wire_stream_init(&a, from, self, nodes) ||
 	    wire_stream_init(&b, from, self, nodes))
 		abort();
+	if (placing)
+		a.place = b.place = place;
 	unsigned ca = 0, cb = 0;
 	whole.n = cut.n = 0;
 	const char *ea = wire_stream_feed(&a, data, size, on_msg, &whole, &ca);

@@ -30,7 +30,9 @@ typedef earth_gslot SPTR; /* global pointer to a sync slot (SLOT_ADR)     */
  * GLOBAL: `int *GLOBAL p` is a global pointer (node, address). It holds the
  * bits of an earth_gptr in a typed C pointer, so C checks the pointee type;
  * never dereference it: read and write through GET_SYNC_x / DATA_SYNC_x /
- * BLKMOV_SYNC (the plugin rejects a direct dereference).
+ * BLKMOV_SYNC (the plugin rejects a dereference, also behind a cast, and
+ * turning it into a local pointer; the macros below pass it to the runtime
+ * as a plain pointer by design).
  */
 #ifdef EARTH_TC_PARSE
 #define GLOBAL __attribute__((btf_type_tag("earth_global")))

@@ -4,11 +4,14 @@
 #line 1 "threaded-c/examples/pipeline.tc"
 /* SPDX-License-Identifier: MIT */
 /*
- * pipeline.tc - a remote-get pipeline on node 0: one fiber, re-enabled by a
- * slot whose reset count is 1, runs once per element; each run adds the
- * value that GET_SYNC_L brought, then asks for the next one. The loop
- * counter and the sum live across the fiber boundary, so they are saved
- * and restored at each step. Checks the sum.   pipeline [n]  (default 1000)
+ * pipeline.tc - a remote-get pipeline: main asks the last node to fill its
+ * copy of `source` and to send back a GLOBAL pointer to it (INVOKE, then
+ * DATA_RSYNC_G); then one fiber, re-enabled by a slot whose reset count is
+ * 1, runs once per element: it adds the value that GET_SYNC_L brought from
+ * that node and asks for the next one. The loop counter and the sum live
+ * across the fiber boundary, so they are saved and restored at each step.
+ * Checks the sum.   pipeline [n]  (default 1000; on one node the "remote"
+ * node is node 0 itself)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +19,35 @@
 #define MAX 100000
 static long source[MAX];
 
+/* On the node that holds the data: fill it, answer with where it is. */
+struct tc_args_fill { int n; GLOBAL GLOBAL long **where; SPTR done; };
+struct tc_frame_fill {
+	struct tc_args_fill tc_a;
+};
+static void tc_run_fill(struct tc_frame_fill *tc_f, int tc_fiber);
+static void tc_fiber_fill_0(void *tc_p) { tc_run_fill(tc_p, 0); }
+EARTH_THREADED_FUNCTION(fill, tc_fiber_fill_0, struct tc_frame_fill, sizeof(struct tc_args_fill));
+static void tc_run_fill(struct tc_frame_fill *tc_f, int tc_fiber)
+{
+	int n __attribute__((unused));
+	GLOBAL GLOBAL long **where __attribute__((unused));
+	SPTR done __attribute__((unused));
+	(void)tc_fiber;
+	 TC_STATS_FIBER(3); n = tc_f->tc_a.n; where = tc_f->tc_a.where; done = tc_f->tc_a.done; 
+#line 20 "threaded-c/examples/pipeline.tc"
+
+	for (int k = 0; k < n; k++)
+		source[k] = 3L * k + 1;
+	DATA_RSYNC_G(TO_GLOBAL(source), where, done);
+	do { earth_end_function(tc_f); return; } while (0);
+}
+
 struct tc_args_main { int argc; char **argv; };
 struct tc_frame_main {
 	struct tc_args_main tc_a;
-	SLOT SYNC_SLOTS[1];
+	SLOT SYNC_SLOTS[2];
 	int n;
+	GLOBAL long *remote;
 	long value;
 	long sum;
 	long want;
@@ -28,7 +55,8 @@ struct tc_frame_main {
 };
 static void tc_run_main(struct tc_frame_main *tc_f, int tc_fiber);
 static void tc_fiber_main_0(void *tc_p) { tc_run_main(tc_p, 0); }
-static void tc_fiber_main_step(void *tc_p) { tc_run_main(tc_p, 1); }
+static void tc_fiber_main_filled(void *tc_p) { tc_run_main(tc_p, 1); }
+static void tc_fiber_main_step(void *tc_p) { tc_run_main(tc_p, 2); }
 EARTH_THREADED_FUNCTION(tc_main, tc_fiber_main_0, struct tc_frame_main, sizeof(struct tc_args_main));
 static void tc_run_main(struct tc_frame_main *tc_f, int tc_fiber)
 {
@@ -36,14 +64,16 @@ static void tc_run_main(struct tc_frame_main *tc_f, int tc_fiber)
 	char **argv __attribute__((unused));
 	earth_slot *const SYNC_SLOTS __attribute__((unused)) = tc_f->SYNC_SLOTS;
 	switch (tc_fiber) {
-	case 1: goto step;
+	case 1: goto filled;
+	case 2: goto step;
 	default: break;
 	}
 	 TC_STATS_FIBER(2); argc = tc_f->tc_a.argc; argv = tc_f->tc_a.argv; 
-#line 16 "threaded-c/examples/pipeline.tc"
+#line 28 "threaded-c/examples/pipeline.tc"
 
 	;
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
+	;
 	long sum = 0; long want = 0; 
 	int i = 0;
 
@@ -52,21 +82,23 @@ static void tc_run_main(struct tc_frame_main *tc_f, int tc_fiber)
 		SET_EXIT_STATUS(2);
 		do { earth_end_function(tc_f); return; } while (0);
 	}
-	for (int k = 0; k < n; k++) {
-		source[k] = 3L * k + 1;
-		want += source[k];
-	}
-	earth_slot_init(&SYNC_SLOTS[0], 1, 1, tc_fiber_main_step, tc_f);
-	GET_SYNC_L(TO_GLOBAL(&source[0]), &tc_f->value, 0);
+	for (int k = 0; k < n; k++)
+		want += 3L * k + 1;
+	earth_slot_init(&SYNC_SLOTS[0], 1, 0, tc_fiber_main_filled, tc_f);
+	earth_invoke((unsigned)(NUM_NODES - 1), &fill, &(struct tc_args_fill){n, TO_GLOBAL(&tc_f->remote), SLOT_ADR(0)}, sizeof(struct tc_args_fill));
 	do { tc_f->n = n; tc_f->sum = sum; tc_f->want = want; tc_f->i = i; TC_STATS_SAVE(4); return; } while (0);
+filled:
+	 TC_STATS_FIBER(0); earth_slot_init(&SYNC_SLOTS[1], 1, 1, tc_fiber_main_step, tc_f);
+	GET_SYNC_L(tc_f->remote, &tc_f->value, 1);
+	do { TC_STATS_SAVE(0); return; } while (0);
 step:
 	 TC_STATS_FIBER(4); n = tc_f->n; sum = tc_f->sum; want = tc_f->want; i = tc_f->i; sum += tc_f->value;
 	if (++i < n) {
-		GET_SYNC_L(TO_GLOBAL(&source[i]), &tc_f->value, 0);
+		GET_SYNC_L(tc_f->remote + i, &tc_f->value, 1);
 		do { tc_f->sum = sum; tc_f->i = i; TC_STATS_SAVE(2); return; } while (0);
 	}
-	printf("pipeline: %d remote gets, sum %ld (%s)\n", n, sum,
-	       sum == want ? "correct" : "WRONG");
+	printf("pipeline: %d remote gets from node %d, sum %ld (%s)\n", n,
+	       NUM_NODES - 1, sum, sum == want ? "correct" : "WRONG");
 	SET_EXIT_STATUS(sum == want ? 0 : 1);
 	do { earth_end_function(tc_f); return; } while (0);
 }
@@ -76,5 +108,5 @@ int main(int argc, char **argv)
 	tc_stats_report(argv[0]);
 	return tc_rc;
 }
-#line 44 "threaded-c/examples/pipeline.tc"
+#line 59 "threaded-c/examples/pipeline.tc"
 

@@ -1,0 +1,67 @@
+# benchmarks/compare/module.mk - side-by-side comparisons in the same run
+# (oneTBB, Open MPI); included by the root Makefile.
+#
+#   $(BUILD)/rel/bench/compare     the driver (compare.sh), run by `make
+#                                  bench` like every program in that folder
+#   $(BUILD)/rel/compare/          earth_tasks, earth_remote (built by
+#                                  `make`), tbb_tasks, mpi_remote, mpi_ll7
+#                                  (built by `make bench` when oneTBB and Open
+#                                  MPI are there)
+#
+# `make bench` installs libtbb-dev, libopenmpi-dev and openmpi-bin when
+# missing; if that fails, compare.sh skips the part it cannot run and says
+# which package is missing.
+
+CMP_DIR  := benchmarks/compare
+CMP_OUT  := $(BUILD)/rel/compare
+CMP_DEB_PKGS := g++ libtbb-dev libopenmpi-dev openmpi-bin
+CMP_DEPS_STAMP := $(BUILD)/.deps-compare-ok
+CMP_EARTH := $(CMP_OUT)/earth_tasks $(CMP_OUT)/earth_remote
+
+.PHONY: compare-extra
+all: $(CMP_EARTH) $(BUILD)/rel/bench/compare
+
+$(call objs,rel,$(CMP_DIR)/earth_tasks.c $(CMP_DIR)/earth_remote.c): CFLAGS += -Ibenchmarks
+$(CMP_OUT)/%: $(call objs,rel,$(CMP_DIR)/%.c benchmarks/bench.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@
+
+$(BUILD)/rel/bench/compare: $(CMP_DIR)/compare.sh
+	@mkdir -p $(@D); cp $< $@ && chmod +x $@
+
+# The other side: built only where its compiler and headers are.
+$(CMP_OUT)/tbb_tasks: $(CMP_DIR)/tbb_tasks.cpp
+	@mkdir -p $(@D); $(if $(Q),echo "  CXX     $@";)
+	$(Q)g++ -std=c++17 -O2 -g -Wall -Wextra -Werror $< -ltbb -o $@
+$(CMP_OUT)/mpi_remote: $(CMP_DIR)/mpi_remote.c
+	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
+	$(Q)mpicc $(CSTD) $(WARN) -O2 -g $< -o $@
+$(CMP_OUT)/mpi_ll7: $(CMP_DIR)/mpi_ll7.c $(LL7_DIR)/kernel.c $(LL7_DIR)/kernel.h
+	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
+	$(Q)mpicc $(CSTD) $(WARN) -O2 -g -ffp-contract=off -I$(LL7_DIR) \
+	  $(CMP_DIR)/mpi_ll7.c $(LL7_DIR)/kernel.c -lm -o $@
+
+compare-extra: $(CMP_DEPS_STAMP)
+	$(Q)if command -v g++ >/dev/null 2>&1 && \
+	    [ -f /usr/include/oneapi/tbb/task_group.h ]; then \
+	  $(MAKE) --no-print-directory $(CMP_OUT)/tbb_tasks; \
+	else echo "compare: oneTBB (libtbb-dev) or g++ missing: TBB part skipped"; fi
+	$(Q)if command -v mpicc >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(CMP_OUT)/mpi_remote $(CMP_OUT)/mpi_ll7; \
+	else echo "compare: Open MPI (libopenmpi-dev) missing: MPI part skipped"; fi
+
+# A failed install is not an error: compare.sh skips what is missing.
+$(CMP_DEPS_STAMP): | $(DEPS_STAMP)
+	$(Q)missing=""; for p in $(CMP_DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing (side-by-side comparisons)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  { $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing \
+	      >/dev/null; } || echo "deps: apt-get install$$missing failed:" \
+	      "the comparisons that need it are skipped"; \
+	fi
+	$(Q)mkdir -p $(@D) && touch $@
+bench: compare-extra

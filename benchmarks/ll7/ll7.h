@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ll7.h - the Livermore Loop 7 latency-hiding experiment (Figure 3 of the
+ * EARTH-MANNA paper): what the driver (ll7.c) and the 2-node job (job.c)
+ * share, and the paper's percentage.
+ *
+ * Per loop length n, factor f and fiber size s, with medians over the
+ * repetitions (seq, ff and fetch over every repetition of every s):
+ *   comm      = ff - seq           the overhead of fetching everything first
+ *   pct(s)    = (threaded(s) - seq) / comm * 100
+ *               100% = as slow as fetching first, 0% = as fast as local data
+ *   bound(s)  = first(s) / comm * 100, the physical bound: nothing can
+ *               be computed before the first chunk is here, so pct(s)
+ *               cannot go below it (first(s): f block moves of one chunk)
+ *   comm/comp = fetch / seq (fetch: the fetch-first run's transfer alone)
+ * The optimum is the s with the smallest pct; its bound is bound(s) there.
+ */
+#ifndef EARTH_LL7_H
+#define EARTH_LL7_H
+
+#include "kernel.h"
+
+#define LL7_MAX_S 48
+#define LL7_MAX_N 8
+#define LL7_MAX_F 8
+
+struct ll7_plan {
+	char label[32]; /* transport, e.g. shm, tcp, shm_emu */
+	char mode[32];  /* node mode: dual, single-poll, ... */
+	long n[LL7_MAX_N];
+	int nn;
+	long f[LL7_MAX_F];
+	int nf;
+	int reps;
+	int per_decade;  /* fiber sizes per decade of s */
+	long ops_cap;    /* skip s where (n/s)*f block moves exceed this */
+	int cpus;        /* usable CPUs, and the first two of them */
+	int cpu_list[2];
+};
+
+/* Fiber sizes for (n, f): log-spaced from 1 to n, n included, those with
+ * more than ops_cap block moves left out. Returns how many (<= LL7_MAX_S). */
+int ll7_s_values(const struct ll7_plan *p, long n, long f, long *out);
+
+struct ll7_result {
+	long n, f;
+	int ns;
+	long s[LL7_MAX_S];
+	double th[LL7_MAX_S], first[LL7_MAX_S]; /* medians, ns */
+	double pct[LL7_MAX_S], bound[LL7_MAX_S];
+	double seq, ff, fetch, comm, comm_comp;
+	int best;          /* index of the smallest pct */
+	double bound_min;  /* smallest bound(s) */
+	long s_lo3, s_hi3; /* s range with pct <= 3 (0 when none) */
+};
+
+/* From samples [s][rep] (reps from the plan). */
+void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
+		 int ns, double *seq, double *ff, double *fetch, double *th,
+		 double *first, struct ll7_result *r);
+
+/* Prints the CSV rows ("ll7row,..."), the summary ("ll7sum,...") and, for
+ * f = 1 at n = 10^6 and n = 9900, the METRIC lines. */
+void ll7_print(const struct ll7_plan *p, const struct ll7_result *r);
+
+/* Runs one 2-node job's node (called under earthrun). */
+int ll7_job(const struct ll7_plan *p, int argc, char **argv);
+
+#endif /* EARTH_LL7_H */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * result.c - fiber sizes, medians, the paper's percentage and the physical
+ * bound of the Livermore Loop 7 experiment (formulas in ll7.h), and their
+ * output as CSV rows, summaries and METRIC lines.
+ */
+#include "ll7.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ll7_s_values(const struct ll7_plan *p, long n, long f, long *out)
+{
+	int k = 0;
+	long last = 0;
+	for (int i = 0; k < LL7_MAX_S - 1; i++) {
+		long s = lround(pow(10.0, (double)i / p->per_decade));
+		if (s >= n)
+			break;
+		if (s == last)
+			continue;
+		last = s;
+		if ((n + s - 1) / s * f <= p->ops_cap)
+			out[k++] = s;
+	}
+	out[k++] = n;
+	return k;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
+		 int ns, double *seq, double *ff, double *fetch, double *th,
+		 double *first, struct ll7_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	r->f = f;
+	r->ns = ns;
+	int all = ns * p->reps;
+	r->seq = median(seq, all);
+	r->ff = median(ff, all);
+	r->fetch = median(fetch, all);
+	r->comm = r->ff - r->seq;
+	r->comm_comp = r->fetch / r->seq;
+	r->best = 0;
+	r->bound_min = INFINITY;
+	for (int i = 0; i < ns; i++) {
+		r->s[i] = s[i];
+		r->th[i] = median(th + i * p->reps, p->reps);
+		r->first[i] = median(first + i * p->reps, p->reps);
+		r->pct[i] = (r->th[i] - r->seq) / r->comm * 100.0;
+		r->bound[i] = r->first[i] / r->comm * 100.0;
+		if (r->pct[i] < r->pct[r->best])
+			r->best = i;
+		if (r->bound[i] < r->bound_min)
+			r->bound_min = r->bound[i];
+		if (r->pct[i] <= 3.0) {
+			if (!r->s_lo3)
+				r->s_lo3 = s[i];
+			r->s_hi3 = s[i];
+		}
+	}
+}
+
+void ll7_print(const struct ll7_plan *p, const struct ll7_result *r)
+{
+	for (int i = 0; i < r->ns; i++)
+		printf("ll7row,%s,%s,%ld,%ld,%ld,%ld,%.0f,%.0f,%.0f,%.0f,%.0f,"
+		       "%.4f,%.2f,%.2f\n",
+		       p->label, p->mode, r->n, r->f, r->s[i],
+		       (r->n + r->s[i] - 1) / r->s[i], r->seq, r->ff, r->fetch,
+		       r->th[i], r->first[i], r->comm_comp, r->pct[i],
+		       r->bound[i]);
+	int b = r->best;
+	printf("ll7sum,%s,%s,%ld,%ld,%.4f,%ld,%.2f,%.2f,%.2f,%ld,%ld,%.0f,"
+	       "%.0f,%.0f\n",
+	       p->label, p->mode, r->n, r->f, r->comm_comp, r->s[b],
+	       r->pct[b], r->bound_min, r->bound[b], r->s_lo3, r->s_hi3,
+	       r->seq, r->ff, r->fetch);
+	printf("# ll7 %s %s n=%ld x%ld: comp %.1f us, fetch-first comm %.1f "
+	       "us (comm/comp %.3f); best s=%ld: %.2f%% (its bound %.2f%%: "
+	       "%+.2f points; smallest bound over s %.2f%%)",
+	       p->label, p->mode, r->n, r->f, r->seq / 1e3, r->comm / 1e3,
+	       r->comm_comp, r->s[b], r->pct[b], r->bound[b],
+	       r->pct[b] - r->bound[b], r->bound_min);
+	if (r->s_lo3)
+		printf("; <= 3%% for s in [%ld, %ld]\n", r->s_lo3, r->s_hi3);
+	else
+		printf("; never <= 3%%\n");
+	if (r->f != 1)
+		return;
+	char sfx[80];
+	if (!strcmp(p->mode, "dual"))
+		snprintf(sfx, sizeof(sfx), "%s", p->label);
+	else
+		snprintf(sfx, sizeof(sfx), "%s_%s", p->label, p->mode);
+	char name[160];
+	if (r->n == 1000000) {
+		snprintf(name, sizeof(name), "ll7_residual_pct.%s", sfx);
+		printf("METRIC %s %.3f %%\n", name, r->pct[b]);
+		snprintf(name, sizeof(name), "ll7_best_s.%s", sfx);
+		printf("METRIC %s %ld iterations\n", name, r->s[b]);
+		snprintf(name, sizeof(name), "ll7_comm_comp.%s", sfx);
+		printf("METRIC %s %.4f ratio\n", name, r->comm_comp);
+	} else if (r->n == 9900) {
+		snprintf(name, sizeof(name), "ll7_residual_pct_n9900.%s", sfx);
+		printf("METRIC %s %.3f %%\n", name, r->pct[b]);
+		snprintf(name, sizeof(name), "ll7_bound_pct_n9900.%s", sfx);
+		printf("METRIC %s %.3f %%\n", name, r->bound[b]);
+		snprintf(name, sizeof(name), "ll7_best_s_n9900.%s", sfx);
+		printf("METRIC %s %ld iterations\n", name, r->s[b]);
+	}
+	fflush(stdout);
+}

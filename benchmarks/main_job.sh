@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The main job (`make run`): the headline experiment on this host with
+# default settings, in about 2 minutes on 2 cores.
+#   1. Table 2 of the EARTH-MANNA paper: the EU's overhead and the SU's cost
+#      per operation, both queue modes (eu_overhead).
+#   2. Figure 3: Livermore Loop 7 latency hiding, the masking table and the
+#      plots (ll7, QUICK: n = 9900 and 10^6, x1 and x16, shm and tcp).
+#   3. One traced 2-node LL7 job: the timeline (Chrome trace-event JSON for
+#      Perfetto), its SVG utilisation picture, and the per-node time
+#      breakdown.
+# Prints where every result file is at the end.
+#
+#   benchmarks/main_job.sh BUILD_DIR [OUT_DIR]    (OUT_DIR: BUILD_DIR/main-job)
+set -uo pipefail
+build=${1:?usage: main_job.sh BUILD_DIR [OUT_DIR]}
+out=${2:-$build/main-job}
+bin=$build/rel
+mkdir -p "$out"
+for f in bench/eu_overhead bench/ll7 bin/earthrun bin/earthtrace; do
+	if [ ! -x "$bin/$f" ]; then
+		echo "main job: $bin/$f is missing: run 'make' first" >&2
+		exit 1
+	fi
+done
+t_start=$(date +%s)
+step() { printf '\n[%s] (%3ds) %s\n' "$1" $(($(date +%s) - t_start)) "$2"; }
+status=0
+
+step "1/3" "Table 2: EU overhead and SU cost per operation (both queue modes)"
+if QUICK=1 "$bin/bench/eu_overhead" > "$out/table2.log" 2>&1; then
+	awk '
+	$1 == "METRIC" && $2 !~ /\.cycles$/ { v[$2] = $3 }
+	END {
+		n = split("sync get_sync data_sync blkmov_sync invoke end_function", ops, " ")
+		split("SYNC GET_SYNC DATA_SYNC BLKMOV_SYNC(256B) INVOKE END_FUNCTION", names, " ")
+		split("700 780 780 - 800-1500 750", eu95, " ")
+		split("200 300 300 - 300-1000 0", su95, " ")
+		printf "  %-18s %10s %10s %10s %10s %10s %10s\n", "operation", "EU hwq ns", "EU sw ns", "SU hwq ns", "SU sw ns", "EU 1995", "SU 1995"
+		for (i = 1; i <= n; i++)
+			printf "  %-18s %10s %10s %10s %10s %10s %10s\n", names[i], \
+			    v["eu_overhead." ops[i] ".hwq"], v["eu_overhead." ops[i] ".sw"], \
+			    v["su_cost." ops[i] ".hwq"], v["su_cost." ops[i] ".sw"], eu95[i], su95[i]
+		printf "  %-18s %10s %10s %10s %10s %10s %10s\n", "END_THREAD", v["end_thread"], v["end_thread.sw"], "-", "-", "720", "0"
+	}' "$out/table2.log" | tee "$out/table2.txt"
+	grep '^METRIC' "$out/table2.log" > "$out/table2.metrics"
+else
+	echo "  eu_overhead FAILED (see $out/table2.log)"
+	status=1
+fi
+
+step "2/3" "Figure 3: Livermore Loop 7 latency hiding (2 nodes, shm and tcp)"
+if QUICK=1 RESULTS_DIR="$out" "$bin/bench/ll7" > "$out/ll7.log" 2>&1; then
+	grep -E '^# ll7: (2 nodes|medians)' "$out/ll7.log" | sed 's/^# /  /'
+	if [ -f "$out/ll7-summary.md" ]; then
+		sed 's/^/  /' "$out/ll7-summary.md"
+	fi
+	grep '^METRIC' "$out/ll7.log" | grep -v '\.cycles ' | sed 's/^/  /'
+else
+	echo "  ll7 FAILED (see $out/ll7.log)"
+	status=1
+fi
+
+step "3/3" "A traced 2-node LL7 job: timeline and time breakdown"
+rm -f "$out/timeline.json" "$out/breakdown.json"
+if "$bin/bin/earthrun" -n 2 --trace "$out/timeline.json" \
+	--stats=json "$out/breakdown.json" \
+	"$bin/bench/ll7" --job main dual 100000 1 1 1 4096 \
+	> "$out/traced-job.log" 2>&1 &&
+	"$bin/bin/earthtrace" --title "LL7, n = 100000, 2 nodes (shm)" \
+		"$out/timeline.json" -o "$out/timeline.svg"; then
+	awk '
+	# The first number after "key": in s.
+	function num(s, key) {
+		if (!match(s, "\"" key "\":[0-9.]+"))
+			return 0
+		return substr(s, RSTART + length(key) + 3, RLENGTH - length(key) - 3) + 0
+	}
+	/"node":/ {
+		eu = substr($0, index($0, "\"eu\":"))
+		su = substr($0, index($0, "\"su\":"))
+		wall = num($0, "wall_ns")
+		if (wall <= 0)
+			next
+		printf "  node %d: wall %.1f ms; EU fibers %.0f%%, runtime %.0f%%, idle %.0f%%; SU serve %.0f%%, receive %.0f%%, send %.0f%%, idle %.0f%%\n", \
+		    num($0, "node"), wall / 1e6, 100 * num(eu, "fiber_ns") / wall, \
+		    100 * num(eu, "runtime_ns") / wall, 100 * num(eu, "idle_ns") / wall, \
+		    100 * num(su, "serve_ns") / wall, 100 * num(su, "recv_ns") / wall, \
+		    100 * num(su, "send_ns") / wall, 100 * num(su, "idle_ns") / wall
+	}' "$out/breakdown.json"
+else
+	echo "  traced job FAILED (see $out/traced-job.log)"
+	status=1
+fi
+
+printf '\nmain job: done in %ds%s\n' $(($(date +%s) - t_start)) \
+	"$([ $status = 0 ] || echo ' (with failures)')"
+echo "Result files:"
+for f in table2.txt table2.log ll7-summary.md ll7-summary.csv ll7.csv \
+	ll7-shm.svg ll7-shm.png ll7-tcp.svg ll7-tcp.png ll7.log \
+	timeline.json timeline.svg breakdown.json traced-job.log; do
+	[ -e "$out/$f" ] && printf '  %s\n' "$out/$f"
+done
+echo "Open timeline.json in https://ui.perfetto.dev (or chrome://tracing);"
+echo "full runs of every benchmark: make bench (docs/results/README.md)."
+exit $status

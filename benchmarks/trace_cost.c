@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_cost.c - what recording the timeline costs: fib(n) with one
+ * threaded function per call (tests/examples fib_tf), run with tracing
+ * off, then with statistics on (EARTH_STATS_JSON: time breakdown and
+ * switch accounting), then with tracing on (EARTH_TRACE), alternating, in
+ * the same process. METRIC trace_event_cost = (time traced - time plain) /
+ * events recorded; stats_cost_per_fiber = (time with statistics - time
+ * plain) / fibers run; trace_event_cost_with_flush adds writing the
+ * file at node end (whole earth_run). Medians of the repetitions.
+ */
+#include "bench.h"
+#include "fib_tf.h"
+
+#include <earth.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fib_n;
+static int result;
+static uint64_t t_start, t_end;
+
+struct main_frame {
+	int dummy;
+	earth_slot done;
+};
+static void main_done(void *frame)
+{
+	t_end = q_tsc_ordered();
+	EARTH_END_FUNCTION(frame);
+}
+static void main_entry(void *frame)
+{
+	struct main_frame *m = frame;
+	earth_slot_init(&m->done, 1, 0, main_done, m);
+	t_start = q_tsc_ordered();
+	fib_tf_start(fib_n, &result, &m->done);
+}
+EARTH_THREADED_FUNCTION(trace_main, main_entry, struct main_frame, 0);
+
+static long fib_seq(int n)
+{
+	return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2);
+}
+
+/* One run; returns ns from the first TOKEN to the result, or -1; *whole:
+ * ns of the whole earth_run (with writing the files at its end). */
+static double run_once(long want, struct earth_stats *st, double *whole)
+{
+	struct earth_options o;
+	earth_options_default(&o);
+	result = -1;
+	uint64_t w0 = q_tsc_ordered();
+	int rc = earth_run(&o, &trace_main, NULL, 0);
+	*whole = bench_ns((double)(q_tsc_ordered() - w0));
+	if (rc != 0 || result != want) {
+		fprintf(stderr, "trace_cost: fib(%d) = %d, want %ld\n", fib_n,
+			result, want);
+		return -1;
+	}
+	earth_stats_get(st);
+	return bench_ns((double)(t_end - t_start));
+}
+
+int main(int argc, char **argv)
+{
+	bench_init("trace_cost", argc, argv);
+	fib_n = argc > 1 ? atoi(argv[1]) : (bench_quick ? 22 : 25);
+	long want = fib_seq(fib_n);
+	char dir[] = "/tmp/earth_trace_cost.XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("trace_cost: mkdtemp");
+		return 1;
+	}
+	char trace[256], stats[256];
+	snprintf(trace, sizeof(trace), "%s/trace.json", dir);
+	snprintf(stats, sizeof(stats), "%s/stats.json", dir);
+	unsetenv("EARTH_TRACE");
+	unsetenv("EARTH_STATS_JSON");
+	printf("cores: %ld online; threads: 2 (one node: EU + SU)\n",
+	       sysconf(_SC_NPROCESSORS_ONLN));
+	double plain[64], counted[64], traced[64], events = 0, fibers = 0;
+	double wplain[64], wtraced[64], wcounted;
+	struct earth_stats st;
+	for (int r = 0; r < bench_reps; r++) {
+		if ((plain[r] = run_once(want, &st, &wplain[r])) < 0)
+			return 1;
+		setenv("EARTH_STATS_JSON", stats, 1);
+		if ((counted[r] = run_once(want, &st, &wcounted)) < 0)
+			return 1;
+		unsetenv("EARTH_STATS_JSON");
+		setenv("EARTH_TRACE", trace, 1);
+		if ((traced[r] = run_once(want, &st, &wtraced[r])) < 0)
+			return 1;
+		unsetenv("EARTH_TRACE");
+		/* A fiber slice per fiber run, a request slice per request
+		 * the SU handled. */
+		events = (double)(st.fibers_run + st.su_handled);
+		fibers = (double)st.fibers_run;
+	}
+	double p = bench_median(plain, bench_reps);
+	double c = bench_median(counted, bench_reps);
+	double t = bench_median(traced, bench_reps);
+	double wp = bench_median(wplain, bench_reps);
+	double wt = bench_median(wtraced, bench_reps);
+	printf("fib(%d): plain %.3f ms, statistics %.3f ms, traced %.3f ms; "
+	       "%.0f events per traced run\n",
+	       fib_n, p / 1e6, c / 1e6, t / 1e6, events);
+	bench_metric_ns("trace_event_cost", (t - p) / events);
+	/* Recording plus writing the file at node end, per event. */
+	bench_metric_ns("trace_event_cost_with_flush", (wt - wp) / events);
+	bench_metric_ns("stats_cost_per_fiber", (c - p) / fibers);
+	bench_metric("traced_over_plain", t / p, "ratio");
+	unlink(trace);
+	unlink(stats);
+	rmdir(dir);
+	return 0;
+}
