@@ -558,6 +558,50 @@ static void check_job(const char *transport, int nodes)
 	remove_dir();
 }
 
+/* Sums switch class `k` (or, with max, the largest reads_in_flight max)
+ * over the nodes of a statistics file. */
+static double over_nodes(const struct json *arr, const char *k, bool max)
+{
+	double v = 0;
+	for (size_t i = 0; i < arr->n; i++) {
+		double x = max ? json_get(json_get(&arr->v[i], "reads_in_flight"),
+					  "max")->num
+			       : json_get(json_get(&arr->v[i], "switches"), k)->num;
+		v = max ? (x > v ? x : v) : v + x;
+	}
+	return v;
+}
+
+/* Fibers that end waiting on a remote GET (multinode: every visit GETs
+ * from node 0 through its SU) and on collectives (fibnodes: a barrier and
+ * allreduces on every node) are classified so. */
+Test(trace, fiber_end_classes_in_jobs)
+{
+	make_dir();
+	static struct t_cmd c;
+	t_sh(&c, 60, "%s -n 3 --stats=json %s/s.json %s/multinode 100000",
+	     T_EARTHRUN, dir, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/s.json", dir);
+	struct json *root;
+	const struct json *arr = check_stats(path, &root, 3);
+	cr_expect_geq(over_nodes(arr, "same", false) +
+			      over_nodes(arr, "remote", false),
+		      1, "no fiber end waited on a remote read");
+	cr_expect_geq(over_nodes(arr, NULL, true), 1,
+		      "no remote read was in flight at a fiber end");
+	json_free(root);
+	t_sh(&c, 60, "%s -n 2 --stats=json %s/s.json %s/fibnodes 12",
+	     T_EARTHRUN, dir, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+	arr = check_stats(path, &root, 2);
+	cr_expect_geq(over_nodes(arr, "tail", false), 1,
+		      "no fiber end waited in a collective");
+	json_free(root);
+	remove_dir();
+}
+
 Test(trace, two_nodes_shm)
 {
 	check_job("shm", 2);

@@ -44,6 +44,10 @@ struct acct_eu {
 	uint64_t sw[ACCT_SW_KINDS_];
 	uint64_t overlap_hist[ACCT_OVERLAP_BUCKETS];
 	uint64_t overlap_sum, overlap_max;
+	/* Posted by this EU: reads from another node into this one
+	 * (GET_SYNC, BLKMOV_SYNC), and collectives. Their completions are
+	 * counted by the SU in acct_shared. */
+	uint64_t reads_posted, colls_posted;
 } __attribute__((aligned(64)));
 
 /* Owned by the thread doing the SU's work. */
@@ -56,18 +60,20 @@ struct acct_su {
 	uint64_t ops[SU_OP_COUNT_];    /* EU requests handled, by type  */
 	uint64_t remote[SU_OP_COUNT_]; /* ... of which needed another node */
 	bool in_step;     /* inside su_step: the segments above are open   */
-	bool sent;        /* a message left while handling this request   */
+	bool sent;        /* handling this request needed another node: a
+			   * message left, or its memory was accessed
+			   * one-sided                                     */
 } __attribute__((aligned(64)));
 
-/* Written by the SU when they change, read by the EU at each fiber end:
- * a line of their own, so the EU does not miss on the SU's counters.
- * reads_out: remote reads this node asked for whose data has not all
- * arrived; in_coll: a collective is in progress here. Stored relaxed by
- * the SU, loaded relaxed by the EU: a snapshot, as the classification
- * is. */
+/* Completions of what acct_eu counts as posted: reads whose data all
+ * arrived (the last BLK_DATA flagged WIRE_F_REPLY, or served one-sided
+ * by this SU) and collectives finished here. Written by the SU only
+ * (relaxed load and store), read relaxed by the EU at each fiber end: a
+ * snapshot, as the classification is. A line of their own, so the EU does
+ * not miss on the SU's other counters. */
 struct acct_shared {
-	_Atomic uint32_t reads_out;
-	_Atomic uint32_t in_coll;
+	_Atomic uint64_t reads_done;
+	_Atomic uint64_t colls_done;
 } __attribute__((aligned(64)));
 
 extern bool acct_on __attribute__((visibility("hidden")));
@@ -78,12 +84,15 @@ extern struct acct_shared acct_shared __attribute__((visibility("hidden")));
 /* EU, when a fiber ended and `more` says whether another is ready. */
 static inline void acct_switch(bool more)
 {
-	uint32_t out = atomic_load_explicit(&acct_shared.reads_out,
-					    memory_order_relaxed);
+	uint64_t done = atomic_load_explicit(&acct_shared.reads_done,
+					     memory_order_relaxed);
+	uint32_t out = (uint32_t)(acct_eu.reads_posted - done);
 	enum acct_switch k;
 	if (more)
 		k = ACCT_SW_READY;
-	else if (atomic_load_explicit(&acct_shared.in_coll, memory_order_relaxed))
+	else if (acct_eu.colls_posted >
+		 atomic_load_explicit(&acct_shared.colls_done,
+				      memory_order_relaxed))
 		k = ACCT_SW_TAIL;
 	else if (out > 1)
 		k = ACCT_SW_REMOTE;
@@ -124,10 +133,13 @@ static inline void acct_su_to(uint64_t *bucket)
 	acct_su.mark = t;
 }
 
-/* SU: this node entered (true) or left a collective. */
-static inline void acct_in_coll(bool in)
+/* SU: one more of counter (an acct_shared field) completed. */
+static inline void acct_completed(_Atomic uint64_t *counter)
 {
-	atomic_store_explicit(&acct_shared.in_coll, in, memory_order_relaxed);
+	atomic_store_explicit(counter,
+			      atomic_load_explicit(counter,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 }
 
 /* SU: a message from a peer is about to be handled; returns the time.
@@ -152,14 +164,6 @@ static inline uint64_t acct_deliver_end(uint64_t t0)
 	return t;
 }
 
-/* SU: a remote read was sent (+1) or its last data arrived (-1). */
-static inline void acct_reads_out(int delta)
-{
-	uint32_t v = atomic_load_explicit(&acct_shared.reads_out,
-					  memory_order_relaxed);
-	atomic_store_explicit(&acct_shared.reads_out, v + (uint32_t)delta,
-			      memory_order_relaxed);
-}
 
 struct earth_node;
 /* Node bring-up (earth_run thread): clears the counters, turns counting

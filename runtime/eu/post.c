@@ -6,6 +6,7 @@
  * kept in the EU's overflow list and the EU goes on running fibers.
  */
 #define EARTH_INTERNAL 1
+#include "acct.h"
 #include "eu.h"
 #include "registry.h"
 
@@ -201,6 +202,10 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	m->w[4] = n;
 	eu_post_end(eu, m);
 	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
+	/* Statistics: a read from another node into this one. */
+	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id &&
+	    earth_gptr_node(dst) == earth_node_g.id)
+		acct_eu.reads_posted++;
 }
 
 void earth_blkmov_sync(earth_gptr src, earth_gptr dst, size_t n,
@@ -234,6 +239,8 @@ static inline void post_get(const char *op, earth_gptr src, void *dst,
 	m->w[3] = (uintptr_t)dst;
 	eu_post_end(eu, m);
 	eu->ops[EARTH_OP_GET_SYNC]++;
+	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id)
+		acct_eu.reads_posted++;
 }
 
 static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
@@ -314,6 +321,8 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 	m->w[3] = (uintptr_t)result;
 	eu_post_end(eu, m);
 	eu->ops[EARTH_OP_COLLECTIVE]++;
+	if (q_unlikely(acct_on))
+		acct_eu.colls_posted++;
 }
 
 void earth_barrier(earth_slot *done)

@@ -100,7 +100,7 @@ static void finish(struct earth_node *n, uint64_t value)
 	memset(c, 0, sizeof(*c));
 	c->seq = seq + 1;
 	if (acct_on)
-		acct_in_coll(false);
+		acct_completed(&acct_shared.colls_done);
 	su_slot_signal(&n->su, slot, "COLLECTIVE");
 }
 
@@ -132,8 +132,6 @@ void su_coll_post(struct earth_node *n, const struct su_req *r)
 			    c->seq);
 	join(n, r->size, (unsigned)r->n, r->a, "this node");
 	c->local_in = true;
-	if (acct_on)
-		acct_in_coll(true);
 	c->result = r->b;
 	c->slot = su_slot_resolve(n, r, "COLLECTIVE");
 	progress(n);

@@ -44,18 +44,24 @@ static void queue_copy(struct su_state *su, uint32_t peer,
 }
 
 /* A message left (statistics or trace on): the request being handled
- * needed another node; a read whose data comes back here is in flight;
- * the send is a slice, the start of the message's arrow. */
-static EARTH_COLD void sent_observed(struct earth_node *n, uint32_t peer,
-				     const struct wire_hdr *h, uint64_t t0)
+ * needed another node; the send is a slice, the start of the message's
+ * arrow. */
+static EARTH_COLD void sent_observed(uint32_t peer, const struct wire_hdr *h,
+				     uint64_t t0)
 {
 	acct_su.sent = true;
-	if (h->type == W_BLK_REQ &&
-	    earth_gptr_node((earth_gptr){h->c}) == n->id)
-		acct_reads_out(1);
 	if (trace_on)
 		trace_slice(TRACE_SU, TRACE_SEND, h->type, peer,
 			    trace_next_seq_out(peer), t0, q_tsc());
+}
+
+/* Another node's memory was accessed one-sided (statistics on): the
+ * request was remote; `read`: it was a read into this node, now done. */
+static EARTH_COLD void direct_observed(bool read)
+{
+	acct_su.sent = true;
+	if (read)
+		acct_completed(&acct_shared.reads_done);
 }
 
 void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
@@ -71,7 +77,7 @@ void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
 	    n->net->ops->send(n->net, peer, h, payload) != 0)
 		queue_copy(su, peer, h, payload);
 	if (q_unlikely(t0))
-		sent_observed(n, peer, h, t0);
+		sent_observed(peer, h, t0);
 }
 
 /* A block-move chunk whose source stays put until the move's slot is
@@ -93,7 +99,7 @@ static void net_send_chunk(struct earth_node *n, uint32_t peer,
 	if (n->net->ops->send_ref(n->net, peer, h, payload) != 0)
 		queue_copy(su, peer, h, payload);
 	if (q_unlikely(t0))
-		sent_observed(n, peer, h, t0);
+		sent_observed(peer, h, t0);
 }
 
 unsigned su_net_drain(struct earth_node *n)
@@ -211,6 +217,8 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 			   (uintptr_t)earth_gptr_addr(src), r->size)) {
 		direct_copy((void *)(uintptr_t)r->b, earth_gptr_addr(src),
 			    r->size);
+		if (acct_on)
+			direct_observed(true);
 		su_signal_gslot(n, slot_bits(n, r), "GET_SYNC");
 		return;
 	}
@@ -231,6 +239,8 @@ void su_remote_data(struct earth_node *n, const struct su_req *r)
 	if (gmem_direct_ok(earth_gptr_node(dst),
 			   (uintptr_t)earth_gptr_addr(dst), r->size)) {
 		direct_copy(earth_gptr_addr(dst), &r->a, r->size);
+		if (acct_on)
+			direct_observed(false);
 		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC");
 		return;
 	}
@@ -251,6 +261,9 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 	if (gmem_g.direct && direct_end(n, src, r->c) &&
 	    direct_end(n, dst, r->c)) {
 		memmove(earth_gptr_addr(dst), earth_gptr_addr(src), (size_t)r->c);
+		if (acct_on)
+			direct_observed(earth_gptr_node(src) != n->id &&
+					earth_gptr_node(dst) == n->id);
 		su_signal_gslot(n, slot_bits(n, r), "BLKMOV_SYNC");
 		return;
 	}
@@ -425,7 +438,7 @@ static EARTH_COLD void deliver_observed(struct earth_node *n, uint32_t from,
 	if (type == W_BLK_DATA &&
 	    (flags & (WIRE_F_LAST | WIRE_F_REPLY)) ==
 		    (WIRE_F_LAST | WIRE_F_REPLY))
-		acct_reads_out(-1);
+		acct_completed(&acct_shared.reads_done);
 	uint64_t t1 = acct_deliver_end(t0);
 	if (trace_on)
 		trace_slice(TRACE_SU, TRACE_RECV, type, from, seq, t0, t1);
