@@ -50,7 +50,8 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
 
 # ---- dependencies (Debian packages; apt-get update once) ----
-DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev
+DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
+            iproute2
 DEPS_STAMP := $(BUILD)/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):

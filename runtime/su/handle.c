@@ -39,17 +39,6 @@ static inline void *local_addr(uint64_t bits)
 	return earth_gptr_addr((earth_gptr){bits});
 }
 
-static inline void copy_value(void *dst, const void *src, unsigned size)
-{
-	switch (size) {
-	case 1: memcpy(dst, src, 1); break;
-	case 2: memcpy(dst, src, 2); break;
-	case 4: memcpy(dst, src, 4); break;
-	case 8: memcpy(dst, src, 8); break;
-	default: earth_fatal("request with a %u-byte value", size);
-	}
-}
-
 static inline void signal(struct earth_node *n, const struct su_req *r)
 {
 	const char *op = op_names[r->op];
@@ -92,7 +81,7 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			su_remote_get(n, r);
 			return;
 		}
-		copy_value((void *)(uintptr_t)r->b, local_addr(r->a), r->size);
+		su_copy_value((void *)(uintptr_t)r->b, local_addr(r->a), r->size);
 		signal(n, r);
 		return;
 	case SU_OP_DATA_SYNC:
@@ -100,7 +89,7 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			su_remote_data(n, r);
 			return;
 		}
-		copy_value(local_addr(r->b), &r->a, r->size);
+		su_copy_value(local_addr(r->b), &r->a, r->size);
 		signal(n, r);
 		return;
 	case SU_OP_BLKMOV_SYNC:

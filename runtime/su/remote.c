@@ -122,18 +122,6 @@ unsigned su_net_drain(struct earth_node *n)
 	return sent;
 }
 
-/* A GET/DATA value through the shared mapping (1, 2, 4 or 8 bytes). */
-static inline void direct_copy(void *dst, const void *src, unsigned size)
-{
-	switch (size) {
-	case 1: memcpy(dst, src, 1); break;
-	case 2: memcpy(dst, src, 2); break;
-	case 4: memcpy(dst, src, 4); break;
-	case 8: memcpy(dst, src, 8); break;
-	default: earth_fatal("request with a %u-byte value", size);
-	}
-}
-
 static void send_sync(struct earth_node *n, uint64_t gslot, enum wire_type t,
 		      int32_t count)
 {
@@ -215,7 +203,7 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 	earth_gptr src = {r->a};
 	if (gmem_direct_ok(earth_gptr_node(src),
 			   (uintptr_t)earth_gptr_addr(src), r->size)) {
-		direct_copy((void *)(uintptr_t)r->b, earth_gptr_addr(src),
+		su_copy_value((void *)(uintptr_t)r->b, earth_gptr_addr(src),
 			    r->size);
 		if (acct_on)
 			direct_observed(true);
@@ -238,7 +226,7 @@ void su_remote_data(struct earth_node *n, const struct su_req *r)
 	earth_gptr dst = {r->b};
 	if (gmem_direct_ok(earth_gptr_node(dst),
 			   (uintptr_t)earth_gptr_addr(dst), r->size)) {
-		direct_copy(earth_gptr_addr(dst), &r->a, r->size);
+		su_copy_value(earth_gptr_addr(dst), &r->a, r->size);
 		if (acct_on)
 			direct_observed(false);
 		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC");

@@ -13,6 +13,8 @@
 
 #include "node.h"
 
+#include <string.h>
+
 /* ---- ready queue (ready.c) ---- */
 
 void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
@@ -54,6 +56,19 @@ static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
 	if (++su->rfill == READY_PER_MSG) {
 		q_ring_publish(su->ready, su->rmsg);
 		su->rmsg = NULL;
+	}
+}
+
+/* A GET/DATA value (1, 2, 4 or 8 bytes; the EU checked the size), from
+ * local memory or through the shared mapping. */
+static inline void su_copy_value(void *dst, const void *src, unsigned size)
+{
+	switch (size) {
+	case 1: memcpy(dst, src, 1); break;
+	case 2: memcpy(dst, src, 2); break;
+	case 4: memcpy(dst, src, 4); break;
+	case 8: memcpy(dst, src, 8); break;
+	default: earth_fatal("request with a %u-byte value", size);
 	}
 }
 
