@@ -13,27 +13,7 @@
 #include <stdlib.h>
 
 
-static int fib_n;
-static int result;
-static uint64_t t_start, t_end;
-
-struct main_frame {
-	int dummy;
-	earth_slot done;
-};
-static void main_done(void *frame)
-{
-	t_end = q_tsc_ordered();
-	EARTH_END_FUNCTION(frame);
-}
-static void main_entry(void *frame)
-{
-	struct main_frame *m = frame;
-	earth_slot_init(&m->done, 1, 0, main_done, m);
-	t_start = q_tsc_ordered();
-	fib_tf_start(fib_n, &result, &m->done);
-}
-EARTH_THREADED_FUNCTION(fib_main, main_entry, struct main_frame, 0);
+static struct fib_timed run;
 
 static long fib_seq(int n)
 {
@@ -55,29 +35,33 @@ static double calls_of(int n)
 int main(int argc, char **argv)
 {
 	bench_init("fib", argc, argv);
-	fib_n = argc > 1 ? atoi(argv[1]) : (bench_quick ? 27 : 30);
+	run.n = argc > 1 ? atoi(argv[1]) : (bench_quick ? 27 : 30);
+	int fib_n = run.n;
 	long want = fib_seq(fib_n);
 	double calls = calls_of(fib_n);
 	double par[64], seq[64];
 	for (int r = 0; r < bench_reps; r++) {
 		struct earth_options o;
 		earth_options_default(&o);
-		result = -1;
-		if (earth_run(&o, &fib_main, NULL, 0) != 0 || result != want) {
+		run.result = -1;
+		struct fib_timed *t = &run;
+		if (earth_run(&o, &fib_timed_tf, &t, sizeof(t)) != 0 ||
+		    run.result != want) {
 			fprintf(stderr, "fib: fib(%d) = %d, want %ld\n", fib_n,
-				result, want);
+				run.result, want);
 			return 1;
 		}
-		par[r] = bench_ns((double)(t_end - t_start)) / calls;
+		par[r] = bench_ns((double)(run.t_end - run.t_start)) / calls;
 		uint64_t t0 = q_tsc_ordered();
-		volatile long s = fib_seq(fib_n);
+		/* run.n, not a local copy: the compiler may not reuse want. */
+		volatile long s = fib_seq(run.n);
 		uint64_t t1 = q_tsc_ordered();
 		if (s != want)
 			return 1;
 		seq[r] = bench_ns((double)(t1 - t0)) / calls;
 	}
 	printf("Result: fib(%d) = %d (correct), %.0f threaded calls\n", fib_n,
-	       result, calls);
+	       run.result, calls);
 	double p = bench_median(par, bench_reps), s = bench_median(seq, bench_reps);
 	bench_metric_ns("fib_call", p);
 	bench_metric_ns("fib_seq_call", s);

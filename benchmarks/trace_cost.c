@@ -18,27 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int fib_n;
-static int result;
-static uint64_t t_start, t_end;
-
-struct main_frame {
-	int dummy;
-	earth_slot done;
-};
-static void main_done(void *frame)
-{
-	t_end = q_tsc_ordered();
-	EARTH_END_FUNCTION(frame);
-}
-static void main_entry(void *frame)
-{
-	struct main_frame *m = frame;
-	earth_slot_init(&m->done, 1, 0, main_done, m);
-	t_start = q_tsc_ordered();
-	fib_tf_start(fib_n, &result, &m->done);
-}
-EARTH_THREADED_FUNCTION(trace_main, main_entry, struct main_frame, 0);
+static struct fib_timed run;
 
 static long fib_seq(int n)
 {
@@ -51,24 +31,25 @@ static double run_once(long want, struct earth_stats *st, double *whole)
 {
 	struct earth_options o;
 	earth_options_default(&o);
-	result = -1;
+	run.result = -1;
+	struct fib_timed *t = &run;
 	uint64_t w0 = q_tsc_ordered();
-	int rc = earth_run(&o, &trace_main, NULL, 0);
+	int rc = earth_run(&o, &fib_timed_tf, &t, sizeof(t));
 	*whole = bench_ns((double)(q_tsc_ordered() - w0));
-	if (rc != 0 || result != want) {
-		fprintf(stderr, "trace_cost: fib(%d) = %d, want %ld\n", fib_n,
-			result, want);
+	if (rc != 0 || run.result != want) {
+		fprintf(stderr, "trace_cost: fib(%d) = %d, want %ld\n", run.n,
+			run.result, want);
 		return -1;
 	}
 	earth_stats_get(st);
-	return bench_ns((double)(t_end - t_start));
+	return bench_ns((double)(run.t_end - run.t_start));
 }
 
 int main(int argc, char **argv)
 {
 	bench_init("trace_cost", argc, argv);
-	fib_n = argc > 1 ? atoi(argv[1]) : (bench_quick ? 22 : 25);
-	long want = fib_seq(fib_n);
+	run.n = argc > 1 ? atoi(argv[1]) : (bench_quick ? 22 : 25);
+	long want = fib_seq(run.n);
 	char dir[] = "/tmp/earth_trace_cost.XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("trace_cost: mkdtemp");
@@ -107,7 +88,7 @@ int main(int argc, char **argv)
 	double wt = bench_median(wtraced, bench_reps);
 	printf("fib(%d): plain %.3f ms, statistics %.3f ms, traced %.3f ms; "
 	       "%.0f events per traced run\n",
-	       fib_n, p / 1e6, c / 1e6, t / 1e6, events);
+	       run.n, p / 1e6, c / 1e6, t / 1e6, events);
 	bench_metric_ns("trace_event_cost", (t - p) / events);
 	/* Recording plus writing the file at node end, per event. */
 	bench_metric_ns("trace_event_cost_with_flush", (wt - wp) / events);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,4 +204,19 @@ void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
 	t_slurp(err, c->err, sizeof(c->err));
 	unlink(out);
 	unlink(err);
+}
+
+int t_wait_pid(int pid, uint64_t ns)
+{
+	uint64_t t0 = t_now_ns();
+	int st;
+	while (t_now_ns() - t0 < ns) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st)
+					     : 128 + WTERMSIG(st);
+		usleep(5000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
 }

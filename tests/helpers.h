@@ -58,6 +58,10 @@ struct t_cmd {
 void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Waits up to ns for child pid; its exit status (128 + signal), or -1
+ * after killing it with SIGKILL. */
+int t_wait_pid(int pid, uint64_t ns);
+
 /* Reads a file into buf (at most len - 1 bytes, NUL-terminated; "" if it
  * cannot be read). */
 void t_slurp(const char *path, char *buf, size_t len);

@@ -477,22 +477,6 @@ static pid_t tcp_spawn(const char *prog, const char *arg, int k, int n,
 	_exit(127);
 }
 
-/* Waits for pid up to ns; its status (128 + signal), or -1 (then killed). */
-static int tcp_wait(pid_t pid, uint64_t ns)
-{
-	uint64_t t0 = t_now_ns();
-	int st;
-	while (t_now_ns() - t0 < ns) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st)
-					     : 128 + WTERMSIG(st);
-		usleep(5000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 static bool file_has(const char *path, const char *s, char *buf, size_t len)
 {
 	t_slurp(path, buf, len);
@@ -522,9 +506,9 @@ Test(multinode, tcp_killed_node_stops_the_others)
 	}
 	uint64_t t_kill = t_now_ns();
 	cr_assert_eq(kill(pid[1], SIGKILL), 0);
-	cr_assert_eq(tcp_wait(pid[1], 5000000000ull), 128 + SIGKILL);
+	cr_assert_eq(t_wait_pid(pid[1], 5000000000ull), 128 + SIGKILL);
 	for (int k = 0; k < 3; k += 2) {
-		int st = tcp_wait(pid[k], 6000000000ull - (t_now_ns() - t_kill));
+		int st = t_wait_pid(pid[k], 6000000000ull - (t_now_ns() - t_kill));
 		uint64_t took = t_now_ns() - t_kill;
 		t_slurp(path[k], buf, sizeof(buf));
 		cr_assert_neq(st, -1, "node %d still running %.1f s after the "
@@ -629,8 +613,8 @@ Test(multinode, tcp_bad_hellos_are_rejected)
 	cr_assert(intrude(port, &h, sizeof(h)), "garbage not dropped");
 	/* The job still runs once the real node 1 comes. */
 	pid_t p1 = tcp_spawn(prog, "1000", 1, 2, port, path[1]);
-	int s1 = tcp_wait(p1, 30000000000ull);
-	int s0 = tcp_wait(p0, 30000000000ull);
+	int s1 = t_wait_pid(p1, 30000000000ull);
+	int s0 = t_wait_pid(p0, 30000000000ull);
 	t_slurp(path[0], buf, sizeof(buf));
 	cr_assert_eq(s0, 0, "node 0: status %d\n%s", s0, buf);
 	cr_assert(strstr(buf, "multinode: 2 nodes, 1000-byte blocks: all "
@@ -681,7 +665,7 @@ Test(multinode, tcp_duplicate_node_is_rejected)
 	cr_assert(intrude(port, &h, sizeof(h)), "duplicate not dropped");
 	close(first);
 	kill(p0, SIGKILL);
-	tcp_wait(p0, 5000000000ull);
+	t_wait_pid(p0, 5000000000ull);
 	t_slurp(path, buf, sizeof(buf));
 	cr_assert(strstr(buf, ": that node already connected"), "%s", buf);
 	unlink(path);

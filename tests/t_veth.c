@@ -122,21 +122,6 @@ static pid_t spawn(int k, const char *prog, const char *arg, const char *path)
 	_exit(127);
 }
 
-static int wait_for(pid_t pid, uint64_t ns_max)
-{
-	uint64_t t0 = t_now_ns();
-	int st;
-	while (t_now_ns() - t0 < ns_max) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st)
-					     : 128 + WTERMSIG(st);
-		usleep(5000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 
 static void job(const char *prog_name, const char *arg, const char *want)
 {
@@ -150,7 +135,7 @@ static void job(const char *prog_name, const char *arg, const char *want)
 	}
 	int st[2];
 	for (int k = 0; k < 2; k++)
-		st[k] = wait_for(pid[k], 60000000000ull);
+		st[k] = t_wait_pid(pid[k], 60000000000ull);
 	for (int k = 0; k < 2; k++) {
 		t_slurp(path[k], buf[k], sizeof(buf[k]));
 		unlink(path[k]);
