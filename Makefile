@@ -38,7 +38,7 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # Tests that also run under TSan: the queues and the runtime.
 TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox% tests/t_multinode%,$(TEST_SRC))
-BENCH_SRC := $(filter-out benchmarks/bench.c,$(wildcard benchmarks/*.c))
+BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard benchmarks/*.c))
 
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
@@ -101,6 +101,9 @@ $(BUILD)/rel/bin/earthtrace: $(call objs,rel,runtime/launcher/earthtrace.c)
 $(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@
+
+# The timed fib main shared by two benchmarks.
+$(BUILD)/rel/bench/fib $(BUILD)/rel/bench/trace_cost: $(call objs,rel,benchmarks/bench_fib.c)
 
 $(BUILD)/asan/tests/%: $(call objs,asan,tests/%.c $(TEST_HELPERS)) $(BUILD)/asan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)

@@ -6,6 +6,7 @@
  * same run. METRIC fib_call, fib_seq_call (ns per call) and their ratio.
  */
 #include "bench.h"
+#include "bench_fib.h"
 #include "fib_tf.h"
 
 #include <earth.h>

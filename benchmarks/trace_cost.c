@@ -10,6 +10,7 @@
  * file at node end (whole earth_run). Medians of the repetitions.
  */
 #include "bench.h"
+#include "bench_fib.h"
 #include "fib_tf.h"
 
 #include <earth.h>

@@ -27,17 +27,4 @@ static inline void fib_tf_start(int n, int *result, earth_slot *done)
 	earth_token(&fib_tf, &a, sizeof(a));
 }
 
-/*
- * A node's main for the benchmarks: fib(n) as above from its entry fiber,
- * timed with the TSC from the first TOKEN to the result. Run it with
- * earth_run(opts, &fib_timed_tf, &t, sizeof(t)) where t is a
- * struct fib_timed * that outlives the run.
- */
-struct fib_timed {
-	int n;
-	int result;
-	uint64_t t_start, t_end; /* TSC */
-};
-extern const struct earth_tfunc fib_timed_tf;
-
 #endif /* EARTH_EXAMPLES_FIB_TF_H */
