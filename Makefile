@@ -108,6 +108,8 @@ $(BUILD)/rel/bench/fib $(BUILD)/rel/bench/trace_cost: $(call objs,rel,benchmarks
 $(BUILD)/asan/tests/%: $(call objs,asan,tests/%.c $(TEST_HELPERS)) $(BUILD)/asan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
 	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -lcriterion -o $@
+# The benchmark harness's own test links it.
+$(BUILD)/asan/tests/t_bench: $(call objs,asan,benchmarks/bench.c)
 # Criterion cannot start under TSan (Snaipe/Criterion#274): the TSan tests
 # include the stand-in headers in tests/tsan/ and link its runner instead
 # of -lcriterion (tests/tsan/README.md). The headers are prerequisites so

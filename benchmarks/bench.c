@@ -16,6 +16,28 @@
 int bench_quick;
 static const char *bench_name;
 
+/* The CPUs this process was started with, before any bench_pin. */
+static cpu_set_t bench_start_cpus;
+static int bench_start_ok;
+__attribute__((constructor)) static void bench_save_cpus(void)
+{
+	bench_start_ok =
+		sched_getaffinity(0, sizeof(bench_start_cpus),
+				  &bench_start_cpus) == 0;
+}
+
+pid_t bench_fork_job(void)
+{
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0 && bench_start_ok &&
+	    sched_setaffinity(0, sizeof(bench_start_cpus), &bench_start_cpus)) {
+		perror("bench: cannot restore the CPUs for the job");
+		_exit(127);
+	}
+	return c;
+}
+
 static void bench_fini(void)
 {
 	int eu, su;

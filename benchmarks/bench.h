@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "q_arch.h"
 
@@ -33,6 +34,11 @@ void bench_metric(const char *name, double value, const char *unit);
 
 /* Pins the calling thread to cpu. */
 void bench_pin(int cpu);
+/* fork() for a child that starts a job (earthrun): the child gets back
+ * the CPUs the process was allowed at start, whatever the calling thread
+ * pinned itself to since (bench_pin), so the job's nodes spread over all
+ * of them instead of sharing the CPU the parent last measured on. */
+pid_t bench_fork_job(void);
 /* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
 void bench_cpus(int *eu, int *su);
 

@@ -153,10 +153,12 @@ static void busy_fiber(void *frame)
 struct busy_frame {
 	long on;
 };
+static int g_eu_cpu = -1; /* where this node's EU ran (checked by the driver) */
 static void busy_entry(void *frame)
 {
 	struct busy_frame *f = frame;
 	int was = g_busy_on;
+	g_eu_cpu = sched_getcpu();
 	g_busy_on = (int)f->on;
 	if (g_busy_on && !was)
 		for (int i = 0; i < CHAINS; i++)
@@ -422,6 +424,7 @@ static int node_main(int argc, char **argv)
 	g_phase_ms = bench_quick ? 60 : 200;
 	calibrate();
 	int ret = earth_main(argc, argv, &rl_main);
+	printf("RL cpu %u %d\n", earth_node_id(), g_eu_cpu);
 	if (earth_node_id() != 0 || ret)
 		return ret;
 	printf("RL total %.6g\n", bench_ns(median_of(g_total, g_ntotal)));
@@ -456,6 +459,8 @@ static double signal_floor_ns(int busy, int n)
 	if (g_sf == MAP_FAILED)
 		return NAN;
 	int sig = SIGRTMIN + 4;
+	cpu_set_t mine; /* the jobs started later inherit it: restored */
+	sched_getaffinity(0, sizeof(mine), &mine);
 	pid_t c = fork();
 	if (c == 0) {
 		bench_pin(1);
@@ -491,6 +496,7 @@ static double signal_floor_ns(int busy, int n)
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
 	munmap(g_sf, sizeof(*g_sf));
+	sched_setaffinity(0, sizeof(mine), &mine);
 	return k ? bench_median(v, k) : NAN;
 }
 
@@ -517,7 +523,7 @@ static int run_mode(const char *earthrun, const char *self, int m,
 	if (pipe(fds))
 		return 1;
 	fflush(stdout);
-	pid_t c = fork();
+	pid_t c = bench_fork_job();
 	if (c == 0) {
 		dup2(fds[1], 1);
 		close(fds[0]);
@@ -532,7 +538,7 @@ static int run_mode(const char *earthrun, const char *self, int m,
 	FILE *f = fdopen(fds[0], "r");
 	char line[512];
 	memset(r, 0, sizeof(*r));
-	int ki = 0;
+	int ki = 0, cpu[2] = {-1, -1};
 	while (f && fgets(line, sizeof(line), f)) {
 		double a, b, cc, d;
 		int i;
@@ -557,6 +563,9 @@ static int run_mode(const char *earthrun, const char *self, int m,
 			r->thr_loads[ki] = b / a * 1e3;
 			r->thr_busy[ki] = 100.0 * cc * WORK_NS / (a * 1e6);
 			ki++;
+		} else if (sscanf(line, "RL cpu %d %lf", &i, &a) == 2 && i >= 0 &&
+			   i < 2) {
+			cpu[i] = (int)a;
 		} else if (sscanf(line, "RL total %lf", &a) == 1) {
 			r->total = a;
 		} else if (sscanf(line, "RL stage %d %lf", &i, &a) == 2 &&
@@ -571,6 +580,16 @@ static int run_mode(const char *earthrun, const char *self, int m,
 	int st;
 	waitpid(c, &st, 0);
 	r->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && ki == NKS;
+	/* Two single-core nodes with two CPUs free must not share one. */
+	cpu_set_t allowed;
+	sched_getaffinity(0, sizeof(allowed), &allowed);
+	if (r->ok && m != 0 && CPU_COUNT(&allowed) >= 2 && cpu[0] == cpu[1]) {
+		fprintf(stderr,
+			"remote_load: %s: both nodes' EUs ran on CPU %d with %d "
+			"CPUs allowed: the run measured one shared core\n",
+			mode_env[m], cpu[0], CPU_COUNT(&allowed));
+		r->ok = 0;
+	}
 	return !r->ok;
 }
 

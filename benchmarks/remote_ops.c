@@ -496,7 +496,7 @@ static int run_job(const char *earthrun, const char *self,
 		   const char *transport)
 {
 	fflush(stdout);
-	pid_t c = fork();
+	pid_t c = bench_fork_job();
 	if (c == 0) {
 		execl(earthrun, earthrun, "-n", "2", "--transport", transport,
 		      self, (char *)NULL);
@@ -517,7 +517,7 @@ static int run_balance(const char *earthrun, const char *self,
 	if (pipe(fds))
 		return 1;
 	fflush(stdout);
-	pid_t c = fork();
+	pid_t c = bench_fork_job();
 	if (c == 0) {
 		dup2(fds[1], 1);
 		close(fds[0]);

@@ -9,9 +9,11 @@
  * operation lost or duplicated, and interrupts that did run inside fibers.
  * The whole runtime suite also runs once per mode (tests/run.sh, MODES).
  */
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 
 #include "fib_tf.h"
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +180,68 @@ Test(modes, multinode_tcp_every_mode)
 		expect_job(mode_names[i], "tcp", 2, "multinode", "100000",
 			   "multinode: 2 nodes, 100000-byte blocks: all "
 			   "correct");
+}
+
+/* The CPU each node's EU ran on, from the --stats table of a 2-node job
+ * ("mode M: EU ... on CPU c"); -1 where the line is missing. */
+static void job_cpus(const char *mode, int cpu[2], int su_cpu[2])
+{
+	struct t_cmd j;
+	run_job(&j, mode, "shm", 2, "EARTH_STATS=1", "multinode", "1000");
+	cr_assert_eq(j.status, 0, "%s: status %d\n%s", mode, j.status, j.err);
+	cpu[0] = cpu[1] = su_cpu[0] = su_cpu[1] = -1;
+	const char *p = j.err;
+	for (int k = 0; k < 2; k++) {
+		unsigned id;
+		const char *h = strstr(p, "earth: node ");
+		cr_assert(h && sscanf(h, "earth: node %u", &id) == 1 && id < 2,
+			  "%s: no breakdown header:\n%s", mode, j.err);
+		const char *l = strstr(h, "  mode ");
+		cr_assert(l, "%s: no placement line:\n%s", mode, j.err);
+		if (sscanf(l, "  mode dual: EU on CPU %d, SU on CPU %d",
+			   &cpu[id], &su_cpu[id]) != 2) {
+			cr_assert(sscanf(strstr(l, "on CPU"), "on CPU %d",
+					 &cpu[id]) == 1,
+				  "%s: bad placement line:\n%s", mode, l);
+			su_cpu[id] = cpu[id];
+		}
+		p = l + 1;
+	}
+}
+
+/* Single-core nodes take a CPU each, dual nodes two: no two threads of a
+ * job share a CPU while enough are allowed (benchmark drivers that had
+ * pinned themselves once ran every node of a job on one CPU). */
+Test(modes, nodes_spread_over_allowed_cpus)
+{
+	cpu_set_t set;
+	cr_assert_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	int n = CPU_COUNT(&set), cpu[2], su[2];
+	for (int i = 1; i < 3; i++) {
+		job_cpus(mode_names[i], cpu, su);
+		cr_assert(cpu[0] >= 0 && cpu[1] >= 0 && CPU_ISSET(cpu[0], &set) &&
+				  CPU_ISSET(cpu[1], &set),
+			  "%s: CPUs %d and %d", mode_names[i], cpu[0], cpu[1]);
+		if (n >= 2)
+			cr_assert_neq(cpu[0], cpu[1],
+				      "%s: both nodes on CPU %d with %d allowed",
+				      mode_names[i], cpu[0], n);
+	}
+	job_cpus("dual", cpu, su);
+	if (n >= 4) {
+		cpu_set_t used;
+		CPU_ZERO(&used);
+		int c[4] = {cpu[0], su[0], cpu[1], su[1]};
+		for (int k = 0; k < 4; k++) {
+			cr_assert(c[k] >= 0 && !CPU_ISSET(c[k], &used),
+				  "dual: CPU %d used twice (%d,%d / %d,%d)",
+				  c[k], cpu[0], su[0], cpu[1], su[1]);
+			CPU_SET(c[k], &used);
+		}
+	} else if (n >= 2) {
+		cr_assert_neq(cpu[0], su[0], "dual node 0: EU and SU share");
+		cr_assert_neq(cpu[1], su[1], "dual node 1: EU and SU share");
+	}
 }
 
 Test(modes, tokens_and_collectives_every_mode)
