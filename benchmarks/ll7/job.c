@@ -121,7 +121,7 @@ static void verify(const char *what)
 
 static double *sample(double *a)
 {
-	return &a[J.si * J.p->reps + J.rep];
+	return &a[J.si * ll7_reps(J.p, J.n) + J.rep];
 }
 
 static void ff_got(void *unused)
@@ -196,7 +196,7 @@ static void step(void)
 	for (;;) {
 		if (J.phase == 4) {
 			J.phase = 0;
-			if (++J.rep == J.p->reps) {
+			if (++J.rep == ll7_reps(J.p, J.n)) {
 				J.rep = 0;
 				if (++J.si == J.ns) {
 					summarize();
@@ -341,7 +341,7 @@ EARTH_THREADED_FUNCTION(ll7_main, main_entry, struct main_frame,
 int ll7_job(const struct ll7_plan *p, int argc, char **argv)
 {
 	J.p = p;
-	size_t per = (size_t)LL7_MAX_S * (size_t)p->reps;
+	size_t per = (size_t)LL7_MAX_S * (size_t)p->reps * LL7_SHORT_X;
 	J.seq = calloc(per, sizeof(double));
 	J.ff = calloc(per, sizeof(double));
 	J.fetch = calloc(per, sizeof(double));

@@ -269,8 +269,10 @@ int main(int argc, char **argv)
 	int reps = bench_quick ? 3 : 5, dec = bench_quick ? 2 : 3;
 	if (getenv("BENCH_REPS"))
 		reps = bench_reps;
-	printf("# ll7: medians of %d repetitions per configuration%s\n", reps,
-	       bench_quick ? "" : " (the emulated and single-core runs: 3)");
+	printf("# ll7: medians of %d repetitions per configuration%s, %d "
+	       "times as many for n <= %d\n",
+	       reps, bench_quick ? "" : " (the emulated and single-core runs: 3)",
+	       LL7_SHORT_X, LL7_SHORT_N);
 	long cap = bench_quick ? 1L << 16 : 1L << 18;
 	char nsp[64], fsp[64];
 	spaced(nsp, sizeof(nsp), ns);

@@ -38,6 +38,13 @@ struct ll7_plan {
 	int cpu_list[2];
 };
 
+/* Repetitions at loop length n: the plan's, times LL7_SHORT_X for the
+ * short loops (n <= LL7_SHORT_N: tens of µs a run, where one preemption
+ * moves a median), so that their medians rest on more samples. */
+#define LL7_SHORT_N 20000
+#define LL7_SHORT_X 8
+int ll7_reps(const struct ll7_plan *p, long n);
+
 /* Fiber sizes for (n, f): log-spaced from 1 to n, n included, those with
  * more than ops_cap block moves left out. Returns how many (<= LL7_MAX_S). */
 int ll7_s_values(const struct ll7_plan *p, long n, long f, long *out);

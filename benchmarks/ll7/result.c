@@ -41,6 +41,11 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+int ll7_reps(const struct ll7_plan *p, long n)
+{
+	return n <= LL7_SHORT_N ? p->reps * LL7_SHORT_X : p->reps;
+}
+
 void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 		 int ns, double *seq, double *ff, double *fetch, double *th,
 		 double *first, struct ll7_result *r)
@@ -49,7 +54,7 @@ void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 	r->n = n;
 	r->f = f;
 	r->ns = ns;
-	int all = ns * p->reps;
+	int reps = ll7_reps(p, n), all = ns * reps;
 	r->seq = median(seq, all);
 	r->ff = median(ff, all);
 	r->fetch = median(fetch, all);
@@ -59,8 +64,8 @@ void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 	r->bound_min = INFINITY;
 	for (int i = 0; i < ns; i++) {
 		r->s[i] = s[i];
-		r->th[i] = median(th + i * p->reps, p->reps);
-		r->first[i] = median(first + i * p->reps, p->reps);
+		r->th[i] = median(th + i * reps, reps);
+		r->first[i] = median(first + i * reps, reps);
 		r->pct[i] = (r->th[i] - r->seq) / r->comm * 100.0;
 		r->bound[i] = r->first[i] / r->comm * 100.0;
 		if (r->pct[i] < r->pct[r->best])

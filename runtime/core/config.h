@@ -22,6 +22,12 @@
 #ifndef EARTH_SPIN_US_DEFAULT
 #define EARTH_SPIN_US_DEFAULT 200
 #endif
+/* Oversubscribed, an idle unit whose partner unit runs on another CPU
+ * polls this long (ns) before it starts yielding: a running partner
+ * answers sooner than sched_yield returns (about 1 µs in a VM). */
+#ifndef EARTH_YIELD_AFTER_NS
+#define EARTH_YIELD_AFTER_NS 500
+#endif
 /* Frame size classes: 64 << k bytes (header included), k < this. */
 #ifndef EARTH_FRAME_CLASSES
 #define EARTH_FRAME_CLASSES 8

@@ -240,6 +240,10 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	bool single = n->opts.node_mode != EARTH_MODE_DUAL;
 	if (single)
 		node_single_cpu(n);
+	/* A partner on the same CPU cannot answer until we yield. */
+	n->yield_ticks = n->eu_cpu == n->su_cpu
+				 ? 0
+				 : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
 	enum q_mode mode = n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ
 								  : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots

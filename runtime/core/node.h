@@ -134,6 +134,7 @@ struct earth_node {
 	bool oversubscribed;
 	bool timing;          /* busy/idle time accounting on */
 	uint64_t spin_ticks;  /* spin this long before blocking */
+	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
 	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
 	double tsc_per_ns;
 	uint64_t start_tsc, end_tsc;

@@ -49,7 +49,7 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 		} else if ((++i & 63) == 0 && q_tsc() > deadline) {
 			break;
 		}
-		if (n->oversubscribed)
+		if (n->oversubscribed && q_tsc() - t0 > n->yield_ticks)
 			sched_yield();
 		else
 			q_cpu_relax();

@@ -186,7 +186,7 @@ void *su_thread(void *arg)
 	struct earth_node *n = arg;
 	struct su_state *su = &n->su;
 	earth_topology_pin(n->su_cpu);
-	uint64_t idle_since = 0;
+	uint64_t idle_since = 0, yield_from = 0;
 	unsigned polls = 0;
 	if (acct_on)
 		acct_su.mark = n->start_tsc;
@@ -197,7 +197,7 @@ void *su_thread(void *arg)
 				su_wake_eu(n);
 			if (n->timing)
 				su->busy_ticks += q_tsc() - t0;
-			idle_since = 0;
+			idle_since = yield_from = 0;
 			continue;
 		}
 		/* Idle. */
@@ -206,10 +206,17 @@ void *su_thread(void *arg)
 		su_idle_step(n);
 		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
 			break;
-		if (n->oversubscribed)
-			sched_yield();
-		else
+		if (n->oversubscribed) {
+			uint64_t now = q_tsc();
+			if (!yield_from)
+				yield_from = now;
+			if (now - yield_from > n->yield_ticks)
+				sched_yield();
+			else
+				q_cpu_relax();
+		} else {
 			q_cpu_relax();
+		}
 		if ((++polls & 63) != 0)
 			continue;
 		uint64_t now = q_tsc();
@@ -220,7 +227,7 @@ void *su_thread(void *arg)
 				trace_idle(TRACE_SU);
 		} else if (now - idle_since > n->spin_ticks) {
 			su_try_sleep(n);
-			idle_since = 0;
+			idle_since = yield_from = 0;
 		}
 	}
 	if (n->net)
