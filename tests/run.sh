@@ -20,7 +20,12 @@ for bin in "$@"; do
 	c=$(printf '%s' "$summary" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
 	p=${p:-0}; f=${f:-0}; c=${c:-0}
 	if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$c" -ne 0 ] || [ -z "$summary" ]; then
-		printf '%s\n' "$out" | grep -vE '^\[(----|SKIP|RUN |PASS)\]' | tail -n 60
+		# Criterion prints assertion failures as [----] lines: show
+		# what surrounds them (else the end of the output).
+		rest=$(printf '%s\n' "$out" | grep -vE '^\[(SKIP|RUN |PASS)\]')
+		ctx=$(printf '%s\n' "$rest" | grep -E -B2 -A12 \
+			'Assertion|\[FAIL\]|ERROR|WARNING|Crash|Timeout|signal')
+		printf '%s\n' "${ctx:-$rest}" | tail -n 80
 		failed+=("$name")
 		fail=$((fail + f + c + (f + c == 0 ? 1 : 0)))
 		echo "FAIL [$variant] $name ($summary)"

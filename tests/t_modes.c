@@ -182,31 +182,35 @@ Test(modes, multinode_tcp_every_mode)
 			   "correct");
 }
 
-/* The CPU each node's EU ran on, from the --stats table of a 2-node job
- * ("mode M: EU ... on CPU c"); -1 where the line is missing. */
+/* The CPUs each node's units ran on, from the placement line of the
+ * --stats tables of a 2-node job ("[k]   mode M: EU ... on CPU c"; earthrun
+ * --prefix keeps the two nodes' tables apart); -1 where it is missing. */
 static void job_cpus(const char *mode, int cpu[2], int su_cpu[2])
 {
 	struct t_cmd j;
-	run_job(&j, mode, "shm", 2, "EARTH_STATS=1", "multinode", "1000");
+	t_sh(&j, 60,
+	     "env EARTH_MODE=%s EARTH_STATS=1 %s --prefix --transport shm -n 2 "
+	     "%s/multinode 1000",
+	     mode, T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(j.status, 0, "%s: status %d\n%s", mode, j.status, j.err);
 	cpu[0] = cpu[1] = su_cpu[0] = su_cpu[1] = -1;
-	const char *p = j.err;
-	for (int k = 0; k < 2; k++) {
+	for (const char *l = j.err; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
 		unsigned id;
-		const char *h = strstr(p, "earth: node ");
-		cr_assert(h && sscanf(h, "earth: node %u", &id) == 1 && id < 2,
-			  "%s: no breakdown header:\n%s", mode, j.err);
-		const char *l = strstr(h, "  mode ");
-		cr_assert(l, "%s: no placement line:\n%s", mode, j.err);
-		if (sscanf(l, "  mode dual: EU on CPU %d, SU on CPU %d",
-			   &cpu[id], &su_cpu[id]) != 2) {
-			cr_assert(sscanf(strstr(l, "on CPU"), "on CPU %d",
-					 &cpu[id]) == 1,
-				  "%s: bad placement line:\n%s", mode, l);
+		int off = 0;
+		if (sscanf(l, "[%u]   mode %n", &id, &off) != 1 || !off || id > 1)
+			continue;
+		const char *on = strstr(l, "on CPU ");
+		const char *nl = strchr(l, '\n');
+		cr_assert(on && (!nl || on < nl), "%s: bad placement line:\n%s",
+			  mode, j.err);
+		if (sscanf(l + off, "dual: EU on CPU %d, SU on CPU %d", &cpu[id],
+			   &su_cpu[id]) != 2) {
+			cr_assert_eq(sscanf(on, "on CPU %d", &cpu[id]), 1);
 			su_cpu[id] = cpu[id];
 		}
-		p = l + 1;
 	}
+	cr_assert(cpu[0] >= 0 && cpu[1] >= 0, "%s: a placement line is missing:\n%s",
+		  mode, j.err);
 }
 
 /* Single-core nodes take a CPU each, dual nodes two: no two threads of a
