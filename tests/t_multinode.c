@@ -332,6 +332,41 @@ Test(multinode, idle_job_sleeps)
 		     after - before);
 }
 
+/* A node that runs dry for one round trip after every remote operation
+ * does not ask its peers for work each time: node 1 of getloop does 2000
+ * GETs in a row (each STEAL used to cost node 0 a message and an answer,
+ * one per GET). It still asks when it stays idle (the balancing tests). */
+static long steal_requests_of(const char *err, unsigned node)
+{
+	char key[48];
+	snprintf(key, sizeof(key), "[%u]   steal requests", node);
+	const char *p = strstr(err, key);
+	return p ? atol(p + strlen(key)) : -1;
+}
+
+Test(multinode, short_idle_sends_no_steal)
+{
+	const char *tr[] = {"shm", "tcp"};
+	for (int i = 0; i < 2; i++) {
+		struct t_cmd c;
+		t_sh(&c, 60,
+		     "env EARTH_STATS=1 %s --prefix --transport %s -n 2 "
+		     "%s/getloop 2000",
+		     T_EARTHRUN, tr[i], T_PROG_DIR);
+		cr_assert_eq(c.status, 0, "%s: status %d\n%s", tr[i], c.status,
+			     c.err);
+		cr_assert(strstr(c.out, "getloop: 2000 gets: all correct"),
+			  "%s: %s", tr[i], c.out);
+		long s1 = steal_requests_of(c.err, 1);
+		cr_assert_geq(s1, 0, "%s: no steal count:\n%s", tr[i], c.err);
+		cr_log_info("%s: node 1 sent %ld STEALs for 2000 GETs", tr[i],
+			    s1);
+		cr_assert_leq(s1, 200,
+			      "%s: node 1 sent %ld STEALs during 2000 GETs",
+			      tr[i], s1);
+	}
+}
+
 /* ---- the tcp transport (earthrun --transport tcp, or nodes started
  * directly as srun/mpirun would, meeting at node 0's rendezvous) ---- */
 

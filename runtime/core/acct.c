@@ -179,9 +179,9 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 	fprintf(f,
 		"}},\"fibers_run\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
 		",\"msgs_received\":%" PRIu64 ",\"tokens_stolen\":%" PRIu64
-		",\"tokens_given\":%" PRIu64 "}\n",
+		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64 "}\n",
 		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
-		st.tokens_given);
+		st.tokens_given, st.steal_requests);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot write "
 				"%s: %s\n",

@@ -28,6 +28,12 @@
 #ifndef EARTH_YIELD_AFTER_NS
 #define EARTH_YIELD_AFTER_NS 500
 #endif
+/* A node that has had nothing to do for this long (ns) asks a peer for a
+ * token (TOKEN balancing); a unit about to sleep asks at once. Shorter dry
+ * spells, such as waiting for a remote operation, send nothing. */
+#ifndef EARTH_STEAL_AFTER_NS
+#define EARTH_STEAL_AFTER_NS 20000
+#endif
 /* Frame size classes: 64 << k bytes (header included), k < this. */
 #ifndef EARTH_FRAME_CLASSES
 #define EARTH_FRAME_CLASSES 8

@@ -93,6 +93,9 @@ struct su_state {
 	uint32_t steal_tries; /* NONE answers since the last success */
 	uint64_t rng;
 	uint64_t tokens_stolen, tokens_given;
+	uint64_t steal_requests; /* STEALs sent */
+	uint64_t dry_since;      /* TSC when the node ran dry; 0: it has work */
+	uint32_t dry_polls;
 	/* Messages for peers whose transport had no room, oldest first. */
 	struct su_out_msg {
 		struct su_out_msg *next;
@@ -134,6 +137,7 @@ struct earth_node {
 	bool oversubscribed;
 	bool timing;          /* busy/idle time accounting on */
 	uint64_t spin_ticks;  /* spin this long before blocking */
+	uint64_t steal_ticks; /* dry this long before asking for a token */
 	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
 	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
 	double tsc_per_ns;

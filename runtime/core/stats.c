@@ -55,6 +55,7 @@ void earth_stats_get(struct earth_stats *st)
 		st->msgs_received = su->msgs_received;
 		st->tokens_stolen = su->tokens_stolen;
 		st->tokens_given = su->tokens_given;
+		st->steal_requests = su->steal_requests;
 	}
 	uint64_t end = n->end_tsc ? n->end_tsc : q_tsc();
 	uint64_t wall = end - n->start_tsc;
@@ -93,6 +94,7 @@ void earth_stats_print(const struct earth_stats *st)
 	fprintf(f, "  %-14s %14llu\n", "msgs received", (unsigned long long)st->msgs_received);
 	fprintf(f, "  %-14s %14llu\n", "tokens stolen", (unsigned long long)st->tokens_stolen);
 	fprintf(f, "  %-14s %14llu\n", "tokens given", (unsigned long long)st->tokens_given);
+	fprintf(f, "  %-14s %14llu\n", "steal requests", (unsigned long long)st->steal_requests);
 	fprintf(f, "  %-14s %14llu\n", "ready overflow", (unsigned long long)st->ready_overflow);
 	fprintf(f, "  %-14s %14.3f ms\n", "wall", st->wall_ns / 1e6);
 	fprintf(f, "  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",

@@ -82,7 +82,7 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	if ((irq ? irq_safe_point(n) : 0) + single_su(n, eu, true) ||
 	    q_ring_peek(eu->ready))
 		goto out;
-	su_idle_step(n);
+	su_idle_step(n, false);
 	if (!irq) {
 		uint64_t deadline = t0 + n->spin_ticks;
 		for (unsigned i = 1;; i++) {
@@ -92,6 +92,7 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 				goto out;
 			if ((i & 63) == 0 && q_tsc() > deadline)
 				break;
+			su_idle_step(n, false);
 			if (n->oversubscribed)
 				sched_yield();
 			else
@@ -101,6 +102,7 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	/* Block. Peers and other threads store RUNNING into the SU's word
 	 * after they made work visible and fenced (Dekker, as su_try_sleep);
 	 * the signal is muted meanwhile, the futex wake is enough. */
+	su_idle_step(n, true); /* never sleep without asking for work */
 	su_publish_counters(&n->su);
 	if (irq && t && t->ops->irq_arm)
 		t->ops->irq_arm(t, false);

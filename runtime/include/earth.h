@@ -384,6 +384,7 @@ struct earth_stats {
 	uint64_t msgs_sent, msgs_received; /* to and from other nodes      */
 	uint64_t tokens_stolen;        /* tokens this node took from others   */
 	uint64_t tokens_given;         /* tokens other nodes took from here   */
+	uint64_t steal_requests;       /* STEALs this node sent when idle     */
 	uint64_t eu_busy_ns, eu_idle_ns;
 	uint64_t su_busy_ns, su_idle_ns;
 	uint64_t eu_sleeps, su_sleeps; /* times each unit blocked when idle   */

@@ -57,21 +57,39 @@ void su_balance_token_added(struct earth_node *n)
 	}
 }
 
-void su_balance_idle(struct earth_node *n)
+void su_balance_idle(struct earth_node *n, bool at_once)
 {
 	struct su_state *su = &n->su;
-	if (su->steal_out || su->steal_quiet || su->ntokens || su->rovf_len ||
-	    su->rmsg || q_ring_unconsumed(su->ready) != 0)
+	if (su->steal_out || su->steal_quiet)
 		return;
+	if (su->ntokens || su->rovf_len || su->rmsg ||
+	    q_ring_unconsumed(su->ready) != 0) {
+		su->dry_since = 0; /* the EU has work */
+		return;
+	}
+	if (!at_once) {
+		/* The TSC every 8 idle polls: 10-20 ns a read in a VM. */
+		if ((++su->dry_polls & 7) != 0)
+			return;
+		uint64_t now = q_tsc();
+		if (!su->dry_since) {
+			su->dry_since = now;
+			return;
+		}
+		if (now - su->dry_since < n->steal_ticks)
+			return;
+	}
 	struct wire_hdr h = {.type = W_STEAL};
 	su_net_send(n, random_peer(n), &h, NULL);
 	su->steal_out = true;
+	su->steal_requests++;
 }
 
 void su_balance_busy(struct earth_node *n)
 {
 	n->su.steal_quiet = false;
 	n->su.steal_tries = 0;
+	n->su.dry_since = 0;
 }
 
 void su_balance_receive(struct earth_node *n, uint32_t from,

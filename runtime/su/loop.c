@@ -171,11 +171,11 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	return k;
 }
 
-void su_idle_step(struct earth_node *n)
+void su_idle_step(struct earth_node *n, bool at_once)
 {
 	struct su_state *su = &n->su;
 	if (n->net && !su->steal_out && !su->steal_quiet) {
-		su_balance_idle(n);
+		su_balance_idle(n, at_once);
 		if (su->out_pending || su->steal_out)
 			n->net->ops->flush(n->net);
 	}
@@ -203,7 +203,7 @@ void *su_thread(void *arg)
 		/* Idle. */
 		if (su->wake_check)
 			su_wake_eu(n);
-		su_idle_step(n);
+		su_idle_step(n, false);
 		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
 			break;
 		if (q_unlikely(n->oversubscribed)) {
@@ -230,6 +230,7 @@ void *su_thread(void *arg)
 			if (trace_on)
 				trace_idle(TRACE_SU);
 		} else if (now - idle_since > n->spin_ticks) {
+			su_idle_step(n, true); /* never sleep without asking */
 			su_try_sleep(n);
 			idle_since = yield_from = 0;
 		}

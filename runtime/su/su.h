@@ -142,8 +142,11 @@ void su_remote_invoke(struct earth_node *n, const struct su_req *r)
 
 /* A token was queued here: serve a hungry peer first. */
 void su_balance_token_added(struct earth_node *n) EARTH_HIDDEN;
-/* Nothing to do here: ask a peer for a token (at most one request out). */
-void su_balance_idle(struct earth_node *n) EARTH_HIDDEN;
+/* Nothing to do here: ask a peer for a token (at most one request out)
+ * once the node has stayed dry for EARTH_STEAL_AFTER_NS, or at once (a
+ * unit about to sleep), so that the dry spell of a remote round trip does
+ * not send a STEAL each time. */
+void su_balance_idle(struct earth_node *n, bool at_once) EARTH_HIDDEN;
 /* Work arrived: asking again is allowed. */
 void su_balance_busy(struct earth_node *n) EARTH_HIDDEN;
 void su_balance_receive(struct earth_node *n, uint32_t from,
@@ -169,8 +172,9 @@ void *su_thread(void *node) EARTH_HIDDEN;
  * did. The thread doing the SU's work: the SU thread, or the one thread of
  * a single-core node (eu/single.c) outside an interrupt. */
 unsigned su_step(struct earth_node *n, bool poll_net) EARTH_HIDDEN;
-/* Nothing to do: ask a peer for a token (same threads as su_step). */
-void su_idle_step(struct earth_node *n) EARTH_HIDDEN;
+/* Nothing to do: ask a peer for a token, after a while or at once
+ * (su_balance_idle; same threads as su_step). */
+void su_idle_step(struct earth_node *n, bool at_once) EARTH_HIDDEN;
 /* Anything for the SU: requests, inbox, spilled fibers, tokens, queued or
  * arrived messages? */
 bool su_has_pending(struct earth_node *n) EARTH_HIDDEN;
