@@ -34,6 +34,13 @@
 #ifndef EARTH_STEAL_AFTER_NS
 #define EARTH_STEAL_AFTER_NS 20000
 #endif
+/* Oversubscribed, a unit busy this long (ns) without a break yields once,
+ * so that a unit sharing its CPU (another node's SU) is not starved for a
+ * whole time slice: an SU serving a stream of block moves kept the SU
+ * that consumed them off the CPU for 1.4 ms. */
+#ifndef EARTH_BUSY_YIELD_NS
+#define EARTH_BUSY_YIELD_NS 20000
+#endif
 /* Frame size classes: 64 << k bytes (header included), k < this. */
 #ifndef EARTH_FRAME_CLASSES
 #define EARTH_FRAME_CLASSES 8

@@ -230,6 +230,7 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	n->tsc_per_ns = q_tsc_per_ns();
 	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
 	n->steal_ticks = (uint64_t)(EARTH_STEAL_AFTER_NS * n->tsc_per_ns);
+	n->busy_yield_ticks = (uint64_t)(EARTH_BUSY_YIELD_NS * n->tsc_per_ns);
 	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
 	if (acct_open(n) != 0) {
 		node_free(n);

@@ -139,6 +139,7 @@ struct earth_node {
 	uint64_t spin_ticks;  /* spin this long before blocking */
 	uint64_t steal_ticks; /* dry this long before asking for a token */
 	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
+	uint64_t busy_yield_ticks; /* oversubscribed: yield once per this busy */
 	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
 	double tsc_per_ns;
 	uint64_t start_tsc, end_tsc;

@@ -186,7 +186,7 @@ void *su_thread(void *arg)
 	struct earth_node *n = arg;
 	struct su_state *su = &n->su;
 	earth_topology_pin(n->su_cpu);
-	uint64_t idle_since = 0, yield_from = 0;
+	uint64_t idle_since = 0, yield_from = 0, busy_since = 0;
 	unsigned polls = 0;
 	if (acct_on)
 		acct_su.mark = n->start_tsc;
@@ -198,9 +198,22 @@ void *su_thread(void *arg)
 			if (n->timing)
 				su->busy_ticks += q_tsc() - t0;
 			idle_since = yield_from = 0;
+			if (q_unlikely(n->oversubscribed)) {
+				/* Busy for long on a shared CPU: let the
+				 * unit beside us run (it may be the one that
+				 * consumes what we send). */
+				uint64_t now = q_tsc();
+				if (!busy_since)
+					busy_since = now;
+				else if (now - busy_since > n->busy_yield_ticks) {
+					sched_yield();
+					busy_since = 0;
+				}
+			}
 			continue;
 		}
 		/* Idle. */
+		busy_since = 0;
 		if (su->wake_check)
 			su_wake_eu(n);
 		su_idle_step(n, false);
