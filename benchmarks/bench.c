@@ -26,6 +26,11 @@ __attribute__((constructor)) static void bench_save_cpus(void)
 				  &bench_start_cpus) == 0;
 }
 
+int bench_job_cpus(void)
+{
+	return bench_start_ok ? CPU_COUNT(&bench_start_cpus) : 1;
+}
+
 pid_t bench_fork_job(void)
 {
 	fflush(NULL);

@@ -39,6 +39,8 @@ void bench_pin(int cpu);
  * pinned itself to since (bench_pin), so the job's nodes spread over all
  * of them instead of sharing the CPU the parent last measured on. */
 pid_t bench_fork_job(void);
+/* How many CPUs the process was allowed at start (what a job gets). */
+int bench_job_cpus(void);
 /* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
 void bench_cpus(int *eu, int *su);
 

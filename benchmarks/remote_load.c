@@ -461,8 +461,6 @@ static double signal_floor_ns(int busy, int n, double *send_ns)
 	if (g_sf == MAP_FAILED)
 		return NAN;
 	int sig = SIGRTMIN + 4;
-	cpu_set_t mine; /* the jobs started later inherit it: restored */
-	sched_getaffinity(0, sizeof(mine), &mine);
 	pid_t c = fork();
 	if (c == 0) {
 		bench_pin(1);
@@ -500,7 +498,6 @@ static double signal_floor_ns(int busy, int n, double *send_ns)
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
 	munmap(g_sf, sizeof(*g_sf));
-	sched_setaffinity(0, sizeof(mine), &mine);
 	*send_ns = n > 0 ? bench_median(vs, n) : NAN;
 	return k ? bench_median(v, k) : NAN;
 }
@@ -586,13 +583,11 @@ static int run_mode(const char *earthrun, const char *self, int m,
 	waitpid(c, &st, 0);
 	r->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && ki == NKS;
 	/* Two single-core nodes with two CPUs free must not share one. */
-	cpu_set_t allowed;
-	sched_getaffinity(0, sizeof(allowed), &allowed);
-	if (r->ok && m != 0 && CPU_COUNT(&allowed) >= 2 && cpu[0] == cpu[1]) {
+	if (r->ok && m != 0 && bench_job_cpus() >= 2 && cpu[0] == cpu[1]) {
 		fprintf(stderr,
 			"remote_load: %s: both nodes' EUs ran on CPU %d with %d "
 			"CPUs allowed: the run measured one shared core\n",
-			mode_env[m], cpu[0], CPU_COUNT(&allowed));
+			mode_env[m], cpu[0], bench_job_cpus());
 		r->ok = 0;
 	}
 	return !r->ok;

@@ -220,3 +220,11 @@ int t_wait_pid(int pid, uint64_t ns)
 	waitpid(pid, &st, 0);
 	return -1;
 }
+
+const char *t_node_field(const char *err, unsigned node, const char *key)
+{
+	char k[128];
+	snprintf(k, sizeof(k), "[%u]   %s", node, key);
+	const char *p = strstr(err, k);
+	return p ? p + strlen(k) : NULL;
+}

@@ -58,6 +58,11 @@ struct t_cmd {
 void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* In the stderr of an `earthrun --prefix` job with EARTH_STATS=1: the text
+ * right after "[node]   key" (a line of that node's statistics table), or
+ * NULL. */
+const char *t_node_field(const char *err, unsigned node, const char *key);
+
 /* Waits up to ns for child pid; its exit status (128 + signal), or -1
  * after killing it with SIGKILL. */
 int t_wait_pid(int pid, uint64_t ns);

@@ -194,16 +194,15 @@ static void job_cpus(const char *mode, int cpu[2], int su_cpu[2])
 	     mode, T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(j.status, 0, "%s: status %d\n%s", mode, j.status, j.err);
 	cpu[0] = cpu[1] = su_cpu[0] = su_cpu[1] = -1;
-	for (const char *l = j.err; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
-		unsigned id;
-		int off = 0;
-		if (sscanf(l, "[%u]   mode %n", &id, &off) != 1 || !off || id > 1)
+	for (unsigned id = 0; id < 2; id++) {
+		const char *l = t_node_field(j.err, id, "mode ");
+		if (!l)
 			continue;
 		const char *on = strstr(l, "on CPU ");
 		const char *nl = strchr(l, '\n');
 		cr_assert(on && (!nl || on < nl), "%s: bad placement line:\n%s",
 			  mode, j.err);
-		if (sscanf(l + off, "dual: EU on CPU %d, SU on CPU %d", &cpu[id],
+		if (sscanf(l, "dual: EU on CPU %d, SU on CPU %d", &cpu[id],
 			   &su_cpu[id]) != 2) {
 			cr_assert_eq(sscanf(on, "on CPU %d", &cpu[id]), 1);
 			su_cpu[id] = cpu[id];

@@ -338,10 +338,8 @@ Test(multinode, idle_job_sleeps)
  * one per GET). It still asks when it stays idle (the balancing tests). */
 static long steal_requests_of(const char *err, unsigned node)
 {
-	char key[48];
-	snprintf(key, sizeof(key), "[%u]   steal requests", node);
-	const char *p = strstr(err, key);
-	return p ? atol(p + strlen(key)) : -1;
+	const char *p = t_node_field(err, node, "steal requests");
+	return p ? atol(p) : -1;
 }
 
 Test(multinode, short_idle_sends_no_steal)

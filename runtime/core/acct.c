@@ -89,8 +89,6 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 	FILE *f = stderr;
 	double w = b->wall > 0 ? b->wall : 1.0;
 #define PCT(x) (x) / 1e6, 100.0 * (x) / w
-	static const char *const modes[] = {"dual", "single-interrupt",
-					    "single-poll"};
 	unsigned m = (unsigned)n->opts.node_mode;
 	fprintf(f, "earth: node %u time breakdown (wall %.3f ms)\n", n->id,
 		b->wall / 1e6);
@@ -100,7 +98,7 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 			n->oversubscribed ? " (CPUs shared: oversubscribed)" : "");
 	else
 		fprintf(f, "  mode %s: EU and SU on CPU %d%s\n",
-			m < 3 ? modes[m] : "?", n->eu_cpu,
+			m < 3 ? earth_mode_names[m] : "?", n->eu_cpu,
 			n->oversubscribed ? " (CPU shared: oversubscribed)" : "");
 	fprintf(f, "  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms %5.1f%%"
 		   "   idle %10.3f ms %5.1f%%\n",

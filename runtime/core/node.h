@@ -13,6 +13,7 @@
 #endif
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -197,5 +198,28 @@ void earth_topology_pin(int cpu) EARTH_HIDDEN;
 
 /* Prints the statistics table of this node to stderr (stats.c). */
 void earth_stats_print(const struct earth_stats *st) EARTH_HIDDEN;
+
+/* EARTH_MODE's values, indexed by enum earth_node_mode (options.c). */
+extern const char *const earth_mode_names[3] EARTH_HIDDEN;
+
+/* The pause between two polls of an idle unit (EU or SU thread). Alone on
+ * its CPU it spins; oversubscribed it polls n->yield_ticks from `since`
+ * (a partner on another CPU answers sooner than sched_yield returns), then
+ * yields; *yielding keeps the switch, the TSC is read every 16 polls
+ * (10-20 ns a read in a VM). */
+static inline void earth_idle_pause(const struct earth_node *n, uint64_t since,
+				    unsigned poll, bool *yielding)
+{
+	if (q_likely(!n->oversubscribed)) {
+		q_cpu_relax();
+		return;
+	}
+	if (!*yielding && (poll & 15) == 0)
+		*yielding = q_tsc() - since > n->yield_ticks;
+	if (*yielding)
+		sched_yield();
+	else
+		q_cpu_relax();
+}
 
 #endif /* EARTH_NODE_H */

@@ -42,22 +42,24 @@ static int set_queue(struct earth_options *o, const char *what, const char *v)
 	return 0;
 }
 
+const char *const earth_mode_names[3] = {
+	[EARTH_MODE_DUAL] = "dual",
+	[EARTH_MODE_SINGLE_IRQ] = "single-interrupt",
+	[EARTH_MODE_SINGLE_POLL] = "single-poll",
+};
+
 static int set_mode(struct earth_options *o, const char *what, const char *v)
 {
-	if (!strcmp(v, "dual"))
-		o->node_mode = EARTH_MODE_DUAL;
-	else if (!strcmp(v, "single-interrupt"))
-		o->node_mode = EARTH_MODE_SINGLE_IRQ;
-	else if (!strcmp(v, "single-poll"))
-		o->node_mode = EARTH_MODE_SINGLE_POLL;
-	else {
-		fprintf(stderr,
-			"earth: %s: unknown node mode '%s' (use dual, "
-			"single-interrupt or single-poll)\n",
-			what, v);
-		return -EINVAL;
-	}
-	return 0;
+	for (int m = 0; m < 3; m++)
+		if (!strcmp(v, earth_mode_names[m])) {
+			o->node_mode = (enum earth_node_mode)m;
+			return 0;
+		}
+	fprintf(stderr,
+		"earth: %s: unknown node mode '%s' (use dual, "
+		"single-interrupt or single-poll)\n",
+		what, v);
+	return -EINVAL;
 }
 
 static int set_slots(struct earth_options *o, const char *what, const char *v)

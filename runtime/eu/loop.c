@@ -38,7 +38,7 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	uint64_t t0 = q_tsc();
 	uint64_t deadline = t0 + n->spin_ticks;
 	unsigned i = 0;
-	bool yielding = false; /* oversubscribed, past n->yield_ticks */
+	bool yielding = false; /* earth_idle_pause */
 	if (trace_on)
 		trace_idle(TRACE_EU);
 	for (;;) {
@@ -50,13 +50,7 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 		} else if ((++i & 63) == 0 && q_tsc() > deadline) {
 			break;
 		}
-		/* The TSC is read every 16 polls: 10-20 ns a read in a VM. */
-		if (q_unlikely(n->oversubscribed) && !yielding && (i & 15) == 0)
-			yielding = q_tsc() - t0 > n->yield_ticks;
-		if (yielding)
-			sched_yield();
-		else
-			q_cpu_relax();
+		earth_idle_pause(n, t0, i, &yielding);
 	}
 	/* Block. Dekker with su_ready_flush: we store SLEEPING then look at
 	 * the ring; the SU stores the ring then looks at our state. */

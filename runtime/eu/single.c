@@ -82,7 +82,6 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	if ((irq ? irq_safe_point(n) : 0) + single_su(n, eu, true) ||
 	    q_ring_peek(eu->ready))
 		goto out;
-	su_idle_step(n, false);
 	if (!irq) {
 		uint64_t deadline = t0 + n->spin_ticks;
 		for (unsigned i = 1;; i++) {

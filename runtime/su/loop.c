@@ -186,7 +186,8 @@ void *su_thread(void *arg)
 	struct earth_node *n = arg;
 	struct su_state *su = &n->su;
 	earth_topology_pin(n->su_cpu);
-	uint64_t idle_since = 0, yield_from = 0, busy_since = 0;
+	uint64_t idle_since = 0, idle_from = 0, busy_since = 0;
+	bool yielding = false; /* earth_idle_pause */
 	unsigned polls = 0;
 	if (acct_on)
 		acct_su.mark = n->start_tsc;
@@ -197,7 +198,8 @@ void *su_thread(void *arg)
 				su_wake_eu(n);
 			if (n->timing)
 				su->busy_ticks += q_tsc() - t0;
-			idle_since = yield_from = 0;
+			idle_since = idle_from = 0;
+			yielding = false;
 			if (q_unlikely(n->oversubscribed)) {
 				/* Busy for long on a shared CPU: let the
 				 * unit beside us run (it may be the one that
@@ -219,21 +221,9 @@ void *su_thread(void *arg)
 		su_idle_step(n, false);
 		if (atomic_load_explicit(&n->shutdown, memory_order_acquire))
 			break;
-		if (q_unlikely(n->oversubscribed)) {
-			/* Poll n->yield_ticks, then yield; the TSC is read
-			 * every 16 polls (10-20 ns a read in a VM). */
-			if (!yield_from)
-				yield_from = q_tsc();
-			else if (yield_from != UINT64_MAX && (polls & 15) == 0 &&
-				 q_tsc() - yield_from > n->yield_ticks)
-				yield_from = UINT64_MAX;
-			if (yield_from == UINT64_MAX)
-				sched_yield();
-			else
-				q_cpu_relax();
-		} else {
-			q_cpu_relax();
-		}
+		if (q_unlikely(n->oversubscribed) && !idle_from)
+			idle_from = q_tsc();
+		earth_idle_pause(n, idle_from, polls, &yielding);
 		if ((++polls & 63) != 0)
 			continue;
 		uint64_t now = q_tsc();
@@ -245,7 +235,8 @@ void *su_thread(void *arg)
 		} else if (now - idle_since > n->spin_ticks) {
 			su_idle_step(n, true); /* never sleep without asking */
 			su_try_sleep(n);
-			idle_since = yield_from = 0;
+			idle_since = idle_from = 0;
+			yielding = false;
 		}
 	}
 	if (n->net)
