@@ -5,6 +5,7 @@
 #define _GNU_SOURCE 1
 #include "bench.h"
 
+#include <libgen.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -41,6 +42,23 @@ pid_t bench_fork_job(void)
 		_exit(127);
 	}
 	return c;
+}
+
+int bench_self_and_earthrun(char *self, size_t self_len, char *earthrun,
+			    size_t earthrun_len)
+{
+	ssize_t l = readlink("/proc/self/exe", self, self_len - 1);
+	if (l < 0) {
+		perror("bench: cannot read /proc/self/exe");
+		return -1;
+	}
+	self[l] = 0;
+	char *dir = strdup(self);
+	if (!dir)
+		return -1;
+	snprintf(earthrun, earthrun_len, "%s/../bin/earthrun", dirname(dir));
+	free(dir);
+	return 0;
 }
 
 static void bench_fini(void)

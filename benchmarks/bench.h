@@ -41,6 +41,10 @@ void bench_pin(int cpu);
 pid_t bench_fork_job(void);
 /* How many CPUs the process was allowed at start (what a job gets). */
 int bench_job_cpus(void);
+/* This benchmark's executable (self) and the earthrun beside it
+ * (<dir>/../bin/earthrun, where make puts it); 0, or -1 after a message. */
+int bench_self_and_earthrun(char *self, size_t self_len, char *earthrun,
+			    size_t earthrun_len);
 /* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
 void bench_cpus(int *eu, int *su);
 

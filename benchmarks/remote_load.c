@@ -33,7 +33,6 @@
 #include "bench.h"
 
 #include <earth.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <sched.h>
@@ -715,11 +714,8 @@ int main(int argc, char **argv)
 	bench_metric_ns("signal_send_cost.busy", send_busy);
 	bench_metric_ns("signal_send_cost.idle", send_idle);
 	char self[PATH_MAX], run[PATH_MAX + 32];
-	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (l < 0)
+	if (bench_self_and_earthrun(self, sizeof(self), run, sizeof(run)))
 		return 1;
-	self[l] = 0;
-	snprintf(run, sizeof(run), "%s/../bin/earthrun", dirname(strdup(self)));
 	int reps = bench_quick ? 1 : 3;
 	static struct result rs[NMODES][REPS_MAX];
 	int bad = 0;
