@@ -4,7 +4,8 @@
 #   1. Table 2 of the EARTH-MANNA paper: the EU's overhead and the SU's cost
 #      per operation, both queue modes (eu_overhead).
 #   2. Figure 3: Livermore Loop 7 latency hiding, the masking table and the
-#      plots (ll7, QUICK: n = 9900 and 10^6, x1 and x16, shm and tcp).
+#      plots (ll7, QUICK: n = 9900 and 10^6, x1 and x16; shm through node
+#      1's SU, shm one-sided from its global memory, and tcp).
 #   3. One traced 2-node LL7 job: the timeline (Chrome trace-event JSON for
 #      Perfetto), its SVG utilisation picture, and the per-node time
 #      breakdown.
@@ -48,7 +49,7 @@ else
 	status=1
 fi
 
-step "2/3" "Figure 3: Livermore Loop 7 latency hiding (2 nodes, shm and tcp)"
+step "2/3" "Figure 3: Livermore Loop 7 latency hiding (2 nodes: shm, shm one-sided, tcp)"
 if QUICK=1 RESULTS_DIR="$out" "$bin/bench/ll7" > "$out/ll7.log" 2>&1; then
 	grep -E '^# ll7: (2 nodes|medians)' "$out/ll7.log" | sed 's/^# /  /'
 	if [ -f "$out/ll7-summary.md" ]; then
@@ -96,7 +97,8 @@ printf '\nmain job: done in %ds%s\n' $(($(date +%s) - t_start)) \
 	"$([ $status = 0 ] || echo ' (with failures)')"
 echo "Result files:"
 for f in table2.txt table2.log ll7-summary.md ll7-summary.csv ll7.csv \
-	ll7-shm.svg ll7-shm.png ll7-tcp.svg ll7-tcp.png ll7.log \
+	ll7-shm.svg ll7-shm.png ll7-shm_direct.svg ll7-shm_direct.png \
+	ll7-tcp.svg ll7-tcp.png ll7.log \
 	timeline.json timeline.svg breakdown.json traced-job.log; do
 	[ -e "$out/$f" ] && printf '  %s\n' "$out/$f"
 done

@@ -5,7 +5,9 @@
  * COMMON layout, the per-array convention for n = 9900); on 2 nodes over
  * shm and tcp, the threaded version (every fiber size, each chunk fetched
  * once and three times) and the fetch-first version give the sequential
- * checksum bit for bit; bad job arguments are refused with a message.
+ * checksum bit for bit, also with Y in node 1's global memory read
+ * one-sided (LL7_Y=global: node 0 then sends no message per move); bad job
+ * arguments are refused with a message.
  */
 #include <criterion/criterion.h>
 
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "json.h"
 #include "kernel.h"
 
 #ifndef T_LL7
@@ -83,13 +86,15 @@ Test(ll7, chunks_give_the_same_bits)
 
 
 /* Runs the 2-node job for n (fiber sizes 1, 10, 100, ... n; factors 1
- * and 3) and checks every version against the sequential checksum. */
-static void check_job(const char *transport, long n)
+ * and 3), with `env` (VAR=value ...) and earthrun flags `flags`, and checks
+ * every version against the sequential checksum. */
+static void check_job_with(const char *env, const char *flags,
+			   const char *transport, long n)
 {
 	static struct t_cmd c;
-	t_sh(&c, 200, "%s -n 2 --transport %s %s --job check dual %ld 1,3 1 1 "
-		"1000000",
-	    T_EARTHRUN, transport, T_LL7, n);
+	t_sh(&c, 200, "env %s %s -n 2 --transport %s %s %s --job check dual "
+		"%ld 1,3 1 1 1000000",
+	    env, T_EARTHRUN, transport, flags, T_LL7, n);
 	cr_assert_eq(c.status, 0, "%s n=%ld: status %d\n%s\n%s", transport, n,
 		     c.status, c.out, c.err);
 	char want[128];
@@ -110,6 +115,57 @@ static void check_job(const char *transport, long n)
 			 f, n);
 		cr_expect(strstr(c.out, row), "no row '%s' in:\n%s", row, c.out);
 	}
+}
+
+static void check_job(const char *transport, long n)
+{
+	check_job_with("", "", transport, n);
+}
+
+/* Node 0's count of `key` in the statistics JSON of a job (ops: BLKMOV_SYNC
+ * remote, or a top-level counter). */
+static double node0_count(const char *path, const char *key)
+{
+	char err[256];
+	struct json *root = json_parse_file(path, err, sizeof(err));
+	cr_assert_not_null(root, "%s: %s", path, err);
+	const struct json *nodes = json_get(root, "nodes");
+	cr_assert(nodes && nodes->n == 2, "%s: no 2 nodes", path);
+	const struct json *n0 = &nodes->v[0], *v;
+	if (!strcmp(key, "BLKMOV_SYNC"))
+		v = json_get(json_get(json_get(n0, "ops"), key), "remote");
+	else
+		v = json_get(n0, key);
+	cr_assert_not_null(v, "%s: no %s for node 0", path, key);
+	double x = v->num;
+	json_free(root);
+	return x;
+}
+
+Test(ll7, y_in_global_memory_read_one_sided)
+{
+	char path[] = "/tmp/earth_t_ll7.XXXXXX", json_path[64], flags[96];
+	cr_assert_not_null(mkdtemp(path));
+	snprintf(json_path, sizeof(json_path), "%s/stats.json", path);
+	snprintf(flags, sizeof(flags), "--stats=json %s", json_path);
+	check_job_with("LL7_Y=global", flags, "shm", 9900);
+	double moves = node0_count(json_path, "BLKMOV_SYNC");
+	double sent = node0_count(json_path, "msgs_sent");
+	cr_expect_gt(moves, 1000, "%.0f remote block moves", moves);
+	cr_expect_lt(sent, 50, "%.0f messages for %.0f one-sided moves", sent,
+		     moves);
+	/* The same job with Y served by node 1's SU sends one per move. */
+	check_job_with("", flags, "shm", 9900);
+	cr_expect_geq(node0_count(json_path, "msgs_sent"),
+		      node0_count(json_path, "BLKMOV_SYNC"));
+	unlink(json_path);
+	rmdir(path);
+}
+
+Test(ll7, y_in_global_memory_over_tcp)
+{
+	/* No one-sided path over tcp: node 1's SU serves the global memory. */
+	check_job_with("LL7_Y=global", "", "tcp", 990);
 }
 
 Test(ll7, two_nodes_shm_lfk_span)
@@ -138,6 +194,10 @@ Test(ll7, bad_job_arguments)
 	    T_LL7);
 	cr_expect_neq(c.status, 0, "too many fiber sizes accepted:\n%s", c.out);
 	cr_expect(strstr(c.err, "use fewer per decade"), "%s", c.err);
+	t_sh(&c, 200, "env LL7_Y=yes %s -n 2 %s --job check dual 99 1 1 1 100",
+	    T_EARTHRUN, T_LL7);
+	cr_expect_neq(c.status, 0, "LL7_Y=yes accepted:\n%s", c.out);
+	cr_expect(strstr(c.err, "LL7_Y=yes: must be global"), "%s", c.err);
 	t_sh(&c, 200, "%s -n 3 %s --job check dual 99 1 1 1 100", T_EARTHRUN, T_LL7);
 	cr_expect_neq(c.status, 0, "3 nodes accepted:\n%s", c.out);
 	cr_expect(strstr(c.out, "needs exactly 2 nodes"), "%s\n%s", c.out,

@@ -14,6 +14,9 @@
  *             chunks already here are computed while later ones are asked
  *   first     f BLKMOV_SYNCs of the first chunk only (its latency)
  *
+ * Y is registered memory of node 1, which its SU serves (the EARTH path),
+ * or with p->y_global an object of node 1's global memory, which node 0's
+ * SU reads itself over shm (the direct one-sided path, EARTH_REMOTE).
  * Each result is checked bit for bit against the sequential checksum (Y's
  * copy is poisoned with NaN before every fetch). Node 0 prints one CSV row
  * per (n, f, s) and a summary per (n, f); see ll7.h for the formulas.
@@ -69,29 +72,45 @@ static double ns_since(uint64_t t0)
 /* ---- node 1: owns Y ---- */
 
 static struct ll7_data remote_d;
+static earth_gptr remote_g; /* Y in global memory (y_global), or null */
 
 struct prep_args {
 	long n;
+	int y_global;
 	earth_gptr result; /* where node 0 wants Y's address */
 	earth_gslot done;
 };
 static void prep_entry(void *f)
 {
 	struct prep_args *a = f;
-	if (remote_d.y) {
+	size_t bytes = (size_t)a->n * sizeof(double);
+	if (remote_g.bits) {
+		earth_gfree(remote_g);
+		remote_g = EARTH_GPTR_NULL;
+	} else if (remote_d.y) {
 		earth_unregister_memory(remote_d.y);
-		ll7_free(&remote_d);
 	}
-	if (ll7_alloc(&remote_d, a->n) ||
-	    earth_register_memory(remote_d.y,
-				  (size_t)a->n * sizeof(double))) {
+	ll7_free(&remote_d);
+	int bad = ll7_alloc(&remote_d, a->n);
+	if (!bad && a->y_global) {
+		remote_g = earth_galloc(bytes);
+		bad = !remote_g.bits;
+		if (!bad)
+			memcpy(earth_gptr_addr(remote_g), remote_d.y, bytes);
+	} else if (!bad) {
+		bad = earth_register_memory(remote_d.y, bytes) != 0;
+	}
+	if (bad) {
 		fprintf(stderr, "ll7: node %u: cannot allocate or register "
-				"%ld doubles\n",
-			earth_node_id(), a->n);
+				"%ld doubles%s\n",
+			earth_node_id(), a->n,
+			a->y_global ? " of global memory (earthrun --gmem-mb)"
+				    : "");
 		earth_data_rsync_g(EARTH_GPTR_NULL, a->result, a->done);
 	} else {
-		earth_data_rsync_g(earth_to_global(remote_d.y), a->result,
-				   a->done);
+		earth_data_rsync_g(a->y_global ? remote_g
+					       : earth_to_global(remote_d.y),
+				   a->result, a->done);
 	}
 	EARTH_END_FUNCTION(f);
 }
@@ -299,7 +318,7 @@ static void start_n(void)
 	fflush(stdout);
 	/* Ask node 1 to build its Y for this n and tell where it is. */
 	earth_slot_init(&J.s_prep, 1, 0, prep_got, NULL);
-	struct prep_args a = {J.n, earth_to_global(&J.got),
+	struct prep_args a = {J.n, J.p->y_global, earth_to_global(&J.got),
 			      earth_slot_global(&J.s_prep)};
 	earth_invoke(1, &ll7_prep, &a, sizeof(a));
 }

@@ -2,7 +2,8 @@
 /*
  * ll7.c - `ll7`, the Livermore Loop 7 latency-hiding benchmark (Figure 3
  * of the EARTH-MANNA paper). Run directly, it is the driver: it starts
- * itself as 2-node jobs under earthrun (shm and tcp in dual mode; shm with
+ * itself as 2-node jobs under earthrun (shm and tcp in dual mode, and shm
+ * with Y in node 1's global memory read one-sided, "shm_direct"; shm with
  * an emulated network; shm in the single-core modes when the runtime has
  * them), echoes what they print, writes docs/results/ll7.csv (every s),
  * ll7-summary.csv and ll7-summary.md (every n and factor) and the plots
@@ -11,6 +12,8 @@
  *
  *   ll7 --job LABEL MODE NLIST FLIST REPS PER_DECADE OPS_CAP [--earth-...]
  *
+ * LL7_Y=global puts node 1's Y in its global memory (default: registered
+ * memory, served by node 1's SU).
  * e.g. earthrun -n 2 ll7 --job shm dual 990,9900 1,2 5 4 1048576
  */
 #define _GNU_SOURCE 1
@@ -90,6 +93,15 @@ static int job_main(int argc, char **argv)
 				p.n[i], p.per_decade, LL7_MAX_S);
 			return 2;
 		}
+	const char *y = getenv("LL7_Y");
+	if (y && *y && strcmp(y, "global") && strcmp(y, "registered")) {
+		fprintf(stderr, "ll7: LL7_Y=%s: must be global (Y in node 1's "
+				"global memory) or registered (the default: "
+				"served by node 1's SU)\n",
+			y);
+		return 2;
+	}
+	p.y_global = y && !strcmp(y, "global");
 	plan_cpus(&p);
 	/* The rest (--earth-* flags) goes to the runtime. */
 	argv[8] = argv[0];
@@ -240,12 +252,9 @@ int main(int argc, char **argv)
 			    "node 1 share the second, yielding when idle)"
 			  : "");
 	print_load("at start");
-	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (l < 0)
+	if (bench_self_and_earthrun(self, sizeof(self), earthrun,
+				    sizeof(earthrun)))
 		return 1;
-	self[l] = 0;
-	snprintf(earthrun, sizeof(earthrun), "%s/../bin/earthrun",
-		 dirname(strdup(self)));
 	const char *rd = getenv("RESULTS_DIR");
 	snprintf(outdir, sizeof(outdir), "%s", rd && *rd ? rd : "docs/results");
 	mkdir(outdir, 0755);
@@ -281,6 +290,13 @@ int main(int argc, char **argv)
 	bad |= run_job("", "shm", "shm", "dual", ns, fs, reps, dec, cap) != 0;
 	fflush(rows_csv);
 	plot("shm", "dual", nsp, fsp);
+	/* Y in node 1's global memory, read one-sided by node 0's SU: the
+	 * transfer of a memory-mapped network interface, without node 1's
+	 * SU (which shares a CPU with node 0's on a 2-CPU host). */
+	bad |= run_job("LL7_Y=global", "shm", "shm_direct", "dual", ns, fs,
+		       reps, dec, cap) != 0;
+	fflush(rows_csv);
+	plot("shm_direct", "dual", nsp, fsp);
 	bad |= run_job("", "tcp", "tcp", "dual", ns, fs, reps, dec, cap) != 0;
 	fflush(rows_csv);
 	plot("tcp", "dual", nsp, fsp);

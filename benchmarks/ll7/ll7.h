@@ -36,6 +36,9 @@ struct ll7_plan {
 	long ops_cap;    /* skip s where (n/s)*f block moves exceed this */
 	int cpus;        /* usable CPUs, and the first two of them */
 	int cpu_list[2];
+	int y_global;    /* Y in node 1's global memory (LL7_Y=global): over
+			  * shm node 0's SU reads it one-sided; else Y is
+			  * registered memory served by node 1's SU */
 };
 
 /* Repetitions at loop length n: the plan's, times LL7_SHORT_X for the
