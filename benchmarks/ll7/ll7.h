@@ -61,8 +61,16 @@ struct ll7_result {
 	double seq, ff, fetch, comm, comm_comp;
 	int best;          /* index of the smallest pct */
 	double bound_min;  /* smallest bound(s) */
-	long s_lo3, s_hi3; /* s range with pct <= 3 (0 when none) */
+	/* The widest run of consecutive fiber sizes (by s_hi / s_lo) with
+	 * pct <= 3, and with pct <= LL7_PAPER_BEST_PCT (0 when none). */
+	long s_lo3, s_hi3;
+	long s_lo_paper, s_hi_paper;
 };
+
+/* The paper's residual at its optimum (330 iterations, n = 9900): a range
+ * of s doing at least as well is a range over which this machine hides
+ * as much as the 1995 one did at its single best size. */
+#define LL7_PAPER_BEST_PCT 5.8
 
 /* From samples [s][rep] (reps from the plan). */
 void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,

@@ -46,6 +46,27 @@ int ll7_reps(const struct ll7_plan *p, long n)
 	return n <= LL7_SHORT_N ? p->reps * LL7_SHORT_X : p->reps;
 }
 
+/* The widest run of consecutive fiber sizes with pct <= limit, into
+ * *lo, *hi (0 when there is none). */
+static void widest_run(const struct ll7_result *r, double limit, long *lo,
+		       long *hi)
+{
+	*lo = *hi = 0;
+	for (int i = 0; i < r->ns; i++) {
+		if (r->pct[i] > limit)
+			continue;
+		int j = i;
+		while (j + 1 < r->ns && r->pct[j + 1] <= limit)
+			j++;
+		if (!*lo || (double)r->s[j] / (double)r->s[i] >
+				    (double)*hi / (double)*lo) {
+			*lo = r->s[i];
+			*hi = r->s[j];
+		}
+		i = j;
+	}
+}
+
 void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 		 int ns, double *seq, double *ff, double *fetch, double *th,
 		 double *first, struct ll7_result *r)
@@ -72,12 +93,9 @@ void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 			r->best = i;
 		if (r->bound[i] < r->bound_min)
 			r->bound_min = r->bound[i];
-		if (r->pct[i] <= 3.0) {
-			if (!r->s_lo3)
-				r->s_lo3 = s[i];
-			r->s_hi3 = s[i];
-		}
 	}
+	widest_run(r, 3.0, &r->s_lo3, &r->s_hi3);
+	widest_run(r, LL7_PAPER_BEST_PCT, &r->s_lo_paper, &r->s_hi_paper);
 }
 
 void ll7_print(const struct ll7_plan *p, const struct ll7_result *r)
@@ -91,10 +109,10 @@ void ll7_print(const struct ll7_plan *p, const struct ll7_result *r)
 		       r->bound[i]);
 	int b = r->best;
 	printf("ll7sum,%s,%s,%ld,%ld,%.4f,%ld,%.2f,%.2f,%.2f,%ld,%ld,%.0f,"
-	       "%.0f,%.0f\n",
+	       "%.0f,%.0f,%ld,%ld\n",
 	       p->label, p->mode, r->n, r->f, r->comm_comp, r->s[b],
 	       r->pct[b], r->bound_min, r->bound[b], r->s_lo3, r->s_hi3,
-	       r->seq, r->ff, r->fetch);
+	       r->seq, r->ff, r->fetch, r->s_lo_paper, r->s_hi_paper);
 	printf("# ll7 %s %s n=%ld x%ld: comp %.1f us, fetch-first comm %.1f "
 	       "us (comm/comp %.3f); best s=%ld: %.2f%% (its bound %.2f%%: "
 	       "%+.2f points; smallest bound over s %.2f%%)",
@@ -102,9 +120,15 @@ void ll7_print(const struct ll7_plan *p, const struct ll7_result *r)
 	       r->comm_comp, r->s[b], r->pct[b], r->bound[b],
 	       r->pct[b] - r->bound[b], r->bound_min);
 	if (r->s_lo3)
-		printf("; <= 3%% for s in [%ld, %ld]\n", r->s_lo3, r->s_hi3);
+		printf("; <= 3%% for s = %ld..%ld", r->s_lo3, r->s_hi3);
 	else
-		printf("; never <= 3%%\n");
+		printf("; never <= 3%%");
+	if (r->s_lo_paper)
+		printf("; <= %.1f%% (the paper's optimum) for s = %ld..%ld\n",
+		       LL7_PAPER_BEST_PCT, r->s_lo_paper, r->s_hi_paper);
+	else
+		printf("; never <= %.1f%% (the paper's optimum)\n",
+		       LL7_PAPER_BEST_PCT);
 	if (r->f != 1)
 		return;
 	char sfx[80];
