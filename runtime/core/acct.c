@@ -76,6 +76,14 @@ static void breakdown_of(const struct earth_node *n, struct breakdown *b)
 	b->su_idle = acct_su.idle_ticks / tpn;
 }
 
+/* What the transport did with BLK_DATA payloads (tcp; else zeros). */
+static void blk_bytes(const struct earth_node *n, struct net_blk_bytes *b)
+{
+	memset(b, 0, sizeof(*b));
+	if (n->net && n->net->ops->blk_bytes)
+		n->net->ops->blk_bytes(n->net, b);
+}
+
 static uint64_t switches(void)
 {
 	uint64_t s = 0;
@@ -108,6 +116,15 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 		PCT(b->su_serve), PCT(b->su_recv), PCT(b->su_send),
 		PCT(b->su_idle));
 #undef PCT
+	struct net_blk_bytes bb;
+	blk_bytes(n, &bb);
+	double in = (double)(bb.recv_direct + bb.recv_copied);
+	if (in > 0)
+		fprintf(f, "  block payloads received %.3f MiB: %.1f%% "
+			   "straight into place, %.1f%% copied from receive "
+			   "buffers\n",
+			in / (1 << 20), 100.0 * (double)bb.recv_direct / in,
+			100.0 * (double)bb.recv_copied / in);
 	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
 	for (int op = 1; op < SU_OP_COUNT_; op++) {
 		if (!acct_su.ops[op])
@@ -147,6 +164,8 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 	}
 	struct earth_stats st;
 	earth_stats_get(&st);
+	struct net_blk_bytes bb;
+	blk_bytes(n, &bb);
 	fprintf(f,
 		"{\"node\":%u,\"nodes\":%u,\"wall_ns\":%.0f,"
 		"\"eu\":{\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,\"idle_ns\":%.0f},"
@@ -177,9 +196,12 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 	fprintf(f,
 		"}},\"fibers_run\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
 		",\"msgs_received\":%" PRIu64 ",\"tokens_stolen\":%" PRIu64
-		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64 "}\n",
+		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64
+		",\"blk_recv\":{\"direct\":%" PRIu64
+		",\"copied\":%" PRIu64 "}}\n",
 		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
-		st.tokens_given, st.steal_requests);
+		st.tokens_given, st.steal_requests, bb.recv_direct,
+		bb.recv_copied);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot write "
 				"%s: %s\n",

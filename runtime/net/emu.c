@@ -144,6 +144,12 @@ static void emu_wake(struct net *t)
 	e->inner->ops->wake(e->inner);
 }
 
+static void emu_blk_bytes(struct net *t, struct net_blk_bytes *b)
+{
+	struct emu_net *e = (struct emu_net *)t;
+	e->inner->ops->blk_bytes(e->inner, b);
+}
+
 static void emu_fini(struct net *t)
 {
 	struct emu_net *e = (struct emu_net *)t;
@@ -187,6 +193,7 @@ struct net *net_emu_wrap(struct net *inner, uint64_t lat_ns, double bw_mbps)
 		.fini = emu_fini,
 		.wait = inner->ops->wait ? emu_wait : NULL,
 		.wake = inner->ops->wake ? emu_wake : NULL,
+		.blk_bytes = inner->ops->blk_bytes ? emu_blk_bytes : NULL,
 	};
 	e->base.ops = &e->ops;
 	e->base.self = inner->self;

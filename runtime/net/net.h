@@ -21,6 +21,13 @@
 struct earth_node;
 struct net;
 
+/* Bytes of BLK_DATA payloads (block moves, GET and DATA replies) received
+ * straight into their destination and copied there out of receive
+ * buffers. */
+struct net_blk_bytes {
+	uint64_t recv_direct, recv_copied;
+};
+
 /* Called for each message received; payload has h->len bytes. */
 typedef void (*net_deliver_fn)(struct earth_node *n, uint32_t from,
 			       const struct wire_hdr *h, const void *payload);
@@ -63,6 +70,9 @@ struct net_ops {
 	 * on su_word, where peers wake it anyway (off); with on, fences so
 	 * that a poll after it sees what arrived before. Async-signal-safe. */
 	void (*irq_arm)(struct net *t, bool on);
+	/* Optional: what the transport did with BLK_DATA payloads so far
+	 * (struct net_blk_bytes). The SU's thread, or any once it ended. */
+	void (*blk_bytes)(struct net *t, struct net_blk_bytes *b);
 };
 
 struct net {

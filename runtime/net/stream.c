@@ -3,7 +3,9 @@
  * stream.c - reassembling messages from a byte stream (see stream.h).
  * Messages that lie whole in a piece are delivered in place; the bytes of
  * one that does not are copied into buf until it is complete. BLK_DATA
- * payloads go straight to their destination when a place function is set.
+ * payloads go straight to their destination when a place function is set:
+ * copied out of the pieces, or received there by the caller
+ * (wire_stream_direct).
  */
 #define EARTH_INTERNAL 1
 #include "stream.h"
@@ -42,6 +44,7 @@ static const char *check(struct wire_stream *s, const struct wire_hdr *h,
 			 bool *bye)
 {
 	*bye = false;
+	s->direct_run = false; /* a new message */
 	if (h->magic == WIRE_BYE_MAGIC) {
 		if (h->version != WIRE_VERSION || h->type != 0 ||
 		    h->src != s->from || h->len != 0)
@@ -77,6 +80,7 @@ static bool place_more(struct wire_stream *s, const unsigned char **p,
 	memcpy(s->pdst, *p, k);
 	s->pdst += k;
 	s->pleft -= k;
+	s->copied += k;
 	*p += k;
 	*n -= k;
 	k = s->ppad < *n ? s->ppad : *n;
@@ -109,6 +113,7 @@ again:
 	if (s->placing) {
 		if (!place_more(s, &p, &n))
 			return NULL;
+		s->direct_run &= !(s->ph.flags & WIRE_F_LAST);
 		fn(ctx, s->from, &s->ph, NULL);
 		++*count;
 		if (s->bye)
@@ -196,4 +201,39 @@ again:
 	memcpy(s->buf, p, n);
 	s->len = n;
 	return NULL;
+}
+
+/* Bytes after the payload being placed (its padding and the next
+ * header), or of the next header; 0 once a header is complete. */
+static size_t direct_after(const struct wire_stream *s)
+{
+	if (s->placing)
+		return s->ppad + HDR;
+	return s->len < HDR ? HDR - s->len : 0;
+}
+
+int wire_stream_direct(struct wire_stream *s, size_t min, struct iovec iov[2])
+{
+	bool start = s->placing && s->pleft && s->pleft >= min;
+	if ((!start && !s->direct_run) || s->bye || !direct_after(s))
+		return 0;
+	size_t left = s->placing ? s->pleft : 0;
+	iov[0] = (struct iovec){left ? s->pdst : s->ahead, left};
+	iov[1] = (struct iovec){s->ahead, direct_after(s)};
+	return 2;
+}
+
+const char *wire_stream_direct_done(struct wire_stream *s, size_t n,
+				    wire_stream_fn fn, void *ctx,
+				    unsigned *count)
+{
+	size_t left = s->placing ? s->pleft : 0, after = direct_after(s);
+	if ((!s->placing && !s->direct_run) || !after || n > left + after)
+		return "len (more bytes than wire_stream_direct asked for)";
+	size_t k = n < left ? n : left;
+	s->pdst += k;
+	s->pleft -= k;
+	s->direct += k;
+	s->direct_run = true;
+	return wire_stream_feed(s, s->ahead, n - k, fn, ctx, count);
 }

@@ -5,7 +5,8 @@
  * payload padded to 8 bytes. The header is checked (wire_check) before its
  * length is trusted; a payload may span pieces. With a place function set,
  * a W_BLK_DATA payload (up to WIRE_MAX_BLK_DATA) is not gathered: its bytes
- * are copied to the destination place() returns as they arrive, and the
+ * are copied to the destination place() returns as they arrive, or
+ * received straight there by the caller (wire_stream_direct), and the
  * message is then delivered with WIRE_F_PLACED and no payload. A BYE record
  * (a header with magic WIRE_BYE_MAGIC) is the transport's own: the sender
  * ends cleanly and sends nothing more.
@@ -20,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "wire.h"
 
@@ -50,6 +52,16 @@ struct wire_stream {
 	struct wire_hdr ph;
 	unsigned char *pdst;
 	size_t pleft, ppad;
+	/* Received with the end of a payload (wire_stream_direct): its
+	 * padding and the next header. */
+	unsigned char ahead[8 + sizeof(struct wire_hdr)];
+	/* The last bytes came through wire_stream_direct_done and what they
+	 * began is not complete: the rest of a payload, or the header of the
+	 * next chunk of the same block move. */
+	bool direct_run;
+	/* Payload bytes placed: copied out of fed pieces, and received
+	 * straight at their destination. */
+	uint64_t copied, direct;
 };
 
 /* Called for each complete message, payload 8-aligned. */
@@ -69,5 +81,27 @@ void wire_stream_fini(struct wire_stream *s);
 const char *wire_stream_feed(struct wire_stream *s, const void *data,
 			     size_t n, wire_stream_fn fn, void *ctx,
 			     unsigned *count);
+
+/*
+ * Where the next bytes of s may be received straight from the connection
+ * instead of being fed: the rest of the BLK_DATA payload being placed
+ * (iov[0], at its destination), then its padding and the next message's
+ * header (iov[1], into s->ahead); offered when at least min bytes of the
+ * payload are left, and then until the payload is complete and, when it
+ * was not its move's last chunk (WIRE_F_LAST), until the next header is
+ * (iov[0] may then be empty). Returns 2, or 0 when there is nothing to
+ * offer.
+ */
+int wire_stream_direct(struct wire_stream *s, size_t min, struct iovec iov[2]);
+
+/*
+ * n bytes arrived in the iovecs wire_stream_direct gave, in order: takes
+ * them as wire_stream_feed takes a piece (the placed message is delivered
+ * once its padding came; the header after it is checked). Returns NULL or
+ * the bad field, as wire_stream_feed.
+ */
+const char *wire_stream_direct_done(struct wire_stream *s, size_t n,
+				    wire_stream_fn fn, void *ctx,
+				    unsigned *count);
 
 #endif /* EARTH_STREAM_H */

@@ -17,9 +17,12 @@
  * Data (SU thread): the ring is created on first use by the SU (SINGLE_ISSUER
  * and DEFER_TASKRUN tie it to that thread), one multishot receive per peer
  * into a ring of provided buffers, messages appended per peer and sent with
- * one send per peer per flush. An empty poll reads memory only: the kernel
- * raises IORING_SQ_TASKRUN when it has completions to run, and only then
- * (or every EVENTS_EVERY polls, as a safety net) does poll enter the kernel.
+ * one send per peer per flush. On a DEFER_TASKRUN ring the rest of a large
+ * block payload is received straight into its destination with recvmsg
+ * (direct_pass says why that keeps each stream in order). An empty poll
+ * reads memory only: the kernel raises IORING_SQ_TASKRUN when it has
+ * completions to run, and only then (or every EVENTS_EVERY polls, as a
+ * safety net) does poll enter the kernel.
  * The SU sleeps in io_uring_enter (net_ops.wait); the EU and other threads
  * wake it through an eventfd the ring reads (net_ops.wake).
  *
@@ -64,6 +67,8 @@
 #define PEND_MAX (1u << 20)   /* queued bytes per peer before -EAGAIN */
 #define BLK_CHUNK (1u << 20)  /* BLK_DATA payload per message */
 #define REF_MIN 4096u         /* send_ref: smaller payloads are copied */
+#define DIRECT_MIN (16u * 1024u) /* payload left to receive in place */
+#define DIRECT_MAX (BUF_COUNT * BUF_SIZE) /* received so per peer per pass */
 #define IOV_BATCH 64          /* pieces per sendmsg */
 #define RING_SQ 256u
 #define RING_CQ 4096u
@@ -122,6 +127,7 @@ struct tcp_peer {
 	bool recv_armed;
 	bool gone;    /* closed after its BYE or after the job ended */
 	bool sending; /* fly is in a send */
+	bool flowing; /* its bytes came lately: the socket may hold more */
 	struct tcp_buf pend, fly;
 	size_t fly_off;   /* bytes of fly sent, copied and referenced */
 	struct msghdr msg; /* fly from fly_off, when it references payloads */
@@ -137,6 +143,7 @@ struct tcp_net {
 	bool efd_armed;
 	bool ring_ok, defer, need_submit;
 	bool ending; /* SHUTDOWN sent or received */
+	bool flowing; /* some peer is */
 	unsigned polls;
 	struct io_uring ring;
 	struct io_uring_buf_ring *br;
@@ -435,6 +442,7 @@ static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)
 				earth_fatal("message from node %u rejected: "
 					    "field %s",
 					    p, bad);
+			pp->flowing = t->flowing = true;
 		}
 		recycle(t, bid);
 	} else if (res == 0) {
@@ -504,6 +512,75 @@ static inline bool kernel_has_work(struct tcp_net *t)
 	       (IO_URING_READ_ONCE(*t->ring.sq.kflags) & IORING_SQ_TASKRUN);
 }
 
+/*
+ * Receives what peer p's stream places next (the rest of a block payload,
+ * its padding, the next header: wire_stream_direct) straight from the
+ * socket, until the socket runs dry, the job ends, `budget` messages went
+ * out or DIRECT_MAX bytes came (no more than the receive buffers hold: the
+ * rest of the SU's work waits no longer than on the copying path). Returns
+ * whether it stopped with more to receive that way. SU thread, from
+ * direct_pass only.
+ */
+static bool recv_direct(struct tcp_net *t, uint32_t p, unsigned budget)
+{
+	struct tcp_peer *pp = &t->peer[p];
+	struct iovec iov[2];
+	size_t got = 0;
+	while (t->delivered < budget && got < DIRECT_MAX && !t->ending &&
+	       wire_stream_direct(&pp->in, DIRECT_MIN, iov)) {
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+		size_t want = iov[0].iov_len + iov[1].iov_len;
+		ssize_t k = recvmsg(pp->fd, &m, MSG_DONTWAIT);
+		if (k <= 0) {
+			if (k == 0 || (errno != EAGAIN && errno != EINTR))
+				peer_lost(t, p, k ? errno : 0);
+			return false;
+		}
+		const char *bad = wire_stream_direct_done(
+			&pp->in, (size_t)k, on_message, t, &t->delivered);
+		if (bad)
+			earth_fatal("message from node %u rejected: field %s",
+				    p, bad);
+		if ((size_t)k < want)
+			return false;
+		got += (size_t)k;
+	}
+	return wire_stream_direct(&pp->in, DIRECT_MIN, iov) != 0;
+}
+
+/*
+ * Block payloads straight into place, on a DEFER_TASKRUN ring: for each
+ * peer whose bytes came lately, or every peer when `arrived` (the kernel
+ * has task work: something came). The invariant that keeps each stream in
+ * order: a direct receive happens only when no completion carrying a
+ * peer's bytes waits unhandled, that is when the CQ is empty and has not
+ * overflowed, with no io_uring_enter between that check and the receive.
+ * It holds because with DEFER_TASKRUN the kernel reads a socket for the
+ * multishot receive only inside this thread's io_uring_enter (its retries
+ * are task work that only GETEVENTS runs; liburing 2.3's submit asks for
+ * GETEVENTS whenever IORING_SQ_TASKRUN is up) and posts what it read
+ * before that call returns: the socket then holds the stream's next bytes,
+ * and the multishot receive later finds them gone (-EAGAIN: it stays
+ * armed and posts nothing) or the bytes after them. Without DEFER_TASKRUN
+ * task work runs at any system call's return: no direct receive there.
+ * SU thread.
+ */
+static void direct_pass(struct tcp_net *t, bool arrived, unsigned budget)
+{
+	if ((!arrived && !t->flowing) || !t->defer || t->ending ||
+	    io_uring_cq_ready(&t->ring) ||
+	    (IO_URING_READ_ONCE(*t->ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW))
+		return;
+	t->flowing = false;
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		struct tcp_peer *pp = &t->peer[p];
+		if (p == t->base.self || pp->gone || (!arrived && !pp->flowing))
+			continue;
+		pp->flowing = recv_direct(t, p, budget);
+		t->flowing |= pp->flowing;
+	}
+}
+
 static unsigned tcp_poll(struct net *nt, struct earth_node *n,
 			 net_deliver_fn deliver, unsigned budget)
 {
@@ -511,7 +588,13 @@ static unsigned tcp_poll(struct net *nt, struct earth_node *n,
 	ensure_ring(t);
 	t->n = n;
 	t->deliver = deliver;
-	if (t->need_submit || kernel_has_work(t) ||
+	t->delivered = 0;
+	/* Before the kernel's receives take what came into buffers. A flag
+	 * raised after this look waits for the next poll, which receives
+	 * directly first too. */
+	bool tw = kernel_has_work(t);
+	direct_pass(t, tw, budget);
+	if (t->need_submit || tw ||
 	    q_unlikely(++t->polls % EVENTS_EVERY == 0)) {
 		if (t->defer) {
 			t->need_submit = false;
@@ -525,10 +608,11 @@ static unsigned tcp_poll(struct net *nt, struct earth_node *n,
 			submit(t);
 		}
 	}
-	t->delivered = 0;
 	if (io_uring_cq_ready(&t->ring))
 		reap(t, budget);
 	submit(t); /* re-armed receives, follow-up sends */
+	/* The rest of payloads whose first bytes these completions held. */
+	direct_pass(t, false, budget);
 	return t->delivered;
 }
 
@@ -590,6 +674,17 @@ static void tcp_flush(struct net *nt)
 	submit(t);
 	if (q_unlikely(t->ending))
 		end_drain(t);
+}
+
+/* net_ops.blk_bytes: the SU thread, or any once it ended. */
+static void tcp_blk_bytes(struct net *nt, struct net_blk_bytes *b)
+{
+	struct tcp_net *t = (struct tcp_net *)nt;
+	memset(b, 0, sizeof(*b));
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		b->recv_direct += t->peer[p].in.direct;
+		b->recv_copied += t->peer[p].in.copied;
+	}
 }
 
 /* ---- sleeping and waking the SU ---- */
@@ -748,6 +843,7 @@ static const struct net_ops tcp_ops = {
 	.wait = tcp_wait,
 	.wake = tcp_wake,
 	.irq = tcp_irq,
+	.blk_bytes = tcp_blk_bytes,
 };
 
 /* ---- rendezvous (earth_run thread) ---- */

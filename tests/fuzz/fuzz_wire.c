@@ -11,7 +11,11 @@
  * (a bit of the second byte) decode with a place function, as the tcp
  * transport does: BLK_DATA payloads then go to a per-decoder memory at an
  * offset chosen from the header, and both decoders must have written the
- * same bytes there.
+ * same bytes there. Those inputs are decoded a third time, cut again, with
+ * the bytes wire_stream_direct asks for put straight into its iovecs
+ * (wire_stream_direct_done) as the tcp transport receives them; it must
+ * agree with the others, and every decoder must count each placed payload
+ * byte once, copied or received directly.
  *
  *   make fuzz-wire  (tests/fuzz/module.mk; part of make test with clang-14)
  */
@@ -34,7 +38,7 @@ struct seen {
 	} m[MAX_MSGS];
 };
 
-static struct seen whole, cut;
+static struct seen whole, cut, direct;
 
 /* Where a placed payload goes: the same offset for both decoders. */
 static size_t place_off(const struct wire_hdr *h)
@@ -130,6 +134,43 @@ static size_t build(const uint8_t *in, size_t n, uint32_t from,
 
 static unsigned char built[1u << 22];
 
+/* Decodes data into s in pieces cut by *rng; with min, takes the bytes
+ * wire_stream_direct asks for (at least min of a payload) as the tcp
+ * transport receives them. The first error, or NULL. */
+static const char *decode_cut(struct wire_stream *s, const uint8_t *data,
+			      size_t size, uint32_t *rng, size_t min,
+			      struct seen *seen, unsigned *count)
+{
+	const char *e = NULL;
+	for (size_t off = 0; off < size && !e;) {
+		*rng = *rng * 1103515245u + 12345u;
+		size_t k = 1 + (*rng >> 16) % 97;
+		if ((*rng >> 8) % 8 == 0) /* sometimes a large piece */
+			k = 1 + (*rng >> 12) % 70000;
+		if (k > size - off)
+			k = size - off;
+		struct iovec iov[2];
+		if (min && wire_stream_direct(s, min, iov)) {
+			size_t k0 = k < iov[0].iov_len ? k : iov[0].iov_len;
+			size_t k1 = k - k0 < iov[1].iov_len ? k - k0
+							  : iov[1].iov_len;
+			memcpy(iov[0].iov_base, data + off, k0);
+			memcpy(iov[1].iov_base, data + off + k0, k1);
+			e = wire_stream_direct_done(s, k0 + k1, on_msg, seen,
+						    count);
+			off += k0 + k1;
+			continue;
+		}
+		/* Feed from a copy: the decoder cannot read past the piece. */
+		unsigned char *piece = malloc(k);
+		memcpy(piece, data + off, k);
+		e = wire_stream_feed(s, piece, k, on_msg, seen, count);
+		free(piece);
+		off += k;
+	}
+	return e;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -143,9 +184,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t rng = data[1] * 2654435761u + 1;
 	bool recipes = data[1] & 1;
 	bool placing = data[1] & 2;
-	static unsigned char mem_a[PLACE_MEM], mem_b[PLACE_MEM];
+	size_t min = 1 + (size_t)(data[1] >> 2) * 300;
+	static unsigned char mem_a[PLACE_MEM], mem_b[PLACE_MEM],
+		mem_c[PLACE_MEM];
 	whole.mem = mem_a;
 	cut.mem = mem_b;
+	direct.mem = mem_c;
 	data += 2;
 	size -= 2;
 	if (recipes) {
@@ -153,40 +197,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data = built;
 	}
 
-	struct wire_stream a, b;
+	struct wire_stream a, b, c;
 	if (wire_stream_init(&a, from, self, nodes) ||
-	    wire_stream_init(&b, from, self, nodes))
+	    wire_stream_init(&b, from, self, nodes) ||
+	    wire_stream_init(&c, from, self, nodes))
 		abort();
 	if (placing)
-		a.place = b.place = place;
-	unsigned ca = 0, cb = 0;
-	whole.n = cut.n = 0;
+		a.place = b.place = c.place = place;
+	unsigned ca = 0, cb = 0, cc = 0;
+	whole.n = cut.n = direct.n = 0;
 	const char *ea = wire_stream_feed(&a, data, size, on_msg, &whole, &ca);
-	const char *eb = NULL;
-	for (size_t off = 0; off < size && !eb;) {
-		rng = rng * 1103515245u + 12345u;
-		size_t k = 1 + (rng >> 16) % 97;
-		if ((rng >> 8) % 8 == 0)
-			k = 1 + (rng >> 12) % 70000; /* sometimes a large piece */
-		if (k > size - off)
-			k = size - off;
-		/* Feed from a copy so the decoder cannot read past the piece. */
-		unsigned char *piece = malloc(k);
-		memcpy(piece, data + off, k);
-		eb = wire_stream_feed(&b, piece, k, on_msg, &cut, &cb);
-		free(piece);
-		off += k;
-	}
-	if (ca != whole.n || cb != cut.n || whole.n != cut.n || ea != eb ||
-	    a.bye != b.bye)
+	const char *eb = decode_cut(&b, data, size, &rng, 0, &cut, &cb);
+	const char *ec = decode_cut(&c, data, size, &rng, placing ? min : 0,
+				    &direct, &cc);
+	if (ca != whole.n || cb != cut.n || cc != direct.n ||
+	    whole.n != cut.n || whole.n != direct.n || ea != eb || ea != ec ||
+	    a.bye != b.bye || a.bye != c.bye || a.direct || b.direct ||
+	    a.copied != b.copied || a.copied != c.copied + c.direct)
 		__builtin_trap();
 	for (unsigned i = 0; i < whole.n && i < MAX_MSGS; i++) {
 		if (memcmp(&whole.m[i].h, &cut.m[i].h, sizeof(struct wire_hdr)) ||
+		    memcmp(&whole.m[i].h, &direct.m[i].h,
+			   sizeof(struct wire_hdr)) ||
 		    whole.m[i].sum != cut.m[i].sum ||
+		    whole.m[i].sum != direct.m[i].sum ||
 		    wire_check(&whole.m[i].h, from, self, nodes))
 			__builtin_trap();
 	}
 	wire_stream_fini(&a);
 	wire_stream_fini(&b);
+	wire_stream_fini(&c);
 	return 0;
 }
