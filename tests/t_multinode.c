@@ -10,11 +10,11 @@
  * nodes started directly as srun/mpirun start them): 2-4 nodes, chunked
  * blocks, a killed node, writes outside registered memory, connections
  * with bad hellos rejected and reported; block moves up to 64 MiB pulled,
- * pushed and between two other nodes, checked byte for byte and received
- * mostly straight into their destination, back to back with small
- * messages, refused outside registered memory, their sender killed
- * midway (tests/progs/blkmove.c). Oversubscribed on a 2-core machine by
- * design.
+ * pushed and between two other nodes, checked byte for byte, sent from
+ * where they lie and received mostly straight into their destination, back
+ * to back with small messages, refused outside registered memory, their
+ * sender killed midway (tests/progs/blkmove.c). Oversubscribed on a 2-core
+ * machine by design.
  */
 #include <criterion/criterion.h>
 
@@ -719,9 +719,11 @@ Test(multinode, tcp_duplicate_node_is_rejected)
 /* ---- large block moves over tcp: BLK_DATA payloads received straight
  * into their destination (tests/progs/blkmove.c) ---- */
 
-/* Block payload bytes each node received directly and copied. */
+/* Block payload bytes each node received directly and copied, sent from
+ * where they lie and copied. */
 struct blk_recv {
 	double direct[3], copied[3];
+	double sent_ref[3], sent_copied[3];
 };
 
 /* Runs `blkmove ARGS` on `nodes` tcp nodes, checks that every byte arrived
@@ -746,13 +748,18 @@ static void blkmove_job(int nodes, const char *args, struct blk_recv *r)
 	for (size_t i = 0; i < arr->n; i++) {
 		int k = (int)json_get(&arr->v[i], "node")->num;
 		const struct json *b = json_get(&arr->v[i], "blk_recv");
-		cr_assert(b && k >= 0 && k < nodes, "no blk_recv for node %d",
-			  k);
+		const struct json *o = json_get(&arr->v[i], "blk_sent");
+		cr_assert(b && o && k >= 0 && k < nodes,
+			  "no blk_recv or blk_sent for node %d", k);
 		r->direct[k] = json_get(b, "direct")->num;
 		r->copied[k] = json_get(b, "copied")->num;
+		r->sent_ref[k] = json_get(o, "referenced")->num;
+		r->sent_copied[k] = json_get(o, "copied")->num;
 		cr_log_info("blkmove %s: node %d received %.0f bytes directly, "
-			    "%.0f copied",
-			    args, k, r->direct[k], r->copied[k]);
+			    "%.0f copied; sent %.0f from where they lie, %.0f "
+			    "copied",
+			    args, k, r->direct[k], r->copied[k], r->sent_ref[k],
+			    r->sent_copied[k]);
 	}
 	json_free(root);
 	cr_log_info("blkmove %s: %.2f s", args, (t_now_ns() - t0) / 1e9);
@@ -767,6 +774,20 @@ static void expect_received(const struct blk_recv *r, int k, double bytes,
 	cr_assert(got >= bytes && got <= bytes + more,
 		  "blkmove %s: node %d counted %.0f bytes, want %.0f", args, k,
 		  got, bytes);
+}
+
+/* Node k sent the `reps` moves of `bytes` from where they lie, all but
+ * their last chunks under 4 KiB (and the replies of the set-up). */
+static void expect_sent_in_place(const struct blk_recv *r, int k, long bytes,
+				 long reps, const char *args)
+{
+	cr_assert(r->sent_ref[k] + r->sent_copied[k] >= (double)(bytes * reps),
+		  "blkmove %s: node %d sent %.0f + %.0f bytes", args, k,
+		  r->sent_ref[k], r->sent_copied[k]);
+	cr_assert_leq(r->sent_copied[k], reps * 4096.0 + 64,
+		      "blkmove %s: node %d copied %.0f bytes of payloads into "
+		      "its send buffers",
+		      args, k, r->sent_copied[k]);
 }
 
 Test(multinode, tcp_large_blocks_pulled_and_pushed)
@@ -785,6 +806,8 @@ Test(multinode, tcp_large_blocks_pulled_and_pushed)
 			expect_received(&r, push ? 1 : 0,
 					(double)(sizes[i] * reps[i]),
 					push ? 0 : 16, args);
+			expect_sent_in_place(&r, push ? 0 : 1, sizes[i],
+					     reps[i], args);
 		}
 	}
 }

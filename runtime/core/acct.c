@@ -125,6 +125,12 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 			   "buffers\n",
 			in / (1 << 20), 100.0 * (double)bb.recv_direct / in,
 			100.0 * (double)bb.recv_copied / in);
+	double out = (double)(bb.sent_ref + bb.sent_copied);
+	if (out > 0)
+		fprintf(f, "  block payloads sent %.3f MiB: %.1f%% from where "
+			   "they lie, %.1f%% copied into send buffers\n",
+			out / (1 << 20), 100.0 * (double)bb.sent_ref / out,
+			100.0 * (double)bb.sent_copied / out);
 	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
 	for (int op = 1; op < SU_OP_COUNT_; op++) {
 		if (!acct_su.ops[op])
@@ -198,10 +204,11 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 		",\"msgs_received\":%" PRIu64 ",\"tokens_stolen\":%" PRIu64
 		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64
 		",\"blk_recv\":{\"direct\":%" PRIu64
+		",\"copied\":%" PRIu64 "},\"blk_sent\":{\"referenced\":%" PRIu64
 		",\"copied\":%" PRIu64 "}}\n",
 		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
 		st.tokens_given, st.steal_requests, bb.recv_direct,
-		bb.recv_copied);
+		bb.recv_copied, bb.sent_ref, bb.sent_copied);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot write "
 				"%s: %s\n",

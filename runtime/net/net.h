@@ -23,9 +23,10 @@ struct net;
 
 /* Bytes of BLK_DATA payloads (block moves, GET and DATA replies) received
  * straight into their destination and copied there out of receive
- * buffers. */
+ * buffers; sent from where they lie and copied into the send buffers. */
 struct net_blk_bytes {
 	uint64_t recv_direct, recv_copied;
+	uint64_t sent_ref, sent_copied;
 };
 
 /* Called for each message received; payload has h->len bytes. */

@@ -152,6 +152,7 @@ struct tcp_net {
 	struct earth_node *n;
 	net_deliver_fn deliver;
 	unsigned delivered;
+	uint64_t sent_ref, sent_copied; /* BLK_DATA payload bytes */
 	uint64_t events_calls; /* statistics for the tests and the docs */
 };
 
@@ -334,7 +335,9 @@ static int append(struct tcp_net *t, uint32_t peer, const struct wire_hdr *h,
 		t->ending = true;
 	if (pp->gone) /* it ended the job cleanly: nothing more to say */
 		return 0;
-	size_t need = wire_msg_bytes(h->len);
+	/* Bytes to copy: a referenced payload costs no buffer, so it never
+	 * counts towards PEND_MAX (refused, the SU would queue a copy). */
+	size_t need = wire_msg_bytes(h->len) - (ref ? h->len : 0);
 	if (pp->pend.len && pp->pend.len + need > PEND_MAX)
 		return -EAGAIN;
 	if (ref) {
@@ -347,7 +350,6 @@ static int append(struct tcp_net *t, uint32_t peer, const struct wire_hdr *h,
 			b->ext = ne;
 			b->ext_cap = c;
 		}
-		need -= h->len; /* header and padding */
 	}
 	if (pp->pend.len + need > pp->pend.cap) {
 		size_t cap = pp->pend.cap ? pp->pend.cap : 4096;
@@ -367,11 +369,14 @@ static int append(struct tcp_net *t, uint32_t peer, const struct wire_hdr *h,
 						     payload, h->len};
 		b->ext_bytes += h->len;
 		memset(at + sizeof(*h), 0, need - sizeof(*h));
+		t->sent_ref += h->len;
 	} else {
 		if (h->len)
 			memcpy(at + sizeof(*h), payload, h->len);
 		memset(at + sizeof(*h) + h->len, 0,
 		       need - sizeof(*h) - h->len);
+		if (h->type == W_BLK_DATA)
+			t->sent_copied += h->len;
 	}
 	pp->pend.len += need;
 	return 0;
@@ -685,6 +690,8 @@ static void tcp_blk_bytes(struct net *nt, struct net_blk_bytes *b)
 		b->recv_direct += t->peer[p].in.direct;
 		b->recv_copied += t->peer[p].in.copied;
 	}
+	b->sent_ref = t->sent_ref;
+	b->sent_copied = t->sent_copied;
 }
 
 /* ---- sleeping and waking the SU ---- */
