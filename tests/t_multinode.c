@@ -187,6 +187,55 @@ Test(multinode, signal_to_a_non_slot_is_rejected)
 		  "%s", c.err);
 }
 
+/* A block of data, or a move landing on node 1, whose slot field names
+ * an address that is not a registered slot there: rejected naming field
+ * a, never dereferenced. */
+static void bad_slot_of_data(const char *transport, const char *how,
+			     const char *type)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "%s --transport %s -n 2 %s/badmsg %s", T_EARTHRUN,
+	    transport, T_PROG_DIR, how);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s",
+		     transport, how, c.status, c.err);
+	char want[128];
+	snprintf(want, sizeof(want), "message %s from node 0 rejected: field a",
+		 type);
+	cr_assert(strstr(c.err, want), "%s %s: want '%s' in:\n%s", transport,
+		  how, want, c.err);
+	cr_assert(strstr(c.err, "not an aligned slot in this node's registered "
+				"memory"),
+		  "%s", c.err);
+}
+
+Test(multinode, data_with_a_non_slot_is_rejected)
+{
+	bad_slot_of_data("shm", "dataslot", "BLK_DATA");
+	bad_slot_of_data("tcp", "dataslot", "BLK_DATA");
+	bad_slot_of_data("shm", "moveslot", "BLK_REQ");
+	bad_slot_of_data("tcp", "moveslot", "BLK_REQ");
+}
+
+/* progs/order.c: a GET's or small DATA's value that goes to the EU with
+ * its fiber is in place, at its width, for that fiber and for the fiber
+ * of any later signal from the same source. */
+Test(multinode, values_travel_with_their_fibers)
+{
+	const char *runs[][2] = {{"shm", ""},
+				 {"tcp", ""},
+				 {"shm", "EARTH_MODE=single-interrupt"},
+				 {"tcp", "EARTH_MODE=single-poll"}};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct t_cmd c;
+		t_sh(&c, 60, "env %s %s --transport %s -n 3 %s/order 200",
+		    runs[i][1], T_EARTHRUN, runs[i][0], T_PROG_DIR);
+		cr_expect_eq(c.status, 0, "%s %s: status %d\n%s\n%s",
+			     runs[i][0], runs[i][1], c.status, c.out, c.err);
+		cr_expect(strstr(c.out, "order: ok"), "%s %s:\n%s", runs[i][0],
+			  runs[i][1], c.out);
+	}
+}
+
 Test(multinode, nodes_without_transport)
 {
 	struct t_cmd c;

@@ -55,8 +55,13 @@ struct su_req {
 static_assert(sizeof(struct su_req) <= sizeof(((struct q_msg *)0)->w),
 	      "a request fits one message");
 
-/* Up to three (fiber, frame) pairs; fiber 0 ends the list. */
+/* Up to three (fiber, frame) pairs; fiber 0 ends the list. A message
+ * whose first fiber is READY_VALUE carries one fiber and the value of the
+ * GET_SYNC that made it ready: e[0].frame the value's size, e[1] the
+ * (fiber, frame), e[2] (destination, value bits); the EU stores the value,
+ * then runs the fiber (su_ready_value, eu_ready_take). */
 #define READY_PER_MSG 3
+#define READY_VALUE 1u
 struct ready_msg {
 	struct {
 		uint64_t fiber;

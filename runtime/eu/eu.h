@@ -12,6 +12,8 @@
 
 #include "node.h"
 
+#include <string.h>
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #define EU_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
@@ -105,6 +107,29 @@ static inline void eu_frame_free(struct eu_state *eu, void *frame)
 struct q_msg *eu_post_spill(struct eu_state *eu) EARTH_HIDDEN;
 /* Moves spilled requests into the ring while it has room. */
 void eu_ovf_drain(struct eu_state *eu) EARTH_HIDDEN;
+
+/* Takes ready message m (then released) into r as a list of fibers; a
+ * READY_VALUE message first stores its GET_SYNC's value where the fiber
+ * expects it (req.h), so the fiber sees it like any value the SU stored.
+ * EU thread. */
+static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
+				 struct ready_msg *r)
+{
+	*r = *ready_of(m);
+	q_ring_release(eu->ready);
+	if (q_unlikely(r->e[0].fiber == READY_VALUE)) {
+		void *dst = (void *)(uintptr_t)r->e[2].fiber;
+		uint64_t v = r->e[2].frame;
+		switch (r->e[0].frame) {
+		case 1: memcpy(dst, &v, 1); break;
+		case 2: memcpy(dst, &v, 2); break;
+		case 4: memcpy(dst, &v, 4); break;
+		default: memcpy(dst, &v, 8); break;
+		}
+		r->e[0] = r->e[1];
+		r->e[1].fiber = 0;
+	}
+}
 
 /* A message to fill: in the ring, or appended to the overflow list while
  * the ring is full (order is kept: once one request spills, the next ones

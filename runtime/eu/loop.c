@@ -122,8 +122,8 @@ void *eu_thread(void *arg)
 			eu_in_fiber = true;
 			continue;
 		}
-		struct ready_msg r = *ready_of(m);
-		q_ring_release(eu->ready);
+		struct ready_msg r;
+		eu_ready_take(eu, m, &r);
 		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
 			EARTH_STAMP(STAMP_EU_FETCH);
 			run_fiber(eu, (earth_fiber_fn)(uintptr_t)r.e[k].fiber,

@@ -150,8 +150,8 @@ static inline void single_loop(struct earth_node *n, struct eu_start *st,
 			eu_in_fiber = true;
 			continue;
 		}
-		struct ready_msg r = *ready_of(m);
-		q_ring_release(eu->ready);
+		struct ready_msg r;
+		eu_ready_take(eu, m, &r);
 		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
 			EARTH_STAMP(STAMP_EU_FETCH);
 			single_fiber(n, eu,

@@ -49,6 +49,20 @@ static inline void signal(struct earth_node *n, const struct su_req *r)
 	su_slot_signal(&n->su, su_slot_resolve(n, r, op), op);
 }
 
+void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
+{
+	if (!(r->flags & SU_REQ_GSLOT) || is_local(n, r->slot)) {
+		earth_slot *s = su_slot_resolve(n, r, "GET_SYNC");
+		uint64_t v = 0;
+		su_copy_value(&v, src, r->size);
+		if (su_ready_value(&n->su, s, (void *)(uintptr_t)r->b, v,
+				   r->size))
+			return;
+	}
+	su_copy_value((void *)(uintptr_t)r->b, src, r->size);
+	signal(n, r);
+}
+
 void su_handle(struct earth_node *n, const struct su_req *r)
 {
 	struct su_state *su = &n->su;
@@ -81,8 +95,7 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			su_remote_get(n, r);
 			return;
 		}
-		su_copy_value((void *)(uintptr_t)r->b, local_addr(r->a), r->size);
-		signal(n, r);
+		su_get_done(n, r, local_addr(r->a));
 		return;
 	case SU_OP_DATA_SYNC:
 		if (q_unlikely(!is_local(n, r->b))) {

@@ -180,6 +180,42 @@ void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
 	}
 }
 
+/* A GET's or DATA's value of 1, 2, 4 or 8 bytes in one BLK_DATA, for d,
+ * whose slot here fires: it goes to the EU with the fiber
+ * (su_ready_value). False: store and signal as usual. */
+static bool deliver_value(struct earth_node *n, const struct wire_hdr *h,
+			  earth_slot *s, void *d, const void *payload)
+{
+	if (!s || (h->flags & WIRE_F_PLACED) ||
+	    (h->len != 8 && h->len != 4 && h->len != 2 && h->len != 1))
+		return false;
+	uint64_t v = 0;
+	memcpy(&v, payload, h->len);
+	return su_ready_value(&n->su, s, d, v, h->len);
+}
+
+/* The slot a message from `from` names in field a, when it is on this
+ * node: checked to be an aligned slot in registered memory, else the
+ * message is rejected. NULL when the slot is another node's. */
+static earth_slot *local_slot(struct earth_node *n, const struct wire_hdr *h,
+			      uint32_t from)
+{
+	if (earth_gslot_node((earth_gslot){h->a}) != n->id)
+		return NULL;
+	return checked_slot(n, h->a, from, wire_type_name(h->type));
+}
+
+/* Signals the slot of a message's field a: s (from local_slot) here, or
+ * a SYNC to the slot's node. */
+static void signal_of(struct earth_node *n, const struct wire_hdr *h,
+		      earth_slot *s, const char *op)
+{
+	if (s)
+		su_slot_signal(&n->su, s, op);
+	else
+		send_sync(n, h->a, W_SYNC, 1);
+}
+
 /* ---- requests with remote operands (from su_handle) ---- */
 
 static uint64_t slot_bits(struct earth_node *n, const struct su_req *r)
@@ -203,11 +239,9 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 	earth_gptr src = {r->a};
 	if (gmem_direct_ok(earth_gptr_node(src),
 			   (uintptr_t)earth_gptr_addr(src), r->size)) {
-		su_copy_value((void *)(uintptr_t)r->b, earth_gptr_addr(src),
-			    r->size);
 		if (acct_on)
 			direct_observed(true);
-		su_signal_gslot(n, slot_bits(n, r), "GET_SYNC");
+		su_get_done(n, r, earth_gptr_addr(src));
 		return;
 	}
 	struct wire_hdr h = {
@@ -349,8 +383,12 @@ static void deliver(struct earth_node *n, uint32_t from,
 		if (earth_gptr_node(dst) == n->id) {
 			void *d = checked_mem(n, (uintptr_t)earth_gptr_addr(dst),
 					      (uint64_t)h->n, from, h, "c");
+			earth_slot *s = h->flags & WIRE_F_NOSLOT
+						? NULL
+						: local_slot(n, h, from);
 			memmove(d, src, (size_t)h->n);
-			su_signal_gslot(n, h->a, "BLKMOV_SYNC");
+			if (!(h->flags & WIRE_F_NOSLOT))
+				signal_of(n, h, s, "BLKMOV_SYNC");
 		} else {
 			/* Back to the node that asked: its read ends. */
 			push_data(n, src, (uint64_t)h->n, dst, h->a,
@@ -365,10 +403,17 @@ static void deliver(struct earth_node *n, uint32_t from,
 	case W_BLK_DATA: {
 		EARTH_STAMP_IF(h->len == 8, STAMP_REPLY_READ);
 		void *d = checked_mem(n, h->b, h->len, from, h, "b");
+		bool sig = (h->flags & (WIRE_F_LAST | WIRE_F_NOSLOT)) ==
+			   WIRE_F_LAST;
+		earth_slot *s = sig ? local_slot(n, h, from) : NULL;
+		if (sig && deliver_value(n, h, s, d, payload)) {
+			EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
+			return;
+		}
 		if (h->len && !(h->flags & WIRE_F_PLACED))
 			memcpy(d, payload, h->len);
-		if ((h->flags & WIRE_F_LAST) && !(h->flags & WIRE_F_NOSLOT))
-			su_signal_gslot(n, h->a, "DATA_SYNC");
+		if (sig)
+			signal_of(n, h, s, "DATA_SYNC");
 		EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
 		return;
 	}

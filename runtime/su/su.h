@@ -113,6 +113,39 @@ static inline void su_slot_signal(struct su_state *su, earth_slot *s,
 	}
 }
 
+/*
+ * A GET_SYNC's value `v` (size bytes) for dst, whose signal of the local
+ * slot s makes its fiber ready: the value goes to the EU with the fiber,
+ * in a message of their own, and the EU stores it just before running
+ * the fiber. The destination is in a frame the EU's fibers write, so a
+ * store by the SU would pull its line over and the fiber pull it back: two
+ * cross-core transfers on the critical path of every remote load. Returns
+ * false when the signal does not fire, or other ready fibers wait to go
+ * out first (order), or the ring is full: the caller stores and signals.
+ */
+static inline bool su_ready_value(struct su_state *su, earth_slot *s,
+				  void *dst, uint64_t v, unsigned size)
+{
+	if (s->count != 1 || ((uintptr_t)s & 7) || !s->fiber || su->rmsg ||
+	    su->rovf_len)
+		return false;
+	struct q_msg *m = q_ring_reserve(su->ready);
+	if (q_unlikely(!m))
+		return false;
+	su->slot_signals++;
+	su->fibers_ready++;
+	s->count = s->reset;
+	struct ready_msg *r = ready_of(m);
+	r->e[0].fiber = READY_VALUE;
+	r->e[0].frame = size;
+	r->e[1].fiber = (uintptr_t)s->fiber;
+	r->e[1].frame = (uintptr_t)s->frame;
+	r->e[2].fiber = (uintptr_t)dst;
+	r->e[2].frame = v;
+	q_ring_publish(su->ready, m);
+	return true;
+}
+
 /* ---- other nodes (remote.c) ---- */
 
 /* Sends a message (fills magic, version, src); queues it when the
@@ -162,6 +195,10 @@ void su_coll_receive(struct earth_node *n, uint32_t from,
 /* ---- requests (handle.c) ---- */
 
 void su_handle(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+/* A GET_SYNC's source word (local, or a segment mapped here) is at src:
+ * the value to its destination, the slot signalled (su_ready_value). */
+void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
+	EARTH_HIDDEN;
 
 /* ---- the SU thread (loop.c) ---- */
 
