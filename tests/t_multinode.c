@@ -769,22 +769,25 @@ Test(multinode, tcp_duplicate_node_is_rejected)
  * into their destination (tests/progs/blkmove.c) ---- */
 
 /* Block payload bytes each node received directly and copied, sent from
- * where they lie and copied. */
+ * where they lie and copied; payload bytes its SU queued while the
+ * transport had no room, by reference and copied. */
 struct blk_recv {
 	double direct[3], copied[3];
 	double sent_ref[3], sent_copied[3];
+	double queued_ref[3], queued_copied[3];
 };
 
-/* Runs `blkmove ARGS` on `nodes` tcp nodes, checks that every byte arrived
- * where it should, and reads each node's statistics into *r. */
-static void blkmove_job(int nodes, const char *args, struct blk_recv *r)
+/* Runs `blkmove ARGS` on `nodes` nodes over `transport`, checks that every
+ * byte arrived where it should, and reads each node's statistics into *r. */
+static void blkmove_job_over(const char *transport, int nodes,
+			     const char *args, struct blk_recv *r)
 {
 	char stats[64], err[256];
 	snprintf(stats, sizeof(stats), "/tmp/t_mn_blk.%d.json", (int)getpid());
 	struct t_cmd c;
 	uint64_t t0 = t_now_ns();
-	t_sh(&c, 60, "%s --transport tcp -n %d --stats=json %s %s/blkmove %s",
-	     T_EARTHRUN, nodes, stats, T_PROG_DIR, args);
+	t_sh(&c, 60, "%s --transport %s -n %d --stats=json %s %s/blkmove %s",
+	     T_EARTHRUN, transport, nodes, stats, T_PROG_DIR, args);
 	struct json *root = json_parse_file(stats, err, sizeof(err));
 	unlink(stats);
 	cr_assert_eq(c.status, 0, "blkmove %s, %d nodes: status %d\n%s%s",
@@ -798,12 +801,15 @@ static void blkmove_job(int nodes, const char *args, struct blk_recv *r)
 		int k = (int)json_get(&arr->v[i], "node")->num;
 		const struct json *b = json_get(&arr->v[i], "blk_recv");
 		const struct json *o = json_get(&arr->v[i], "blk_sent");
-		cr_assert(b && o && k >= 0 && k < nodes,
-			  "no blk_recv or blk_sent for node %d", k);
+		const struct json *q = json_get(&arr->v[i], "queued");
+		cr_assert(b && o && q && k >= 0 && k < nodes,
+			  "no blk_recv, blk_sent or queued for node %d", k);
 		r->direct[k] = json_get(b, "direct")->num;
 		r->copied[k] = json_get(b, "copied")->num;
 		r->sent_ref[k] = json_get(o, "referenced")->num;
 		r->sent_copied[k] = json_get(o, "copied")->num;
+		r->queued_ref[k] = json_get(q, "referenced")->num;
+		r->queued_copied[k] = json_get(q, "copied")->num;
 		cr_log_info("blkmove %s: node %d received %.0f bytes directly, "
 			    "%.0f copied; sent %.0f from where they lie, %.0f "
 			    "copied",
@@ -812,6 +818,33 @@ static void blkmove_job(int nodes, const char *args, struct blk_recv *r)
 	}
 	json_free(root);
 	cr_log_info("blkmove %s: %.2f s", args, (t_now_ns() - t0) / 1e9);
+}
+
+static void blkmove_job(int nodes, const char *args, struct blk_recv *r)
+{
+	blkmove_job_over("tcp", nodes, args, r);
+}
+
+/* Over shm a pair's ring holds 1 MiB: the chunks of a larger move that
+ * find it full wait in the SU's queue as references to where they lie
+ * (queue copies of 64 KiB chunks made such moves 10-30 times slower). */
+Test(multinode, shm_block_chunks_wait_as_references)
+{
+	const char *args[] = {"pull 67108864 1", "push 8388608 2"};
+	int sender[] = {1, 0};
+	for (size_t i = 0; i < T_NCASES(args); i++) {
+		struct blk_recv r;
+		blkmove_job_over("shm", 2, args[i], &r);
+		int k = sender[i];
+		cr_expect_gt(r.queued_ref[k], 1 << 20,
+			     "blkmove %s: node %d queued %.0f bytes by "
+			     "reference: the ring never filled?",
+			     args[i], k, r.queued_ref[k]);
+		cr_expect_leq(r.queued_copied[k], 4096,
+			      "blkmove %s: node %d copied %.0f bytes of "
+			      "payloads into its queue",
+			      args[i], k, r.queued_copied[k]);
+	}
 }
 
 /* Node k received `bytes` of block payloads, and at most `more` besides

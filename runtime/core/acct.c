@@ -131,6 +131,13 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 			   "they lie, %.1f%% copied into send buffers\n",
 			out / (1 << 20), 100.0 * (double)bb.sent_ref / out,
 			100.0 * (double)bb.sent_copied / out);
+	const struct su_state *su = &n->su;
+	double q = (double)(su->queued_ref + su->queued_copied);
+	if (q > 0)
+		fprintf(f, "  payloads queued while the transport was full "
+			   "%.3f MiB: %.1f%% by reference, %.1f%% copied\n",
+			q / (1 << 20), 100.0 * (double)su->queued_ref / q,
+			100.0 * (double)su->queued_copied / q);
 	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
 	for (int op = 1; op < SU_OP_COUNT_; op++) {
 		if (!acct_su.ops[op])
@@ -205,10 +212,12 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64
 		",\"blk_recv\":{\"direct\":%" PRIu64
 		",\"copied\":%" PRIu64 "},\"blk_sent\":{\"referenced\":%" PRIu64
+		",\"copied\":%" PRIu64 "},\"queued\":{\"referenced\":%" PRIu64
 		",\"copied\":%" PRIu64 "}}\n",
 		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
 		st.tokens_given, st.steal_requests, bb.recv_direct,
-		bb.recv_copied, bb.sent_ref, bb.sent_copied);
+		bb.recv_copied, bb.sent_ref, bb.sent_copied,
+		n->su.queued_ref, n->su.queued_copied);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot write "
 				"%s: %s\n",

@@ -101,9 +101,16 @@ struct su_state {
 	struct su_out_msg {
 		struct su_out_msg *next;
 		struct wire_hdr h;
+		/* The payload: where a block-move chunk lies (it stays
+		 * put until the move's slot is signalled), or NULL when
+		 * it is copied below. */
+		const void *ref;
 		unsigned char payload[];
 	} **out_head, **out_tail;
 	size_t out_pending;
+	/* Payload bytes of messages queued for a transport with no room:
+	 * by reference (block-move chunks) and copied. */
+	uint64_t queued_ref, queued_copied;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
 	uint64_t msgs_sent, msgs_received;
 	/* The collective in progress (su/coll.c): number, what this node and

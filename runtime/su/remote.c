@@ -24,17 +24,26 @@
 
 /* ---- sending ---- */
 
-static void queue_copy(struct su_state *su, uint32_t peer,
-		       const struct wire_hdr *h, const void *payload)
+/* Queues a message for peer: its payload copied, or with `ref` only a
+ * reference to it (a block-move chunk, which stays put until the move's
+ * slot is signalled: copying 64 KiB chunks into fresh memory while the
+ * ring was full cost up to 300 us each, page faults in a VM). */
+static void queue_out(struct su_state *su, uint32_t peer,
+		      const struct wire_hdr *h, const void *payload, bool ref)
 {
-	struct su_out_msg *m = su_out_alloc(sizeof(*m) + h->len);
+	struct su_out_msg *m = su_out_alloc(sizeof(*m) + (ref ? 0 : h->len));
 	if (!m)
 		earth_fatal("out of memory queueing a message for node %u",
 			    peer);
 	m->next = NULL;
 	m->h = *h;
-	if (h->len)
+	m->ref = ref ? payload : NULL;
+	if (!ref && h->len)
 		memcpy(m->payload, payload, h->len);
+	if (ref)
+		su->queued_ref += h->len;
+	else
+		su->queued_copied += h->len;
 	if (su->out_tail[peer])
 		su->out_tail[peer]->next = m;
 	else
@@ -75,29 +84,36 @@ void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
 	su->msgs_sent++;
 	if (su->out_head[peer] ||
 	    n->net->ops->send(n->net, peer, h, payload) != 0)
-		queue_copy(su, peer, h, payload);
+		queue_out(su, peer, h, payload, false);
 	if (q_unlikely(t0))
 		sent_observed(peer, h, t0);
 }
 
+/* Sends a message whose payload may be taken from where it lies
+ * (net_ops.send_ref) when the transport can, else copied by send. */
+static int net_send_where(struct earth_node *n, uint32_t peer,
+			  const struct wire_hdr *h, const void *payload,
+			  bool ref)
+{
+	if (ref && n->net->ops->send_ref)
+		return n->net->ops->send_ref(n->net, peer, h, payload);
+	return n->net->ops->send(n->net, peer, h, payload);
+}
+
 /* A block-move chunk whose source stays put until the move's slot is
  * signalled (after every chunk arrived): the transport may send it from
- * there (net_ops.send_ref); queued messages are copies as always. */
+ * there, and when it has no room now the queue keeps a reference. */
 static void net_send_chunk(struct earth_node *n, uint32_t peer,
 			   struct wire_hdr *h, const void *payload)
 {
 	struct su_state *su = &n->su;
-	if (!n->net->ops->send_ref || su->out_head[peer]) {
-		su_net_send(n, peer, h, payload);
-		return;
-	}
 	uint64_t t0 = q_unlikely(acct_on) ? q_tsc() : 0;
 	h->magic = WIRE_MAGIC;
 	h->version = WIRE_VERSION;
 	h->src = (uint16_t)n->id;
 	su->msgs_sent++;
-	if (n->net->ops->send_ref(n->net, peer, h, payload) != 0)
-		queue_copy(su, peer, h, payload);
+	if (su->out_head[peer] || net_send_where(n, peer, h, payload, true))
+		queue_out(su, peer, h, payload, true);
 	if (q_unlikely(t0))
 		sent_observed(peer, h, t0);
 }
@@ -109,7 +125,8 @@ unsigned su_net_drain(struct earth_node *n)
 	for (uint32_t p = 0; p < n->num_nodes && su->out_pending; p++) {
 		struct su_out_msg *m;
 		while ((m = su->out_head[p])) {
-			if (n->net->ops->send(n->net, p, &m->h, m->payload))
+			if (net_send_where(n, p, &m->h,
+					   m->ref ? m->ref : m->payload, m->ref))
 				break;
 			su->out_head[p] = m->next;
 			if (!m->next)
