@@ -10,6 +10,8 @@ if (term eq 'svg') {
 } else {
 	set terminal pngcairo size 1100,820 font "sans,10"
 }
+# labels are names (shm_direct, shm_emu), not enhanced-text markup
+set termoption noenhanced
 set output out
 set datafile separator ","
 set logscale x
