@@ -155,6 +155,7 @@ TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))
 # The headline experiment (benchmarks/main_job.sh): Table 2, Livermore
 # Loop 7 latency hiding (Figure 3) with its plots, a traced 2-node job.
 MAIN_JOB_BINS := $(BUILD)/rel/bench/eu_overhead $(BUILD)/rel/bench/ll7 \
+                 $(BUILD)/rel/bench/ll7.gp \
                  $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 run: $(DEPS_STAMP) $(MAIN_JOB_BINS)
 	$(Q)benchmarks/main_job.sh $(BUILD)

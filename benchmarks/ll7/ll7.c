@@ -146,32 +146,43 @@ static int run_job(const char *env, const char *transport, const char *label,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static void plot(const char *net, const char *mode, const char *ns,
-		 const char *fs)
+/* Draws ll7-<net>[-<mode>].svg and .png with gnuplot; 0, or 1 when
+ * gnuplot is there but a plot did not come out (a missing ll7.gp, say). */
+static int plot(const char *net, const char *mode, const char *ns,
+		const char *fs)
 {
 	if (system("command -v gnuplot > /dev/null 2>&1")) {
 		printf("# ll7: no gnuplot (Debian gnuplot-nox; `make bench` "
 		       "installs it): no plot for %s %s\n",
 		       net, mode);
-		return;
+		return 0;
 	}
 	char gp[PATH_MAX + 32], tag[96];
-	snprintf(gp, sizeof(gp), "%s/ll7.gp", dirname(strdup(self)));
+	char *dir = strdup(self);
+	snprintf(gp, sizeof(gp), "%s/ll7.gp", dir ? dirname(dir) : ".");
+	free(dir);
 	snprintf(tag, sizeof(tag), "%s%s%s", net, strcmp(mode, "dual") ? "-" : "",
 		 strcmp(mode, "dual") ? mode : "");
 	const char *terms[] = {"svg", "png"};
+	int bad = 0;
 	for (int i = 0; i < 2; i++) {
-		char cmd[4 * PATH_MAX];
+		char cmd[4 * PATH_MAX], out[PATH_MAX + 128];
+		snprintf(out, sizeof(out), "%s/ll7-%s.%s", outdir, tag, terms[i]);
+		unlink(out);
 		snprintf(cmd, sizeof(cmd),
 			 "gnuplot -e \"csv='%s/ll7.csv'; net='%s'; mode='%s'; "
-			 "ns='%s'; fs='%s'; out='%s/ll7-%s.%s'; term='%s'\" "
+			 "ns='%s'; fs='%s'; out='%s'; term='%s'\" "
 			 "%s 2>&1 | grep -v 'no valid points' || true",
-			 outdir, net, mode, ns, fs, outdir, tag, terms[i],
-			 terms[i], gp);
-		if (system(cmd))
-			printf("# ll7: gnuplot failed for %s\n", tag);
+			 outdir, net, mode, ns, fs, out, terms[i], gp);
+		if (system(cmd) || access(out, R_OK)) {
+			printf("# ll7: gnuplot did not draw %s (script %s)\n", out,
+			       gp);
+			bad = 1;
+		}
 	}
-	printf("# ll7: plot %s/ll7-%s.svg (.png)\n", outdir, tag);
+	if (!bad)
+		printf("# ll7: plot %s/ll7-%s.svg (.png)\n", outdir, tag);
+	return bad;
 }
 
 /* Other work on the host disturbs every figure: say how much there was. */
@@ -293,17 +304,17 @@ int main(int argc, char **argv)
 	int bad = 0;
 	bad |= run_job("", "shm", "shm", "dual", ns, fs, reps, dec, cap) != 0;
 	fflush(rows_csv);
-	plot("shm", "dual", nsp, fsp);
+	bad |= plot("shm", "dual", nsp, fsp);
 	/* Y in node 1's global memory, read one-sided by node 0's SU: the
 	 * transfer of a memory-mapped network interface, without node 1's
 	 * SU (which shares a CPU with node 0's on a 2-CPU host). */
 	bad |= run_job("LL7_Y=global", "shm", "shm_direct", "dual", ns, fs,
 		       reps, dec, cap) != 0;
 	fflush(rows_csv);
-	plot("shm_direct", "dual", nsp, fsp);
+	bad |= plot("shm_direct", "dual", nsp, fsp);
 	bad |= run_job("", "tcp", "tcp", "dual", ns, fs, reps, dec, cap) != 0;
 	fflush(rows_csv);
-	plot("tcp", "dual", nsp, fsp);
+	bad |= plot("tcp", "dual", nsp, fsp);
 	if (bench_quick) {
 		printf("# ll7: QUICK: emulated network and single-core modes "
 		       "skipped\n");
@@ -318,7 +329,7 @@ int main(int argc, char **argv)
 			       "dual", "9900,1000000", "1,4,16", 3, 2,
 			       1L << 16) != 0;
 		fflush(rows_csv);
-		plot("shm_emu", "dual", "9900 1000000", "1 4 16");
+		bad |= plot("shm_emu", "dual", "9900 1000000", "1 4 16");
 		const char *modes[] = {"single-poll", "single-interrupt"};
 		for (int i = 0; i < 2; i++) {
 			int st = run_job("", "shm", "shm", modes[i],
@@ -333,7 +344,7 @@ int main(int argc, char **argv)
 			}
 			bad |= st != 0;
 			fflush(rows_csv);
-			plot("shm", modes[i], "9900 1000000", "1 4 16");
+			bad |= plot("shm", modes[i], "9900 1000000", "1 4 16");
 		}
 	}
 	fclose(rows_csv);
