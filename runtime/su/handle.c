@@ -51,16 +51,19 @@ static inline void signal(struct earth_node *n, const struct su_req *r)
 
 void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
 {
-	if (!(r->flags & SU_REQ_GSLOT) || is_local(n, r->slot)) {
-		earth_slot *s = su_slot_resolve(n, r, "GET_SYNC");
-		uint64_t v = 0;
-		su_copy_value(&v, src, r->size);
-		if (su_ready_value(&n->su, s, (void *)(uintptr_t)r->b, v,
-				   r->size))
-			return;
+	void *dst = (void *)(uintptr_t)r->b;
+	if (q_unlikely((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot))) {
+		su_copy_value(dst, src, r->size);
+		su_signal_gslot(n, r->slot, "GET_SYNC");
+		return;
 	}
-	su_copy_value((void *)(uintptr_t)r->b, src, r->size);
-	signal(n, r);
+	earth_slot *s = su_slot_resolve(n, r, "GET_SYNC");
+	uint64_t v = 0;
+	su_copy_value(&v, src, r->size);
+	if (!su_ready_value(&n->su, s, dst, v, r->size)) {
+		su_copy_value(dst, &v, r->size);
+		su_slot_signal(&n->su, s, "GET_SYNC");
+	}
 }
 
 void su_handle(struct earth_node *n, const struct su_req *r)
