@@ -18,9 +18,8 @@ Q       := $(if $(V),,@)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
            -Wmissing-prototypes -Wno-missing-field-initializers
 CSTD    := -std=gnu17
-INC     := -Iruntime/include -Iqueues -Iruntime/core -Iruntime/eu -Iruntime/su \
-           -Iruntime/net \
-           -Ithreaded-c/examples
+# Runtime headers are included by layer folder: "su/su.h", "base/arch.h".
+INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
 LIBS    := -lnuma -ldl -lpthread -luring
@@ -28,8 +27,9 @@ ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
 
-LIB_SRC := $(wildcard queues/*.c runtime/core/*.c runtime/eu/*.c runtime/su/*.c \
-            runtime/net/*.c)
+# The node's layers, bottom to top (docs/architecture.md, "Layers").
+LAYERS  := base queues net gas unit eu su node
+LIB_SRC := $(foreach l,$(LAYERS),$(wildcard runtime/$(l)/*.c))
 TEST_SRC := $(wildcard tests/t_*.c)
 # Linked into every test binary: test helpers and the shared example
 # threaded functions.
@@ -44,7 +44,7 @@ BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard b
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
-.PHONY: all run test test-asan test-tsan bench install deps clean format
+.PHONY: all run test test-asan test-tsan test-layers bench install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
@@ -90,7 +90,7 @@ $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF))
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
 
-$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c runtime/core/jsonparts.c)
+$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c runtime/base/jsonparts.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 
@@ -163,8 +163,13 @@ run: $(DEPS_STAMP) $(MAIN_JOB_BINS)
 # ---- tests ----
 # Each test binary runs its suites one at a time (a node pins two CPUs).
 test: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory test-layers
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-tsan
+# No layer includes or calls one above it or beside it (the sources, then
+# the objects of the ASan library).
+test-layers: $(BUILD)/asan/lib/libearth.a
+	$(Q)tools/check-layers.sh $(BUILD)/asan/obj
 # The runtime tests again in each single-core node mode (EARTH_MODE).
 MODE_BINS := $(filter %/t_runtime_modes %/t_runtime_slots %/t_ops_data \
              %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox,$(ASAN_BINS))
@@ -197,7 +202,7 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth.pc
 
 format:
-	clang-format -i $(LIB_SRC) $(wildcard runtime/*/*.h queues/*.h)
+	clang-format -i $(LIB_SRC) $(wildcard runtime/*/*.h)
 
 clean:
 	rm -rf $(BUILD)

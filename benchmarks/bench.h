@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "q_arch.h"
+#include "base/arch.h"
 
 /* 1 when QUICK=1 is set: shorter runs, same metrics. */
 extern int bench_quick;

@@ -4,7 +4,7 @@
  */
 #include "bench_fib.h"
 #include "fib_tf.h"
-#include "q_arch.h"
+#include "base/arch.h"
 
 struct fib_timed_frame {
 	struct fib_timed *t;

@@ -14,11 +14,12 @@
  *   only a ratio taken in the same moment compares.
  *
  * White-box: the END_THREAD gate reads the SU's published counters
- * (runtime/core/node.h) so the timed fibers are all queued before timing.
+ * (runtime/eu/eu.h, runtime/su/su.h) so the timed fibers are all queued before timing.
  */
 #define EARTH_INTERNAL 1
 #include "bench.h"
-#include "eu.h"
+#include "eu/eu.h"
+#include "su/su.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +132,7 @@ static void end_burst(struct mframe *m)
 	if (m->burst++ == bursts) {
 		EARTH_END_FUNCTION(m);
 	}
-	m->base_handled = atomic_load_explicit(&earth_node_g.su.pub_handled,
+	m->base_handled = atomic_load_explicit(&su_g.pub_handled,
 					       memory_order_relaxed);
 	earth_spawn(gate_fiber, m);
 	int arg = 3;
@@ -151,11 +152,11 @@ static void gate_fiber(void *frame)
 	 * ready fiber: then all burst_len + 2 are in the ring. Requests that
 	 * did not fit the request ring wait in the EU's overflow list, which
 	 * the EU drains only between fibers: drain it here. */
-	while (atomic_load_explicit(&earth_node_g.su.pub_handled,
+	while (atomic_load_explicit(&su_g.pub_handled,
 				   memory_order_relaxed) <
 	       m->base_handled + (uint64_t)burst_len + 2) {
-		if (earth_node_g.eu.ovf_len)
-			eu_ovf_drain(&earth_node_g.eu);
+		if (eu_g.ovf_len)
+			eu_ovf_drain(&eu_g);
 		q_cpu_relax();
 	}
 	m->t0 = q_tsc_ordered();

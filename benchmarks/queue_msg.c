@@ -6,8 +6,8 @@
  * for the software ring, the hardware-queue emulation and the MPSC inbox.
  */
 #include "bench.h"
-#include "q_mpsc.h"
-#include "q_ring.h"
+#include "queues/q_mpsc.h"
+#include "queues/q_ring.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
  * (everything the EU cores spent on it: posting, SU work done on the EU
  * core, interrupts, cache traffic); thread CPU time leaves out the time a
  * thread was preempted; (3) stages: one busy chain, reading node 1's stamps after each load
- * (the library variant built with -DEARTH_STAMPS, runtime/core/stamp.h);
+ * (the library variant built with -DEARTH_STAMPS, runtime/base/stamp.h);
  * (4) k chains of loads, each load followed by WORK_NS of work on node 0
  * (no busy chain there): loads per second and node 0's busy share.
  */
@@ -48,7 +48,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "stamp.h"
+#include "base/stamp.h"
 #ifndef EARTH_STAMPS
 extern uint64_t earth_stamp_t[STAMP_COUNT_];
 #endif

@@ -1,5 +1,5 @@
 # benchmarks/remote_load.mk - the remote-load breakdown (remote_load.c)
-# links the runtime built with -DEARTH_STAMPS (runtime/core/stamp.h): the
+# links the runtime built with -DEARTH_STAMPS (runtime/base/stamp.h): the
 # stamp points compile to nothing in every other build.
 $(BUILD)/stamp/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D); $(if $(Q),echo "  CC stmp $<";)

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "q_arch.h"
+#include "base/arch.h"
 
 int t_run_child(int (*fn)(void *arg), void *arg, struct t_child *out)
 {

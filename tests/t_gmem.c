@@ -24,9 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gheap.h"
+#include "gas/gheap.h"
 #include "helpers.h"
-#include "shm_layout.h"
+#include "net/shm_layout.h"
 
 #ifndef T_PROG_DIR
 #error "T_PROG_DIR (the built tests/progs) must be defined"

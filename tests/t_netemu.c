@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "emu.h"
+#include "net/emu.h"
 #include "helpers.h"
 
 #ifndef T_LL7
@@ -69,7 +69,7 @@ static void rec_flush(struct net *t)
 {
 	((struct rec *)t)->flushes++;
 }
-static unsigned rec_poll(struct net *t, struct earth_node *n,
+static unsigned rec_poll(struct net *t, void *n,
 			 net_deliver_fn deliver, unsigned budget)
 {
 	(void)t, (void)n, (void)deliver, (void)budget;

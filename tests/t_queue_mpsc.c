@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "helpers.h"
-#include "q_mpsc.h"
+#include "queues/q_mpsc.h"
 
 TestSuite(mpsc, .timeout = 60);
 

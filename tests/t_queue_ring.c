@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "helpers.h"
-#include "q_ring.h"
+#include "queues/q_ring.h"
 
 TestSuite(ring, .timeout = 60);
 

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "stream.h"
-#include "wire.h"
+#include "net/stream.h"
+#include "net/wire.h"
 
 TestSuite(wire, .timeout = 10);
 

@@ -10,7 +10,7 @@
 #error "eu.h is internal to the EARTH runtime"
 #endif
 
-#include "node.h"
+#include "unit/unit.h"
 
 #include <string.h>
 
@@ -22,6 +22,38 @@
 #define EU_POISON(p, n) ((void)(p), (void)(n))
 #define EU_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
+
+struct frame_chunk {
+	struct frame_chunk *next;
+};
+
+/* Owned by the EU thread. */
+struct eu_state {
+	struct q_ring *req;   /* producer side */
+	struct q_ring *ready; /* consumer side */
+	/* Requests posted while the ring was full, oldest first. */
+	struct q_msg *ovf;
+	size_t ovf_head, ovf_len, ovf_cap;
+	void *free_list[EARTH_FRAME_CLASSES];
+	struct frame_chunk *chunks;
+	void *main_frame;
+	bool main_done;
+	bool in_fiber;
+	uint64_t ops[EARTH_OP_COUNT_];
+	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
+	uint64_t idle_ticks;
+} q_aligned_line;
+
+/* The EU of this process's node. */
+extern struct eu_state eu_g EARTH_HIDDEN;
+
+
+/* The fibers the SU makes ready for the EU (unit.h: invoke_fiber,
+ * token_gone_fiber): a remote INVOKE's trampoline allocates the frame,
+ * copies the arguments, frees the buffer and runs the entry fiber; a
+ * token's frame that left for another node goes back to its free list. */
+void eu_invoke_trampoline(void *buf) EARTH_HIDDEN;
+void eu_token_gone(void *frame) EARTH_HIDDEN;
 
 /* True on the EU thread while it runs a fiber. */
 extern __thread bool eu_in_fiber EARTH_HIDDEN
@@ -166,7 +198,5 @@ struct eu_start {
 	size_t size;
 };
 void *eu_thread(void *start) EARTH_HIDDEN;
-/* The one thread of a single-core node (single.c): EU and SU work. */
-void *eu_single_thread(void *start) EARTH_HIDDEN;
 
 #endif /* EARTH_EU_H */

@@ -5,8 +5,8 @@
  * time; frames over the largest class come from the heap.
  */
 #define EARTH_INTERNAL 1
-#include "eu.h"
-#include "registry.h"
+#include "eu/eu.h"
+#include "gas/registry.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,14 +5,16 @@
  * ends. When nothing is ready it spins, then blocks until the SU wakes it.
  */
 #define EARTH_INTERNAL 1
-#include "eu.h"
-#include "observe.h"
-#include "stamp.h"
+#include "eu/eu.h"
+#include "eu/observe.h"
+#include "base/stamp.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct eu_state eu_g;
 
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
@@ -54,14 +56,14 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	}
 	/* Block. Dekker with su_ready_flush: we store SLEEPING then look at
 	 * the ring; the SU stores the ring then looks at our state. */
-	atomic_store_explicit(&eu->state, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_store_explicit(&n->eu_word, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!q_ring_nonempty(eu->ready) &&
 	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		eu->sleeps++;
-		earth_futex_wait(&eu->state, UNIT_SLEEPING);
+		earth_futex_wait(&n->eu_word, UNIT_SLEEPING);
 	}
-	atomic_store_explicit(&eu->state, UNIT_RUNNING, memory_order_seq_cst);
+	atomic_store_explicit(&n->eu_word, UNIT_RUNNING, memory_order_seq_cst);
 	/* The SU may have gone to sleep seeing us asleep: wake it (Dekker
 	 * with su_try_sleep). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -77,7 +79,7 @@ void eu_invoke_trampoline(void *buf)
 {
 	struct eu_invoke_buf *b = buf;
 	const struct earth_tfunc *f = b->fn;
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	void *frame = eu_frame_alloc(eu, f);
 	if (f->args_size)
 		memcpy(frame, b->args, f->args_size);
@@ -88,15 +90,15 @@ void eu_invoke_trampoline(void *buf)
 
 void eu_token_gone(void *frame)
 {
-	eu_frame_free(&earth_node_g.eu, frame);
+	eu_frame_free(&eu_g, frame);
 }
 
 void *eu_thread(void *arg)
 {
 	struct eu_start *st = arg;
 	struct earth_node *n = st->node;
-	struct eu_state *eu = &n->eu;
-	earth_topology_pin(n->eu_cpu);
+	struct eu_state *eu = &eu_g;
+	earth_pin_cpu(n->eu_cpu);
 
 	eu_in_fiber = true;
 	if (acct_on)

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
-#include "eu.h"
+#include "eu/eu.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

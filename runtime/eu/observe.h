@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * observe.h - what the EU records about its fibers when statistics or a
- * trace were asked for (core/acct.h, core/trace.h): each fiber timed and
+ * trace were asked for (base/acct.h, base/trace.h): each fiber timed and
  * recorded as a slice, and what the EU found when it ended. Callers test
  * acct_on first, so with both off a fiber costs one predicted branch more.
  * EU only (the thread running fibers).
@@ -13,9 +13,9 @@
 #error "observe.h is internal to the EARTH runtime"
 #endif
 
-#include "acct.h"
-#include "eu.h"
-#include "trace.h"
+#include "base/acct.h"
+#include "eu/eu.h"
+#include "base/trace.h"
 
 /* Runs fiber(frame), timed. */
 static inline void eu_fiber_observed(earth_fiber_fn fiber, void *frame)

@@ -6,9 +6,9 @@
  * kept in the EU's overflow list and the EU goes on running fibers.
  */
 #define EARTH_INTERNAL 1
-#include "acct.h"
-#include "eu.h"
-#include "registry.h"
+#include "base/acct.h"
+#include "eu/eu.h"
+#include "gas/registry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +128,7 @@ earth_gslot earth_slot_global(earth_slot *slot)
 static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
 			     uint64_t slot)
 {
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(op, 0, flags, n);
 	m->w[1] = slot;
@@ -140,7 +140,7 @@ void earth_sync(earth_slot *slot)
 	EU_CHECK_IN_FIBER("SYNC");
 	check_slot("SYNC", slot);
 	post_sync(SU_OP_SYNC, 0, 0, (uintptr_t)slot);
-	earth_node_g.eu.ops[EARTH_OP_SYNC]++;
+	eu_g.ops[EARTH_OP_SYNC]++;
 }
 
 void earth_rsync(earth_gslot slot)
@@ -148,7 +148,7 @@ void earth_rsync(earth_gslot slot)
 	EU_CHECK_IN_FIBER("RSYNC");
 	check_gslot("RSYNC", slot);
 	post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
-	earth_node_g.eu.ops[EARTH_OP_SYNC]++;
+	eu_g.ops[EARTH_OP_SYNC]++;
 }
 
 void earth_incr_sync(earth_slot *slot, int32_t n)
@@ -158,7 +158,7 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
-	earth_node_g.eu.ops[EARTH_OP_INCR_SYNC]++;
+	eu_g.ops[EARTH_OP_INCR_SYNC]++;
 }
 
 void earth_incr_rsync(earth_gslot slot, int32_t n)
@@ -168,7 +168,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	post_sync(SU_OP_INCR_SYNC, SU_REQ_GSLOT, n, slot.bits);
-	earth_node_g.eu.ops[EARTH_OP_INCR_SYNC]++;
+	eu_g.ops[EARTH_OP_INCR_SYNC]++;
 }
 
 void earth_spawn(earth_fiber_fn fiber, void *frame)
@@ -176,7 +176,7 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	EU_CHECK_IN_FIBER("SPAWN");
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(SU_OP_SPAWN, 0, SU_REQ_NOSLOT, 0);
 	m->w[2] = (uintptr_t)fiber;
@@ -193,7 +193,7 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	EU_CHECK_IN_FIBER(op);
 	check_gptr(op, "the source", src);
 	check_gptr(op, "the destination", dst);
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(SU_OP_BLKMOV_SYNC, 0, flags, 0);
 	m->w[1] = slot;
@@ -231,7 +231,7 @@ static inline void post_get(const char *op, earth_gptr src, void *dst,
 	check_gptr(op, "the source", src);
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(SU_OP_GET_SYNC, size, flags, 0);
 	m->w[1] = slot;
@@ -248,7 +248,7 @@ static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
 {
 	EU_CHECK_IN_FIBER(op);
 	check_gptr(op, "the destination", dst);
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(SU_OP_DATA_SYNC, size, flags, 0);
 	m->w[1] = slot;
@@ -313,7 +313,7 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 			  rop);
 	if (q_unlikely(type && !result))
 		eu_misuse(op, "null result address");
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(SU_OP_COLL, type, 0, rop);
 	m->w[1] = (uintptr_t)done;
@@ -365,7 +365,7 @@ static inline void *new_frame(const char *op, const struct earth_tfunc *f,
 			  size, f->name, f->args_size);
 	if (q_unlikely(size && !args))
 		eu_misuse(op, "null argument block for %s", f->name);
-	void *frame = eu_frame_alloc(&earth_node_g.eu, f);
+	void *frame = eu_frame_alloc(&eu_g, f);
 	if (size)
 		memcpy(frame, args, size);
 	return frame;
@@ -374,7 +374,7 @@ static inline void *new_frame(const char *op, const struct earth_tfunc *f,
 static inline void post_frame(enum su_op op, const struct earth_tfunc *f,
 			      void *frame)
 {
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m = eu_post_begin(eu);
 	m->w[0] = eu_req_head(op, 0, SU_REQ_NOSLOT, 0);
 	m->w[2] = (uintptr_t)f;
@@ -399,7 +399,7 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 			  "functions: define it with EARTH_THREADED_FUNCTION "
 			  "so every node numbers it the same way",
 			  f->name);
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	struct q_msg *m;
 	if (size <= SU_REQ_INLINE_MAX) {
 		/* Small arguments ride in the request: no allocation here,
@@ -439,12 +439,12 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		bad_node("INVOKE", "the target", node);
 	if (q_unlikely(node != earth_node_g.id)) {
 		invoke_remote(node, f, args, size);
-		earth_node_g.eu.ops[EARTH_OP_INVOKE]++;
+		eu_g.ops[EARTH_OP_INVOKE]++;
 		return;
 	}
 	void *frame = new_frame("INVOKE", f, args, size);
 	post_frame(SU_OP_INVOKE, f, frame);
-	earth_node_g.eu.ops[EARTH_OP_INVOKE]++;
+	eu_g.ops[EARTH_OP_INVOKE]++;
 }
 
 void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
@@ -452,13 +452,13 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 	EU_CHECK_IN_FIBER("TOKEN");
 	void *frame = new_frame("TOKEN", f, args, size);
 	post_frame(SU_OP_TOKEN, f, frame);
-	earth_node_g.eu.ops[EARTH_OP_TOKEN]++;
+	eu_g.ops[EARTH_OP_TOKEN]++;
 }
 
 void earth_end_function(void *frame)
 {
 	EU_CHECK_IN_FIBER("END_FUNCTION");
-	struct eu_state *eu = &earth_node_g.eu;
+	struct eu_state *eu = &eu_g;
 	if (q_unlikely(!frame))
 		eu_misuse("END_FUNCTION", "null frame");
 	if (q_unlikely(frame == eu->main_frame))
@@ -470,5 +470,5 @@ void earth_end_function(void *frame)
 void earth_set_exit_status(int status)
 {
 	EU_CHECK_IN_FIBER("earth_set_exit_status");
-	earth_node_g.eu.exit_status = status;
+	earth_node_g.exit_status = status;
 }

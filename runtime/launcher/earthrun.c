@@ -22,8 +22,8 @@
  */
 #define _GNU_SOURCE 1
 #include "earth.h" /* EARTH_EXIT_USAGE */
-#include "jsonparts.h"
-#include "shm_layout.h"
+#include "base/jsonparts.h"
+#include "net/shm_layout.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

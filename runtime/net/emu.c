@@ -11,7 +11,7 @@
  * nothing is held back. Only the SU thread sends, polls and flushes (net.h).
  */
 #define EARTH_INTERNAL 1
-#include "emu.h"
+#include "net/emu.h"
 
 #include <errno.h>
 #include <math.h> /* isfinite, a macro: no libm */
@@ -111,13 +111,14 @@ static void emu_flush(struct net *t)
 	e->inner->ops->flush(e->inner);
 }
 
-static unsigned emu_poll(struct net *t, struct earth_node *n,
+static unsigned emu_poll(struct net *t, void *ctx,
 			 net_deliver_fn deliver, unsigned budget)
 {
 	struct emu_net *e = (struct emu_net *)t;
 	if (release(e))
 		e->inner->ops->flush(e->inner);
-	return e->inner->ops->poll(e->inner, n, deliver, budget);
+	e->inner->place = t->place;
+	return e->inner->ops->poll(e->inner, ctx, deliver, budget);
 }
 
 static bool emu_pending(struct net *t)

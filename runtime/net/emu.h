@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "net.h"
+#include "net/net.h"
 
 /* Largest accepted settings: 10 s of latency, 10^7 MB/s. */
 #define EMU_MAX_LATENCY_NS 10000000000ull

@@ -16,9 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "net/wire.h"
 
-struct earth_node;
 struct net;
 
 /* Bytes of BLK_DATA payloads (block moves, GET and DATA replies) received
@@ -29,8 +28,9 @@ struct net_blk_bytes {
 	uint64_t sent_ref, sent_copied;
 };
 
-/* Called for each message received; payload has h->len bytes. */
-typedef void (*net_deliver_fn)(struct earth_node *n, uint32_t from,
+/* Called for each message received; payload has h->len bytes; ctx is
+ * what the caller of poll passed. */
+typedef void (*net_deliver_fn)(void *ctx, uint32_t from,
 			       const struct wire_hdr *h, const void *payload);
 
 struct net_ops {
@@ -47,8 +47,8 @@ struct net_ops {
 	/* Makes sent messages visible and wakes sleeping peers. */
 	void (*flush)(struct net *t);
 	/* Delivers received messages, at most `budget`; returns how many. */
-	unsigned (*poll)(struct net *t, struct earth_node *n,
-			 net_deliver_fn deliver, unsigned budget);
+	unsigned (*poll)(struct net *t, void *ctx, net_deliver_fn deliver,
+			 unsigned budget);
 	/* Has anything arrived (for the last look before sleeping)? */
 	bool (*pending)(struct net *t);
 	/* The futex word this node's SU sleeps on, in memory peers can
@@ -63,7 +63,7 @@ struct net_ops {
 	/* Optional: any thread, after it set su_word to running; makes wait
 	 * return (earth_su_wake calls it instead of a futex wake). */
 	void (*wake)(struct net *t);
-	/* Optional, for a single-interrupt node (core/irq.c): from now on
+	/* Optional, for a single-interrupt node (node/irq.c): from now on
 	 * raise signal sig on thread tid of process pid when messages arrive
 	 * (tid 0: stop). The node's thread, outside interrupts. */
 	void (*irq)(struct net *t, int pid, int tid, int sig);
@@ -85,6 +85,11 @@ struct net {
 	 * arrives, polls at its safe points while this is not zero. The SU's
 	 * thread only. */
 	uint32_t sends_out;
+	/* Optional, set by the layer above after open: where a BLK_DATA
+	 * payload may be received straight into, its destination, once that
+	 * layer found it in memory peers may write; NULL: the transport
+	 * copies it out of its receive buffers. Checked again on delivery. */
+	void *(*place)(const struct wire_hdr *h);
 };
 
 /* Transport set up from the environment the launcher left (shm.c).
@@ -100,5 +105,11 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err);
  * when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, else shm (whose
  * error says how to start a job). */
 struct net *net_open(uint32_t self, uint32_t nodes, const char **err);
+
+/* Bytes of global memory per node (EARTH_GMEM_MB, default
+ * GMEM_DEFAULT_MB): the layout every node of a job must agree on, which
+ * the tcp rendezvous checks and global memory maps. NULL, or what is
+ * wrong with the variable. */
+const char *net_gmem_seg(uint64_t *seg);
 
 #endif /* EARTH_NET_H */

@@ -7,10 +7,10 @@
  * and returns space by storing its head with release.
  */
 #define EARTH_INTERNAL 1
-#include "net.h"
-#include "node.h"
-#include "shm_layout.h"
-#include "stamp.h"
+#include "net/net.h"
+#include "base/base.h"
+#include "net/shm_layout.h"
+#include "base/stamp.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -144,7 +144,7 @@ static void shm_flush(struct net *t)
 	}
 }
 
-static unsigned shm_poll(struct net *t, struct earth_node *n,
+static unsigned shm_poll(struct net *t, void *ctx,
 			 net_deliver_fn deliver, unsigned budget)
 {
 	struct shm_net *s = (struct shm_net *)t;
@@ -199,7 +199,7 @@ static unsigned shm_poll(struct net *t, struct earth_node *n,
 					payload = s->scratch;
 				}
 			}
-			deliver(n, p, &h, payload);
+			deliver(ctx, p, &h, payload);
 			head += need;
 			done++;
 		}

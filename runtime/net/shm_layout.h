@@ -5,7 +5,7 @@
  * word), one byte ring per ordered pair of nodes (ring i->j at index
  * i * nodes + j), then, from a 2 MiB boundary, one global-memory segment
  * per node (gmem_seg bytes each), which every node maps at the same
- * address, GMEM_BASE + k * gmem_seg for node k (net/gmem.c). Shared by the
+ * address, GMEM_BASE + k * gmem_seg for node k (gas/gmem.c). Shared by the
  * launcher, the shm transport and global memory.
  */
 #ifndef EARTH_SHM_LAYOUT_H
@@ -47,7 +47,7 @@ struct shm_node {
 	/* The node's SU sleeps on this (shared futex); peers store RUNNING
 	 * and wake it after they fence following a send. */
 	_Atomic uint32_t su_state;
-	/* A single-interrupt node (core/irq.c) publishes its process, thread
+	/* A single-interrupt node (node/irq.c) publishes its process, thread
 	 * and signal (tid 0: none); a peer that published messages for it
 	 * takes irq_armed (exchange to 0) and raises the signal with tgkill.
 	 * The node stores irq_armed = 1, fences, then reads its rings. */

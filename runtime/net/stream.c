@@ -8,7 +8,7 @@
  * (wire_stream_direct).
  */
 #define EARTH_INTERNAL 1
-#include "stream.h"
+#include "net/stream.h"
 
 #include <errno.h>
 #include <stdlib.h>

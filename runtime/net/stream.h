@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "wire.h"
+#include "net/wire.h"
 
 #define WIRE_BYE_MAGIC 0xB7E0u
 

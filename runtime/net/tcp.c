@@ -34,11 +34,9 @@
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
-#include "gmem.h"
-#include "net.h"
-#include "node.h"
-#include "registry.h"
-#include "stream.h"
+#include "net/net.h"
+#include "base/base.h"
+#include "net/stream.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -149,7 +147,7 @@ struct tcp_net {
 	struct io_uring_buf_ring *br;
 	unsigned char *bufs;
 	_Atomic uint32_t su_word;
-	struct earth_node *n;
+	void *ctx; /* the deliver callback's */
 	net_deliver_fn deliver;
 	unsigned delivered;
 	uint64_t sent_ref, sent_copied; /* BLK_DATA payload bytes */
@@ -419,16 +417,16 @@ static void on_message(void *ctx, uint32_t from, const struct wire_hdr *h,
 	struct tcp_net *t = ctx;
 	if (h->type == W_SHUTDOWN)
 		t->ending = true;
-	t->deliver(t->n, from, h, payload);
+	t->deliver(t->ctx, from, h, payload);
 }
 
 /* Where a BLK_DATA payload goes: its destination, once it is known to lie
  * in registered memory (the SU checks it again on delivery). */
 static void *tcp_place(void *ctx, uint32_t from, const struct wire_hdr *h)
 {
-	(void)ctx;
+	struct tcp_net *t = ctx;
 	(void)from;
-	return reg_mem_contains(h->b, h->len) ? (void *)(uintptr_t)h->b : NULL;
+	return t->base.place ? t->base.place(h) : NULL;
 }
 
 static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)
@@ -586,12 +584,12 @@ static void direct_pass(struct tcp_net *t, bool arrived, unsigned budget)
 	}
 }
 
-static unsigned tcp_poll(struct net *nt, struct earth_node *n,
+static unsigned tcp_poll(struct net *nt, void *ctx,
 			 net_deliver_fn deliver, unsigned budget)
 {
 	struct tcp_net *t = (struct tcp_net *)nt;
 	ensure_ring(t);
-	t->n = n;
+	t->ctx = ctx;
 	t->deliver = deliver;
 	t->delivered = 0;
 	/* Before the kernel's receives take what came into buffers. A flag
@@ -808,7 +806,7 @@ static void tcp_fini(struct net *nt)
 	free(t);
 }
 
-/* Single-interrupt node (core/irq.c): each peer's socket raises sig on
+/* Single-interrupt node (node/irq.c): each peer's socket raises sig on
  * thread tid when data arrives (O_ASYNC, F_SETSIG, F_SETOWN_EX); the
  * kernel falls back to SIGIO when the real-time queue is full. tid 0
  * turns it off. The node's thread. */
@@ -912,7 +910,7 @@ static const char *parse_secret(struct rdv *r)
 	r->secret_len = (uint32_t)(n / 2);
 	/* Block-distributed arrays are laid out from the segment size:
 	 * nodes that disagree on it would compute different addresses. */
-	return gmem_env_seg(&r->gmem_seg);
+	return net_gmem_seg(&r->gmem_seg);
 }
 
 static void addr_str(const struct sockaddr *sa, char *out, size_t len)

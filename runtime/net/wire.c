@@ -5,7 +5,7 @@
  * (registry.c) against this node's registered memory and function table.
  */
 #define EARTH_INTERNAL 1
-#include "wire.h"
+#include "net/wire.h"
 
 static const char *const names[W_TYPE_COUNT_] = {
 	[W_SYNC] = "SYNC",

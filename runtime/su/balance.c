@@ -11,15 +11,15 @@
  * work never moves.
  */
 #define EARTH_INTERNAL 1
-#include "registry.h"
-#include "su.h"
+#include "gas/registry.h"
+#include "su/su.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static uint32_t random_peer(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	uint64_t x = su->rng ? su->rng : 0x9e3779b97f4a7c15ull ^ n->id;
 	x ^= x << 13;
 	x ^= x >> 7;
@@ -31,7 +31,7 @@ static uint32_t random_peer(struct earth_node *n)
 /* Sends the oldest token to `to`; its frame is freed by the EU. */
 static void give_oldest(struct earth_node *n, uint32_t to)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	struct ready_entry e = su->tokens[0];
 	memmove(su->tokens, su->tokens + 1, --su->ntokens * sizeof(*su->tokens));
 	const struct frame_hdr *fh = (const struct frame_hdr *)e.frame - 1;
@@ -40,13 +40,13 @@ static void give_oldest(struct earth_node *n, uint32_t to)
 			     .n = reg_tfunc_id(f),
 			     .len = f->args_size};
 	su_net_send(n, to, &h, e.frame);
-	su_ready_push(su, eu_token_gone, e.frame);
+	su_ready_push(su, n->token_gone_fiber, e.frame);
 	su->tokens_given++;
 }
 
 void su_balance_token_added(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	for (uint32_t p = 0; su->nhungry && su->ntokens && p < n->num_nodes;
 	     p++) {
 		if (!su->hungry[p])
@@ -59,7 +59,7 @@ void su_balance_token_added(struct earth_node *n)
 
 void su_balance_idle(struct earth_node *n, bool at_once)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	if (su->steal_out || su->steal_quiet)
 		return;
 	if (su->ntokens || su->rovf_len || su->rmsg ||
@@ -85,17 +85,17 @@ void su_balance_idle(struct earth_node *n, bool at_once)
 	su->steal_requests++;
 }
 
-void su_balance_busy(struct earth_node *n)
+void su_balance_busy(void)
 {
-	n->su.steal_quiet = false;
-	n->su.steal_tries = 0;
-	n->su.dry_since = 0;
+	su_g.steal_quiet = false;
+	su_g.steal_tries = 0;
+	su_g.dry_since = 0;
 }
 
 void su_balance_receive(struct earth_node *n, uint32_t from,
 			const struct wire_hdr *h, const void *payload)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	switch (h->type) {
 	case W_STEAL:
 		if (su->ntokens) {
@@ -129,7 +129,7 @@ void su_balance_receive(struct earth_node *n, uint32_t from,
 		b->fn = f;
 		if (h->len)
 			memcpy(b->args, payload, h->len);
-		su_ready_push(su, eu_invoke_trampoline, b);
+		su_ready_push(su, n->invoke_fiber, b);
 		su->steal_out = false;
 		su->steal_tries = 0;
 		su->steal_quiet = false;

@@ -9,8 +9,8 @@
  * number, kind and type this node expects.
  */
 #define EARTH_INTERNAL 1
-#include "acct.h"
-#include "su.h"
+#include "base/acct.h"
+#include "su/su.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -57,10 +57,10 @@ static unsigned nkids(const struct earth_node *n)
 }
 
 /* First contribution fixes kind and type; later ones must agree. */
-static void join(struct earth_node *n, unsigned type, unsigned op,
+static void join(unsigned type, unsigned op,
 		 uint64_t value, const char *who)
 {
-	struct su_coll *c = &n->su.coll;
+	struct su_coll *c = &su_g.coll;
 	if (!c->started) {
 		c->started = true;
 		c->type = (uint8_t)type;
@@ -79,7 +79,7 @@ static void join(struct earth_node *n, unsigned type, unsigned op,
 
 static void finish(struct earth_node *n, uint64_t value)
 {
-	struct su_coll *c = &n->su.coll;
+	struct su_coll *c = &su_g.coll;
 	if (c->type == COLL_INT) {
 		int32_t v = (int32_t)value;
 		memcpy((void *)(uintptr_t)c->result, &v, 4);
@@ -101,13 +101,13 @@ static void finish(struct earth_node *n, uint64_t value)
 	c->seq = seq + 1;
 	if (acct_on)
 		acct_completed(&acct_shared.colls_done);
-	su_slot_signal(&n->su, slot, "COLLECTIVE");
+	su_slot_signal(&su_g, slot, "COLLECTIVE");
 }
 
 /* Everything below this node is in: go up, or finish at the root. */
 static void progress(struct earth_node *n)
 {
-	struct su_coll *c = &n->su.coll;
+	struct su_coll *c = &su_g.coll;
 	if (!c->local_in || c->kids_in < nkids(n) || c->sent_up)
 		return;
 	if (n->id == 0) {
@@ -125,12 +125,12 @@ static void progress(struct earth_node *n)
 
 void su_coll_post(struct earth_node *n, const struct su_req *r)
 {
-	struct su_coll *c = &n->su.coll;
+	struct su_coll *c = &su_g.coll;
 	if (c->local_in)
 		earth_fatal("collective %u: this node posted a second collective "
 			    "before the first completed; wait for its slot",
 			    c->seq);
-	join(n, r->size, (unsigned)r->n, r->a, "this node");
+	join(r->size, (unsigned)r->n, r->a, "this node");
 	c->local_in = true;
 	c->result = r->b;
 	c->slot = su_slot_resolve(n, r, "COLLECTIVE");
@@ -140,7 +140,7 @@ void su_coll_post(struct earth_node *n, const struct su_req *r)
 void su_coll_receive(struct earth_node *n, uint32_t from,
 		     const struct wire_hdr *h)
 {
-	struct su_coll *c = &n->su.coll;
+	struct su_coll *c = &su_g.coll;
 	unsigned tag = h->flags >> WIRE_F_COLL_SHIFT;
 	unsigned type = tag & 0xf, op = tag >> 4;
 	if ((uint32_t)h->n != c->seq || type > COLL_DOUBLE ||
@@ -156,7 +156,7 @@ void su_coll_receive(struct earth_node *n, uint32_t from,
 				    from, n->id);
 		char who[32];
 		snprintf(who, sizeof(who), "node %u", from);
-		join(n, type, op, h->b, who);
+		join(type, op, h->b, who);
 		c->kids_in++;
 		progress(n);
 		return;

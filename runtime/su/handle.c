@@ -6,28 +6,10 @@
  * "Ordering").
  */
 #define EARTH_INTERNAL 1
-#include "su.h"
+#include "su/su.h"
 
 #include <stdint.h>
 #include <string.h>
-
-static const char *const op_names[SU_OP_COUNT_] = {
-	[SU_OP_SYNC] = "SYNC",
-	[SU_OP_INCR_SYNC] = "INCR_SYNC",
-	[SU_OP_SPAWN] = "SPAWN",
-	[SU_OP_GET_SYNC] = "GET_SYNC",
-	[SU_OP_DATA_SYNC] = "DATA_SYNC",
-	[SU_OP_BLKMOV_SYNC] = "BLKMOV_SYNC",
-	[SU_OP_INVOKE] = "INVOKE",
-	[SU_OP_TOKEN] = "TOKEN",
-	[SU_OP_INVOKE_REMOTE] = "INVOKE",
-	[SU_OP_COLL] = "COLLECTIVE",
-};
-
-const char *su_op_name(unsigned op)
-{
-	return op < SU_OP_COUNT_ && op_names[op] ? op_names[op] : "?";
-}
 
 static inline bool is_local(struct earth_node *n, uint64_t gptr_bits)
 {
@@ -39,14 +21,14 @@ static inline void *local_addr(uint64_t bits)
 	return earth_gptr_addr((earth_gptr){bits});
 }
 
-static inline void signal(struct earth_node *n, const struct su_req *r)
+static inline void signal_slot(struct earth_node *n, const struct su_req *r)
 {
-	const char *op = op_names[r->op];
+	const char *op = su_op_names[r->op];
 	if (q_unlikely((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot))) {
 		su_signal_gslot(n, r->slot, op);
 		return;
 	}
-	su_slot_signal(&n->su, su_slot_resolve(n, r, op), op);
+	su_slot_signal(&su_g, su_slot_resolve(n, r, op), op);
 }
 
 void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
@@ -60,19 +42,19 @@ void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
 	earth_slot *s = su_slot_resolve(n, r, "GET_SYNC");
 	uint64_t v = 0;
 	su_copy_value(&v, src, r->size);
-	if (!su_ready_value(&n->su, s, dst, v, r->size)) {
+	if (!su_ready_value(&su_g, s, dst, v, r->size)) {
 		su_copy_value(dst, &v, r->size);
-		su_slot_signal(&n->su, s, "GET_SYNC");
+		su_slot_signal(&su_g, s, "GET_SYNC");
 	}
 }
 
 void su_handle(struct earth_node *n, const struct su_req *r)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	su->handled++;
 	switch (r->op) {
 	case SU_OP_SYNC:
-		signal(n, r);
+		signal_slot(n, r);
 		return;
 	case SU_OP_INCR_SYNC: {
 		if ((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot)) {
@@ -106,7 +88,7 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			return;
 		}
 		su_copy_value(local_addr(r->b), &r->a, r->size);
-		signal(n, r);
+		signal_slot(n, r);
 		return;
 	case SU_OP_BLKMOV_SYNC:
 		if (q_unlikely(!is_local(n, r->a) || !is_local(n, r->b))) {
@@ -114,7 +96,7 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			return;
 		}
 		memmove(local_addr(r->b), local_addr(r->a), (size_t)r->c);
-		signal(n, r);
+		signal_slot(n, r);
 		return;
 	case SU_OP_INVOKE: {
 		const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;

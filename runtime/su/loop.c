@@ -6,11 +6,13 @@
  * node is idle). Leaves when the EU raises shutdown.
  */
 #define EARTH_INTERNAL 1
-#include "acct.h"
-#include "su.h"
-#include "trace.h"
+#include "base/acct.h"
+#include "su/su.h"
+#include "base/trace.h"
 
 #include <sched.h>
+
+struct su_state su_g;
 
 /* su_handle, counted by type, local or remote, and traced (acct.h). */
 static EARTH_COLD void handle_observed(struct earth_node *n,
@@ -66,7 +68,7 @@ void su_publish_counters(struct su_state *su)
 
 bool su_has_pending(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	return su->rovf_len || su->rmsg || su->ntokens || su->out_pending ||
 	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox) ||
 	       (n->net && n->net->ops->pending(n->net));
@@ -75,31 +77,31 @@ bool su_has_pending(struct earth_node *n)
 /* Block if the EU is blocked and nothing is pending. */
 static EARTH_COLD void su_try_sleep(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	su_publish_counters(su);
 	/* Dekker with eu_idle (EU: store RUNNING, fence, look at us) and
 	 * with inbox producers (store message, fence, look at us). */
-	atomic_store_explicit(su->statep, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
+	if (atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
 		    UNIT_SLEEPING &&
 	    !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
-		earth_futex_wait(su->statep, UNIT_SLEEPING);
+		earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
 	}
-	atomic_store_explicit(su->statep, UNIT_RUNNING, memory_order_relaxed);
+	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 }
 
 /* Node 0: tell every node the job ended, and get the messages out (5 s at
  * most: a peer that does not read is dead or stuck). */
 void su_end_job(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	if (n->id == 0) {
 		for (uint32_t p = 1; p < n->num_nodes; p++) {
 			struct wire_hdr h = {.type = W_SHUTDOWN,
-					     .n = n->eu.exit_status};
+					     .n = n->exit_status};
 			su_net_send(n, p, &h, NULL);
 		}
 	}
@@ -114,7 +116,7 @@ void su_end_job(struct earth_node *n)
 
 unsigned su_step(struct earth_node *n, bool poll_net)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	unsigned k = 0;
 	struct q_msg *m;
 	/* Statistics or trace: every stretch of the step is charged to a
@@ -133,7 +135,7 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	 * tokens again once it runs dry. Messages alone do not (a
 	 * STEAL/STEAL_NONE exchange must not restart itself). */
 	if (k && n->net)
-		su_balance_busy(n);
+		su_balance_busy();
 	if (q_unlikely(q_mpsc_peek(&n->inbox)))
 		k += drain_inbox(n, obs);
 	if (q_unlikely(obs))
@@ -158,7 +160,7 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		k += (unsigned)(su->fibers_ready - before);
 	}
 	if (k || su->rmsg) {
-		su_ready_flush(n);
+		su_ready_flush();
 		if (q_unlikely(obs))
 			acct_su_to(&acct_su.serve_ticks);
 		if (n->net)
@@ -173,7 +175,7 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 
 void su_idle_step(struct earth_node *n, bool at_once)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	if (n->net && !su->steal_out && !su->steal_quiet) {
 		su_balance_idle(n, at_once);
 		if (su->out_pending || su->steal_out)
@@ -184,8 +186,8 @@ void su_idle_step(struct earth_node *n, bool at_once)
 void *su_thread(void *arg)
 {
 	struct earth_node *n = arg;
-	struct su_state *su = &n->su;
-	earth_topology_pin(n->su_cpu);
+	struct su_state *su = &su_g;
+	earth_pin_cpu(n->su_cpu);
 	uint64_t idle_since = 0, idle_from = 0, busy_since = 0;
 	bool yielding = false; /* earth_idle_pause */
 	unsigned polls = 0;

@@ -6,8 +6,8 @@
  * ring). Tokens wait in a LIFO list until the EU's backlog runs low.
  */
 #define EARTH_INTERNAL 1
-#include "stamp.h"
-#include "su.h"
+#include "base/stamp.h"
+#include "su/su.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +64,9 @@ unsigned su_ready_drain_ovf(struct su_state *su)
 	return moved;
 }
 
-void su_ready_flush(struct earth_node *n)
+void su_ready_flush(void)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	if (su->rmsg) {
 		struct ready_msg *r = ready_of(su->rmsg);
 		if (su->rfill < READY_PER_MSG)
@@ -88,12 +88,12 @@ void su_wake_eu(struct earth_node *n)
 	 * look at the EU's state; the EU stores its state, then looks at the
 	 * ring. */
 	atomic_thread_fence(memory_order_seq_cst);
-	n->su.wake_check = false;
-	if (atomic_load_explicit(&n->eu.state, memory_order_relaxed) ==
+	su_g.wake_check = false;
+	if (atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
 	    UNIT_SLEEPING) {
-		atomic_store_explicit(&n->eu.state, UNIT_RUNNING,
+		atomic_store_explicit(&n->eu_word, UNIT_RUNNING,
 				      memory_order_relaxed);
-		earth_futex_wake(&n->eu.state);
+		earth_futex_wake(&n->eu_word);
 	}
 }
 
@@ -105,7 +105,7 @@ void su_token_push(struct su_state *su, earth_fiber_fn fiber, void *frame)
 
 void su_tokens_release(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	/* The EU returns its head in batches and whenever it runs dry, so
 	 * the backlog seen here is an upper bound: tokens are never held
 	 * back from an idle EU. */

@@ -7,17 +7,17 @@
  * this node's registered memory, slots must be aligned and initialised,
  * functions are numbers in the table of threaded functions. GET, DATA and
  * BLKMOV whose remote operands all lie in another node's global segment
- * mapped here (net/gmem.h, EARTH_REMOTE=direct) are served by this SU
+ * mapped here (gas/gmem.h, EARTH_REMOTE=direct) are served by this SU
  * itself: a copy through the mapping, then the slot is signalled (a
  * remote slot by a SYNC message), like a memory-mapped network interface.
  */
 #define EARTH_INTERNAL 1
-#include "acct.h"
-#include "gmem.h"
-#include "registry.h"
-#include "stamp.h"
-#include "su.h"
-#include "trace.h"
+#include "base/acct.h"
+#include "gas/gmem.h"
+#include "gas/registry.h"
+#include "base/stamp.h"
+#include "su/su.h"
+#include "base/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +76,7 @@ static EARTH_COLD void direct_observed(bool read)
 void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
 		 const void *payload)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	uint64_t t0 = q_unlikely(acct_on) ? q_tsc() : 0;
 	h->magic = WIRE_MAGIC;
 	h->version = WIRE_VERSION;
@@ -106,7 +106,7 @@ static int net_send_where(struct earth_node *n, uint32_t peer,
 static void net_send_chunk(struct earth_node *n, uint32_t peer,
 			   struct wire_hdr *h, const void *payload)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	uint64_t t0 = q_unlikely(acct_on) ? q_tsc() : 0;
 	h->magic = WIRE_MAGIC;
 	h->version = WIRE_VERSION;
@@ -120,7 +120,7 @@ static void net_send_chunk(struct earth_node *n, uint32_t peer,
 
 unsigned su_net_drain(struct earth_node *n)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	unsigned sent = 0;
 	for (uint32_t p = 0; p < n->num_nodes && su->out_pending; p++) {
 		struct su_out_msg *m;
@@ -191,7 +191,7 @@ void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
 		earth_slot *s = earth_gslot_addr(g);
 		if (q_unlikely(!s))
 			earth_fatal("%s: null slot", op);
-		su_slot_signal(&n->su, s, op);
+		su_slot_signal(&su_g, s, op);
 	} else {
 		send_sync(n, gslot, W_SYNC, 1);
 	}
@@ -200,7 +200,7 @@ void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
 /* A GET's or DATA's value of 1, 2, 4 or 8 bytes in one BLK_DATA, for d,
  * whose slot here fires: it goes to the EU with the fiber
  * (su_ready_value). False: store and signal as usual. */
-static bool deliver_value(struct earth_node *n, const struct wire_hdr *h,
+static bool deliver_value(const struct wire_hdr *h,
 			  earth_slot *s, void *d, const void *payload)
 {
 	if (!s || (h->flags & WIRE_F_PLACED) ||
@@ -208,7 +208,7 @@ static bool deliver_value(struct earth_node *n, const struct wire_hdr *h,
 		return false;
 	uint64_t v = 0;
 	memcpy(&v, payload, h->len);
-	return su_ready_value(&n->su, s, d, v, h->len);
+	return su_ready_value(&su_g, s, d, v, h->len);
 }
 
 /* The slot a message from `from` names in field a, when it is on this
@@ -228,7 +228,7 @@ static void signal_of(struct earth_node *n, const struct wire_hdr *h,
 		      earth_slot *s, const char *op)
 {
 	if (s)
-		su_slot_signal(&n->su, s, op);
+		su_slot_signal(&su_g, s, op);
 	else
 		send_sync(n, h->a, W_SYNC, 1);
 }
@@ -367,7 +367,7 @@ static void *checked_mem(struct earth_node *n, uint64_t addr, uint64_t len,
 static void deliver(struct earth_node *n, uint32_t from,
 		    const struct wire_hdr *h, const void *payload)
 {
-	struct su_state *su = &n->su;
+	struct su_state *su = &su_g;
 	su->msgs_received++;
 	const char *what = wire_type_name(h->type);
 	switch (h->type) {
@@ -423,7 +423,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 		bool sig = (h->flags & (WIRE_F_LAST | WIRE_F_NOSLOT)) ==
 			   WIRE_F_LAST;
 		earth_slot *s = sig ? local_slot(n, h, from) : NULL;
-		if (sig && deliver_value(n, h, s, d, payload)) {
+		if (sig && deliver_value(h, s, d, payload)) {
 			EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
 			return;
 		}
@@ -453,7 +453,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 		b->fn = f;
 		if (h->len)
 			memcpy(b->args, payload, h->len);
-		su_ready_push(su, eu_invoke_trampoline, b);
+		su_ready_push(su, n->invoke_fiber, b);
 		return;
 	}
 	case W_STEAL:
@@ -494,9 +494,15 @@ static EARTH_COLD void deliver_observed(struct earth_node *n, uint32_t from,
 		trace_slice(TRACE_SU, TRACE_RECV, type, from, seq, t0, t1);
 }
 
-void su_net_deliver(struct earth_node *n, uint32_t from,
-		    const struct wire_hdr *h, const void *payload)
+void *su_net_place(const struct wire_hdr *h)
 {
+	return reg_mem_contains(h->b, h->len) ? (void *)(uintptr_t)h->b : NULL;
+}
+
+void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
+		    const void *payload)
+{
+	struct earth_node *n = ctx;
 	if (q_unlikely(acct_on))
 		deliver_observed(n, from, h, payload);
 	else

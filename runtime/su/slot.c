@@ -4,7 +4,7 @@
  * signal. The fast path of a signal is su_slot_signal in su.h.
  */
 #define EARTH_INTERNAL 1
-#include "su.h"
+#include "su/su.h"
 
 void su_slot_remote(const char *op, earth_gslot g)
 {

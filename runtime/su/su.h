@@ -11,9 +11,75 @@
 #error "su.h is internal to the EARTH runtime"
 #endif
 
-#include "node.h"
+#include "unit/unit.h"
 
+#include <signal.h>
 #include <string.h>
+
+/* Owned by the SU thread; counters also published for earth_stats_get. */
+struct su_state {
+	struct q_ring *req;   /* consumer side */
+	struct q_ring *ready; /* producer side */
+	struct q_msg *rmsg;   /* ready message being filled, or NULL */
+	unsigned rfill;
+	bool wake_check;      /* published since su_wake_eu last looked */
+	unsigned batches;     /* busy batches, for EARTH_SU_WAKE_EVERY */
+	/* Ready fibers that did not fit the ring, oldest first. */
+	struct ready_entry {
+		earth_fiber_fn fiber;
+		void *frame;
+	} *rovf;
+	size_t rovf_head, rovf_len, rovf_cap;
+	/* Tokens not yet given to the EU, newest last (LIFO). */
+	struct ready_entry *tokens;
+	size_t ntokens, tokens_cap;
+	/* Load balancing (su/balance.c): nodes that asked us for work in
+	 * vain, and our own asking. */
+	bool *hungry;
+	uint32_t nhungry;
+	bool steal_out;       /* a STEAL is on its way, no answer yet */
+	bool steal_quiet;     /* every peer said no: wait for new work */
+	uint32_t steal_tries; /* NONE answers since the last success */
+	uint64_t rng;
+	uint64_t tokens_stolen, tokens_given;
+	uint64_t steal_requests; /* STEALs sent */
+	uint64_t dry_since;      /* TSC when the node ran dry; 0: it has work */
+	uint32_t dry_polls;
+	/* Messages for peers whose transport had no room, oldest first. */
+	struct su_out_msg {
+		struct su_out_msg *next;
+		struct wire_hdr h;
+		/* The payload: where a block-move chunk lies (it stays
+		 * put until the move's slot is signalled), or NULL when
+		 * it is copied below. */
+		const void *ref;
+		unsigned char payload[];
+	} **out_head, **out_tail;
+	size_t out_pending;
+	/* Payload bytes of messages queued for a transport with no room:
+	 * by reference (block-move chunks) and copied. */
+	uint64_t queued_ref, queued_copied;
+	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
+	uint64_t msgs_sent, msgs_received;
+	/* The collective in progress (su/coll.c): number, what this node and
+	 * its children in the tree have contributed so far. */
+	struct su_coll {
+		uint32_t seq;
+		bool started, local_in, sent_up;
+		unsigned kids_in;
+		uint8_t type, op;
+		uint64_t acc, result;
+		earth_slot *slot;
+	} coll;
+	uint64_t busy_ticks;
+	/* Copies of the counters above, stored relaxed by the SU when it goes
+	 * idle; read relaxed by earth_stats_get on the EU. */
+	_Atomic uint64_t pub_handled, pub_fibers_ready, pub_slot_signals,
+		pub_ready_overflow, pub_sleeps, pub_busy_ticks;
+} q_aligned_line;
+
+/* The SU of this process's node. */
+extern struct su_state su_g EARTH_HIDDEN;
 
 /* ---- ready queue (ready.c) ---- */
 
@@ -24,7 +90,7 @@ void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
  * loop calls when it goes idle and every EARTH_SU_WAKE_EVERY busy batches:
  * an EU blocks only after spinning for EARTH_SPIN_US, so that delay costs a
  * sleeping EU at most a few batches, and no fence sits on the busy path. */
-void su_ready_flush(struct earth_node *n) EARTH_HIDDEN;
+void su_ready_flush(void) EARTH_HIDDEN;
 void su_wake_eu(struct earth_node *n) EARTH_HIDDEN;
 /* Moves spilled ready fibers into the ring; returns how many. */
 unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
@@ -152,14 +218,25 @@ static inline bool su_ready_value(struct su_state *su, earth_slot *s,
  * transport has no room. Never blocks. */
 void su_net_send(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
 		 const void *payload) EARTH_HIDDEN;
-/* Memory for a queued message, and giving it back (core/irq.c): malloc,
- * or a fixed pool while an interrupt handler runs. */
+/* Memory for a queued message, and giving it back (out.c): malloc, or
+ * a fixed pool while an interrupt handler runs (su_out_pool). */
 void *su_out_alloc(size_t bytes) EARTH_HIDDEN;
 void su_out_free(void *p) EARTH_HIDDEN;
+/* Set (1) while a signal handler does the SU's work: su_out_alloc takes
+ * the pool. Entries of the pool left (the handler checks before it
+ * queues), and forgetting them all (node start). */
+extern __thread volatile sig_atomic_t su_out_pool EARTH_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+unsigned su_out_pool_free(void) EARTH_HIDDEN;
+void su_out_pool_reset(void) EARTH_HIDDEN;
 /* Retries queued messages; returns how many went out. */
 unsigned su_net_drain(struct earth_node *n) EARTH_HIDDEN;
-void su_net_deliver(struct earth_node *n, uint32_t from,
-		    const struct wire_hdr *h, const void *payload) EARTH_HIDDEN;
+/* A message from peer `from` (net_deliver_fn; ctx is the node). */
+void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
+		    const void *payload) EARTH_HIDDEN;
+/* Where a BLK_DATA payload may land (struct net's place): its
+ * destination when it lies in registered memory, else NULL. */
+void *su_net_place(const struct wire_hdr *h) EARTH_HIDDEN;
 /* Signals a slot named by a global slot pointer, here or on its node. */
 void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
 	EARTH_HIDDEN;
@@ -181,7 +258,7 @@ void su_balance_token_added(struct earth_node *n) EARTH_HIDDEN;
  * not send a STEAL each time. */
 void su_balance_idle(struct earth_node *n, bool at_once) EARTH_HIDDEN;
 /* Work arrived: asking again is allowed. */
-void su_balance_busy(struct earth_node *n) EARTH_HIDDEN;
+void su_balance_busy(void) EARTH_HIDDEN;
 void su_balance_receive(struct earth_node *n, uint32_t from,
 			const struct wire_hdr *h, const void *payload)
 	EARTH_HIDDEN;
@@ -207,7 +284,7 @@ void *su_thread(void *node) EARTH_HIDDEN;
  * messages, arrivals (when poll_net), spilled ready fibers, tokens; then
  * publishes the ready ring and flushes the transport. Returns how much it
  * did. The thread doing the SU's work: the SU thread, or the one thread of
- * a single-core node (eu/single.c) outside an interrupt. */
+ * a single-core node (node/single.c) outside an interrupt. */
 unsigned su_step(struct earth_node *n, bool poll_net) EARTH_HIDDEN;
 /* Nothing to do: ask a peer for a token, after a while or at once
  * (su_balance_idle; same threads as su_step). */

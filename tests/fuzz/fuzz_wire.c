@@ -20,7 +20,7 @@
  *   make fuzz-wire  (tests/fuzz/module.mk; part of make test with clang-14)
  */
 #define EARTH_INTERNAL 1
-#include "stream.h"
+#include "net/stream.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@ $(FUZZ_BIN): $(FUZZ_SRC) runtime/net/stream.h runtime/net/wire.h
 	@mkdir -p $(@D); $(if $(Q),echo "  LD fuzz $@";)
 	$(Q)$(FUZZ_CC) -std=gnu17 -g -O1 -Wall -Wextra -Werror \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -Iruntime/net $(FUZZ_SRC) -o $@
+	  -Iruntime $(FUZZ_SRC) -o $@
 
 fuzz-wire: $(FUZZ_BIN)
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acct.h - where a node's time went (earthrun --stats, EARTH_STATS=1 or
+ * EARTH_STATS_JSON=FILE): the EU's time in fibers, in the runtime and
+ * idle; the SU's time serving, receiving, sending and idle; operations by
+ * type, local and remote; and, each time a fiber ends, why the EU goes on
+ * or waits (the CVM study's switch classes) with the remote reads still in
+ * flight. Counting is on only when asked for (acct_on, set before the
+ * units start); off, every hook is one predicted branch.
+ */
+#ifndef EARTH_ACCT_H
+#define EARTH_ACCT_H
+
+#ifndef EARTH_INTERNAL
+#error "acct.h is internal to the EARTH runtime"
+#endif
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arch.h"
+#include "base/op.h"
+
+/* What the EU finds when a fiber ends. */
+enum acct_switch {
+	ACCT_SW_READY,  /* another fiber is ready: useful work            */
+	ACCT_SW_REMOTE, /* none ready; several remote reads in flight     */
+	ACCT_SW_SAME,   /* none ready; all wait on the same remote read   */
+	ACCT_SW_TAIL,   /* none ready; the node waits in a collective     */
+	ACCT_SW_IDLE,   /* none ready, no remote read nor collective out  */
+	ACCT_SW_KINDS_
+};
+#define ACCT_OVERLAP_BUCKETS 6 /* reads in flight: 0, 1, 2-3, 4-7, 8-15, 16+ */
+
+/* Owned by the EU thread (the thread running fibers). */
+struct acct_eu {
+	/* The EU's time is cut into segments: fibers, idle stretches and the
+	 * runtime between them; mark is where the last segment ended. */
+	uint64_t mark;
+	uint64_t fiber_ticks;   /* inside fibers, posting included */
+	uint64_t runtime_ticks; /* between fibers: fetching, dispatch */
+	uint64_t idle_ticks;    /* nothing ready: spinning or asleep */
+	uint64_t sw[ACCT_SW_KINDS_];
+	uint64_t overlap_hist[ACCT_OVERLAP_BUCKETS];
+	uint64_t overlap_sum, overlap_max;
+	/* Posted by this EU: reads from another node into this one
+	 * (GET_SYNC, BLKMOV_SYNC), and collectives. Their completions are
+	 * counted by the SU in acct_shared. */
+	uint64_t reads_posted, colls_posted;
+} __attribute__((aligned(64)));
+
+/* Owned by the thread doing the SU's work. */
+struct acct_su {
+	uint64_t mark;        /* end of the last accounted segment         */
+	uint64_t serve_ticks; /* handling EU requests and peers' messages */
+	uint64_t recv_ticks;  /* polling the transport, delivery excluded */
+	uint64_t send_ticks;  /* flushing and retrying sends              */
+	uint64_t idle_ticks;  /* nothing to do: spinning or asleep        */
+	uint64_t ops[SU_OP_COUNT_];    /* EU requests handled, by type  */
+	uint64_t remote[SU_OP_COUNT_]; /* ... of which needed another node */
+	bool in_step;     /* inside su_step: the segments above are open   */
+	bool sent;        /* handling this request needed another node: a
+			   * message left, or its memory was accessed
+			   * one-sided                                     */
+} __attribute__((aligned(64)));
+
+/* Completions of what acct_eu counts as posted: reads whose data all
+ * arrived (the last BLK_DATA flagged WIRE_F_REPLY, or served one-sided
+ * by this SU) and collectives finished here. Written by the SU only
+ * (relaxed load and store), read relaxed by the EU at each fiber end: a
+ * snapshot, as the classification is. A line of their own, so the EU does
+ * not miss on the SU's other counters. */
+struct acct_shared {
+	_Atomic uint64_t reads_done;
+	_Atomic uint64_t colls_done;
+} __attribute__((aligned(64)));
+
+extern bool acct_on __attribute__((visibility("hidden")));
+extern struct acct_eu acct_eu __attribute__((visibility("hidden")));
+extern struct acct_su acct_su __attribute__((visibility("hidden")));
+extern struct acct_shared acct_shared __attribute__((visibility("hidden")));
+
+/* EU, when a fiber ended and `more` says whether another is ready. */
+static inline void acct_switch(bool more)
+{
+	uint64_t done = atomic_load_explicit(&acct_shared.reads_done,
+					     memory_order_relaxed);
+	uint32_t out = (uint32_t)(acct_eu.reads_posted - done);
+	enum acct_switch k;
+	if (more)
+		k = ACCT_SW_READY;
+	else if (acct_eu.colls_posted >
+		 atomic_load_explicit(&acct_shared.colls_done,
+				      memory_order_relaxed))
+		k = ACCT_SW_TAIL;
+	else if (out > 1)
+		k = ACCT_SW_REMOTE;
+	else if (out == 1)
+		k = ACCT_SW_SAME;
+	else
+		k = ACCT_SW_IDLE;
+	acct_eu.sw[k]++;
+	unsigned b = out ? 1 + (31 - (unsigned)__builtin_clz(out)) : 0;
+	acct_eu.overlap_hist[b < ACCT_OVERLAP_BUCKETS ? b
+						      : ACCT_OVERLAP_BUCKETS - 1]++;
+	acct_eu.overlap_sum += out;
+	if (out > acct_eu.overlap_max)
+		acct_eu.overlap_max = out;
+}
+
+/* EU: a fiber ran from t0 to t1. */
+static inline void acct_fiber(uint64_t t0, uint64_t t1)
+{
+	acct_eu.runtime_ticks += t0 - acct_eu.mark;
+	acct_eu.fiber_ticks += t1 - t0;
+	acct_eu.mark = t1;
+}
+
+/* EU: it was idle from t0 to t1. */
+static inline void acct_eu_idle(uint64_t t0, uint64_t t1)
+{
+	acct_eu.runtime_ticks += t0 - acct_eu.mark;
+	acct_eu.idle_ticks += t1 - t0;
+	acct_eu.mark = t1;
+}
+
+/* SU: the time since the last mark goes to `bucket`. */
+static inline void acct_su_to(uint64_t *bucket)
+{
+	uint64_t t = q_tsc();
+	*bucket += t - acct_su.mark;
+	acct_su.mark = t;
+}
+
+/* SU: one more of counter (an acct_shared field) completed. */
+static inline void acct_completed(_Atomic uint64_t *counter)
+{
+	atomic_store_explicit(counter,
+			      atomic_load_explicit(counter,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* SU: a message from a peer is about to be handled; returns the time.
+ * Outside su_step (an interrupt handler of a single-core node, inside a
+ * fiber) nothing is charged: that time is the fiber's. */
+static inline uint64_t acct_deliver_begin(void)
+{
+	uint64_t t = q_tsc();
+	if (acct_su.in_step)
+		acct_su.recv_ticks += t - acct_su.mark;
+	return t;
+}
+
+/* SU: the message that began at t0 was handled; returns the time. */
+static inline uint64_t acct_deliver_end(uint64_t t0)
+{
+	uint64_t t = q_tsc();
+	if (acct_su.in_step) {
+		acct_su.serve_ticks += t - t0;
+		acct_su.mark = t;
+	}
+	return t;
+}
+
+
+#endif /* EARTH_ACCT_H */

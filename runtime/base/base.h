@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base.h - what every layer of the runtime may use: symbol visibility,
+ * the one error exit, blocking on a 32-bit word. The bottom layer: it
+ * includes nothing of the runtime's but the public header.
+ */
+#ifndef EARTH_BASE_H
+#define EARTH_BASE_H
+
+#ifndef EARTH_INTERNAL
+#error "base/base.h is internal to the EARTH runtime"
+#endif
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/arch.h"
+#include "earth.h"
+
+#define EARTH_HIDDEN __attribute__((visibility("hidden")))
+#define EARTH_COLD __attribute__((cold, noinline))
+
+/* Prints "earth: node N: error: <msg>" and exits with EARTH_EXIT_USAGE
+ * (fatal.c). N is what earth_fatal_set_node last set (0 before). */
+_Noreturn void earth_fatal(const char *fmt, ...) EARTH_HIDDEN
+	__attribute__((format(printf, 1, 2), cold));
+/* The node number earth_fatal names; the node sets it at bring-up. */
+void earth_fatal_set_node(uint32_t id) EARTH_HIDDEN;
+
+/* States of a unit's futex word: the node's units, and a peer's SU that
+ * a transport wakes after sending. */
+enum { UNIT_RUNNING = 0, UNIT_SLEEPING = 1 };
+
+/* Futex wait/wake on a 32-bit word (futex.c). Wait returns at once if
+ * *word != expected, on a wake, or on a signal: callers recheck. The
+ * futex is shared, not private: a word may live in a mapping that other
+ * processes wake. */
+void earth_futex_wait(_Atomic uint32_t *word, uint32_t expected) EARTH_HIDDEN;
+void earth_futex_wake(_Atomic uint32_t *word) EARTH_HIDDEN;
+
+/* Pins the calling thread to cpu (>= 0); no-op for -1 (cpu.c). */
+void earth_pin_cpu(int cpu) EARTH_HIDDEN;
+
+#endif /* EARTH_BASE_H */

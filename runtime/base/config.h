@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - compile-time knobs of the runtime, each with its default
+ * (override with -D). Run-time settings are in struct earth_options.
+ */
+#ifndef EARTH_CONFIG_H
+#define EARTH_CONFIG_H
+
+#ifndef EARTH_INTERNAL
+#error "config.h is internal to the EARTH runtime"
+#endif
+
+/* Default capacity of each EU<->SU ring, in 64-byte messages. */
+#ifndef EARTH_QUEUE_SLOTS_DEFAULT
+#define EARTH_QUEUE_SLOTS_DEFAULT 1024
+#endif
+/* Capacity of the SU's multi-producer inbox. */
+#ifndef EARTH_INBOX_SLOTS
+#define EARTH_INBOX_SLOTS 256
+#endif
+/* Spin this long (µs) with nothing to do before blocking. */
+#ifndef EARTH_SPIN_US_DEFAULT
+#define EARTH_SPIN_US_DEFAULT 200
+#endif
+/* Oversubscribed, an idle unit whose partner unit runs on another CPU
+ * polls this long (ns) before it starts yielding: a running partner
+ * answers sooner than sched_yield returns (about 1 µs in a VM). */
+#ifndef EARTH_YIELD_AFTER_NS
+#define EARTH_YIELD_AFTER_NS 500
+#endif
+/* A node that has had nothing to do for this long (ns) asks a peer for a
+ * token (TOKEN balancing); a unit about to sleep asks at once. Shorter dry
+ * spells, such as waiting for a remote operation, send nothing. */
+#ifndef EARTH_STEAL_AFTER_NS
+#define EARTH_STEAL_AFTER_NS 20000
+#endif
+/* Oversubscribed, a unit busy this long (ns) without a break yields once,
+ * so that a unit sharing its CPU (another node's SU) is not starved for a
+ * whole time slice: an SU serving a stream of block moves kept the SU
+ * that consumed them off the CPU for 1.4 ms. */
+#ifndef EARTH_BUSY_YIELD_NS
+#define EARTH_BUSY_YIELD_NS 20000
+#endif
+/* Frame size classes: 64 << k bytes (header included), k < this. */
+#ifndef EARTH_FRAME_CLASSES
+#define EARTH_FRAME_CLASSES 8
+#endif
+/* Frames carved per refill of a size class. */
+#ifndef EARTH_FRAME_CHUNK
+#define EARTH_FRAME_CHUNK 64
+#endif
+/* The SU keeps tokens back (LIFO, for locality and for idle nodes to take)
+ * while at least this many ready messages wait for the EU; below it tokens
+ * go to the EU. It must exceed the EU's credit batch on the ready ring, or
+ * tokens would wait for the EU to run dry. */
+#ifndef EARTH_TOKEN_BACKLOG
+#define EARTH_TOKEN_BACKLOG 256
+#endif
+/* The same for a job of several nodes: keep tokens in the SU's list,
+ * where idle nodes can take the oldest (largest) ones. */
+#ifndef EARTH_TOKEN_BACKLOG_MULTI
+#define EARTH_TOKEN_BACKLOG_MULTI 8
+#endif
+/* The EU returns ready-ring credits every this many messages. */
+#ifndef EARTH_READY_CREDIT_BATCH
+#define EARTH_READY_CREDIT_BATCH 128
+#endif
+/* Requests the SU handles before it looks at its other sources. */
+#ifndef EARTH_SU_BATCH
+#define EARTH_SU_BATCH 64
+#endif
+
+/* While busy, the SU looks whether the EU sleeps once per this many batches
+ * (and always when it goes idle). */
+#ifndef EARTH_SU_WAKE_EVERY
+#define EARTH_SU_WAKE_EVERY 16
+#endif
+
+/* Single-interrupt nodes (node/irq.c). The signal: SIGRTMIN + this. */
+#ifndef EARTH_IRQ_SIGNAL
+#define EARTH_IRQ_SIGNAL 4
+#endif
+/* Bytes of the buffer that holds messages the handler defers, and the
+ * room it must have before the handler polls once more: one poll may
+ * bring a whole tcp receive buffer (32 KiB) plus a message of the largest
+ * payload (64 KiB) it completes, with a record header per message. */
+#ifndef EARTH_IRQ_DEFER_BYTES
+#define EARTH_IRQ_DEFER_BYTES (1u << 20)
+#endif
+#ifndef EARTH_IRQ_DEFER_ROOM
+#define EARTH_IRQ_DEFER_ROOM (256u << 10)
+#endif
+/* The handler replies to BLK_REQs of at most this many bytes itself, with
+ * queued messages from a pool of this many entries. */
+#ifndef EARTH_IRQ_SMALL
+#define EARTH_IRQ_SMALL 256
+#endif
+#ifndef EARTH_IRQ_POOL
+#define EARTH_IRQ_POOL 16
+#endif
+/* Spilled ready fibers the handler may add without allocating. */
+#ifndef EARTH_IRQ_READY_ROOM
+#define EARTH_IRQ_READY_ROOM 1024
+#endif
+
+#endif /* EARTH_CONFIG_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fatal.c - the one way the runtime stops a program on a detected error:
+ * a single line on stderr naming the node, then exit(EARTH_EXIT_USAGE).
+ */
+#define EARTH_INTERNAL 1
+#include "base/base.h"
+#include "earth.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+static uint32_t fatal_node;
+
+void earth_fatal_set_node(uint32_t id)
+{
+	fatal_node = id;
+}
+
+void earth_fatal(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "earth: node %u: error: %s\n", fatal_node, msg);
+	fflush(stderr);
+	fflush(stdout);
+	_exit(EARTH_EXIT_USAGE);
+}

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c - the timeline recorder: per-unit buffers, their flush into the
+ * node's part file as Chrome trace-event JSON (one event per line), and the
+ * final file. Format and viewing: docs/user-guide.md, "Seeing where the
+ * time went".
+ *
+ * Files: with EARTH_TRACE=FILE the node writes FILE.node<k>.part. earthrun
+ * --trace FILE sets EARTH_TRACE_PARTS=1 and joins the parts of all nodes
+ * into FILE after the job; without a launcher a one-node job writes FILE
+ * itself and node k of a larger job FILE.node<k>.json.
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "base/trace.h"
+#include "base/jsonparts.h"
+#include "base/op.h"
+#include "base/symbols.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACE_EVENTS_DEFAULT (1u << 20)
+#define TRACE_OUT_BUF (64u * 1024u)
+#define TRACE_NAMES 1024 /* fiber name cache entries, power of two */
+
+bool trace_on;
+struct trace_buf trace_bufs[TRACE_UNITS_];
+
+static struct {
+	uint32_t node, nodes;
+	double tsc_per_ns;
+	uint64_t tsc0;
+	int64_t ns0; /* ns from the job's epoch to tsc0 */
+	int fd;
+	bool parts; /* a launcher joins the parts */
+	char base[3072];
+	char part[4096];
+	uint64_t *seq_out, *seq_in;
+	char *out[TRACE_UNITS_];
+	struct trace_name {
+		uintptr_t fn;
+		char name[64];
+	} *names;
+	struct trace_names namer;
+} tr = {.fd = -1};
+
+
+uint64_t trace_next_seq_out(uint32_t peer)
+{
+	return peer < tr.nodes ? tr.seq_out[peer]++ : 0;
+}
+
+uint64_t trace_next_seq_in(uint32_t peer)
+{
+	return peer < tr.nodes ? tr.seq_in[peer]++ : 0;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Writes all of buf (any thread: the file is O_APPEND, each call one
+ * write of whole lines). */
+static void put(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(tr.fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr,
+				"earth: node %u: trace: cannot write %s: %s "
+				"(tracing stops)\n",
+				tr.node, tr.part, strerror(errno));
+			trace_on = false;
+			return;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+}
+
+static int parse_env_u64(const char *var, uint64_t lo, uint64_t hi,
+			 uint64_t dflt, uint64_t *out)
+{
+	const char *s = getenv(var);
+	*out = dflt;
+	if (!s || !*s)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno || s[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr,
+			"earth: %s='%s': give a whole number from %" PRIu64
+			" to %" PRIu64 "\n",
+			var, s, lo, hi);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
+	       const struct trace_names *names)
+{
+	tr.namer = *names;
+	const char *path = getenv("EARTH_TRACE");
+	trace_on = false;
+	if (!path || !*path)
+		return 0;
+	uint64_t cap, epoch;
+	if (parse_env_u64("EARTH_TRACE_EVENTS", 1024, 1u << 24,
+			  TRACE_EVENTS_DEFAULT, &cap) ||
+	    parse_env_u64("EARTH_TRACE_EPOCH_NS", 0, INT64_MAX, 0, &epoch))
+		return -EINVAL;
+	if (strlen(path) >= sizeof(tr.base) ||
+	    !jsonparts_name(tr.part, sizeof(tr.part), path, node)) {
+		fprintf(stderr, "earth: EARTH_TRACE: path too long (%zu bytes)\n",
+			strlen(path));
+		return -EINVAL;
+	}
+	strcpy(tr.base, path);
+	tr.node = node;
+	tr.nodes = nodes;
+	tr.tsc_per_ns = tsc_per_ns > 0 ? tsc_per_ns : 1.0;
+	tr.parts = getenv("EARTH_TRACE_PARTS") != NULL;
+	tr.seq_out = calloc(nodes, sizeof(*tr.seq_out));
+	tr.seq_in = calloc(nodes, sizeof(*tr.seq_in));
+	tr.names = calloc(TRACE_NAMES, sizeof(*tr.names));
+	for (int u = 0; u < TRACE_UNITS_; u++) {
+		trace_bufs[u] = (struct trace_buf){
+			.ev = malloc(cap * sizeof(struct trace_ev)),
+			.cap = (uint32_t)cap,
+		};
+		tr.out[u] = malloc(TRACE_OUT_BUF);
+		if (!trace_bufs[u].ev || !tr.out[u])
+			goto nomem;
+	}
+	if (!tr.seq_out || !tr.seq_in || !tr.names)
+		goto nomem;
+	tr.fd = open(tr.part, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+		     0644);
+	if (tr.fd < 0) {
+		fprintf(stderr,
+			"earth: node %u: EARTH_TRACE: cannot create %s: %s\n",
+			node, tr.part, strerror(errno));
+		trace_close();
+		return -errno;
+	}
+	tr.tsc0 = q_tsc();
+	int64_t now = mono_ns();
+	tr.ns0 = epoch ? now - (int64_t)epoch : 0;
+	/* The first event has no comma before it; every later line starts
+	 * with one, so the units' flushes can append in any order. Without
+	 * a launcher the part is the final file: head now, tail at close. */
+	char head[640];
+	int len = snprintf(
+		head, sizeof(head),
+		"%s{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":\"node %u\"}}\n"
+		",{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%u}}\n"
+		",{\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"EU\"}}\n"
+		",{\"ph\":\"M\",\"pid\":%u,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"SU\"}}\n",
+		tr.parts ? "" : "{\"traceEvents\":[\n", node, node, node, node,
+		node, node);
+	trace_on = true;
+	put(head, (size_t)len);
+	return 0;
+nomem:
+	fprintf(stderr, "earth: node %u: EARTH_TRACE: out of memory for %" PRIu64
+			" events per unit (EARTH_TRACE_EVENTS)\n",
+		node, cap);
+	trace_close();
+	return -ENOMEM;
+}
+
+/* ns from the job's epoch at TSC t. */
+static int64_t ts_ns(uint64_t t)
+{
+	return tr.ns0 + (int64_t)(((double)t - (double)tr.tsc0) / tr.tsc_per_ns);
+}
+
+/* ---- formatting without stdio (the flush writes every event) ---- */
+
+static char *put_str(char *o, const char *s)
+{
+	while (*s)
+		*o++ = *s++;
+	return o;
+}
+
+static char *put_u64(char *o, uint64_t v)
+{
+	char b[24];
+	int k = 0;
+	do
+		b[k++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (k)
+		*o++ = b[--k];
+	return o;
+}
+
+/* ns as µs with three decimals, the trace-event format's unit. */
+static char *put_us(char *o, int64_t ns)
+{
+	if (ns < 0) {
+		*o++ = '-';
+		ns = -ns;
+	}
+	o = put_u64(o, (uint64_t)ns / 1000);
+	unsigned f = (unsigned)((uint64_t)ns % 1000);
+	*o++ = '.';
+	*o++ = (char)('0' + f / 100);
+	*o++ = (char)('0' + f / 10 % 10);
+	*o++ = (char)('0' + f % 10);
+	return o;
+}
+
+/* A name for a fiber function: the threaded function it enters, else its
+ * symbol, else module+offset (stable across nodes, addr2line). EU events
+ * only: the thread flushing them. */
+static const char *fiber_name(uintptr_t fn)
+{
+	size_t h = (fn >> 4) * 0x9E3779B97F4A7C15ull >> 54;
+	for (size_t i = 0; i < TRACE_NAMES; i++) {
+		struct trace_name *e = &tr.names[(h + i) & (TRACE_NAMES - 1)];
+		if (e->fn == fn)
+			return e->name;
+		if (e->fn)
+			continue;
+		e->fn = fn;
+		const char *tf = tr.namer.tfunc ? tr.namer.tfunc(fn) : NULL;
+		if (tf) {
+			snprintf(e->name, sizeof(e->name), "%s", tf);
+			return e->name;
+		}
+		Dl_info di;
+		const char *sym = sym_name(fn);
+		if (sym) {
+			snprintf(e->name, sizeof(e->name), "%s", sym);
+		} else if (dladdr((void *)fn, &di) && di.dli_fname) {
+			const char *m = strrchr(di.dli_fname, '/');
+			snprintf(e->name, sizeof(e->name), "fiber %s+0x%lx",
+				 m ? m + 1 : di.dli_fname,
+				 (unsigned long)(fn - (uintptr_t)di.dli_fbase));
+		} else {
+			snprintf(e->name, sizeof(e->name), "fiber 0x%lx",
+				 (unsigned long)fn);
+		}
+		return e->name;
+	}
+	return "fiber";
+}
+
+/* Names are identifiers, file names and fixed strings; escape anyway. */
+static int put_name(char *o, size_t room, const char *s)
+{
+	size_t k = 0;
+	for (; *s && k + 7 < room; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			k += (size_t)snprintf(o + k, room - k, "\\%c", c);
+		else if (c < 0x20)
+			k += (size_t)snprintf(o + k, room - k, "\\u%04x", c);
+		else
+			o[k++] = (char)c;
+	}
+	o[k] = 0;
+	return (int)k;
+}
+
+/* One event as one or two lines of JSON at o (at most 1 KiB); returns
+ * the bytes written. */
+static size_t format_ev(char *o, const struct trace_ev *e)
+{
+	char name[160];
+	char *p = o;
+	int64_t t0 = ts_ns(e->t0);
+	int64_t dur = e->t1 > e->t0
+			      ? (int64_t)((double)(e->t1 - e->t0) / tr.tsc_per_ns)
+			      : 0;
+	bool msg = e->kind == TRACE_SEND || e->kind == TRACE_RECV;
+	bool send = e->kind == TRACE_SEND;
+	if (e->kind == TRACE_FIBER)
+		put_name(name, sizeof(name), fiber_name((uintptr_t)e->arg));
+	else if (e->kind == TRACE_OP)
+		put_name(name, sizeof(name), su_op_name(e->aux));
+	else
+		snprintf(name, sizeof(name), "%s %s", send ? "send" : "recv",
+			 tr.namer.msg ? tr.namer.msg(e->aux) : "message");
+	p = put_str(p, ",{\"ph\":\"X\",\"pid\":");
+	p = put_u64(p, tr.node);
+	p = put_str(p, e->kind == TRACE_FIBER ? ",\"tid\":1,\"ts\":"
+					      : ",\"tid\":2,\"ts\":");
+	p = put_us(p, t0);
+	p = put_str(p, ",\"dur\":");
+	p = put_us(p, dur);
+	p = put_str(p, ",\"name\":\"");
+	p = put_str(p, name);
+	p = put_str(p, e->kind == TRACE_FIBER ? "\",\"cat\":\"fiber\"}\n"
+		       : e->kind == TRACE_OP  ? "\",\"cat\":\"op\"}\n"
+					      : "\",\"cat\":\"msg\",\"args\":{\"peer\":");
+	if (!msg)
+		return (size_t)(p - o);
+	/* The message's arrow: from the sender's slice to the receiver's,
+	 * named by (sender, receiver, sequence number on that pair). */
+	uint32_t src = send ? tr.node : e->aux2;
+	uint32_t dst = send ? e->aux2 : tr.node;
+	p = put_u64(p, e->aux2);
+	p = put_str(p, ",\"seq\":");
+	p = put_u64(p, e->arg);
+	p = put_str(p, send ? "}}\n,{\"ph\":\"s\",\"pid\":"
+			    : "}}\n,{\"ph\":\"f\",\"bp\":\"e\",\"pid\":");
+	p = put_u64(p, tr.node);
+	p = put_str(p, ",\"tid\":2,\"ts\":");
+	p = put_us(p, t0);
+	p = put_str(p, ",\"name\":\"message\",\"cat\":\"msg\",\"id\":\"");
+	p = put_u64(p, src);
+	*p++ = '.';
+	p = put_u64(p, dst);
+	*p++ = '.';
+	p = put_u64(p, e->arg);
+	p = put_str(p, "\"}\n");
+	return (size_t)(p - o);
+}
+
+void trace_flush(enum trace_unit unit)
+{
+	struct trace_buf *b = &trace_bufs[unit];
+	if (!b->len || tr.fd < 0) {
+		b->len = 0;
+		return;
+	}
+	/* Slices are recorded when they end, so an enclosing slice comes
+	 * after what it encloses: sort by start (nearly sorted already). */
+	for (uint32_t i = 1; i < b->len; i++) {
+		struct trace_ev e = b->ev[i];
+		uint32_t j = i;
+		while (j && (b->ev[j - 1].t0 > e.t0 ||
+			     (b->ev[j - 1].t0 == e.t0 && b->ev[j - 1].t1 < e.t1))) {
+			b->ev[j] = b->ev[j - 1];
+			j--;
+		}
+		b->ev[j] = e;
+	}
+	char *o = tr.out[unit];
+	size_t k = 0;
+	for (uint32_t i = 0; i < b->len && trace_on; i++) {
+		if (TRACE_OUT_BUF - k < 1024) {
+			put(o, k);
+			k = 0;
+		}
+		k += format_ev(o + k, &b->ev[i]);
+	}
+	if (k && trace_on)
+		put(o, k);
+	b->len = 0;
+}
+
+void trace_close(void)
+{
+	bool was_on = trace_on && tr.fd >= 0;
+	if (was_on) {
+		trace_flush(TRACE_EU);
+		trace_flush(TRACE_SU);
+		char line[320];
+		int len = snprintf(
+			line, sizeof(line),
+			",{\"ph\":\"M\",\"pid\":%u,\"name\":\"earth_trace_dropped\","
+			"\"args\":{\"eu\":%" PRIu64 ",\"su\":%" PRIu64 "}}\n%s",
+			tr.node, trace_bufs[TRACE_EU].dropped,
+			trace_bufs[TRACE_SU].dropped,
+			tr.parts ? "" : "],\"displayTimeUnit\":\"ns\"}\n");
+		put(line, (size_t)len);
+		if (trace_bufs[TRACE_EU].dropped || trace_bufs[TRACE_SU].dropped)
+			fprintf(stderr,
+				"earth: node %u: trace: %" PRIu64 " EU and %" PRIu64
+				" SU events dropped (buffers full between idle "
+				"moments; raise EARTH_TRACE_EVENTS)\n",
+				tr.node, trace_bufs[TRACE_EU].dropped,
+				trace_bufs[TRACE_SU].dropped);
+	}
+	trace_on = false;
+	if (tr.fd >= 0)
+		close(tr.fd);
+	tr.fd = -1;
+	if (was_on && !tr.parts) {
+		char out[4096];
+		if (tr.nodes > 1)
+			snprintf(out, sizeof(out), "%s.node%u.json", tr.base,
+				 tr.node);
+		else
+			snprintf(out, sizeof(out), "%s", tr.base);
+		if (rename(tr.part, out) != 0)
+			fprintf(stderr, "earth: node %u: trace: cannot rename "
+					"%s to %s: %s\n",
+				tr.node, tr.part, out, strerror(errno));
+	}
+	for (int u = 0; u < TRACE_UNITS_; u++) {
+		free(trace_bufs[u].ev);
+		trace_bufs[u] = (struct trace_buf){0};
+		free(tr.out[u]);
+		tr.out[u] = NULL;
+	}
+	free(tr.seq_out);
+	free(tr.seq_in);
+	free(tr.names);
+	sym_close();
+	tr.seq_out = tr.seq_in = NULL;
+	tr.names = NULL;
+	tr.nodes = 0;
+}

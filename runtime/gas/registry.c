@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c - function numbering from the earth_tfunc section, and the
+ * sorted list of memory segments remote nodes may read or write. The list
+ * changes rarely (a frame chunk, a registration) and is read on remote
+ * accesses only, so a mutex is enough. Holding it is a critical section
+ * for the interrupts of a single-interrupt node (node/irq.h), whose
+ * handler reads the list.
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "base/crit.h"
+#include "gas/registry.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds of the section, from the linker; weak so a program without any
+ * threaded function still links. */
+extern const struct earth_tfunc __start_earth_tfunc[] __attribute__((weak));
+extern const struct earth_tfunc __stop_earth_tfunc[] __attribute__((weak));
+
+int32_t reg_tfunc_id(const struct earth_tfunc *f)
+{
+	if (!__start_earth_tfunc || f < __start_earth_tfunc ||
+	    f >= __stop_earth_tfunc)
+		return -1;
+	return (int32_t)(f - __start_earth_tfunc);
+}
+
+const struct earth_tfunc *reg_tfunc_at(int32_t id)
+{
+	if (!__start_earth_tfunc || id < 0 ||
+	    id >= __stop_earth_tfunc - __start_earth_tfunc)
+		return NULL;
+	return &__start_earth_tfunc[id];
+}
+
+struct seg {
+	uint64_t base, end;
+};
+static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct seg *segs;
+static size_t nsegs, cap;
+
+/* First segment whose end is above addr. */
+static size_t find(uint64_t addr)
+{
+	size_t lo = 0, hi = nsegs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (segs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int reg_mem_add(const void *base, size_t len)
+{
+	uint64_t b = (uintptr_t)base, e = b + len;
+	if (!base || !len || e < b)
+		return -EINVAL;
+	int crit = irq_crit_enter();
+	pthread_mutex_lock(&seg_lock);
+	size_t i = find(b);
+	if (i < nsegs && segs[i].base < e) {
+		pthread_mutex_unlock(&seg_lock);
+		irq_crit_leave(crit);
+		return -EEXIST;
+	}
+	if (nsegs == cap) {
+		size_t c = cap ? cap * 2 : 64;
+		struct seg *p = realloc(segs, c * sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&seg_lock);
+			irq_crit_leave(crit);
+			return -ENOMEM;
+		}
+		segs = p;
+		cap = c;
+	}
+	memmove(segs + i + 1, segs + i, (nsegs - i) * sizeof(*segs));
+	segs[i] = (struct seg){b, e};
+	nsegs++;
+	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
+	return 0;
+}
+
+int reg_mem_remove(const void *base)
+{
+	uint64_t b = (uintptr_t)base;
+	int crit = irq_crit_enter();
+	pthread_mutex_lock(&seg_lock);
+	size_t i = find(b);
+	int ret = -ENOENT;
+	if (i < nsegs && segs[i].base == b) {
+		memmove(segs + i, segs + i + 1, (nsegs - i - 1) * sizeof(*segs));
+		nsegs--;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
+	return ret;
+}
+
+bool reg_mem_contains(uint64_t addr, uint64_t len)
+{
+	if (addr + len < addr)
+		return false;
+	int crit = irq_crit_enter();
+	pthread_mutex_lock(&seg_lock);
+	size_t i = find(addr);
+	bool ok = i < nsegs && segs[i].base <= addr && addr + len <= segs[i].end;
+	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
+	return ok;
+}
+
+void reg_mem_clear(void)
+{
+	int crit = irq_crit_enter();
+	pthread_mutex_lock(&seg_lock);
+	free(segs);
+	segs = NULL;
+	nsegs = cap = 0;
+	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
+}
+
+int earth_register_memory(void *addr, size_t len)
+{
+	return reg_mem_add(addr, len);
+}
+
+int earth_unregister_memory(void *addr)
+{
+	return reg_mem_remove(addr);
+}
+
+/* The main program's writable PT_LOAD segments (.data, .bss). */
+static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	int *done = arg;
+	if (*done)
+		return 1;
+	*done = 1; /* the first object is the executable */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && ph->p_memsz)
+			reg_mem_add((void *)(info->dlpi_addr + ph->p_vaddr),
+				    ph->p_memsz);
+	}
+	return 1;
+}
+
+void reg_mem_add_static(void)
+{
+	int done = 0;
+	dl_iterate_phdr(add_static, &done);
+}

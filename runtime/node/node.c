@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.c - bringing a node up and down: choose CPUs, build the rings on
+ * the node's NUMA node, start the SU and EU threads pinned to their CPUs,
+ * wait for main's frame to end, print statistics, free everything.
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "node/node.h"
+#include "base/acct.h"
+#include "base/trace.h"
+#include "gas/gmem.h"
+#include "gas/registry.h"
+#include "node/irq.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Outside earth_node_g, which each earth_run clears: set while the node
+ * runs. earth_sync_from_thread callers raise inbox_users, then check
+ * node_running (both seq_cst); earth_run clears node_running, then waits
+ * for inbox_users to reach zero before freeing the inbox (Dekker pair: a
+ * caller either sees node_running cleared or is counted). */
+static _Atomic bool node_running;
+static _Atomic uint32_t inbox_users;
+
+uint32_t earth_node_id(void)
+{
+	return earth_node_g.id;
+}
+
+uint32_t earth_num_nodes(void)
+{
+	return earth_node_g.num_nodes;
+}
+
+int earth_sync_from_thread(earth_gslot slot)
+{
+	struct earth_node *n = &earth_node_g;
+	atomic_fetch_add_explicit(&inbox_users, 1, memory_order_seq_cst);
+	int ret = 0;
+	if (!atomic_load_explicit(&node_running, memory_order_seq_cst)) {
+		ret = -ESRCH;
+	} else if (!earth_gslot_addr(slot) || earth_gslot_node(slot) != n->id) {
+		ret = -EINVAL;
+	} else {
+		struct q_msg *m = q_mpsc_reserve(&n->inbox);
+		if (!m) {
+			ret = -EAGAIN;
+		} else {
+			m->w[0] = (uint64_t)SU_OP_SYNC |
+				  (uint64_t)SU_REQ_GSLOT << 16;
+			m->w[1] = slot.bits;
+			q_mpsc_publish(&n->inbox, m);
+			/* Dekker with su_try_sleep: message stored, then
+			 * look at the SU. */
+			atomic_thread_fence(memory_order_seq_cst);
+			earth_su_wake(n);
+			if (n->opts.node_mode == EARTH_MODE_SINGLE_IRQ)
+				irq_raise_local();
+		}
+	}
+	/* Pairs with the acquire loads in node_quiesce_inbox. */
+	atomic_fetch_sub_explicit(&inbox_users, 1, memory_order_release);
+	return ret;
+}
+
+/* After running is cleared: wait until no thread is inside
+ * earth_sync_from_thread, so the inbox can be freed. */
+static void node_quiesce_inbox(void)
+{
+	atomic_store_explicit(&node_running, false, memory_order_seq_cst);
+	while (atomic_load_explicit(&inbox_users, memory_order_acquire))
+		sched_yield();
+}
+
+/* The trace's name for a fiber: the threaded function it enters. */
+static const char *node_tfunc_name(uintptr_t fn)
+{
+	const struct earth_tfunc *f;
+	for (int32_t id = 0; (f = reg_tfunc_at(id)); id++)
+		if ((uintptr_t)f->entry == fn)
+			return f->name;
+	return NULL;
+}
+
+/* A single-core node needs one CPU: with several nodes on this host and
+ * no EARTH_CPUS, node r takes the r-th allowed CPU (dual nodes take two
+ * each); it shares only when there are more nodes than CPUs. */
+static void node_single_cpu(struct earth_node *n)
+{
+	n->su_cpu = n->eu_cpu;
+	if (n->opts.eu_cpu >= 0 || n->local_size <= 1) {
+		n->oversubscribed = false;
+		return;
+	}
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		return;
+	int cpus[CPU_SETSIZE], m = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[m++] = c;
+	if (m < 1)
+		return;
+	n->eu_cpu = n->su_cpu = cpus[n->local_rank % (uint32_t)m];
+	n->oversubscribed = n->local_size > (uint32_t)m;
+}
+
+static void node_free(struct earth_node *n)
+{
+	eu_frames_release_all(&eu_g);
+	gmem_close();
+	reg_mem_clear();
+	if (su_g.out_head) {
+		for (uint32_t p = 0; p < n->num_nodes; p++)
+			for (struct su_out_msg *m = su_g.out_head[p], *nx; m;
+			     m = nx) {
+				nx = m->next;
+				su_out_free(m);
+			}
+	}
+	free(su_g.out_head);
+	free(su_g.out_tail);
+	free(su_g.hungry);
+	if (n->net)
+		n->net->ops->fini(n->net);
+	n->net = NULL;
+	free(eu_g.ovf);
+	free(su_g.rovf);
+	free(su_g.tokens);
+	q_ring_fini(&n->req);
+	q_ring_fini(&n->ready);
+	q_mpsc_fini(&n->inbox);
+}
+
+/* Starts the SU and EU threads and waits for both; -1 if one could not
+ * start (the other has ended). */
+static int node_run_dual(struct earth_node *n, struct eu_start *st)
+{
+	pthread_t eu_tid, su_tid;
+	if (pthread_create(&su_tid, NULL, su_thread, n) != 0) {
+		fprintf(stderr, "earth: cannot start the SU thread\n");
+		return -1;
+	}
+	if (pthread_create(&eu_tid, NULL, eu_thread, st) != 0) {
+		fprintf(stderr, "earth: cannot start the EU thread\n");
+		/* seq_cst store, then earth_su_wake's seq_cst load of the
+		 * SU's state (Dekker with su_try_sleep). */
+		atomic_store_explicit(&n->shutdown, true, memory_order_seq_cst);
+		earth_su_wake(n);
+		pthread_join(su_tid, NULL);
+		return -1;
+	}
+	pthread_join(eu_tid, NULL);
+	pthread_join(su_tid, NULL);
+	return 0;
+}
+
+/* A single-core node: one thread does the EU's and the SU's work. */
+static int node_run_single(struct earth_node *n, struct eu_start *st)
+{
+	(void)n;
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, eu_single_thread, st) != 0) {
+		fprintf(stderr, "earth: cannot start the node's thread\n");
+		return -1;
+	}
+	pthread_join(tid, NULL);
+	return 0;
+}
+
+int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_fn,
+	      const void *args, size_t size)
+{
+	struct earth_node *n = &earth_node_g;
+	if (atomic_load_explicit(&node_running, memory_order_relaxed)) {
+		fprintf(stderr, "earth: earth_run: a node is already running in "
+				"this process\n");
+		return EARTH_EXIT_USAGE;
+	}
+	if (!main_fn || !main_fn->entry) {
+		fprintf(stderr, "earth: earth_run: null main function\n");
+		return EARTH_EXIT_USAGE;
+	}
+	if (main_fn->args_size > main_fn->frame_size) {
+		fprintf(stderr,
+			"earth: earth_run: %s declares %u bytes of arguments but "
+			"a %u-byte frame\n",
+			main_fn->name, main_fn->args_size, main_fn->frame_size);
+		return EARTH_EXIT_USAGE;
+	}
+	if (size != main_fn->args_size || (size && !args)) {
+		fprintf(stderr,
+			"earth: earth_run: %zu bytes of arguments for %s, which "
+			"takes %u\n",
+			size, main_fn->name, main_fn->args_size);
+		return EARTH_EXIT_USAGE;
+	}
+	memset(n, 0, sizeof(*n));
+	memset(&eu_g, 0, sizeof(eu_g));
+	memset(&su_g, 0, sizeof(su_g));
+	n->invoke_fiber = eu_invoke_trampoline;
+	n->token_gone_fiber = eu_token_gone;
+	if (opts)
+		n->opts = *opts;
+	else
+		earth_options_default(&n->opts);
+	const char *jerr = earth_job_from_env(n);
+	if (jerr) {
+		fprintf(stderr, "earth: %s\n", jerr);
+		return EARTH_EXIT_USAGE;
+	}
+	earth_fatal_set_node(n->id);
+	n->su_wordp = &n->su_word;
+	if (n->num_nodes > 1) {
+		const char *nerr = NULL;
+		n->net = net_open(n->id, n->num_nodes, &nerr);
+		su_g.out_head = calloc(n->num_nodes, sizeof(*su_g.out_head));
+		su_g.out_tail = calloc(n->num_nodes, sizeof(*su_g.out_tail));
+		su_g.hungry = calloc(n->num_nodes, sizeof(*su_g.hungry));
+		if (!n->net || !su_g.out_head || !su_g.out_tail ||
+		    !su_g.hungry) {
+			fprintf(stderr, "earth: node %u of %u: %s\n", n->id,
+				n->num_nodes, nerr ? nerr : "out of memory");
+			node_free(n);
+			return EARTH_EXIT_USAGE;
+		}
+		n->su_wordp = n->net->ops->su_word(n->net);
+		n->net->place = su_net_place;
+	}
+	reg_mem_add_static();
+	const char *gerr = gmem_open(n->id, n->num_nodes, n->net);
+	if (gerr) {
+		fprintf(stderr, "earth: node %u: %s\n", n->id, gerr);
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	n->tsc_per_ns = q_tsc_per_ns();
+	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
+	n->steal_ticks = (uint64_t)(EARTH_STEAL_AFTER_NS * n->tsc_per_ns);
+	n->busy_yield_ticks = (uint64_t)(EARTH_BUSY_YIELD_NS * n->tsc_per_ns);
+	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
+	if (acct_open(n) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	n->timing |= acct_on;
+	if (earth_topology_choose(n) != 0)
+		return EARTH_EXIT_USAGE;
+	bool single = n->opts.node_mode != EARTH_MODE_DUAL;
+	if (single)
+		node_single_cpu(n);
+	/* A partner on the same CPU cannot answer until we yield. */
+	n->yield_ticks = n->eu_cpu == n->su_cpu
+				 ? 0
+				 : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
+	enum q_mode mode = n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ
+								  : Q_MODE_SW;
+	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
+					     : EARTH_QUEUE_SLOTS_DEFAULT;
+	if (q_ring_init(&n->req, mode, slots, n->opts.hwq_latency_ns,
+			n->numa_node) ||
+	    q_ring_init(&n->ready, mode, slots, n->opts.hwq_latency_ns,
+			n->numa_node) ||
+	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS)) {
+		fprintf(stderr, "earth: cannot create the EU/SU queues (%u slots "
+				"of 64 bytes): out of memory or bad size\n",
+			slots);
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	/* The SU reads the EU's ready backlog from the returned head: return
+	 * it often enough for the token threshold to mean something. */
+	n->token_backlog = n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI
+					    : EARTH_TOKEN_BACKLOG;
+	q_ring_set_batches(&n->ready, 32,
+			   n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI / 2
+					    : EARTH_READY_CREDIT_BATCH);
+	eu_g.req = su_g.req = &n->req;
+	eu_g.ready = su_g.ready = &n->ready;
+
+	static const struct trace_names names = {node_tfunc_name,
+						 wire_type_name};
+	if (trace_open(n->id, n->num_nodes, n->tsc_per_ns, &names) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	struct eu_start st = {n, main_fn, args, size};
+	n->start_tsc = q_tsc();
+	atomic_store_explicit(&node_running, true, memory_order_release);
+	if (single ? node_run_single(n, &st) : node_run_dual(n, &st)) {
+		node_quiesce_inbox();
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	n->end_tsc = q_tsc();
+	node_quiesce_inbox();
+	if (n->opts.print_stats) {
+		fflush(stdout);
+		struct earth_stats s;
+		earth_stats_get(&s);
+		earth_stats_print(&s);
+	}
+	acct_close(n);
+	trace_close();
+	int status = n->id == 0 ? n->exit_status : n->stop_status;
+	node_free(n);
+	return status;
+}
+
+int earth_main(int argc, char **argv, const struct earth_tfunc *main_fn)
+{
+	struct earth_options opts;
+	earth_options_default(&opts);
+	if (earth_options_parse(&opts, &argc, argv) != 0)
+		return EARTH_EXIT_USAGE;
+	struct earth_main_args a = {argc, argv};
+	return earth_run(&opts, main_fn, &a, sizeof(a));
+}

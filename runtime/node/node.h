@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.h - the top layer: bringing the node up and down (node.c), its
+ * modes (single.c, irq.c), the job it belongs to (job.c), its CPUs
+ * (topology.c), options (options.c) and statistics (stats.c, report.c).
+ * It sees both units (eu/eu.h, su/su.h); nothing below includes it.
+ */
+#ifndef EARTH_NODE_H
+#define EARTH_NODE_H
+
+#ifndef EARTH_INTERNAL
+#error "node/node.h is internal to the EARTH runtime"
+#endif
+
+#include "eu/eu.h"
+#include "su/su.h"
+#include "unit/unit.h"
+
+/* Node number, node count and local rank from the environment (job.c).
+ * Returns NULL or what is wrong. */
+const char *earth_job_from_env(struct earth_node *n) EARTH_HIDDEN;
+
+/* Topology: pick and validate the EU and SU CPUs (topology.c). Returns 0 or
+ * -EINVAL after printing why. */
+int earth_topology_choose(struct earth_node *n) EARTH_HIDDEN;
+
+/* Prints the statistics table of this node to stderr (stats.c). */
+void earth_stats_print(const struct earth_stats *st) EARTH_HIDDEN;
+
+/* The one thread of a single-core node (single.c): EU and SU work. */
+void *eu_single_thread(void *start) EARTH_HIDDEN;
+
+/* The breakdown of base/acct.h (report.c). Node bring-up (earth_run
+ * thread): clears the counters, turns counting on when statistics or a
+ * trace were asked for. Returns 0 or -EINVAL after printing what is wrong
+ * with EARTH_STATS_JSON. */
+int acct_open(struct earth_node *n) EARTH_HIDDEN;
+/* Node end (earth_run thread, units ended): prints the breakdown table
+ * when statistics were asked for, and writes the JSON record. */
+void acct_close(struct earth_node *n) EARTH_HIDDEN;
+
+/* EARTH_MODE's values, indexed by enum earth_node_mode (options.c). */
+extern const char *const earth_mode_names[3] EARTH_HIDDEN;
+
+#endif /* EARTH_NODE_H */

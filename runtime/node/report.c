@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c - the time breakdown and switch accounting of base/acct.h:
+ * turning it on, the table printed at exit, the JSON record (EARTH_STATS_JSON=FILE:
+ * FILE.node<k>.part, joined by earthrun --stats=json FILE; without a
+ * launcher a one-node job writes FILE, node k of a larger job
+ * FILE.node<k>.json). Format: docs/user-guide.md.
+ */
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "base/acct.h"
+#include "base/jsonparts.h"
+#include "node/node.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sw_names[ACCT_SW_KINDS_] = {
+	[ACCT_SW_READY] = "ready",
+	[ACCT_SW_REMOTE] = "remote",
+	[ACCT_SW_SAME] = "same",
+	[ACCT_SW_TAIL] = "tail",
+	[ACCT_SW_IDLE] = "idle",
+};
+static const char *const sw_text[ACCT_SW_KINDS_] = {
+	[ACCT_SW_READY] = "another fiber ready (useful work)",
+	[ACCT_SW_REMOTE] = "none ready, waiting on remote reads",
+	[ACCT_SW_SAME] = "none ready, all on the same remote read",
+	[ACCT_SW_TAIL] = "none ready, waiting in a collective",
+	[ACCT_SW_IDLE] = "none ready, nothing remote outstanding",
+};
+static const char *const bucket_names[ACCT_OVERLAP_BUCKETS] = {
+	"0", "1", "2-3", "4-7", "8-15", "16+"};
+
+int acct_open(struct earth_node *n)
+{
+	memset(&acct_eu, 0, sizeof(acct_eu));
+	memset(&acct_su, 0, sizeof(acct_su));
+	memset(&acct_shared, 0, sizeof(acct_shared));
+	const char *js = getenv("EARTH_STATS_JSON");
+	if (js && !*js) {
+		fprintf(stderr, "earth: EARTH_STATS_JSON is empty: give the "
+				"file to write the statistics to\n");
+		return -EINVAL;
+	}
+	/* EARTH_TIMING alone keeps only the units' busy and idle time
+	 * (node.h): no per-fiber timing. */
+	const char *tr = getenv("EARTH_TRACE");
+	acct_on = n->opts.print_stats || js || (tr && *tr);
+	return 0;
+}
+
+struct breakdown {
+	double wall, eu_fiber, eu_runtime, eu_idle;
+	double su_serve, su_recv, su_send, su_idle;
+};
+
+static void breakdown_of(const struct earth_node *n, struct breakdown *b)
+{
+	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
+	b->wall = (double)(n->end_tsc - n->start_tsc) / tpn;
+	b->eu_fiber = acct_eu.fiber_ticks / tpn;
+	b->eu_runtime = acct_eu.runtime_ticks / tpn;
+	b->eu_idle = acct_eu.idle_ticks / tpn;
+	b->su_serve = acct_su.serve_ticks / tpn;
+	b->su_recv = acct_su.recv_ticks / tpn;
+	b->su_send = acct_su.send_ticks / tpn;
+	b->su_idle = acct_su.idle_ticks / tpn;
+}
+
+/* What the transport did with BLK_DATA payloads (tcp; else zeros). */
+static void blk_bytes(const struct earth_node *n, struct net_blk_bytes *b)
+{
+	memset(b, 0, sizeof(*b));
+	if (n->net && n->net->ops->blk_bytes)
+		n->net->ops->blk_bytes(n->net, b);
+}
+
+static uint64_t switches(void)
+{
+	uint64_t s = 0;
+	for (int k = 0; k < ACCT_SW_KINDS_; k++)
+		s += acct_eu.sw[k];
+	return s;
+}
+
+static void print_table(const struct earth_node *n, const struct breakdown *b)
+{
+	FILE *f = stderr;
+	double w = b->wall > 0 ? b->wall : 1.0;
+#define PCT(x) (x) / 1e6, 100.0 * (x) / w
+	unsigned m = (unsigned)n->opts.node_mode;
+	fprintf(f, "earth: node %u time breakdown (wall %.3f ms)\n", n->id,
+		b->wall / 1e6);
+	if (m == EARTH_MODE_DUAL)
+		fprintf(f, "  mode dual: EU on CPU %d, SU on CPU %d%s\n",
+			n->eu_cpu, n->su_cpu,
+			n->oversubscribed ? " (CPUs shared: oversubscribed)" : "");
+	else
+		fprintf(f, "  mode %s: EU and SU on CPU %d%s\n",
+			m < 3 ? earth_mode_names[m] : "?", n->eu_cpu,
+			n->oversubscribed ? " (CPU shared: oversubscribed)" : "");
+	fprintf(f, "  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms %5.1f%%"
+		   "   idle %10.3f ms %5.1f%%\n",
+		PCT(b->eu_fiber), PCT(b->eu_runtime), PCT(b->eu_idle));
+	fprintf(f, "  SU  serve   %10.3f ms %5.1f%%   receive %10.3f ms %5.1f%%"
+		   "   send %10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%\n",
+		PCT(b->su_serve), PCT(b->su_recv), PCT(b->su_send),
+		PCT(b->su_idle));
+#undef PCT
+	struct net_blk_bytes bb;
+	blk_bytes(n, &bb);
+	double in = (double)(bb.recv_direct + bb.recv_copied);
+	if (in > 0)
+		fprintf(f, "  block payloads received %.3f MiB: %.1f%% "
+			   "straight into place, %.1f%% copied from receive "
+			   "buffers\n",
+			in / (1 << 20), 100.0 * (double)bb.recv_direct / in,
+			100.0 * (double)bb.recv_copied / in);
+	double out = (double)(bb.sent_ref + bb.sent_copied);
+	if (out > 0)
+		fprintf(f, "  block payloads sent %.3f MiB: %.1f%% from where "
+			   "they lie, %.1f%% copied into send buffers\n",
+			out / (1 << 20), 100.0 * (double)bb.sent_ref / out,
+			100.0 * (double)bb.sent_copied / out);
+	const struct su_state *su = &su_g;
+	double q = (double)(su->queued_ref + su->queued_copied);
+	if (q > 0)
+		fprintf(f, "  payloads queued while the transport was full "
+			   "%.3f MiB: %.1f%% by reference, %.1f%% copied\n",
+			q / (1 << 20), 100.0 * (double)su->queued_ref / q,
+			100.0 * (double)su->queued_copied / q);
+	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
+	for (int op = 1; op < SU_OP_COUNT_; op++) {
+		if (!acct_su.ops[op])
+			continue;
+		fprintf(f, "  %-14s %12" PRIu64 " %12" PRIu64 "\n", su_op_name(op),
+			acct_su.ops[op] - acct_su.remote[op], acct_su.remote[op]);
+	}
+	uint64_t s = switches();
+	double sd = s ? (double)s : 1.0;
+	fprintf(f, "  fiber ends %" PRIu64 ":\n", s);
+	for (int k = 0; k < ACCT_SW_KINDS_; k++)
+		fprintf(f, "    %-42s %12" PRIu64 " %5.1f%%\n", sw_text[k],
+			acct_eu.sw[k], 100.0 * acct_eu.sw[k] / sd);
+	fprintf(f, "  remote reads in flight at a fiber end: mean %.2f, max %" PRIu64
+		   ";",
+		acct_eu.overlap_sum / sd, acct_eu.overlap_max);
+	for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
+		fprintf(f, " %s: %" PRIu64, bucket_names[k],
+			acct_eu.overlap_hist[k]);
+	fputc('\n', f);
+}
+
+static void write_json(const struct earth_node *n, const struct breakdown *b,
+		       const char *base)
+{
+	char part[4096];
+	if (!jsonparts_name(part, sizeof(part), base, n->id)) {
+		fprintf(stderr, "earth: EARTH_STATS_JSON: path too long\n");
+		return;
+	}
+	FILE *f = fopen(part, "w");
+	if (!f) {
+		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot create "
+				"%s: %s\n",
+			n->id, part, strerror(errno));
+		return;
+	}
+	struct earth_stats st;
+	earth_stats_get(&st);
+	struct net_blk_bytes bb;
+	blk_bytes(n, &bb);
+	fprintf(f,
+		"{\"node\":%u,\"nodes\":%u,\"wall_ns\":%.0f,"
+		"\"eu\":{\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,\"idle_ns\":%.0f},"
+		"\"su\":{\"serve_ns\":%.0f,\"recv_ns\":%.0f,\"send_ns\":%.0f,"
+		"\"idle_ns\":%.0f},\"ops\":{",
+		n->id, n->num_nodes, b->wall, b->eu_fiber, b->eu_runtime,
+		b->eu_idle, b->su_serve, b->su_recv, b->su_send, b->su_idle);
+	/* INVOKE_REMOTE requests are counted as remote INVOKEs. */
+	for (int op = 1; op < SU_OP_COUNT_; op++)
+		if (op != SU_OP_INVOKE_REMOTE)
+			fprintf(f, "%s\"%s\":{\"local\":%" PRIu64
+				   ",\"remote\":%" PRIu64 "}",
+				op > 1 ? "," : "", su_op_name(op),
+				acct_su.ops[op] - acct_su.remote[op],
+				acct_su.remote[op]);
+	fprintf(f, "},\"switches\":{");
+	for (int k = 0; k < ACCT_SW_KINDS_; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", sw_names[k],
+			acct_eu.sw[k]);
+	uint64_t s = switches();
+	fprintf(f, "},\"reads_in_flight\":{\"mean\":%.4f,\"max\":%" PRIu64
+		   ",\"hist\":{",
+		s ? (double)acct_eu.overlap_sum / (double)s : 0.0,
+		acct_eu.overlap_max);
+	for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", bucket_names[k],
+			acct_eu.overlap_hist[k]);
+	fprintf(f,
+		"}},\"fibers_run\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
+		",\"msgs_received\":%" PRIu64 ",\"tokens_stolen\":%" PRIu64
+		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64
+		",\"blk_recv\":{\"direct\":%" PRIu64
+		",\"copied\":%" PRIu64 "},\"blk_sent\":{\"referenced\":%" PRIu64
+		",\"copied\":%" PRIu64 "},\"queued\":{\"referenced\":%" PRIu64
+		",\"copied\":%" PRIu64 "}}\n",
+		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
+		st.tokens_given, st.steal_requests, bb.recv_direct,
+		bb.recv_copied, bb.sent_ref, bb.sent_copied,
+		su_g.queued_ref, su_g.queued_copied);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot write "
+				"%s: %s\n",
+			n->id, part, strerror(errno));
+		return;
+	}
+	if (getenv("EARTH_STATS_PARTS"))
+		return; /* earthrun joins the parts */
+	char out[4096], err[512];
+	if (n->num_nodes > 1)
+		snprintf(out, sizeof(out), "%s.node%u.json", base, n->id);
+	else
+		snprintf(out, sizeof(out), "%s", base);
+	const char *p = part;
+	if (jsonparts_join(out, &p, 1, "{\"nodes\":[\n", "\n]}\n", 0, err,
+			   sizeof(err)))
+		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: %s\n", n->id,
+			err);
+}
+
+void acct_close(struct earth_node *n)
+{
+	if (!acct_on)
+		return;
+	/* From each unit's last segment to the node's end: the EU leaving
+	 * its loop, the SU with nothing more to do. */
+	if (n->end_tsc > acct_eu.mark)
+		acct_eu.runtime_ticks += n->end_tsc - acct_eu.mark;
+	if (n->end_tsc > acct_su.mark)
+		acct_su.idle_ticks += n->end_tsc - acct_su.mark;
+	struct breakdown b;
+	breakdown_of(n, &b);
+	if (n->opts.print_stats)
+		print_table(n, &b);
+	const char *js = getenv("EARTH_STATS_JSON");
+	if (js && *js)
+		write_json(n, &b, js);
+	acct_on = false;
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * single.c - the one thread of a single-core node: it runs the EU's loop
+ * and does the SU's work itself (su_step, the same function the SU thread
+ * of a dual node calls). The EU still posts every operation into the
+ * request ring; the thread handles the ring when the fiber ends.
+ *   single-poll:      after each fiber and when idle: requests, inbox,
+ *                     arrivals (a full su_step).
+ *   single-interrupt: after each fiber: requests and inbox only; arrivals
+ *                     raise a signal whose handler does their SU work in
+ *                     the middle of the running fiber (node/irq.h), or at
+ *                     the next safe point inside the runtime.
+ * Idle, the thread spins (single-poll only) and then blocks on the SU's
+ * futex word, where peers and other threads wake it.
+ */
+#define EARTH_INTERNAL 1
+#include "eu/eu.h"
+#include "node/irq.h"
+#include "eu/observe.h"
+#include "base/stamp.h"
+#include "su/su.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The SU's work for what the EU posted: the whole request ring, and the
+ * requests that spilled while it was full. */
+static inline unsigned single_su(struct earth_node *n, struct eu_state *eu,
+				 bool poll_net)
+{
+	unsigned k = 0, step;
+	for (;;) {
+		step = su_step(n, poll_net);
+		k += step;
+		if (q_unlikely(eu->ovf_len))
+			eu_ovf_drain(eu);
+		else if (q_likely(step < EARTH_SU_BATCH))
+			return k;
+		poll_net = false;
+	}
+}
+
+/* A fiber, then the SU work its end calls for. irq is a constant in each
+ * caller, so each mode gets its own copy of the loop. */
+static inline void single_fiber(struct earth_node *n, struct eu_state *eu,
+				earth_fiber_fn fiber, void *frame, bool irq)
+{
+	eu_cur_fiber = fiber;
+	if (irq)
+		irq_fiber_enter(n);
+	if (q_unlikely(acct_on))
+		eu_fiber_observed(fiber, frame);
+	else
+		fiber(frame);
+	if (irq)
+		irq_fiber_leave();
+	eu->fibers_run++;
+	q_ring_flush(eu->req);
+	if (q_unlikely(eu->ovf_len))
+		eu_ovf_drain(eu);
+	if (irq && q_unlikely(irq_backlog()))
+		irq_safe_point(n);
+	/* An interrupt-driven node polls only for arrivals, and for the
+	 * completions of its sends while any are in flight (tcp). */
+	single_su(n, eu, !irq || (n->net && n->net->sends_out));
+}
+
+/* Nothing ready. */
+static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
+				   bool irq)
+{
+	uint64_t t0 = q_tsc();
+	struct net *t = n->net;
+	if (trace_on) {
+		trace_idle(TRACE_EU);
+		trace_idle(TRACE_SU);
+	}
+	if (irq)
+		irq_pending = 1; /* a full poll before sleeping */
+	if ((irq ? irq_safe_point(n) : 0) + single_su(n, eu, true) ||
+	    q_ring_peek(eu->ready))
+		goto out;
+	if (!irq) {
+		uint64_t deadline = t0 + n->spin_ticks;
+		for (unsigned i = 1;; i++) {
+			if (single_su(n, eu, true) || q_ring_peek(eu->ready) ||
+			    atomic_load_explicit(&n->stop,
+						 memory_order_acquire))
+				goto out;
+			if ((i & 63) == 0 && q_tsc() > deadline)
+				break;
+			su_idle_step(n, false);
+			if (n->oversubscribed)
+				sched_yield();
+			else
+				q_cpu_relax();
+		}
+	}
+	/* Block. Peers and other threads store RUNNING into the SU's word
+	 * after they made work visible and fenced (Dekker, as su_try_sleep);
+	 * the signal is muted meanwhile, the futex wake is enough. */
+	su_idle_step(n, true); /* never sleep without asking for work */
+	su_publish_counters(&su_g);
+	if (irq && t && t->ops->irq_arm)
+		t->ops->irq_arm(t, false);
+	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!q_ring_nonempty(eu->ready) && !su_has_pending(n) &&
+	    !eu->ovf_len &&
+	    !(irq && irq_backlog()) &&
+	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
+		eu->sleeps++;
+		su_g.sleeps++; /* both units' work waits */
+		earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
+	}
+	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
+	if (irq && t && t->ops->irq_arm) {
+		t->ops->irq_arm(t, true);
+		irq_pending = 1; /* the next safe point polls */
+	}
+out:
+	if (n->timing)
+		eu->idle_ticks += q_tsc() - t0;
+	if (acct_on)
+		eu_idle_observed(t0);
+}
+
+static inline void single_loop(struct earth_node *n, struct eu_start *st,
+			       bool irq)
+{
+	struct eu_state *eu = &eu_g;
+	eu_in_fiber = true;
+	if (n->id == 0) {
+		void *frame = eu_frame_alloc(eu, st->main_fn);
+		if (st->size)
+			memcpy(frame, st->args, st->size);
+		eu->main_frame = frame;
+		single_fiber(n, eu, st->main_fn->entry, frame, irq);
+		if (acct_on)
+			eu_fiber_ended(eu, false);
+	}
+	while (!eu->main_done &&
+	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
+		struct q_msg *m = q_ring_peek(eu->ready);
+		if (q_unlikely(!m)) {
+			eu_in_fiber = false;
+			single_idle(n, eu, irq);
+			eu_in_fiber = true;
+			continue;
+		}
+		struct ready_msg r;
+		eu_ready_take(eu, m, &r);
+		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
+			EARTH_STAMP(STAMP_EU_FETCH);
+			single_fiber(n, eu,
+				     (earth_fiber_fn)(uintptr_t)r.e[k].fiber,
+				     (void *)(uintptr_t)r.e[k].frame, irq);
+			if (q_unlikely(acct_on))
+				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
+							   r.e[k + 1].fiber);
+			if (q_unlikely(eu->main_done))
+				break;
+		}
+	}
+	eu_in_fiber = false;
+	eu_cur_fiber = NULL;
+}
+
+void *eu_single_thread(void *arg)
+{
+	struct eu_start *st = arg;
+	struct earth_node *n = st->node;
+	earth_pin_cpu(n->eu_cpu);
+	if (acct_on)
+		acct_eu.mark = acct_su.mark = n->start_tsc;
+	bool irq = n->opts.node_mode == EARTH_MODE_SINGLE_IRQ;
+	if (irq) {
+		su_step(n, true); /* the transport's state, on this thread */
+		irq = irq_start(n);
+	}
+	if (irq)
+		single_loop(n, st, true);
+	else
+		single_loop(n, st, false);
+	if (irq)
+		irq_stop(n);
+	atomic_store_explicit(&n->shutdown, true, memory_order_release);
+	/* What the last fibers posted, then the end of the job. */
+	for (unsigned i = 0; i < 1024 && single_su(n, &eu_g, false); i++)
+		;
+	if (n->net)
+		su_end_job(n);
+	su_publish_counters(&su_g);
+	return NULL;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * q_msg.h - the 64-byte message every EU<->SU queue carries: one cache line,
+ * so a message crosses cores in a single line transfer.
+ */
+#ifndef EARTH_Q_MSG_H
+#define EARTH_Q_MSG_H
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/arch.h"
+
+#define Q_MSG_WORDS 6
+
+struct q_msg {
+	/* hwq and mpsc: sequence number of the message in this slot, stored
+	 * last with release; pairs with the consumer's acquire load. Unused by
+	 * the software ring, whose indices carry that role. */
+	_Atomic uint64_t seq;
+	uint64_t stamp;           /* hwq latency model: TSC at enqueue */
+	uint64_t w[Q_MSG_WORDS];  /* payload: 48 bytes                 */
+} q_aligned_line;
+
+static_assert(sizeof(struct q_msg) == EARTH_CACHE_LINE, "one message per line");
+
+#endif /* EARTH_Q_MSG_H */

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unit.h - what the two units of a node share: the node's identity and
+ * tuning, the EU<->SU rings and the inbox, the flags that end the node,
+ * each unit's sleep word, the frame header and the remote INVOKE buffer
+ * (laid out by one unit, read by the other). Each unit's own state is in
+ * its folder (eu/eu.h, su/su.h), out of the other's reach. Each field
+ * group says which thread owns it; a field read by the other thread is
+ * atomic and says what it pairs with.
+ */
+#ifndef EARTH_UNIT_H
+#define EARTH_UNIT_H
+
+#ifndef EARTH_INTERNAL
+#error "unit/unit.h is internal to the EARTH runtime"
+#endif
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/base.h"
+#include "base/config.h"
+#include "earth.h"
+#include "net/net.h"
+#include "queues/q_mpsc.h"
+#include "queues/q_ring.h"
+#include "queues/req.h"
+
+/* Frame header, 16 bytes before the frame a fiber sees: the EU lays it
+ * out (eu/frame.c); the SU reads the function of a token's frame it sends
+ * to another node. */
+struct frame_hdr {
+	const struct earth_tfunc *fn;
+	uint32_t cls;   /* size class, or FRAME_CLASS_LARGE */
+	uint32_t magic; /* FRAME_LIVE or FRAME_FREE */
+};
+#define FRAME_CLASS_LARGE 0xffffffffu
+#define FRAME_LIVE 0x4541524cu /* "EARL" */
+#define FRAME_FREE 0x46524545u /* "FREE" */
+
+struct earth_node {
+	struct earth_options opts;
+	uint32_t id, num_nodes;
+	uint32_t local_rank, local_size; /* nodes of the job on this host */
+	struct net *net;                 /* NULL for a one-node job */
+	int eu_cpu, su_cpu, numa_node;
+	bool oversubscribed;
+	bool timing;          /* busy/idle time accounting on */
+	uint64_t spin_ticks;  /* spin this long before blocking */
+	uint64_t steal_ticks; /* dry this long before asking for a token */
+	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
+	uint64_t busy_yield_ticks; /* oversubscribed: yield once per this busy */
+	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
+	double tsc_per_ns;
+	uint64_t start_tsc, end_tsc;
+	struct q_ring req q_aligned_line; /* EU -> SU */
+	struct q_ring ready;              /* SU -> EU */
+	struct q_mpsc inbox;              /* other threads -> SU */
+	/* Set once by the EU when main's frame ends, release; the SU loads it
+	 * acquire on each idle poll and when it wakes. */
+	_Atomic bool shutdown q_aligned_line;
+	/* Set by the SU when node 0 ends the job (W_SHUTDOWN), with the
+	 * job's exit status; release, paired with the EU's acquire loads in
+	 * its loop and before it blocks. */
+	_Atomic bool stop;
+	int stop_status;
+	/* The job's exit status as main's fiber set it (node 0); written by
+	 * the EU before it sets shutdown, read by the SU after it saw it. */
+	int exit_status;
+	/* Fibers the SU makes ready on the EU's behalf (set by the node before
+	 * the units start; never chosen by a message): a remote INVOKE's
+	 * trampoline, and the one returning a frame whose token left. */
+	earth_fiber_fn invoke_fiber, token_gone_fiber;
+	/* Futex word of the EU: UNIT_SLEEPING while the EU blocks. Stored
+	 * seq_cst by the EU before its last look at the ready ring; the SU
+	 * stores the ready ring, fences, then loads it (Dekker pair in
+	 * su_wake_eu). */
+	_Atomic uint32_t eu_word q_aligned_line;
+	/* Futex word of the SU, paired with the EU in earth_su_wake and with
+	 * inbox producers in earth_sync_from_thread. With a transport the SU
+	 * sleeps on su_wordp in shared memory instead, where peers can wake
+	 * it; su_wordp points to su_word otherwise. */
+	_Atomic uint32_t su_word q_aligned_line;
+	_Atomic uint32_t *su_wordp;
+};
+
+/* A remote INVOKE on its way to the EU: the SU fills it, the EU's
+ * trampoline fiber allocates the frame, copies the arguments, frees it and
+ * runs the entry fiber. */
+struct eu_invoke_buf {
+	const struct earth_tfunc *fn;
+	unsigned char args[];
+};
+
+/* The node of this process. */
+extern struct earth_node earth_node_g EARTH_HIDDEN;
+
+/* Wakes the SU if it sleeps. Any thread; the caller has already made its
+ * work visible and issued a seq_cst fence. */
+void earth_su_wake(struct earth_node *n) EARTH_HIDDEN;
+/* The calling unit blocks on its word while it holds expected (unit.c):
+ * the SU's word under a transport that wakes the SU its own way (tcp)
+ * blocks in the transport, which also wakes on arrivals; otherwise a
+ * futex. Returns on a change, a wake or a signal: callers recheck. */
+void earth_unit_wait(struct earth_node *n, _Atomic uint32_t *word,
+		     uint32_t expected) EARTH_HIDDEN;
+
+/* The pause between two polls of an idle unit (EU or SU thread). Alone on
+ * its CPU it spins; oversubscribed it polls n->yield_ticks from `since`
+ * (a partner on another CPU answers sooner than sched_yield returns), then
+ * yields; *yielding keeps the switch, the TSC is read every 16 polls
+ * (10-20 ns a read in a VM). */
+static inline void earth_idle_pause(const struct earth_node *n, uint64_t since,
+				    unsigned poll, bool *yielding)
+{
+	if (q_likely(!n->oversubscribed)) {
+		q_cpu_relax();
+		return;
+	}
+	if (!*yielding && (poll & 15) == 0)
+		*yielding = q_tsc() - since > n->yield_ticks;
+	if (*yielding)
+		sched_yield();
+	else
+		q_cpu_relax();
+}
+
+#endif /* EARTH_UNIT_H */
