@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE 1
 #include "earth.h" /* EARTH_EXIT_USAGE */
+#include "earthrun.h"
 #include "jsonparts.h"
 #include "shm_layout.h"
 
@@ -41,34 +42,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAX_NODES 256
-
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: earthrun -n N [--prefix] [--ring-kb K] [--transport "
-		"shm|tcp] [--gmem-mb M] [--remote su|direct] [--] program "
-		"[args...]\n"
-		"  -n N         number of nodes (1..%d), one process each\n"
-		"  --prefix     prefix every output line with \"[node] \"\n"
-		"  --ring-kb K  bytes of each node-to-node ring, in KiB "
-		"(power of two, 64..65536; default 1024)\n"
-		"  --transport  shm (shared memory, the default) or tcp "
-		"(loopback TCP, as between hosts)\n"
-		"  --gmem-mb M  global memory per node, in MiB (0..%llu, "
-		"nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
-		"  --remote     shm: GET/DATA/BLKMOV on global memory served "
-		"direct (one-sided, the default) or su (by the remote SU)\n"
-		"  --stats      every node prints its statistics and time "
-		"breakdown at exit\n"
-		"  --stats=json FILE   the statistics of all nodes as one JSON "
-		"file\n"
-		"  --trace FILE the job's timeline as Chrome trace-event JSON "
-		"(Perfetto)\n",
-		MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
-	exit(2);
-}
 
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig)
@@ -153,18 +126,6 @@ static void emit(struct child *c, int k, int which, int final)
 	fflush(to);
 }
 
-/* MiB of global memory per node: 0..GMEM_SPAN in MiB; -1 if malformed. */
-static long parse_gmem_mb(const char *v)
-{
-	char *end;
-	errno = 0;
-	long mb = strtol(v, &end, 10);
-	if (!*v || *end || errno || mb < 0 || (unsigned long long)mb >
-						     (GMEM_SPAN >> 20))
-		return -1;
-	return mb;
-}
-
 /* --stats=json and --trace: every node writes FILE.node<k>.part (the
  * EARTH_*_PARTS variables tell it a launcher joins them), trace times
  * count from one epoch. Refuses a file that cannot be written now. */
@@ -242,97 +203,16 @@ static void join_outputs(long nodes, const char *stats_json,
 
 int main(int argc, char **argv)
 {
-	long nodes = 0, ring_kb = 1024, gmem_mb = GMEM_DEFAULT_MB;
-	int prefix = 0, i = 1, tcp = 0;
-	const char *remote = NULL, *genv = getenv("EARTH_GMEM_MB");
-	const char *stats_json = NULL, *trace = NULL;
-	if (genv && (gmem_mb = parse_gmem_mb(genv)) < 0) {
-		fprintf(stderr, "earthrun: EARTH_GMEM_MB=%s: give MiB from 0 to "
-				"%llu\n",
-			genv, GMEM_SPAN >> 20);
-		return 2;
-	}
-	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			char *end;
-			nodes = strtol(argv[++i], &end, 10);
-			if (*end || nodes < 1 || nodes > MAX_NODES) {
-				fprintf(stderr, "earthrun: -n %s: give 1..%d "
-						"nodes\n",
-					argv[i], MAX_NODES);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--prefix")) {
-			prefix = 1;
-		} else if (!strcmp(argv[i], "--ring-kb") && i + 1 < argc) {
-			char *end;
-			ring_kb = strtol(argv[++i], &end, 10);
-			if (*end || ring_kb < 64 || ring_kb > 65536 ||
-			    (ring_kb & (ring_kb - 1))) {
-				fprintf(stderr, "earthrun: --ring-kb %s: give a "
-						"power of two from 64 to "
-						"65536\n",
-					argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--transport") && i + 1 < argc) {
-			i++;
-			if (!strcmp(argv[i], "tcp")) {
-				tcp = 1;
-			} else if (strcmp(argv[i], "shm")) {
-				fprintf(stderr, "earthrun: --transport %s: give "
-						"shm or tcp\n",
-					argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--gmem-mb") && i + 1 < argc) {
-			gmem_mb = parse_gmem_mb(argv[++i]);
-			if (gmem_mb < 0) {
-				fprintf(stderr, "earthrun: --gmem-mb %s: give "
-						"MiB from 0 to %llu\n",
-					argv[i], GMEM_SPAN >> 20);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--remote") && i + 1 < argc) {
-			remote = argv[++i];
-			if (strcmp(remote, "su") && strcmp(remote, "direct")) {
-				fprintf(stderr, "earthrun: --remote %s: give su "
-						"or direct\n",
-					remote);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--stats")) {
-			setenv("EARTH_STATS", "1", 1);
-		} else if (!strcmp(argv[i], "--stats=json") && i + 1 < argc) {
-			stats_json = argv[++i];
-		} else if (!strncmp(argv[i], "--stats=", 8)) {
-			fprintf(stderr, "earthrun: %s: give --stats, or "
-					"--stats=json FILE\n",
-				argv[i]);
-			return 2;
-		} else if (!strcmp(argv[i], "--trace") && i + 1 < argc) {
-			trace = argv[++i];
-		} else if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "earthrun: unknown option '%s'\n",
-				argv[i]);
-			usage();
-		} else {
-			break;
-		}
-	}
-	if (nodes < 1 || i >= argc)
-		usage();
-
-	if ((unsigned long long)(nodes * gmem_mb) > (GMEM_SPAN >> 20)) {
-		fprintf(stderr, "earthrun: %ld nodes x %ld MiB of global memory "
-				"exceed the %llu MiB the address range holds: "
-				"give a smaller --gmem-mb\n",
-			nodes, gmem_mb, GMEM_SPAN >> 20);
-		return 2;
-	}
+	struct er_opts opt;
+	int rc = er_parse(argc, argv, &opt);
+	if (rc)
+		return rc;
+	long nodes = opt.nodes, ring_kb = opt.ring_kb, gmem_mb = opt.gmem_mb;
+	int prefix = opt.prefix, tcp = opt.tcp;
+	const char *remote = opt.remote, *stats_json = opt.stats_json,
+		   *trace = opt.trace;
+	if (opt.stats)
+		setenv("EARTH_STATS", "1", 1);
 	uint64_t ring = (uint64_t)ring_kb * 1024;
 	size_t total = shm_total((uint32_t)nodes, ring);
 	uint64_t gseg = (uint64_t)gmem_mb << 20;
@@ -397,7 +277,7 @@ int main(int argc, char **argv)
 	if (remote)
 		setenv("EARTH_REMOTE", remote, 1);
 	pid_t parent = getpid();
-	char fdbuf[16], nbuf[16], kbuf[16];
+	char fdbuf[16], nbuf[24], kbuf[24]; /* room for any long */
 	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
 	snprintf(nbuf, sizeof(nbuf), "%ld", nodes);
 	for (long k = 0; k < nodes; k++) {
@@ -436,8 +316,8 @@ int main(int argc, char **argv)
 				close(p[0][1]);
 				close(p[1][1]);
 			}
-			execvp(argv[i], argv + i);
-			fprintf(stderr, "earthrun: cannot run %s: %s\n", argv[i],
+			execvp(opt.prog[0], opt.prog);
+			fprintf(stderr, "earthrun: cannot run %s: %s\n", opt.prog[0],
 				strerror(errno));
 			_exit(127);
 		}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * earthrun's steps, one concern per file (private to the launcher):
+ *
+ *   earthrun_parse.c  options and their validation into struct er_opts
+ *   earthrun.c        main: the steps in order, and those not split yet
+ *
+ * Every step that can fail has already said why on stderr and returns the
+ * status earthrun exits with (0: go on).
+ */
+#ifndef EARTHRUN_H
+#define EARTHRUN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define MAX_NODES 256
+
+/* What the command line (and EARTH_GMEM_MB) asked for, validated. */
+struct er_opts {
+	long nodes;		/* -n: 1..MAX_NODES */
+	long ring_kb;		/* --ring-kb: power of two, 64..65536 */
+	long gmem_mb;		/* --gmem-mb / EARTH_GMEM_MB; nodes x it fits */
+	int prefix;		/* --prefix */
+	int tcp;		/* --transport tcp */
+	int stats;		/* --stats */
+	const char *remote;	/* --remote su|direct, or NULL */
+	const char *stats_json; /* --stats=json FILE, or NULL */
+	const char *trace;	/* --trace FILE, or NULL */
+	char **prog;		/* program and its arguments (NULL-ended) */
+};
+
+/* earthrun_parse.c: fills *o from argv; usage errors exit(2) there. */
+int er_parse(int argc, char **argv, struct er_opts *o);
+
+#endif
