@@ -91,7 +91,8 @@ $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF))
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
 
 $(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c \
-    runtime/launcher/earthrun_parse.c runtime/core/jsonparts.c)
+    runtime/launcher/earthrun_parse.c runtime/launcher/earthrun_map.c \
+    runtime/core/jsonparts.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 

@@ -26,19 +26,14 @@
 #include "jsonparts.h"
 #include "shm_layout.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,47 +49,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* tcp: a free loopback port for node 0's rendezvous (another process may
- * take it before node 0 binds it: unlikely, and node 0 then says so). */
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a;
-	socklen_t al = sizeof(a);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(fd, (struct sockaddr *)&a, &al)) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-/* tcp: 32 random bytes as hex into out[65]. */
-static int make_secret(char *out)
-{
-	unsigned char b[32];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	while (fd >= 0 && got < sizeof(b)) {
-		ssize_t r = read(fd, b + got, sizeof(b) - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (got < sizeof(b))
-		return -1;
-	for (size_t k = 0; k < sizeof(b); k++)
-		snprintf(out + 2 * k, 3, "%02x", b[k]);
-	return 0;
 }
 
 struct child {
@@ -124,47 +78,6 @@ static void emit(struct child *c, int k, int which, int final)
 	memmove(b, b + start, c->len[which] - start);
 	c->len[which] -= start;
 	fflush(to);
-}
-
-/* --stats=json and --trace: every node writes FILE.node<k>.part (the
- * EARTH_*_PARTS variables tell it a launcher joins them), trace times
- * count from one epoch. Refuses a file that cannot be written now. */
-static int observe_env(const char *stats_json, const char *trace)
-{
-	const char *files[2] = {stats_json, trace};
-	for (int k = 0; k < 2; k++) {
-		if (!files[k])
-			continue;
-		char part[4096];
-		if (!jsonparts_name(part, sizeof(part), files[k], MAX_NODES)) {
-			fprintf(stderr, "earthrun: %s: path too long\n",
-				files[k]);
-			return -1;
-		}
-		FILE *f = fopen(files[k], "a");
-		if (!f) {
-			fprintf(stderr, "earthrun: %s %s: cannot write it: %s\n",
-				k ? "--trace" : "--stats=json", files[k],
-				strerror(errno));
-			return -1;
-		}
-		fclose(f);
-	}
-	if (stats_json) {
-		setenv("EARTH_STATS_JSON", stats_json, 1);
-		setenv("EARTH_STATS_PARTS", "1", 1);
-	}
-	if (trace) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		char ebuf[32];
-		snprintf(ebuf, sizeof(ebuf), "%lld",
-			 (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
-		setenv("EARTH_TRACE", trace, 1);
-		setenv("EARTH_TRACE_PARTS", "1", 1);
-		setenv("EARTH_TRACE_EPOCH_NS", ebuf, 1);
-	}
-	return 0;
 }
 
 /* After the job: one file from the nodes' parts (a node that died may
@@ -207,40 +120,13 @@ int main(int argc, char **argv)
 	int rc = er_parse(argc, argv, &opt);
 	if (rc)
 		return rc;
-	long nodes = opt.nodes, ring_kb = opt.ring_kb, gmem_mb = opt.gmem_mb;
+	struct er_job jb;
+	if ((rc = er_map_job(&opt, &jb)))
+		return rc;
+	long nodes = opt.nodes;
 	int prefix = opt.prefix, tcp = opt.tcp;
-	const char *remote = opt.remote, *stats_json = opt.stats_json,
-		   *trace = opt.trace;
-	if (opt.stats)
-		setenv("EARTH_STATS", "1", 1);
-	uint64_t ring = (uint64_t)ring_kb * 1024;
-	size_t total = shm_total((uint32_t)nodes, ring);
-	uint64_t gseg = (uint64_t)gmem_mb << 20;
-	uint64_t goff = shm_gmem_off((uint32_t)nodes, ring);
-	/* tcp nodes map their own segment privately: no shared one here. */
-	uint64_t fsize = tcp ? total : goff + (uint64_t)nodes * gseg;
-	int fd = memfd_create("earth-job", 0);
-	if (fd < 0 || ftruncate(fd, (off_t)fsize) != 0) {
-		fprintf(stderr, "earthrun: cannot create %llu bytes of shared "
-				"memory: %s\n",
-			(unsigned long long)fsize, strerror(errno));
-		return 1;
-	}
-	struct shm_job *job = mmap(NULL, total, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, fd, 0);
-	if (job == MAP_FAILED) {
-		fprintf(stderr, "earthrun: cannot map the job: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	job->nodes = (uint32_t)nodes;
-	job->ring_bytes = ring;
-	job->total = total;
-	job->gmem_seg = tcp ? 0 : gseg;
-	job->gmem_off = goff;
-	atomic_store(&job->dead_node, -1);
-	atomic_store(&job->dead_how, 0);
-	job->magic = SHM_MAGIC;
+	const char *stats_json = opt.stats_json, *trace = opt.trace;
+	struct shm_job *job = jb.shm;
 
 	struct child *ch = calloc((size_t)nodes, sizeof(*ch));
 	if (!ch)
@@ -251,34 +137,11 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (tcp) {
-		char rv[64], secret[65];
-		int port = free_port();
-		if (port < 0 || make_secret(secret)) {
-			fprintf(stderr, "earthrun: --transport tcp: cannot %s: "
-					"%s\n",
-				port < 0 ? "find a free loopback port"
-					 : "read /dev/urandom",
-				strerror(errno));
-			return 1;
-		}
-		snprintf(rv, sizeof(rv), "127.0.0.1:%d", port);
-		setenv("EARTH_TRANSPORT", "tcp", 1);
-		setenv("EARTH_RENDEZVOUS", rv, 1);
-		setenv("EARTH_JOB_SECRET", secret, 1);
-	} else {
-		setenv("EARTH_TRANSPORT", "shm", 1);
-	}
-	if (observe_env(stats_json, trace) != 0)
-		return 2;
-	char gbuf[24];
-	snprintf(gbuf, sizeof(gbuf), "%ld", gmem_mb);
-	setenv("EARTH_GMEM_MB", gbuf, 1);
-	if (remote)
-		setenv("EARTH_REMOTE", remote, 1);
+	if ((rc = er_map_env(&opt)))
+		return rc;
 	pid_t parent = getpid();
 	char fdbuf[16], nbuf[24], kbuf[24]; /* room for any long */
-	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
+	snprintf(fdbuf, sizeof(fdbuf), "%d", jb.fd);
 	snprintf(nbuf, sizeof(nbuf), "%ld", nodes);
 	for (long k = 0; k < nodes; k++) {
 		int p[2][2] = {{-1, -1}, {-1, -1}};

@@ -3,6 +3,8 @@
  * earthrun's steps, one concern per file (private to the launcher):
  *
  *   earthrun_parse.c  options and their validation into struct er_opts
+ *   earthrun_map.c    the shared-memory job area, the nodes' environment
+ *                     (tcp rendezvous, statistics/trace parts, gmem, remote)
  *   earthrun.c        main: the steps in order, and those not split yet
  *
  * Every step that can fail has already said why on stderr and returns the
@@ -30,7 +32,19 @@ struct er_opts {
 	char **prog;		/* program and its arguments (NULL-ended) */
 };
 
+struct shm_job;
+
+/* The job's shared mapping (also made for tcp: it carries the header). */
+struct er_job {
+	int fd;		     /* memfd the shm nodes get as EARTH_SHM_FD */
+	struct shm_job *shm; /* its header, mapped here */
+};
+
 /* earthrun_parse.c: fills *o from argv; usage errors exit(2) there. */
 int er_parse(int argc, char **argv, struct er_opts *o);
+
+/* earthrun_map.c */
+int er_map_job(const struct er_opts *o, struct er_job *j);
+int er_map_env(const struct er_opts *o);
 
 #endif
