@@ -26,17 +26,13 @@
 #include "jsonparts.h"
 #include "shm_layout.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/personality.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig)
@@ -49,35 +45,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-struct child {
-	pid_t pid;
-	int out[2]; /* stdout, stderr pipes (read ends), -1 when closed */
-	char *buf[2];
-	size_t len[2];
-	int done, status;
-};
-
-static void emit(struct child *c, int k, int which, int final)
-{
-	FILE *to = which ? stderr : stdout;
-	char *b = c->buf[which];
-	size_t start = 0;
-	for (size_t i = 0; i < c->len[which]; i++) {
-		if (b[i] != '\n')
-			continue;
-		fprintf(to, "[%d] %.*s\n", k, (int)(i - start), b + start);
-		start = i + 1;
-	}
-	if (final && start < c->len[which]) {
-		fprintf(to, "[%d] %.*s\n", k, (int)(c->len[which] - start),
-			b + start);
-		start = c->len[which];
-	}
-	memmove(b, b + start, c->len[which] - start);
-	c->len[which] -= start;
-	fflush(to);
 }
 
 /* After the job: one file from the nodes' parts (a node that died may
@@ -124,11 +91,11 @@ int main(int argc, char **argv)
 	if ((rc = er_map_job(&opt, &jb)))
 		return rc;
 	long nodes = opt.nodes;
-	int prefix = opt.prefix, tcp = opt.tcp;
+	int tcp = opt.tcp;
 	const char *stats_json = opt.stats_json, *trace = opt.trace;
 	struct shm_job *job = jb.shm;
 
-	struct child *ch = calloc((size_t)nodes, sizeof(*ch));
+	struct er_child *ch = calloc((size_t)nodes, sizeof(*ch));
 	if (!ch)
 		return 1;
 	/* SIGINT/SIGTERM to earthrun stop the whole job. */
@@ -139,62 +106,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if ((rc = er_map_env(&opt)))
 		return rc;
-	pid_t parent = getpid();
-	char fdbuf[16], nbuf[24], kbuf[24]; /* room for any long */
-	snprintf(fdbuf, sizeof(fdbuf), "%d", jb.fd);
-	snprintf(nbuf, sizeof(nbuf), "%ld", nodes);
-	for (long k = 0; k < nodes; k++) {
-		int p[2][2] = {{-1, -1}, {-1, -1}};
-		if (prefix && (pipe(p[0]) || pipe(p[1]))) {
-			fprintf(stderr, "earthrun: pipe: %s\n", strerror(errno));
-			return 1;
-		}
-		pid_t pid = fork();
-		if (pid < 0) {
-			fprintf(stderr, "earthrun: fork: %s\n", strerror(errno));
-			return 1;
-		}
-		if (pid == 0) {
-			/* Same addresses on every node for the program's static
-			 * data (symmetric globals), unless EARTH_ASLR=1. */
-			const char *aslr = getenv("EARTH_ASLR");
-			if (!aslr || strcmp(aslr, "1"))
-				personality(ADDR_NO_RANDOMIZE);
-			/* If earthrun dies, the node is told (SIGTERM). */
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			if (getppid() != parent)
-				_exit(1);
-			snprintf(kbuf, sizeof(kbuf), "%ld", k);
-			setenv("EARTH_NODE", kbuf, 1);
-			setenv("EARTH_NODES", nbuf, 1);
-			setenv("EARTH_LOCAL_NODE", kbuf, 1);
-			setenv("EARTH_LOCAL_NODES", nbuf, 1);
-			if (!tcp)
-				setenv("EARTH_SHM_FD", fdbuf, 1);
-			if (prefix) {
-				dup2(p[0][1], 1);
-				dup2(p[1][1], 2);
-				close(p[0][0]);
-				close(p[1][0]);
-				close(p[0][1]);
-				close(p[1][1]);
-			}
-			execvp(opt.prog[0], opt.prog);
-			fprintf(stderr, "earthrun: cannot run %s: %s\n", opt.prog[0],
-				strerror(errno));
-			_exit(127);
-		}
-		ch[k].pid = pid;
-		ch[k].out[0] = ch[k].out[1] = -1;
-		if (prefix) {
-			close(p[0][1]);
-			close(p[1][1]);
-			ch[k].out[0] = p[0][0];
-			ch[k].out[1] = p[1][0];
-			ch[k].buf[0] = malloc(65536);
-			ch[k].buf[1] = malloc(65536);
-		}
-	}
+	if ((rc = er_spawn(&opt, &jb, ch)))
+		return rc;
 
 	long alive = nodes;
 	int failed = -1, fail_status = 0;
@@ -202,36 +115,7 @@ int main(int argc, char **argv)
 	int end_grace = 5;
 	struct pollfd *pf = calloc((size_t)nodes * 2, sizeof(*pf));
 	while (alive > 0) {
-		int np = 0;
-		for (long k = 0; k < nodes; k++)
-			for (int w = 0; w < 2; w++)
-				if (ch[k].out[w] >= 0)
-					pf[np++] = (struct pollfd){ch[k].out[w],
-								   POLLIN, 0};
-		if (np)
-			poll(pf, (nfds_t)np, 20);
-		else
-			usleep(2000);
-		for (long k = 0; k < nodes; k++) {
-			for (int w = 0; w < 2; w++) {
-				if (ch[k].out[w] < 0)
-					continue;
-				struct pollfd q = {ch[k].out[w], POLLIN, 0};
-				if (poll(&q, 1, 0) <= 0)
-					continue;
-				ssize_t r = read(ch[k].out[w],
-						 ch[k].buf[w] + ch[k].len[w],
-						 65536 - ch[k].len[w]);
-				if (r <= 0) {
-					emit(&ch[k], (int)k, w, 1);
-					close(ch[k].out[w]);
-					ch[k].out[w] = -1;
-					continue;
-				}
-				ch[k].len[w] += (size_t)r;
-				emit(&ch[k], (int)k, w, ch[k].len[w] == 65536);
-			}
-		}
+		er_pump_output(&opt, ch, pf);
 		int st;
 		pid_t pid;
 		while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {

@@ -5,6 +5,7 @@
  *   earthrun_parse.c  options and their validation into struct er_opts
  *   earthrun_map.c    the shared-memory job area, the nodes' environment
  *                     (tcp rendezvous, statistics/trace parts, gmem, remote)
+ *   earthrun_spawn.c  starting the node processes, "[k] " output prefixing
  *   earthrun.c        main: the steps in order, and those not split yet
  *
  * Every step that can fail has already said why on stderr and returns the
@@ -40,11 +41,32 @@ struct er_job {
 	struct shm_job *shm; /* its header, mapped here */
 };
 
+/* One node process. */
+struct er_child {
+	pid_t pid;
+	int out[2]; /* stdout, stderr pipes (read ends), -1 when closed */
+	char *buf[2];
+	size_t len[2];
+	int done, status;
+};
+
+/* Size of each prefixed output buffer. */
+#define ER_OUTBUF 65536
+
 /* earthrun_parse.c: fills *o from argv; usage errors exit(2) there. */
 int er_parse(int argc, char **argv, struct er_opts *o);
 
 /* earthrun_map.c */
 int er_map_job(const struct er_opts *o, struct er_job *j);
 int er_map_env(const struct er_opts *o);
+
+/* earthrun_spawn.c: starts o->nodes processes into ch[]. */
+int er_spawn(const struct er_opts *o, const struct er_job *j,
+	     struct er_child *ch);
+/* Waits up to 20 ms for the nodes' output and passes on its complete lines
+ * with "[k] " (pf: room for 2 x o->nodes entries). */
+struct pollfd;
+void er_pump_output(const struct er_opts *o, struct er_child *ch,
+		    struct pollfd *pf);
 
 #endif
