@@ -92,7 +92,8 @@ $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF))
 
 $(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c \
     runtime/launcher/earthrun_parse.c runtime/launcher/earthrun_map.c \
-    runtime/launcher/earthrun_spawn.c runtime/core/jsonparts.c)
+    runtime/launcher/earthrun_spawn.c runtime/launcher/earthrun_watch.c \
+    runtime/core/jsonparts.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 

@@ -6,7 +6,9 @@
  *   earthrun_map.c    the shared-memory job area, the nodes' environment
  *                     (tcp rendezvous, statistics/trace parts, gmem, remote)
  *   earthrun_spawn.c  starting the node processes, "[k] " output prefixing
- *   earthrun.c        main: the steps in order, and those not split yet
+ *   earthrun_watch.c  waiting: a dead node stops the job, timeouts, the exit
+ *                     status, joining the nodes' JSON parts
+ *   earthrun.c        main: the steps in order
  *
  * Every step that can fail has already said why on stderr and returns the
  * status earthrun exits with (0: go on).
@@ -68,5 +70,10 @@ int er_spawn(const struct er_opts *o, const struct er_job *j,
 struct pollfd;
 void er_pump_output(const struct er_opts *o, struct er_child *ch,
 		    struct pollfd *pf);
+
+/* earthrun_watch.c */
+void er_watch_signals(void);
+int er_watch(const struct er_opts *o, const struct er_job *j,
+	     struct er_child *ch);
 
 #endif
