@@ -90,7 +90,10 @@ $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF))
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
 
-$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c runtime/base/jsonparts.c)
+$(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c \
+    runtime/launcher/earthrun_parse.c runtime/launcher/earthrun_map.c \
+    runtime/launcher/earthrun_spawn.c runtime/launcher/earthrun_watch.c \
+    runtime/base/jsonparts.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * earthrun: the job's shared mapping (same-host transport: a byte ring per
+ * pair of nodes; global memory: one segment of M MiB per node, every node
+ * maps them all) and the environment every node starts with: the transport
+ * (tcp: EARTH_RENDEZVOUS at a free loopback port and a random
+ * EARTH_JOB_SECRET from /dev/urandom), the statistics/trace parts,
+ * EARTH_GMEM_MB and EARTH_REMOTE.
+ */
+#define _GNU_SOURCE 1
+#include "earthrun.h"
+#include "base/jsonparts.h"
+#include "net/shm_layout.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int er_map_job(const struct er_opts *o, struct er_job *j)
+{
+	uint64_t ring = (uint64_t)o->ring_kb * 1024;
+	size_t total = shm_total((uint32_t)o->nodes, ring);
+	uint64_t gseg = (uint64_t)o->gmem_mb << 20;
+	uint64_t goff = shm_gmem_off((uint32_t)o->nodes, ring);
+	/* tcp nodes map their own segment privately: no shared one here. */
+	uint64_t fsize = o->tcp ? total : goff + (uint64_t)o->nodes * gseg;
+	j->fd = memfd_create("earth-job", 0);
+	if (j->fd < 0 || ftruncate(j->fd, (off_t)fsize) != 0) {
+		fprintf(stderr,
+			"earthrun: cannot create %llu bytes of shared "
+			"memory: %s\n",
+			(unsigned long long)fsize, strerror(errno));
+		return 1;
+	}
+	struct shm_job *job =
+	    mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, 0);
+	if (job == MAP_FAILED) {
+		fprintf(stderr, "earthrun: cannot map the job: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	job->nodes = (uint32_t)o->nodes;
+	job->ring_bytes = ring;
+	job->total = total;
+	job->gmem_seg = o->tcp ? 0 : gseg;
+	job->gmem_off = goff;
+	atomic_store(&job->dead_node, -1);
+	atomic_store(&job->dead_how, 0);
+	job->magic = SHM_MAGIC;
+	j->shm = job;
+	return 0;
+}
+
+/* tcp: a free loopback port for node 0's rendezvous (another process may
+ * take it before node 0 binds it: unlikely, and node 0 then says so). */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &al)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* tcp: 32 random bytes as hex into out[65]. */
+static int make_secret(char *out)
+{
+	unsigned char b[32];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	while (fd >= 0 && got < sizeof(b)) {
+		ssize_t r = read(fd, b + got, sizeof(b) - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (got < sizeof(b))
+		return -1;
+	for (size_t k = 0; k < sizeof(b); k++)
+		snprintf(out + 2 * k, 3, "%02x", b[k]);
+	return 0;
+}
+
+/* EARTH_TRANSPORT, and for tcp where node 0 waits and the job's secret. */
+static int transport_env(const struct er_opts *o)
+{
+	if (!o->tcp) {
+		setenv("EARTH_TRANSPORT", "shm", 1);
+		return 0;
+	}
+	char rv[64], secret[65];
+	int port = free_port();
+	if (port < 0 || make_secret(secret)) {
+		fprintf(stderr, "earthrun: --transport tcp: cannot %s: %s\n",
+			port < 0 ? "find a free loopback port"
+				 : "read /dev/urandom",
+			strerror(errno));
+		return 1;
+	}
+	snprintf(rv, sizeof(rv), "127.0.0.1:%d", port);
+	setenv("EARTH_TRANSPORT", "tcp", 1);
+	setenv("EARTH_RENDEZVOUS", rv, 1);
+	setenv("EARTH_JOB_SECRET", secret, 1);
+	return 0;
+}
+
+/* --stats=json and --trace: every node writes FILE.node<k>.part (the
+ * EARTH_*_PARTS variables tell it a launcher joins them), trace times
+ * count from one epoch. Refuses a file that cannot be written now. */
+static int observe_env(const char *stats_json, const char *trace)
+{
+	const char *files[2] = {stats_json, trace};
+	for (int k = 0; k < 2; k++) {
+		if (!files[k])
+			continue;
+		char part[4096];
+		if (!jsonparts_name(part, sizeof(part), files[k], MAX_NODES)) {
+			fprintf(stderr, "earthrun: %s: path too long\n",
+				files[k]);
+			return -1;
+		}
+		FILE *f = fopen(files[k], "a");
+		if (!f) {
+			fprintf(stderr,
+				"earthrun: %s %s: cannot write it: %s\n",
+				k ? "--trace" : "--stats=json", files[k],
+				strerror(errno));
+			return -1;
+		}
+		fclose(f);
+	}
+	if (stats_json) {
+		setenv("EARTH_STATS_JSON", stats_json, 1);
+		setenv("EARTH_STATS_PARTS", "1", 1);
+	}
+	if (trace) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		char ebuf[32];
+		snprintf(ebuf, sizeof(ebuf), "%lld",
+			 (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+		setenv("EARTH_TRACE", trace, 1);
+		setenv("EARTH_TRACE_PARTS", "1", 1);
+		setenv("EARTH_TRACE_EPOCH_NS", ebuf, 1);
+	}
+	return 0;
+}
+
+/* What every node inherits (the per-node variables are set in the child:
+ * earthrun_spawn.c). */
+int er_map_env(const struct er_opts *o)
+{
+	if (o->stats)
+		setenv("EARTH_STATS", "1", 1);
+	int rc = transport_env(o);
+	if (rc)
+		return rc;
+	if (observe_env(o->stats_json, o->trace) != 0)
+		return 2;
+	char gbuf[24];
+	snprintf(gbuf, sizeof(gbuf), "%ld", o->gmem_mb);
+	setenv("EARTH_GMEM_MB", gbuf, 1);
+	if (o->remote)
+		setenv("EARTH_REMOTE", o->remote, 1);
+	return 0;
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * earthrun: the command line (and EARTH_GMEM_MB) into struct er_opts, every
+ * value checked. A usage error says what to give and exits 2.
+ */
+#include "earthrun.h"
+#include "net/shm_layout.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* parse_option: the program starts here (else 0, or an exit status). */
+#define PROGRAM_STARTS (-1)
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: earthrun -n N [--prefix] [--ring-kb K] [--transport "
+		"shm|tcp] [--gmem-mb M] [--remote su|direct] [--] program "
+		"[args...]\n"
+		"  -n N         number of nodes (1..%d), one process each\n"
+		"  --prefix     prefix every output line with \"[node] \"\n"
+		"  --ring-kb K  bytes of each node-to-node ring, in KiB "
+		"(power of two, 64..65536; default 1024)\n"
+		"  --transport  shm (shared memory, the default) or tcp "
+		"(loopback TCP, as between hosts)\n"
+		"  --gmem-mb M  global memory per node, in MiB (0..%llu, "
+		"nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
+		"  --remote     shm: GET/DATA/BLKMOV on global memory served "
+		"direct (one-sided, the default) or su (by the remote SU)\n"
+		"  --stats      every node prints its statistics and time "
+		"breakdown at exit\n"
+		"  --stats=json FILE   the statistics of all nodes as one JSON "
+		"file\n"
+		"  --trace FILE the job's timeline as Chrome trace-event JSON "
+		"(Perfetto)\n",
+		MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
+	exit(2);
+}
+
+/* MiB of global memory per node: 0..GMEM_SPAN in MiB; -1 if malformed. */
+static long parse_gmem_mb(const char *v)
+{
+	char *end;
+	errno = 0;
+	long mb = strtol(v, &end, 10);
+	if (!*v || *end || errno || mb < 0 ||
+	    (unsigned long long)mb > (GMEM_SPAN >> 20))
+		return -1;
+	return mb;
+}
+
+static int parse_nodes(const char *v, struct er_opts *o)
+{
+	char *end;
+	o->nodes = strtol(v, &end, 10);
+	if (*end || o->nodes < 1 || o->nodes > MAX_NODES) {
+		fprintf(stderr, "earthrun: -n %s: give 1..%d nodes\n", v,
+			MAX_NODES);
+		return 2;
+	}
+	return 0;
+}
+
+static int parse_ring_kb(const char *v, struct er_opts *o)
+{
+	char *end;
+	o->ring_kb = strtol(v, &end, 10);
+	if (*end || o->ring_kb < 64 || o->ring_kb > 65536 ||
+	    (o->ring_kb & (o->ring_kb - 1))) {
+		fprintf(stderr,
+			"earthrun: --ring-kb %s: give a power of two "
+			"from 64 to 65536\n",
+			v);
+		return 2;
+	}
+	return 0;
+}
+
+static int parse_transport(const char *v, struct er_opts *o)
+{
+	if (!strcmp(v, "tcp")) {
+		o->tcp = 1;
+	} else if (strcmp(v, "shm")) {
+		fprintf(stderr, "earthrun: --transport %s: give shm or tcp\n",
+			v);
+		return 2;
+	}
+	return 0;
+}
+
+static int parse_gmem_opt(const char *v, struct er_opts *o)
+{
+	o->gmem_mb = parse_gmem_mb(v);
+	if (o->gmem_mb < 0) {
+		fprintf(stderr,
+			"earthrun: --gmem-mb %s: give MiB from 0 to "
+			"%llu\n",
+			v, GMEM_SPAN >> 20);
+		return 2;
+	}
+	return 0;
+}
+
+static int parse_remote(const char *v, struct er_opts *o)
+{
+	o->remote = v;
+	if (strcmp(v, "su") && strcmp(v, "direct")) {
+		fprintf(stderr, "earthrun: --remote %s: give su or direct\n",
+			v);
+		return 2;
+	}
+	return 0;
+}
+
+/* The option at argv[*i] (and its value, *i moved past it): 0 when taken,
+ * PROGRAM_STARTS when the program starts at the new *i, else the status to
+ * exit with. */
+static int parse_option(int argc, char **argv, int *i, struct er_opts *o)
+{
+	const char *a = argv[*i];
+	int val = *i + 1 < argc; /* a value follows */
+	if (!strcmp(a, "-n") && val)
+		return parse_nodes(argv[++*i], o);
+	if (!strcmp(a, "--prefix")) {
+		o->prefix = 1;
+		return 0;
+	}
+	if (!strcmp(a, "--ring-kb") && val)
+		return parse_ring_kb(argv[++*i], o);
+	if (!strcmp(a, "--transport") && val)
+		return parse_transport(argv[++*i], o);
+	if (!strcmp(a, "--gmem-mb") && val)
+		return parse_gmem_opt(argv[++*i], o);
+	if (!strcmp(a, "--remote") && val)
+		return parse_remote(argv[++*i], o);
+	if (!strcmp(a, "--stats")) {
+		o->stats = 1;
+		return 0;
+	}
+	if (!strcmp(a, "--stats=json") && val) {
+		o->stats_json = argv[++*i];
+		return 0;
+	}
+	if (!strncmp(a, "--stats=", 8)) {
+		fprintf(stderr,
+			"earthrun: %s: give --stats, or --stats=json "
+			"FILE\n",
+			a);
+		return 2;
+	}
+	if (!strcmp(a, "--trace") && val) {
+		o->trace = argv[++*i];
+		return 0;
+	}
+	if (!strcmp(a, "--")) {
+		++*i;
+		return PROGRAM_STARTS;
+	}
+	if (a[0] == '-') {
+		fprintf(stderr, "earthrun: unknown option '%s'\n", a);
+		usage();
+	}
+	return PROGRAM_STARTS;
+}
+
+int er_parse(int argc, char **argv, struct er_opts *o)
+{
+	const char *genv = getenv("EARTH_GMEM_MB");
+	int i = 1, rc = 0;
+	*o = (struct er_opts){.ring_kb = 1024, .gmem_mb = GMEM_DEFAULT_MB};
+	if (genv && (o->gmem_mb = parse_gmem_mb(genv)) < 0) {
+		fprintf(stderr,
+			"earthrun: EARTH_GMEM_MB=%s: give MiB from 0 to "
+			"%llu\n",
+			genv, GMEM_SPAN >> 20);
+		return 2;
+	}
+	while (i < argc && (rc = parse_option(argc, argv, &i, o)) == 0)
+		i++;
+	if (rc > 0)
+		return rc;
+	if (o->nodes < 1 || i >= argc)
+		usage();
+	o->prog = argv + i;
+	if ((unsigned long long)(o->nodes * o->gmem_mb) > (GMEM_SPAN >> 20)) {
+		fprintf(stderr,
+			"earthrun: %ld nodes x %ld MiB of global memory "
+			"exceed the %llu MiB the address range holds: "
+			"give a smaller --gmem-mb\n",
+			o->nodes, o->gmem_mb, GMEM_SPAN >> 20);
+		return 2;
+	}
+	return 0;
+}

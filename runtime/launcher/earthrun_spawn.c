@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * earthrun: starts the N node processes with EARTH_NODE, EARTH_NODES,
+ * EARTH_LOCAL_NODE(S) and (shm) EARTH_SHM_FD set, without address-space
+ * randomisation (EARTH_ASLR=1 keeps it: a static variable then has the
+ * same address on every node), and with --prefix passes their output on
+ * line by line as "[k] line".
+ */
+#define _GNU_SOURCE 1
+#include "earthrun.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* In the child: node k's environment and output, then the program. */
+static void run_node(const struct er_opts *o, const struct er_job *j, long k,
+		     int p[2][2], pid_t parent)
+{
+	char fdbuf[16], nbuf[24], kbuf[24]; /* room for any long */
+	snprintf(fdbuf, sizeof(fdbuf), "%d", j->fd);
+	snprintf(nbuf, sizeof(nbuf), "%ld", o->nodes);
+	/* Same addresses on every node for the program's static
+	 * data (symmetric globals), unless EARTH_ASLR=1. */
+	const char *aslr = getenv("EARTH_ASLR");
+	if (!aslr || strcmp(aslr, "1"))
+		personality(ADDR_NO_RANDOMIZE);
+	/* If earthrun dies, the node is told (SIGTERM). */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(1);
+	snprintf(kbuf, sizeof(kbuf), "%ld", k);
+	setenv("EARTH_NODE", kbuf, 1);
+	setenv("EARTH_NODES", nbuf, 1);
+	setenv("EARTH_LOCAL_NODE", kbuf, 1);
+	setenv("EARTH_LOCAL_NODES", nbuf, 1);
+	if (!o->tcp)
+		setenv("EARTH_SHM_FD", fdbuf, 1);
+	if (o->prefix) {
+		dup2(p[0][1], 1);
+		dup2(p[1][1], 2);
+		close(p[0][0]);
+		close(p[1][0]);
+		close(p[0][1]);
+		close(p[1][1]);
+	}
+	execvp(o->prog[0], o->prog);
+	fprintf(stderr, "earthrun: cannot run %s: %s\n", o->prog[0],
+		strerror(errno));
+	_exit(127);
+}
+
+int er_spawn(const struct er_opts *o, const struct er_job *j,
+	     struct er_child *ch)
+{
+	pid_t parent = getpid();
+	for (long k = 0; k < o->nodes; k++) {
+		int p[2][2] = {{-1, -1}, {-1, -1}};
+		if (o->prefix && (pipe(p[0]) || pipe(p[1]))) {
+			fprintf(stderr, "earthrun: pipe: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "earthrun: fork: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		if (pid == 0)
+			run_node(o, j, k, p, parent);
+		ch[k].pid = pid;
+		ch[k].out[0] = ch[k].out[1] = -1;
+		if (o->prefix) {
+			close(p[0][1]);
+			close(p[1][1]);
+			ch[k].out[0] = p[0][0];
+			ch[k].out[1] = p[1][0];
+			ch[k].buf[0] = malloc(ER_OUTBUF);
+			ch[k].buf[1] = malloc(ER_OUTBUF);
+		}
+	}
+	return 0;
+}
+
+/* Node k's complete lines of stdout (which 0) or stderr (1) as "[k] line";
+ * final: also the rest (end of output, or a full buffer). */
+static void emit(struct er_child *c, int k, int which, int final)
+{
+	FILE *to = which ? stderr : stdout;
+	char *b = c->buf[which];
+	size_t start = 0;
+	for (size_t i = 0; i < c->len[which]; i++) {
+		if (b[i] != '\n')
+			continue;
+		fprintf(to, "[%d] %.*s\n", k, (int)(i - start), b + start);
+		start = i + 1;
+	}
+	if (final && start < c->len[which]) {
+		fprintf(to, "[%d] %.*s\n", k, (int)(c->len[which] - start),
+			b + start);
+		start = c->len[which];
+	}
+	memmove(b, b + start, c->len[which] - start);
+	c->len[which] -= start;
+	fflush(to);
+}
+
+/* Reads what node k's pipe w holds, if anything; closes it at its end. */
+static void pump_one(struct er_child *c, int k, int w)
+{
+	struct pollfd q = {c->out[w], POLLIN, 0};
+	if (poll(&q, 1, 0) <= 0)
+		return;
+	ssize_t r =
+	    read(c->out[w], c->buf[w] + c->len[w], ER_OUTBUF - c->len[w]);
+	if (r <= 0) {
+		emit(c, k, w, 1);
+		close(c->out[w]);
+		c->out[w] = -1;
+		return;
+	}
+	c->len[w] += (size_t)r;
+	emit(c, k, w, c->len[w] == ER_OUTBUF);
+}
+
+void er_pump_output(const struct er_opts *o, struct er_child *ch,
+		    struct pollfd *pf)
+{
+	int np = 0;
+	for (long k = 0; k < o->nodes; k++)
+		for (int w = 0; w < 2; w++)
+			if (ch[k].out[w] >= 0)
+				pf[np++] =
+				    (struct pollfd){ch[k].out[w], POLLIN, 0};
+	if (np)
+		poll(pf, (nfds_t)np, 20);
+	else
+		usleep(2000);
+	for (long k = 0; k < o->nodes; k++)
+		for (int w = 0; w < 2; w++)
+			if (ch[k].out[w] >= 0)
+				pump_one(&ch[k], (int)k, w);
+}

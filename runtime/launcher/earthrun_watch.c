@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * earthrun: waits for the job. Exits with node 0's status. If a node dies
+ * (signal or non-zero exit before the job ended) the others are told which
+ * one (in the mapping) and stopped with SIGTERM, then SIGKILL after 2 s
+ * (tcp: the nodes notice a dead peer themselves; SIGTERM follows only
+ * after 3 s); earthrun exits non-zero naming the node. Afterwards the
+ * nodes' statistics/trace parts are joined into one file each.
+ */
+#define _GNU_SOURCE 1
+#include "earth.h" /* EARTH_EXIT_USAGE */
+#include "earthrun.h"
+#include "base/jsonparts.h"
+#include "net/shm_layout.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* SIGINT/SIGTERM to earthrun stop the whole job. */
+void er_watch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The watch over one job. */
+struct watch {
+	const struct er_opts *o;
+	struct shm_job *job;
+	struct er_child *ch;
+	long alive;
+	int failed, fail_status; /* node that stopped the job (-1: none) */
+	double kill_at, end_deadline, term_at;
+	int end_grace;
+};
+
+static void signal_others(struct watch *w, int sig)
+{
+	for (long o = 0; o < w->o->nodes; o++)
+		if (!w->ch[o].done)
+			kill(w->ch[o].pid, sig);
+}
+
+/* Node k failed first with status st: the others are told and stopped. */
+static void node_failed(struct watch *w, long k, int st)
+{
+	w->failed = (int)k;
+	w->fail_status = st;
+	atomic_store(&w->job->dead_how,
+		     WIFSIGNALED(st) ? WTERMSIG(st) : 256 + WEXITSTATUS(st));
+	atomic_store(&w->job->dead_node, (int32_t)k);
+	if (WIFSIGNALED(st))
+		fprintf(stderr,
+			"earthrun: node %ld was killed by signal %d "
+			"(%s); stopping the job\n",
+			k, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		fprintf(stderr,
+			"earthrun: node %ld exited with status %d; "
+			"stopping the job\n",
+			k, WEXITSTATUS(st));
+	if (w->o->tcp) {
+		/* Let the nodes notice (and say) it. */
+		w->term_at = now_s() + 3;
+	} else {
+		signal_others(w, SIGTERM);
+		w->kill_at = now_s() + 2;
+	}
+}
+
+/* Node k ended with status st. */
+static void node_ended(struct watch *w, long k, int st)
+{
+	w->ch[k].done = 1;
+	w->ch[k].status = st;
+	w->alive--;
+	/* Node 0 ends the job, with any status; but a node 0
+	 * stopped by a runtime error did not tell the others. */
+	int bad = WIFSIGNALED(st) ||
+		  (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+		   (k != 0 || WEXITSTATUS(st) == EARTH_EXIT_USAGE));
+	/* Node 0 ended: the others end on its SHUTDOWN. If it
+	 * failed it may not have sent one: wait 1 s, not 5. */
+	if (k == 0 && !bad && !w->end_deadline) {
+		w->end_grace = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 5 : 1;
+		w->end_deadline = now_s() + w->end_grace;
+	}
+	if (bad && w->failed < 0 && !(k != 0 && w->ch[0].done))
+		node_failed(w, k, st);
+}
+
+static void reap(struct watch *w)
+{
+	int st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		long k = 0;
+		while (k < w->o->nodes && w->ch[k].pid != pid)
+			k++;
+		if (k < w->o->nodes)
+			node_ended(w, k, st);
+	}
+}
+
+/* SIGTERM after the tcp grace, a stop signal to earthrun, SIGKILL after
+ * the grace of a stopped job or of the end of node 0. */
+static void deadlines(struct watch *w)
+{
+	if (w->term_at && now_s() > w->term_at) {
+		signal_others(w, SIGTERM);
+		w->term_at = 0;
+		w->kill_at = now_s() + 1;
+	}
+	if (stop_signal && w->failed < 0) {
+		fprintf(stderr, "earthrun: %s: stopping the job\n",
+			strsignal(stop_signal));
+		signal_others(w, SIGTERM);
+		w->failed = 0;
+		w->fail_status = stop_signal; /* reported as 128 + sig */
+		w->kill_at = now_s() + 2;
+	}
+	double t = now_s();
+	if ((w->kill_at && t > w->kill_at) ||
+	    (w->end_deadline && t > w->end_deadline)) {
+		for (long o = 0; o < w->o->nodes; o++)
+			if (!w->ch[o].done) {
+				if (w->end_deadline && !w->kill_at)
+					fprintf(
+					    stderr,
+					    "earthrun: node %ld did not end "
+					    "%d s after node 0; killing it\n",
+					    o, w->end_grace);
+				kill(w->ch[o].pid, SIGKILL);
+			}
+		w->kill_at = w->end_deadline = 0;
+		if (w->failed < 0)
+			w->failed = 0, w->fail_status = 1 << 8;
+	}
+}
+
+/* After the job: one file from the nodes' parts (a node that died may
+ * have written none). */
+static void join_outputs(long nodes, const char *stats_json, const char *trace)
+{
+	const char *base[2] = {stats_json, trace};
+	const char *head[2] = {"{\"nodes\":[\n", "{\"traceEvents\":[\n"};
+	const char *tail[2] = {"\n]}\n", "\n],\"displayTimeUnit\":\"ns\"}\n"};
+	for (int k = 0; k < 2; k++) {
+		if (!base[k])
+			continue;
+		char(*names)[4096] = calloc((size_t)nodes, sizeof(*names));
+		const char **parts = calloc((size_t)nodes, sizeof(*parts));
+		char err[512];
+		if (!names || !parts) {
+			fprintf(stderr, "earthrun: out of memory joining %s\n",
+				base[k]);
+		} else {
+			for (long j = 0; j < nodes; j++)
+				parts[j] =
+				    jsonparts_name(names[j], sizeof(names[j]),
+						   base[k], (unsigned)j);
+			if (jsonparts_join(base[k], parts, (unsigned)nodes,
+					   head[k], tail[k], 1, err,
+					   sizeof(err)))
+				fprintf(stderr, "earthrun: %s\n", err);
+			else
+				fprintf(stderr, "earthrun: %s written\n",
+					base[k]);
+		}
+		free(names);
+		free(parts);
+	}
+}
+
+/* earthrun's status: the failure that stopped the job, else node 0's. */
+static int exit_status(const struct watch *w)
+{
+	if (w->failed >= 0) {
+		if (WIFSIGNALED(w->fail_status))
+			return 128 + WTERMSIG(w->fail_status);
+		return WEXITSTATUS(w->fail_status) ? WEXITSTATUS(w->fail_status)
+						   : 1;
+	}
+	if (WIFSIGNALED(w->ch[0].status))
+		return 128 + WTERMSIG(w->ch[0].status);
+	return WEXITSTATUS(w->ch[0].status);
+}
+
+int er_watch(const struct er_opts *o, const struct er_job *j,
+	     struct er_child *ch)
+{
+	struct watch w = {.o = o,
+			  .job = j->shm,
+			  .ch = ch,
+			  .alive = o->nodes,
+			  .failed = -1,
+			  .end_grace = 5};
+	struct pollfd *pf = calloc((size_t)o->nodes * 2, sizeof(*pf));
+	while (w.alive > 0) {
+		er_pump_output(o, ch, pf);
+		reap(&w);
+		deadlines(&w);
+	}
+	free(pf);
+	join_outputs(o->nodes, o->stats_json, o->trace);
+	return exit_status(&w);
+}
