@@ -39,7 +39,8 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # tests/progs and earthrun are built first and their objects get
 # T_PROG_DIR and T_EARTHRUN. Those in TSAN_JOB_TESTS also run under TSan.
 # A new job test is one word in one of the two lists.
-TSAN_JOB_TESTS := t_multinode t_gmem
+TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
+                  t_reject t_gmem
 JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace
 # Tests that also run under TSan: the queues, the runtime and those jobs.
 TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
