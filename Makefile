@@ -35,9 +35,17 @@ TEST_SRC := $(wildcard tests/t_*.c)
 # threaded functions.
 EXAMPLE_TF := threaded-c/examples/fib_tf.c threaded-c/examples/nqueens_tf.c
 TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
-# Tests that also run under TSan: the queues and the runtime.
-TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
-              tests/t_stress% tests/t_sleep% tests/t_inbox% tests/t_multinode%,$(TEST_SRC))
+# Job tests: they start jobs through earthrun, so the programs of
+# tests/progs and earthrun are built first and their objects get
+# T_PROG_DIR and T_EARTHRUN. Those in TSAN_JOB_TESTS also run under TSan.
+# A new job test is one word in one of the two lists.
+TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
+                  t_reject t_gmem
+JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace
+# Tests that also run under TSan: the queues, the runtime and those jobs.
+TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
+              tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
+              $(TSAN_JOB_TESTS:%=tests/%.c))
 BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard benchmarks/*.c))
 
 # $(call objs,VARIANT,SOURCES)
@@ -134,22 +142,13 @@ $(BUILD)/asan/progs/%: $(call objs,asan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/
 $(BUILD)/tsan/progs/%: $(call objs,tsan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/tsan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
 	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -o $@
-$(BUILD)/asan/tests/t_multinode: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
-$(BUILD)/tsan/tests/t_multinode: | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
-$(BUILD)/asan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
-# The observability tests run jobs through earthrun and draw their traces.
-$(BUILD)/asan/tests/t_trace: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
-$(BUILD)/asan/obj/tests/t_trace.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"' -DT_EARTHTRACE='"$(BUILD)/rel/bin/earthtrace"'
-$(BUILD)/tsan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
-# Node modes (tests/t_modes.c): jobs of the same programs in each mode.
-$(BUILD)/asan/tests/t_modes: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
-$(BUILD)/asan/obj/tests/t_modes.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
-# Global memory (also under TSan) and the two-namespace tcp job.
-TSAN_TESTS += tests/t_gmem.c
-$(BUILD)/asan/tests/t_gmem $(BUILD)/asan/tests/t_veth: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
-$(BUILD)/tsan/tests/t_gmem: | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
-$(BUILD)/asan/obj/tests/t_gmem.o $(BUILD)/asan/obj/tests/t_veth.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
-$(BUILD)/tsan/obj/tests/t_gmem.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+$(JOB_TESTS:%=$(BUILD)/asan/tests/%): | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(TSAN_JOB_TESTS:%=$(BUILD)/tsan/tests/%): | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
+$(JOB_TESTS:%=$(BUILD)/asan/obj/tests/%.o): CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+$(TSAN_JOB_TESTS:%=$(BUILD)/tsan/obj/tests/%.o): CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+# The observability tests also draw their traces.
+$(BUILD)/asan/tests/t_trace: | $(BUILD)/rel/bin/earthtrace
+$(BUILD)/asan/obj/tests/t_trace.o: CFLAGS += -DT_EARTHTRACE='"$(BUILD)/rel/bin/earthtrace"'
 
 ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC))
 TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))

@@ -2,7 +2,8 @@
 /*
  * helpers.c - the generic test helpers declared in helpers.h: a forked
  * child with captured stderr and the checks on how it ended, shell
- * commands with captured output (the multi-node jobs), the
+ * commands with captured output (the multi-node jobs), the nodes of a
+ * tcp job started without earthrun, the
  * EARTH_TEST_SCALE divisor, running a node, the first CPU of the affinity
  * set, and the queue tests' checksum, random numbers and spin-wait.
  */
@@ -11,13 +12,19 @@
 
 #include <criterion/criterion.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,4 +234,52 @@ const char *t_node_field(const char *err, unsigned node, const char *key)
 	snprintf(k, sizeof(k), "[%u]   %s", node, key);
 	const char *p = strstr(err, k);
 	return p ? p + strlen(k) : NULL;
+}
+
+int t_tcp_free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t al = sizeof(a);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert(fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+		  !getsockname(fd, (struct sockaddr *)&a, &al));
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+pid_t t_tcp_spawn(const char *prog, const char *const *args, int k, int n,
+		  int port, const char *path)
+{
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid)
+		return pid;
+	personality(ADDR_NO_RANDOMIZE);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	char b[64];
+	snprintf(b, sizeof(b), "%d", k);
+	setenv("EARTH_NODE", b, 1);
+	snprintf(b, sizeof(b), "%d", n);
+	setenv("EARTH_NODES", b, 1);
+	snprintf(b, sizeof(b), "127.0.0.1:%d", port);
+	setenv("EARTH_RENDEZVOUS", b, 1);
+	setenv("EARTH_JOB_SECRET", T_SECRET, 1);
+	setenv("EARTH_CONNECT_TIMEOUT", "20", 1);
+	unsetenv("EARTH_SHM_FD");
+	unsetenv("EARTH_TRANSPORT");
+	char *argv[8] = {(char *)prog};
+	for (int i = 0; i < 6 && args[i]; i++)
+		argv[i + 1] = (char *)args[i];
+	execv(prog, argv);
+	_exit(127);
+}
+
+bool t_file_has(const char *path, const char *s, char *buf, size_t len)
+{
+	t_slurp(path, buf, len);
+	return strstr(buf, s) != NULL;
 }

@@ -4,7 +4,8 @@
  * a scenario in a forked child with its stderr captured (for the fatal
  * usage errors, which end the process) and checking how it ended, the
  * EARTH_TEST_SCALE divisor for long tests, running a node with default
- * options, the first CPU of the affinity set, and what the queue tests
+ * options, the first CPU of the affinity set, the nodes of a tcp job
+ * started without earthrun, and what the queue tests
  * share: a checksum, a pseudo-random sequence and a spin-wait that gives
  * up on a hang.
  */
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <earth.h>
 
@@ -70,6 +72,19 @@ int t_wait_pid(int pid, uint64_t ns);
 /* Reads a file into buf (at most len - 1 bytes, NUL-terminated; "" if it
  * cannot be read). */
 void t_slurp(const char *path, char *buf, size_t len);
+
+/* Does the file at path contain s? Reads it into buf (t_slurp). */
+bool t_file_has(const char *path, const char *s, char *buf, size_t len);
+
+/* Nodes of a tcp job started without earthrun, as srun/mpirun start them
+ * (t_rendezvous.c, t_blkmove.c): the job secret they share, a free port
+ * on the loopback for node 0's rendezvous, and starting node k of n of
+ * prog with the arguments args (NULL-terminated, at most 6) and its
+ * stdout and stderr going to path. Returns the node's pid. */
+#define T_SECRET "00112233445566778899aabbccddeeff0123456789abcdef"
+int t_tcp_free_port(void);
+pid_t t_tcp_spawn(const char *prog, const char *const *args, int k, int n,
+		  int port, const char *path);
 
 /* EARTH_TEST_SCALE as a divisor: >= 1, 1 when unset or not a number. */
 unsigned t_scale(void);

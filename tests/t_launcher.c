@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_launcher.c - earthrun, the launcher of jobs on this host: its usage
+ * errors, --prefix on every output line, a node program started without
+ * earthrun or with a malformed environment, and a node killed with SIGKILL
+ * stopping the other nodes of its job with a message within 5 s (shm
+ * transport; tcp nodes started directly: t_rendezvous.c).
+ */
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#ifndef T_PROG_DIR
+#error "T_PROG_DIR (the built tests/progs) must be defined"
+#endif
+#ifndef T_EARTHRUN
+#error "T_EARTHRUN must be defined"
+#endif
+
+TestSuite(launcher, .timeout = 120);
+
+Test(launcher, launcher_usage_errors)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 0 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 2, "status %d", c.status);
+	cr_assert(strstr(c.err, "-n 0: give 1..256 nodes"), "%s", c.err);
+	t_sh(&c, 30, "%s -n 2 --ring-kb 100 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "power of two"), "%s", c.err);
+	t_sh(&c, 30, "%s -n 2 /nonexistent/prog", T_EARTHRUN);
+	cr_assert_neq(c.status, 0);
+	cr_assert(strstr(c.err, "cannot run /nonexistent/prog"), "%s", c.err);
+}
+
+Test(launcher, prefix_lines)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 2 --prefix %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, "[0] multinode: 2 nodes"), "%s", c.out);
+}
+
+Test(launcher, nodes_without_transport)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "env EARTH_NODE=0 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "EARTH_SHM_FD is not set: start multi-node "
+				"jobs on one host with earthrun -n N"),
+		  "%s", c.err);
+	t_sh(&c, 30, "env EARTH_NODE=3 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
+	cr_assert(strstr(c.err, "malformed"), "%s", c.err);
+}
+
+Test(launcher, killed_node_stops_the_job)
+{
+	/* Start a job that never ends, kill node 1, time the end. */
+	char out[64], cmdline[512];
+	snprintf(out, sizeof(out), "/tmp/t_mn_hang.%d", (int)getpid());
+	snprintf(cmdline, sizeof(cmdline), "%s -n 3 %s/hang kill%d > %s.o 2> %s.e &",
+		 T_EARTHRUN, T_PROG_DIR, (int)getpid(), out, out);
+	cr_assert_eq(system(cmdline), 0);
+	char path[80], buf[4096];
+	long pid1 = -1;
+	uint64_t t0 = t_now_ns();
+	snprintf(path, sizeof(path), "%s.o", out);
+	while (pid1 < 0 && t_now_ns() - t0 < 10000000000ull) {
+		t_slurp(path, buf, sizeof(buf));
+		char *p = strstr(buf, "node 1 pid ");
+		if (p && strchr(p, '\n'))
+			pid1 = atol(p + strlen("node 1 pid "));
+		else
+			usleep(10000);
+	}
+	cr_assert_gt(pid1, 0, "node 1 never started: %s", buf);
+	uint64_t t_kill = t_now_ns();
+	cr_assert_eq(kill((pid_t)pid1, SIGKILL), 0);
+	/* Every process of the job must be gone within 5 s. */
+	/* "[h]ang": the pattern must not match this shell's own line; the
+	 * test's pid tells this job from any other. */
+	snprintf(cmdline, sizeof(cmdline), "pgrep -f '[h]ang kill%d' > /dev/null",
+		 (int)getpid());
+	while (system(cmdline) == 0 && t_now_ns() - t_kill < 6000000000ull)
+		usleep(20000);
+	uint64_t took = t_now_ns() - t_kill;
+	cr_assert_lt(took, 5000000000ull, "job still running %.1f s after "
+					  "the kill",
+		     took / 1e9);
+	snprintf(path, sizeof(path), "%s.e", out);
+	t_slurp(path, buf, sizeof(buf));
+	cr_assert(strstr(buf, "node 1 was killed by signal 9"), "%s", buf);
+	cr_assert(strstr(buf, "earth: node 0: stopping: node 1 died (signal 9)"),
+		  "%s", buf);
+	cr_assert(strstr(buf, "earth: node 2: stopping: node 1 died (signal 9)"),
+		  "%s", buf);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s.o", out);
+	unlink(path);
+}

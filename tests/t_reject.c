@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_reject.c - invalid messages between the nodes of a job
+ * (tests/progs/badmsg.c) are rejected, naming the sender and the field,
+ * and stop the job with status 70: a block written outside the receiver's
+ * registered memory (shm; tcp, which checks before the first byte lands),
+ * a signal to an address that is not a slot, and data or a move naming a
+ * non-slot in field a (over shm and tcp), never dereferenced.
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers.h"
+
+#ifndef T_PROG_DIR
+#error "T_PROG_DIR (the built tests/progs) must be defined"
+#endif
+#ifndef T_EARTHRUN
+#error "T_EARTHRUN must be defined"
+#endif
+
+TestSuite(reject, .timeout = 120);
+
+Test(reject, write_outside_registered_memory_is_rejected)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 2 %s/badmsg", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "earth: node 1: error: message BLK_DATA from "
+				"node 0 rejected: field b"),
+		  "%s", c.err);
+	cr_assert(strstr(c.err, "outside this node's registered memory"), "%s",
+		  c.err);
+	cr_assert(strstr(c.err, "earthrun: node 1 exited with status 70"), "%s",
+		  c.err);
+}
+
+Test(reject, tcp_write_outside_registered_memory_is_rejected)
+{
+	/* The tcp receiver writes block payloads straight to their
+	 * destination: it must check it before the first byte lands. */
+	struct t_cmd c;
+	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "earth: node 1: error: message from node 0 "
+				"rejected: field b (BLK_DATA destination "
+				"outside this node's registered memory)"),
+		  "%s", c.err);
+	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg slot", T_EARTHRUN,
+	    T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "message SYNC from node 0 rejected: field a"),
+		  "%s", c.err);
+}
+
+Test(reject, signal_to_a_non_slot_is_rejected)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "%s -n 2 %s/badmsg slot", T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "message SYNC from node 0 rejected: field a"),
+		  "%s", c.err);
+}
+
+/* A block of data, or a move landing on node 1, whose slot field names
+ * an address that is not a registered slot there: rejected naming field
+ * a, never dereferenced. */
+static void bad_slot_of_data(const char *transport, const char *how,
+			     const char *type)
+{
+	struct t_cmd c;
+	t_sh(&c, 30, "%s --transport %s -n 2 %s/badmsg %s", T_EARTHRUN,
+	    transport, T_PROG_DIR, how);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s",
+		     transport, how, c.status, c.err);
+	char want[128];
+	snprintf(want, sizeof(want), "message %s from node 0 rejected: field a",
+		 type);
+	cr_assert(strstr(c.err, want), "%s %s: want '%s' in:\n%s", transport,
+		  how, want, c.err);
+	cr_assert(strstr(c.err, "not an aligned slot in this node's registered "
+				"memory"),
+		  "%s", c.err);
+}
+
+Test(reject, data_with_a_non_slot_is_rejected)
+{
+	bad_slot_of_data("shm", "dataslot", "BLK_DATA");
+	bad_slot_of_data("tcp", "dataslot", "BLK_DATA");
+	bad_slot_of_data("shm", "moveslot", "BLK_REQ");
+	bad_slot_of_data("tcp", "moveslot", "BLK_REQ");
+}
