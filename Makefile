@@ -39,6 +39,10 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 TSAN_TESTS := $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox% tests/t_multinode%,$(TEST_SRC))
 BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard benchmarks/*.c))
+# Linked into every benchmark: the harness and benchmarks/lib/ (starting
+# jobs, pair statistics, floors, plots). Benchmarks of several files live
+# in a folder of their own with a module.mk (included below).
+BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
@@ -98,7 +102,7 @@ $(BUILD)/rel/bin/earthtrace: $(call objs,rel,runtime/launcher/earthtrace.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 
-$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
+$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c $(BENCH_LIB) $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@
 
@@ -109,7 +113,7 @@ $(BUILD)/asan/tests/%: $(call objs,asan,tests/%.c $(TEST_HELPERS)) $(BUILD)/asan
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
 	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -lcriterion -o $@
 # The benchmark harness's own test links it.
-$(BUILD)/asan/tests/t_bench: $(call objs,asan,benchmarks/bench.c)
+$(BUILD)/asan/tests/t_bench: $(call objs,asan,$(BENCH_LIB))
 # Criterion cannot start under TSan (Snaipe/Criterion#274): the TSan tests
 # include the stand-in headers in tests/tsan/ and link its runner instead
 # of -lcriterion (tests/tsan/README.md). The headers are prerequisites so

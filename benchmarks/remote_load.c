@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+#include "lib/job.h"
 
 #include <earth.h>
 #include <limits.h>

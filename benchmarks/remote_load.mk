@@ -7,6 +7,6 @@ $(BUILD)/stamp/obj/%.o: %.c | $(DEPS_STAMP)
 $(BUILD)/stamp/lib/libearth.a: $(call objs,stamp,$(LIB_SRC))
 	@mkdir -p $(@D); $(if $(Q),echo "  AR      $@";)
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(BUILD)/rel/bench/remote_load: $(call objs,rel,benchmarks/remote_load.c benchmarks/bench.c) $(BUILD)/stamp/lib/libearth.a
+$(BUILD)/rel/bench/remote_load: $(call objs,rel,benchmarks/remote_load.c $(BENCH_LIB)) $(BUILD)/stamp/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@

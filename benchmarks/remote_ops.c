@@ -41,6 +41,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench.h"
+#include "lib/job.h"
 
 #include <earth.h>
 #include <arpa/inet.h>

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "lib/job.h"
 
 static int parse_list(const char *s, long *out, int max, long lo, long hi)
 {
