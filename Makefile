@@ -209,6 +209,7 @@ clean:
 # The Clang plugin and earthcc (Threaded-C issue) add their own rules.
 -include compiler-plugin/module.mk
 -include tests/fuzz/module.mk
+-include benchmarks/remote_ops/module.mk
 -include benchmarks/remote_load.mk
 -include benchmarks/apps/module.mk
 -include benchmarks/ll7/module.mk
