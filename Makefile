@@ -210,7 +210,7 @@ clean:
 -include compiler-plugin/module.mk
 -include tests/fuzz/module.mk
 -include benchmarks/remote_ops/module.mk
--include benchmarks/remote_load.mk
+-include benchmarks/remote_load/module.mk
 -include benchmarks/apps/module.mk
 -include benchmarks/ll7/module.mk
 -include benchmarks/compare/module.mk
