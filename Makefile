@@ -47,6 +47,10 @@ TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
               $(TSAN_JOB_TESTS:%=tests/%.c))
 BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard benchmarks/*.c))
+# Linked into every benchmark: the harness and benchmarks/lib/ (starting
+# jobs, pair statistics, floors, plots). Benchmarks of several files live
+# in a folder of their own with a module.mk (included below).
+BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
@@ -109,7 +113,7 @@ $(BUILD)/rel/bin/earthtrace: $(call objs,rel,runtime/launcher/earthtrace.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 
-$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c benchmarks/bench.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
+$(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c $(BENCH_LIB) $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -lm -o $@
 
@@ -120,7 +124,7 @@ $(BUILD)/asan/tests/%: $(call objs,asan,tests/%.c $(TEST_HELPERS)) $(BUILD)/asan
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
 	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -lcriterion -o $@
 # The benchmark harness's own test links it.
-$(BUILD)/asan/tests/t_bench: $(call objs,asan,benchmarks/bench.c)
+$(BUILD)/asan/tests/t_bench: $(call objs,asan,$(BENCH_LIB))
 # Criterion cannot start under TSan (Snaipe/Criterion#274): the TSan tests
 # include the stand-in headers in tests/tsan/ and link its runner instead
 # of -lcriterion (tests/tsan/README.md). The headers are prerequisites so
@@ -212,7 +216,8 @@ clean:
 # The Clang plugin and earthcc (Threaded-C issue) add their own rules.
 -include compiler-plugin/module.mk
 -include tests/fuzz/module.mk
--include benchmarks/remote_load.mk
+-include benchmarks/remote_ops/module.mk
+-include benchmarks/remote_load/module.mk
 -include benchmarks/apps/module.mk
 -include benchmarks/ll7/module.mk
 -include benchmarks/compare/module.mk

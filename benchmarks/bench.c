@@ -5,7 +5,6 @@
 #define _GNU_SOURCE 1
 #include "bench.h"
 
-#include <libgen.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -16,50 +15,6 @@
 
 int bench_quick;
 static const char *bench_name;
-
-/* The CPUs this process was started with, before any bench_pin. */
-static cpu_set_t bench_start_cpus;
-static int bench_start_ok;
-__attribute__((constructor)) static void bench_save_cpus(void)
-{
-	bench_start_ok =
-		sched_getaffinity(0, sizeof(bench_start_cpus),
-				  &bench_start_cpus) == 0;
-}
-
-int bench_job_cpus(void)
-{
-	return bench_start_ok ? CPU_COUNT(&bench_start_cpus) : 1;
-}
-
-pid_t bench_fork_job(void)
-{
-	fflush(NULL);
-	pid_t c = fork();
-	if (c == 0 && bench_start_ok &&
-	    sched_setaffinity(0, sizeof(bench_start_cpus), &bench_start_cpus)) {
-		perror("bench: cannot restore the CPUs for the job");
-		_exit(127);
-	}
-	return c;
-}
-
-int bench_self_and_earthrun(char *self, size_t self_len, char *earthrun,
-			    size_t earthrun_len)
-{
-	ssize_t l = readlink("/proc/self/exe", self, self_len - 1);
-	if (l < 0) {
-		perror("bench: cannot read /proc/self/exe");
-		return -1;
-	}
-	self[l] = 0;
-	char *dir = strdup(self);
-	if (!dir)
-		return -1;
-	snprintf(earthrun, earthrun_len, "%s/../bin/earthrun", dirname(dir));
-	free(dir);
-	return 0;
-}
 
 static void bench_fini(void)
 {

@@ -3,6 +3,7 @@
  * bench.h - what every benchmark shares: repetitions and QUICK mode, TSC
  * timing, medians, the configuration line, and METRIC output
  * ("METRIC <name> <value> <unit>", once in ns and once in TSC cycles).
+ * Starting jobs, pair statistics, floors and plots: benchmarks/lib/.
  */
 #ifndef EARTH_BENCH_H
 #define EARTH_BENCH_H
@@ -34,17 +35,6 @@ void bench_metric(const char *name, double value, const char *unit);
 
 /* Pins the calling thread to cpu. */
 void bench_pin(int cpu);
-/* fork() for a child that starts a job (earthrun): the child gets back
- * the CPUs the process was allowed at start, whatever the calling thread
- * pinned itself to since (bench_pin), so the job's nodes spread over all
- * of them instead of sharing the CPU the parent last measured on. */
-pid_t bench_fork_job(void);
-/* How many CPUs the process was allowed at start (what a job gets). */
-int bench_job_cpus(void);
-/* This benchmark's executable (self) and the earthrun beside it
- * (<dir>/../bin/earthrun, where make puts it); 0, or -1 after a message. */
-int bench_self_and_earthrun(char *self, size_t self_len, char *earthrun,
-			    size_t earthrun_len);
 /* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
 void bench_cpus(int *eu, int *su);
 

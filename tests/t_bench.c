@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_bench.c - the benchmark harness (benchmarks/bench.c): a job started by
- * bench_fork_job gets back every CPU the process started with, even after
- * the driver pinned itself to one CPU to measure something (the bug: the
- * remote-load and remote-ops drivers ran every node of their jobs on the
- * CPU they had last pinned themselves to).
+ * t_bench.c - the benchmark harness (benchmarks/bench.c, and the job
+ * driver benchmarks/lib/job.c): a job started by bench_fork_job gets back
+ * every CPU the process started with, even after the driver pinned itself
+ * to one CPU to measure something (the bug: the remote-load and
+ * remote-ops drivers ran every node of their jobs on the CPU they had last
+ * pinned themselves to).
  */
 #define _GNU_SOURCE 1
 #include <criterion/criterion.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "../benchmarks/bench.h"
+#include "../benchmarks/lib/job.h"
 #include "helpers.h"
 
 TestSuite(bench, .timeout = 30);

@@ -19,7 +19,6 @@
 #define _GNU_SOURCE 1
 #include "ll7.h"
 
-#include <libgen.h>
 #include <math.h>
 #include <limits.h>
 #include <sched.h>
@@ -27,10 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "lib/job.h"
+#include "lib/plot.h"
 
 static int parse_list(const char *s, long *out, int max, long lo, long hi)
 {
@@ -113,27 +113,34 @@ static int job_main(int argc, char **argv)
 static FILE *rows_csv, *sum_csv;
 static char earthrun[PATH_MAX + 32], self[PATH_MAX], outdir[PATH_MAX];
 
-/* Runs one job; returns its exit status (-1: could not start). */
+/* Runs one job, its standard error with its output; returns its exit
+ * status (-1: could not start). */
 static int run_job(const char *env, const char *transport, const char *label,
 		   const char *mode, const char *ns, const char *fs, int reps,
 		   int per_decade, long cap)
 {
-	char cmd[4 * PATH_MAX];
-	char modeflag[64] = "";
+	char modeflag[64] = "", r[16], d[16], c[32];
 	if (strcmp(mode, "dual"))
-		snprintf(modeflag, sizeof(modeflag), " --earth-mode=%s", mode);
-	snprintf(cmd, sizeof(cmd),
-		 "env %s %s -n 2 --transport %s %s --job %s %s %s %s %d %d "
-		 "%ld%s 2>&1",
-		 env, earthrun, transport, self, label, mode, ns, fs, reps,
-		 per_decade, cap, modeflag);
-	printf("# ll7: %s\n", cmd);
-	fflush(stdout);
-	FILE *f = popen(cmd, "r");
-	if (!f)
+		snprintf(modeflag, sizeof(modeflag), "--earth-mode=%s", mode);
+	snprintf(r, sizeof(r), "%d", reps);
+	snprintf(d, sizeof(d), "%d", per_decade);
+	snprintf(c, sizeof(c), "%ld", cap);
+	printf("# ll7: env %s %s -n 2 --transport %s %s --job %s %s %s %s %s "
+	       "%s %s%s%s 2>&1\n",
+	       env, earthrun, transport, self, label, mode, ns, fs, r, d, c,
+	       *modeflag ? " " : "", modeflag);
+	const char *envv[] = {env, NULL};
+	const char *argv[] = {self, "--job", label, mode, ns, fs, r, d, c,
+			      *modeflag ? modeflag : NULL, NULL};
+	struct bench_job_spec s = {.earthrun = earthrun, .nodes = 2,
+				   .transport = transport, .env = envv,
+				   .argv = argv, .merge_stderr = 1,
+				   .who = "ll7"};
+	struct bench_job j;
+	if (bench_job_start(&j, &s))
 		return -1;
 	char line[1024];
-	while (fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), j.out)) {
 		if (!strncmp(line, "ll7row,", 7))
 			fputs(line + 7, rows_csv);
 		else if (!strncmp(line, "ll7sum,", 7))
@@ -142,8 +149,7 @@ static int run_job(const char *env, const char *transport, const char *label,
 			fputs(line, stdout);
 		fflush(stdout);
 	}
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return bench_job_wait(&j);
 }
 
 /* Draws ll7-<net>[-<mode>].svg and .png with gnuplot; 0, or 1 when
@@ -151,34 +157,26 @@ static int run_job(const char *env, const char *transport, const char *label,
 static int plot(const char *net, const char *mode, const char *ns,
 		const char *fs)
 {
-	if (system("command -v gnuplot > /dev/null 2>&1")) {
+	if (!bench_have_gnuplot()) {
 		printf("# ll7: no gnuplot (Debian gnuplot-nox; `make bench` "
 		       "installs it): no plot for %s %s\n",
 		       net, mode);
 		return 0;
 	}
 	char gp[PATH_MAX + 32], tag[96];
-	char *dir = strdup(self);
-	snprintf(gp, sizeof(gp), "%s/ll7.gp", dir ? dirname(dir) : ".");
-	free(dir);
+	bench_beside(self, "ll7.gp", gp, sizeof(gp));
 	snprintf(tag, sizeof(tag), "%s%s%s", net, strcmp(mode, "dual") ? "-" : "",
 		 strcmp(mode, "dual") ? mode : "");
 	const char *terms[] = {"svg", "png"};
 	int bad = 0;
 	for (int i = 0; i < 2; i++) {
-		char cmd[4 * PATH_MAX], out[PATH_MAX + 128];
+		char vars[4 * PATH_MAX], out[PATH_MAX + 128];
 		snprintf(out, sizeof(out), "%s/ll7-%s.%s", outdir, tag, terms[i]);
-		unlink(out);
-		snprintf(cmd, sizeof(cmd),
-			 "gnuplot -e \"csv='%s/ll7.csv'; net='%s'; mode='%s'; "
-			 "ns='%s'; fs='%s'; out='%s'; term='%s'\" "
-			 "%s 2>&1 | grep -v 'no valid points' || true",
-			 outdir, net, mode, ns, fs, out, terms[i], gp);
-		if (system(cmd) || access(out, R_OK)) {
-			printf("# ll7: gnuplot did not draw %s (script %s)\n", out,
-			       gp);
-			bad = 1;
-		}
+		snprintf(vars, sizeof(vars),
+			 "csv='%s/ll7.csv'; net='%s'; mode='%s'; ns='%s'; "
+			 "fs='%s'; out='%s'; term='%s'",
+			 outdir, net, mode, ns, fs, out, terms[i]);
+		bad |= bench_gnuplot("ll7", gp, vars, out);
 	}
 	if (!bad)
 		printf("# ll7: plot %s/ll7-%s.svg (.png)\n", outdir, tag);

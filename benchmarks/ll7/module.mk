@@ -11,7 +11,7 @@
 
 LL7_DIR  := benchmarks/ll7
 LL7_SRC  := $(LL7_DIR)/ll7.c $(LL7_DIR)/job.c $(LL7_DIR)/result.c \
-            $(LL7_DIR)/kernel.c benchmarks/bench.c
+            $(LL7_DIR)/kernel.c $(BENCH_LIB)
 LL7_DEB_PKGS := gnuplot-nox
 LL7_DEPS_STAMP := $(BUILD)/.deps-ll7-ok
 

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
+
 int ll7_s_values(const struct ll7_plan *p, long n, long f, long *out)
 {
 	int k = 0;
@@ -27,18 +29,6 @@ int ll7_s_values(const struct ll7_plan *p, long n, long f, long *out)
 	}
 	out[k++] = n;
 	return k;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int ll7_reps(const struct ll7_plan *p, long n)
@@ -76,17 +66,17 @@ void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 	r->f = f;
 	r->ns = ns;
 	int reps = ll7_reps(p, n), all = ns * reps;
-	r->seq = median(seq, all);
-	r->ff = median(ff, all);
-	r->fetch = median(fetch, all);
+	r->seq = bench_median(seq, all);
+	r->ff = bench_median(ff, all);
+	r->fetch = bench_median(fetch, all);
 	r->comm = r->ff - r->seq;
 	r->comm_comp = r->fetch / r->seq;
 	r->best = 0;
 	r->bound_min = INFINITY;
 	for (int i = 0; i < ns; i++) {
 		r->s[i] = s[i];
-		r->th[i] = median(th + i * reps, reps);
-		r->first[i] = median(first + i * reps, reps);
+		r->th[i] = bench_median(th + i * reps, reps);
+		r->first[i] = bench_median(first + i * reps, reps);
 		r->pct[i] = (r->th[i] - r->seq) / r->comm * 100.0;
 		r->bound[i] = r->first[i] / r->comm * 100.0;
 		if (r->pct[i] < r->pct[r->best])
