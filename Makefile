@@ -56,37 +56,56 @@ BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
-.PHONY: all run test test-asan test-tsan test-layers bench install deps clean format
+.PHONY: all run test test-asan test-tsan test-layers bench bench-extra install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
 
-# ---- dependencies (Debian packages; apt-get update once) ----
+# ---- dependencies: the one place that installs packages ----
+# `make deps` (called by `make run`, `make test` and `make bench`, never by
+# `make` or `make install`) installs what is missing with apt-get: the
+# packages the build and the tests need (a failure stops), then those only
+# some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
-            iproute2
+            iproute2 clang-format
+# The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
+# pinned: a plugin built for another major version crashes its clang), the
+# LL7 and remote-load plots (gnuplot), the side-by-side comparisons
+# (benchmarks/compare: oneTBB, Open MPI).
+DEB_OPT_PKGS := clang-14 llvm-14-dev libclang-14-dev gnuplot-nox g++ \
+                libtbb-dev libopenmpi-dev openmpi-bin
 DEPS_STAMP := $(BUILD)/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
-	$(Q)missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
-	    || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing \
-	    >/dev/null || { echo "deps: apt-get install$$missing failed" >&2; exit 1; }; \
+	$(Q)missing() { for p in "$$@"; do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
+	      || printf ' %s' $$p; done; }; \
+	need="$$(missing $(DEB_PKGS))"; opt="$$(missing $(DEB_OPT_PKGS))"; \
+	[ -z "$$need$$opt" ] && exit 0; \
+	SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	$$SUDO apt-get update -qq || echo "deps: apt-get update failed" >&2; \
+	if [ -n "$$need" ]; then \
+	  echo "deps: installing$$need"; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need \
+	    >/dev/null || { echo "deps: apt-get install$$need failed: the build" \
+	      "and the tests need them" >&2; exit 1; }; \
+	fi; \
+	if [ -n "$$opt" ]; then \
+	  echo "deps: installing$$opt (optional parts)"; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$opt \
+	    >/dev/null || echo "deps: apt-get install$$opt failed: the Threaded-C" \
+	      "plugin, the plots or the comparisons that need them are skipped" >&2; \
 	fi
 	$(Q)mkdir -p $(@D) && touch $@
 
 # ---- the library in three variants: rel, asan, tsan ----
-$(BUILD)/rel/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/rel/obj/%.o: %.c
 	@mkdir -p $(@D); $(if $(Q),echo "  CC      $<";)
 	$(Q)$(CC) $(BASE) $(OPT) $(CFLAGS) -c $< -o $@
-$(BUILD)/asan/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/asan/obj/%.o: %.c
 	@mkdir -p $(@D); $(if $(Q),echo "  CC asan $<";)
 	$(Q)$(CC) $(BASE) $(ASAN) $(CFLAGS) -c $< -o $@
-$(BUILD)/tsan/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/tsan/obj/%.o: %.c
 	@mkdir -p $(@D); $(if $(Q),echo "  CC tsan $<";)
 	$(Q)$(CC) $(BASE) $(TSAN) $(CFLAGS) -c $< -o $@
 
@@ -131,7 +150,7 @@ $(BUILD)/asan/tests/t_bench: $(call objs,asan,$(BENCH_LIB))
 # that objects built against the real ones are rebuilt.
 TSAN_SHIM := tests/tsan/runner.c
 TSAN_SHIM_H := $(wildcard tests/tsan/criterion/*.h)
-$(BUILD)/tsan/obj/tests/%.o: tests/%.c $(TSAN_SHIM_H) | $(DEPS_STAMP)
+$(BUILD)/tsan/obj/tests/%.o: tests/%.c $(TSAN_SHIM_H)
 	@mkdir -p $(@D); $(if $(Q),echo "  CC tsan $<";)
 	$(Q)$(CC) -Itests/tsan $(BASE) $(TSAN) $(CFLAGS) -c $< -o $@
 $(BUILD)/tsan/tests/%: $(call objs,tsan,tests/%.c $(TEST_HELPERS) $(TSAN_SHIM)) $(BUILD)/tsan/lib/libearth.a
@@ -163,7 +182,10 @@ TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))
 MAIN_JOB_BINS := $(BUILD)/rel/bench/eu_overhead $(BUILD)/rel/bench/ll7 \
                  $(BUILD)/rel/bench/ll7.gp \
                  $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
-run: $(DEPS_STAMP) $(MAIN_JOB_BINS)
+# deps first, alone: a parallel build must not compile before the headers
+# are installed.
+run: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory $(MAIN_JOB_BINS)
 	$(Q)benchmarks/main_job.sh $(BUILD)
 
 # ---- tests ----
@@ -192,7 +214,8 @@ test-tsan: $(TSAN_BINS)
 	  tests/run.sh tsan $(TSAN_BINS)
 
 # ---- benchmarks ----
-bench: all
+bench: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory all bench-extra
 	$(Q)QUICK=$(QUICK) benchmarks/run.sh $(BUILD)/rel/bench
 	$(Q)QUICK=$(QUICK) threaded-c/bench/table3.sh | tee $${RESULTS_DIR:-docs/results}/table3.log
 

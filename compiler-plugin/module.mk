@@ -19,7 +19,6 @@ TC_PLUGIN_SRC  := $(wildcard compiler-plugin/*.cpp)
 TC_PLUGIN_OBJ  := $(patsubst compiler-plugin/%.cpp,$(BUILD)/plugin/obj/%.o,$(TC_PLUGIN_SRC))
 TC_LIB         := $(BUILD)/rel/lib/libearth_tc.a
 TC_LIB_SRC     := threaded-c/runtime/tc_stats.c
-TC_DEPS_STAMP  := $(BUILD)/.deps-tc-ok
 # Evaluated only when the plugin is built (llvm-config may be missing).
 TC_CXXFLAGS     = $(shell $(TC_LLVM_CONFIG) --cxxflags) -std=c++17 -fPIC -O1 \
                   -Wall -Wextra -Werror -Wno-unused-parameter -MMD -MP
@@ -29,22 +28,7 @@ TC_HAVE_CLANG   = command -v $(TC_CLANG) >/dev/null 2>&1 && \
 
 .PHONY: tc tc-plugin install-tc bench-tc
 
-# Installs clang-14 and its development files when missing; a failure (no
-# network, not root) is not an error: the plugin and its tests are skipped.
-$(TC_DEPS_STAMP): | $(DEPS_STAMP)
-	$(Q)missing=""; for p in $(TC_DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
-	    || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing (Threaded-C plugin)"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    $$SUDO apt-get install -y -qq $$missing >/dev/null; } \
-	  || echo "deps: could not install$$missing; earthcc and its tests need them" >&2; \
-	fi
-	$(Q)mkdir -p $(@D) && touch $@
-
-tc: $(TC_DEPS_STAMP) $(TC_LIB) $(BUILD)/rel/lib/libearth.a
+tc: $(TC_LIB) $(BUILD)/rel/lib/libearth.a
 	$(Q)if $(TC_HAVE_CLANG); then \
 	  $(MAKE) --no-print-directory tc-plugin; \
 	else \

@@ -8,14 +8,12 @@
 #                                  (built by `make bench` when oneTBB and Open
 #                                  MPI are there)
 #
-# `make bench` installs libtbb-dev, libopenmpi-dev and openmpi-bin when
-# missing; if that fails, compare.sh skips the part it cannot run and says
-# which package is missing.
+# oneTBB and Open MPI (libtbb-dev, libopenmpi-dev, openmpi-bin) come from
+# `make deps`; where they are missing compare.sh skips the part it cannot
+# run and says which package is missing.
 
 CMP_DIR  := benchmarks/compare
 CMP_OUT  := $(BUILD)/rel/compare
-CMP_DEB_PKGS := g++ libtbb-dev libopenmpi-dev openmpi-bin
-CMP_DEPS_STAMP := $(BUILD)/.deps-compare-ok
 CMP_EARTH := $(CMP_OUT)/earth_tasks $(CMP_OUT)/earth_remote
 
 .PHONY: compare-extra
@@ -41,7 +39,7 @@ $(CMP_OUT)/mpi_ll7: $(CMP_DIR)/mpi_ll7.c $(LL7_DIR)/kernel.c $(LL7_DIR)/kernel.h
 	$(Q)mpicc $(CSTD) $(WARN) -O2 -g -ffp-contract=off -I$(LL7_DIR) \
 	  $(CMP_DIR)/mpi_ll7.c $(LL7_DIR)/kernel.c -lm -o $@
 
-compare-extra: $(CMP_DEPS_STAMP)
+compare-extra:
 	$(Q)if command -v g++ >/dev/null 2>&1 && \
 	    [ -f /usr/include/oneapi/tbb/task_group.h ]; then \
 	  $(MAKE) --no-print-directory $(CMP_OUT)/tbb_tasks; \
@@ -49,19 +47,4 @@ compare-extra: $(CMP_DEPS_STAMP)
 	$(Q)if command -v mpicc >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory $(CMP_OUT)/mpi_remote $(CMP_OUT)/mpi_ll7; \
 	else echo "compare: Open MPI (libopenmpi-dev) missing: MPI part skipped"; fi
-
-# A failed install is not an error: compare.sh skips what is missing.
-$(CMP_DEPS_STAMP): | $(DEPS_STAMP)
-	$(Q)missing=""; for p in $(CMP_DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
-	    || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing (side-by-side comparisons)"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  { $$SUDO apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing \
-	      >/dev/null; } || echo "deps: apt-get install$$missing failed:" \
-	      "the comparisons that need it are skipped"; \
-	fi
-	$(Q)mkdir -p $(@D) && touch $@
-bench: compare-extra
+bench-extra: compare-extra

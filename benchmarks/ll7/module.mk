@@ -6,14 +6,12 @@
 #   $(BUILD)/asan/ll7/ll7    the same under ASan+UBSan, run by tests/t_ll7.c
 #                            and tests/t_netemu.c
 #
-# `make bench` installs gnuplot (Debian gnuplot-nox) for the plots when it
-# is missing; without it the benchmark still runs and says so.
+# The plots need gnuplot (Debian gnuplot-nox, installed by `make deps`);
+# without it the benchmark still runs and says so.
 
 LL7_DIR  := benchmarks/ll7
 LL7_SRC  := $(LL7_DIR)/ll7.c $(LL7_DIR)/job.c $(LL7_DIR)/result.c \
             $(LL7_DIR)/kernel.c $(BENCH_LIB)
-LL7_DEB_PKGS := gnuplot-nox
-LL7_DEPS_STAMP := $(BUILD)/.deps-ll7-ok
 
 # Bit-for-bit results: no FMA contraction in the kernel.
 $(BUILD)/%/obj/$(LL7_DIR)/kernel.o: CFLAGS += -ffp-contract=off
@@ -39,19 +37,3 @@ $(BUILD)/asan/tests/t_ll7 $(BUILD)/asan/tests/t_netemu: | $(BUILD)/asan/ll7/ll7 
 $(BUILD)/asan/obj/tests/t_ll7.o $(BUILD)/asan/obj/tests/t_netemu.o: CFLAGS += \
     -I$(LL7_DIR) -DT_LL7='"$(BUILD)/asan/ll7/ll7"' \
     -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
-
-# gnuplot for the plots; a failed install only loses the plots.
-$(LL7_DEPS_STAMP): | $(DEPS_STAMP)
-	$(Q)missing=""; for p in $(LL7_DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
-	    || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing (ll7 plots)"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  { $$SUDO apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing \
-	      >/dev/null; } || echo "deps: apt-get install$$missing failed:" \
-	      "ll7 runs without plots"; \
-	fi
-	$(Q)mkdir -p $(@D) && touch $@
-bench run: $(LL7_DEPS_STAMP)

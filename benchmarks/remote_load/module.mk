@@ -17,7 +17,7 @@ $(call objs,rel,$(RL_SRC)): CFLAGS += -Ibenchmarks
 
 all: $(BUILD)/rel/bench/remote_load $(BUILD)/rel/bench/modes_throughput.gp
 
-$(BUILD)/stamp/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/stamp/obj/%.o: %.c
 	@mkdir -p $(@D); $(if $(Q),echo "  CC stmp $<";)
 	$(Q)$(CC) $(BASE) $(OPT) -DEARTH_STAMPS $(CFLAGS) -c $< -o $@
 $(BUILD)/stamp/lib/libearth.a: $(call objs,stamp,$(LIB_SRC))
