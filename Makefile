@@ -144,6 +144,10 @@ $(BUILD)/tsan/obj/tests/t_multinode.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/tsan/pr
 # Node modes (tests/t_modes.c): jobs of the same programs in each mode.
 $(BUILD)/asan/tests/t_modes: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
 $(BUILD)/asan/obj/tests/t_modes.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+# The settings table (tests/t_settings.c): a program's --earth-help against
+# the user guide's table.
+$(BUILD)/asan/tests/t_settings: | $(BUILD)/asan/progs/multinode
+$(BUILD)/asan/obj/tests/t_settings.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_USER_GUIDE='"docs/user-guide.md"'
 # Global memory (also under TSan) and the two-namespace tcp job.
 TSAN_TESTS += tests/t_gmem.c
 $(BUILD)/asan/tests/t_gmem $(BUILD)/asan/tests/t_veth: | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
