@@ -172,6 +172,10 @@ $(TSAN_JOB_TESTS:%=$(BUILD)/tsan/obj/tests/%.o): CFLAGS += -DT_PROG_DIR='"$(BUIL
 # The observability tests also draw their traces.
 $(BUILD)/asan/tests/t_trace: | $(BUILD)/rel/bin/earthtrace
 $(BUILD)/asan/obj/tests/t_trace.o: CFLAGS += -DT_EARTHTRACE='"$(BUILD)/rel/bin/earthtrace"'
+# The settings table (tests/t_settings.c): a program's --earth-help against
+# the user guide's table.
+$(BUILD)/asan/tests/t_settings: | $(BUILD)/asan/progs/multinode
+$(BUILD)/asan/obj/tests/t_settings.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_USER_GUIDE='"docs/user-guide.md"'
 
 ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC))
 TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))

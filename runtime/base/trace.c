@@ -15,6 +15,7 @@
 #include "base/trace.h"
 #include "base/jsonparts.h"
 #include "base/op.h"
+#include "base/settings.h"
 #include "base/symbols.h"
 
 #include <dlfcn.h>
@@ -27,7 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TRACE_EVENTS_DEFAULT (1u << 20)
 #define TRACE_OUT_BUF (64u * 1024u)
 #define TRACE_NAMES 1024 /* fiber name cache entries, power of two */
 
@@ -91,40 +91,17 @@ static void put(const char *buf, size_t len)
 	}
 }
 
-static int parse_env_u64(const char *var, uint64_t lo, uint64_t hi,
-			 uint64_t dflt, uint64_t *out)
-{
-	const char *s = getenv(var);
-	*out = dflt;
-	if (!s || !*s)
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr,
-			"earth: %s='%s': give a whole number from %" PRIu64
-			" to %" PRIu64 "\n",
-			var, s, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	       const struct trace_names *names)
 {
 	tr.namer = *names;
-	const char *path = getenv("EARTH_TRACE");
+	/* Validated when the node started (base/settings.c). */
+	const char *path = earth_setting_str(EARTH_SET_TRACE);
 	trace_on = false;
-	if (!path || !*path)
+	if (!path)
 		return 0;
-	uint64_t cap, epoch;
-	if (parse_env_u64("EARTH_TRACE_EVENTS", 1024, 1u << 24,
-			  TRACE_EVENTS_DEFAULT, &cap) ||
-	    parse_env_u64("EARTH_TRACE_EPOCH_NS", 0, INT64_MAX, 0, &epoch))
-		return -EINVAL;
+	uint64_t cap = earth_setting_u64(EARTH_SET_TRACE_EVENTS);
+	uint64_t epoch = earth_setting_u64(EARTH_SET_TRACE_EPOCH_NS);
 	if (strlen(path) >= sizeof(tr.base) ||
 	    !jsonparts_name(tr.part, sizeof(tr.part), path, node)) {
 		fprintf(stderr, "earth: EARTH_TRACE: path too long (%zu bytes)\n",
@@ -135,7 +112,7 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	tr.node = node;
 	tr.nodes = nodes;
 	tr.tsc_per_ns = tsc_per_ns > 0 ? tsc_per_ns : 1.0;
-	tr.parts = getenv("EARTH_TRACE_PARTS") != NULL;
+	tr.parts = earth_setting_on(EARTH_SET_TRACE_PARTS);
 	tr.seq_out = calloc(nodes, sizeof(*tr.seq_out));
 	tr.seq_in = calloc(nodes, sizeof(*tr.seq_in));
 	tr.names = calloc(TRACE_NAMES, sizeof(*tr.names));

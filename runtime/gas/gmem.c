@@ -12,6 +12,7 @@
 #define EARTH_INTERNAL 1
 #include "gas/gmem.h"
 #include "gas/gheap.h"
+#include "base/settings.h"
 #include "base/base.h"
 #include "net/net.h"
 #include "gas/registry.h"
@@ -40,30 +41,20 @@ static size_t nrecs, recs_cap;
 /* Why there is no global memory here (or NULL). */
 static char why[320];
 
+/* EARTH_REMOTE, "su|direct": validated when the node started. */
 static const char *remote_mode(bool *direct)
 {
-	const char *v = getenv("EARTH_REMOTE");
-	*direct = true;
-	if (!v || !*v || !strcmp(v, "direct"))
-		return NULL;
-	if (!strcmp(v, "su")) {
-		*direct = false;
-		return NULL;
-	}
-	return "EARTH_REMOTE must be su (through the remote SU) or direct "
-	       "(one-sided over the shared mapping)";
+	*direct = earth_setting_u64(EARTH_SET_REMOTE) == 1;
+	return NULL;
 }
 
 /* The shared mapping's header, if earthrun made one with segments. */
 static int shared_fd(struct shm_job *hdr, uint32_t nodes)
 {
-	const char *fdv = getenv("EARTH_SHM_FD");
-	if (!fdv)
+	if (!earth_setting_given(EARTH_SET_SHM_FD))
 		return -1;
-	char *end;
-	long fd = strtol(fdv, &end, 10);
-	if (!*fdv || *end || fd < 0 || fd > 65535 ||
-	    pread((int)fd, hdr, sizeof(*hdr), 0) != sizeof(*hdr) ||
+	uint64_t fd = earth_setting_u64(EARTH_SET_SHM_FD);
+	if (pread((int)fd, hdr, sizeof(*hdr), 0) != sizeof(*hdr) ||
 	    hdr->magic != SHM_MAGIC || hdr->nodes != nodes || !hdr->gmem_seg)
 		return -1;
 	return (int)fd;

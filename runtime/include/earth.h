@@ -329,8 +329,10 @@ void earth_options_default(struct earth_options *opts);
  * Parse and remove --earth-* flags from argv (--earth-queue=sw|hwq,
  * --earth-hwq-latency=NS, --earth-queue-slots=N, --earth-cpus=EU,SU,
  * --earth-spin-us=US, --earth-stats,
- * --earth-mode=dual|single-interrupt|single-poll). Returns 0, or -EINVAL after printing
- * what was wrong. Any thread.
+ * --earth-mode=dual|single-interrupt|single-poll). --earth-help prints
+ * every setting (variable, flag, range, default, meaning) to stdout and
+ * exits 0. Returns 0, or -EINVAL after printing what was wrong. Any
+ * thread.
  */
 int earth_options_parse(struct earth_options *opts, int *argc, char **argv);
 

@@ -12,6 +12,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "net/emu.h"
+#include "base/settings.h"
 
 #include <errno.h>
 #include <math.h> /* isfinite, a macro: no libm */
@@ -211,41 +212,19 @@ int net_emu_config(uint64_t *lat_ns, double *bw_mbps, const char **err)
 {
 	*lat_ns = 0;
 	*bw_mbps = 0;
-	const char *l = getenv("EARTH_NET_LATENCY_NS");
-	if (l && *l) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(l, &end, 10);
-		if (*l == '-' || *l == '+' || end == l || *end || errno ||
-		    v > EMU_MAX_LATENCY_NS) {
-			snprintf(emu_err, sizeof(emu_err),
-				 "EARTH_NET_LATENCY_NS='%.40s': want a whole "
-				 "number of nanoseconds 0..%llu (one-way delay "
-				 "added to every message; unset or 0 for none)",
-				 l, EMU_MAX_LATENCY_NS);
-			*err = emu_err;
-			return -1;
-		}
-		*lat_ns = v;
+	/* Read again here, through the table (base/settings.c), so that the
+	 * emulation can be configured without a node (tests/t_netemu.c). */
+	_Static_assert(EMU_MAX_LATENCY_NS == 10000000000ull,
+		       "EARTH_NET_LATENCY_NS's range");
+	if (earth_setting_load(EARTH_SET_NET_LATENCY_NS, emu_err,
+			       sizeof(emu_err)) ||
+	    earth_setting_load(EARTH_SET_NET_BW_MBPS, emu_err,
+			       sizeof(emu_err))) {
+		*err = emu_err;
+		return -1;
 	}
-	const char *b = getenv("EARTH_NET_BW_MBPS");
-	if (b && *b) {
-		char *end;
-		errno = 0;
-		double v = strtod(b, &end);
-		if (end == b || *end || errno || !isfinite(v) || v < 0 ||
-		    v > EMU_MAX_BW_MBPS) {
-			snprintf(emu_err, sizeof(emu_err),
-				 "EARTH_NET_BW_MBPS='%.40s': want a number of "
-				 "MB/s (10^6 bytes/s) from 0 to %.0f (bandwidth "
-				 "of each emulated link; unset or 0 for no "
-				 "limit)",
-				 b, EMU_MAX_BW_MBPS);
-			*err = emu_err;
-			return -1;
-		}
-		*bw_mbps = v;
-	}
+	*lat_ns = earth_setting_u64(EARTH_SET_NET_LATENCY_NS);
+	*bw_mbps = earth_setting_real(EARTH_SET_NET_BW_MBPS);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #define EARTH_INTERNAL 1
 #include "net/net.h"
 #include "net/emu.h"
+#include "base/settings.h"
 #include "net/shm_layout.h"
 
 #include <errno.h>
@@ -14,32 +15,24 @@
 
 struct net *net_open(uint32_t self, uint32_t nodes, const char **err)
 {
-	const char *tr = getenv("EARTH_TRANSPORT");
-	if (!tr || !*tr)
-		tr = getenv("EARTH_SHM_FD")       ? "shm"
-		     : getenv("EARTH_RENDEZVOUS") ? "tcp"
-						  : "shm";
+	/* EARTH_TRANSPORT "shm|tcp", validated when the node started. */
+	const char *tr = earth_setting_str(EARTH_SET_TRANSPORT);
+	if (!tr)
+		tr = earth_setting_given(EARTH_SET_SHM_FD)       ? "shm"
+		     : earth_setting_given(EARTH_SET_RENDEZVOUS) ? "tcp"
+								 : "shm";
 	/* EARTH_NET_LATENCY_NS / EARTH_NET_BW_MBPS wrap either (emu.c). */
-	if (!strcmp(tr, "shm"))
-		return net_emu_from_env(net_shm_open(self, nodes, err), err);
 	if (!strcmp(tr, "tcp"))
 		return net_emu_from_env(net_tcp_open(self, nodes, err), err);
-	*err = "EARTH_TRANSPORT must be shm or tcp";
-	return NULL;
+	return net_emu_from_env(net_shm_open(self, nodes, err), err);
 }
 
 const char *net_gmem_seg(uint64_t *seg)
 {
-	const char *v = getenv("EARTH_GMEM_MB");
-	*seg = (uint64_t)GMEM_DEFAULT_MB << 20;
-	if (!v)
-		return NULL;
-	char *end;
-	errno = 0;
-	unsigned long long mb = strtoull(v, &end, 10);
-	if (!*v || *end || errno || v[0] == '-' || mb > (GMEM_SPAN >> 20))
-		return "EARTH_GMEM_MB must be the MiB of global memory per node "
-		       "(0 to 262144)";
-	*seg = (uint64_t)mb << 20;
+	/* EARTH_GMEM_MB: 0 to GMEM_SPAN in MiB, default GMEM_DEFAULT_MB,
+	 * validated when the node started. */
+	_Static_assert(GMEM_SPAN >> 20 == 262144, "EARTH_GMEM_MB's range");
+	_Static_assert(GMEM_DEFAULT_MB == 64, "EARTH_GMEM_MB's default");
+	*seg = earth_setting_u64(EARTH_SET_GMEM_MB) << 20;
 	return NULL;
 }

@@ -9,6 +9,7 @@
 #define EARTH_INTERNAL 1
 #include "net/net.h"
 #include "base/base.h"
+#include "base/settings.h"
 #include "net/shm_layout.h"
 #include "base/stamp.h"
 
@@ -349,18 +350,13 @@ static const struct net_ops shm_ops = {
 struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 {
 	*err = NULL;
-	const char *fdv = getenv("EARTH_SHM_FD");
-	if (!fdv) {
+	/* A malformed EARTH_SHM_FD was refused when the node started. */
+	if (!earth_setting_given(EARTH_SET_SHM_FD)) {
 		*err = "EARTH_SHM_FD is not set: start multi-node jobs on one "
 		       "host with earthrun -n N";
 		return NULL;
 	}
-	char *end;
-	long fd = strtol(fdv, &end, 10);
-	if (*fdv == 0 || *end || fd < 0 || fd > 65535) {
-		*err = "EARTH_SHM_FD is not a file descriptor number";
-		return NULL;
-	}
+	int fd = (int)earth_setting_u64(EARTH_SET_SHM_FD);
 	struct shm_job probe;
 	if (pread((int)fd, &probe, sizeof(probe), 0) != sizeof(probe) ||
 	    probe.magic != SHM_MAGIC) {

@@ -6,13 +6,27 @@
  */
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "base/settings.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+/* 0: unset, 1: *out set, -1: malformed. EARTH_* from the settings table,
+ * where a malformed value was refused when the node started. */
 static int get_u32(const char *name, uint32_t *out)
 {
-	const char *v = getenv(name);
+	static const enum earth_set ours[] = {EARTH_SET_NODE, EARTH_SET_NODES,
+					      EARTH_SET_LOCAL_NODE,
+					      EARTH_SET_LOCAL_NODES};
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (!strcmp(name, earth_settings[ours[i]].env)) {
+			if (!earth_setting_given(ours[i]))
+				return 0;
+			*out = (uint32_t)earth_setting_u64(ours[i]);
+			return 1;
+		}
+	const char *v = getenv(name); /* the launchers' own variables */
 	if (!v)
 		return 0;
 	char *end;

@@ -8,6 +8,7 @@
 #define EARTH_INTERNAL 1
 #include "node/node.h"
 #include "base/acct.h"
+#include "base/settings.h"
 #include "base/trace.h"
 #include "gas/gmem.h"
 #include "gas/registry.h"
@@ -201,6 +202,10 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 			size, main_fn->name, main_fn->args_size);
 		return EARTH_EXIT_USAGE;
 	}
+	/* Every setting but those of struct earth_options, validated
+	 * before anything starts (base/settings.h). */
+	if (earth_settings_load() != 0)
+		return EARTH_EXIT_USAGE;
 	memset(n, 0, sizeof(*n));
 	memset(&eu_g, 0, sizeof(eu_g));
 	memset(&su_g, 0, sizeof(su_g));
@@ -244,7 +249,7 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
 	n->steal_ticks = (uint64_t)(EARTH_STEAL_AFTER_NS * n->tsc_per_ns);
 	n->busy_yield_ticks = (uint64_t)(EARTH_BUSY_YIELD_NS * n->tsc_per_ns);
-	n->timing = n->opts.print_stats || getenv("EARTH_TIMING");
+	n->timing = n->opts.print_stats || earth_setting_on(EARTH_SET_TIMING);
 	if (acct_open(n) != 0) {
 		node_free(n);
 		return EARTH_EXIT_USAGE;

@@ -1,46 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.c - run-time settings: defaults, EARTH_* environment variables,
- * --earth-* command-line flags (docs/user-guide.md lists them all).
+ * options.c - struct earth_options from the settings table
+ * (base/settings.h): defaults, EARTH_* environment variables, --earth-*
+ * flags, --earth-help (docs/user-guide.md lists them all).
  */
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "base/settings.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int parse_u32(const char *what, const char *s, uint32_t max,
-		     uint32_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || v > max || s[0] == '-') {
-		fprintf(stderr,
-			"earth: %s: '%s' is not a whole number from 0 to %u\n",
-			what, s, max);
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int set_queue(struct earth_options *o, const char *what, const char *v)
-{
-	if (!strcmp(v, "sw"))
-		o->queue_mode = EARTH_QUEUE_SW;
-	else if (!strcmp(v, "hwq"))
-		o->queue_mode = EARTH_QUEUE_HWQ;
-	else {
-		fprintf(stderr,
-			"earth: %s: unknown queue mode '%s' (use sw or hwq)\n",
-			what, v);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 const char *const earth_mode_names[3] = {
 	[EARTH_MODE_DUAL] = "dual",
@@ -48,112 +19,53 @@ const char *const earth_mode_names[3] = {
 	[EARTH_MODE_SINGLE_POLL] = "single-poll",
 };
 
-static int set_mode(struct earth_options *o, const char *what, const char *v)
+/* A parsed value of an EARTH_SET_OPTION setting into its field. */
+static void to_field(struct earth_options *o, enum earth_set id,
+		     const struct earth_set_value *v)
 {
-	for (int m = 0; m < 3; m++)
-		if (!strcmp(v, earth_mode_names[m])) {
-			o->node_mode = (enum earth_node_mode)m;
-			return 0;
-		}
-	fprintf(stderr,
-		"earth: %s: unknown node mode '%s' (use dual, "
-		"single-interrupt or single-poll)\n",
-		what, v);
-	return -EINVAL;
-}
-
-static int set_slots(struct earth_options *o, const char *what, const char *v)
-{
-	uint32_t n;
-	if (parse_u32(what, v, 1u << 24, &n))
-		return -EINVAL;
-	if (n < 8 || (n & (n - 1))) {
-		fprintf(stderr,
-			"earth: %s: %u slots: use a power of two >= 8\n", what,
-			n);
-		return -EINVAL;
+	switch (id) {
+	case EARTH_SET_QUEUE: /* "sw|hwq" */
+		o->queue_mode = v->u ? EARTH_QUEUE_HWQ : EARTH_QUEUE_SW;
+		break;
+	case EARTH_SET_HWQ_LATENCY_NS:
+		o->hwq_latency_ns = (uint32_t)v->u;
+		break;
+	case EARTH_SET_QUEUE_SLOTS:
+		o->queue_slots = (uint32_t)v->u;
+		break;
+	case EARTH_SET_CPUS:
+		o->eu_cpu = v->eu;
+		o->su_cpu = v->su;
+		break;
+	case EARTH_SET_SPIN_US:
+		o->spin_us = (uint32_t)v->u;
+		break;
+	case EARTH_SET_STATS:
+		o->print_stats = (int)v->u;
+		break;
+	case EARTH_SET_MODE: /* "dual|single-interrupt|single-poll" */
+		o->node_mode = (enum earth_node_mode)v->u;
+		break;
+	default:
+		break;
 	}
-	o->queue_slots = n;
-	return 0;
 }
-
-static int set_cpus(struct earth_options *o, const char *what, const char *v)
-{
-	uint32_t eu, su;
-	char buf[64];
-	snprintf(buf, sizeof(buf), "%s", v);
-	char *comma = strchr(buf, ',');
-	if (!comma) {
-		fprintf(stderr, "earth: %s: '%s': give two CPUs, EU,SU (e.g. 0,1)\n",
-			what, v);
-		return -EINVAL;
-	}
-	*comma = 0;
-	if (parse_u32(what, buf, 4095, &eu) || parse_u32(what, comma + 1, 4095, &su))
-		return -EINVAL;
-	o->eu_cpu = (int)eu;
-	o->su_cpu = (int)su;
-	return 0;
-}
-
-static int set_flag(const char *what, const char *v, int *out)
-{
-	if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on"))
-		*out = 1;
-	else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off") ||
-		 !*v)
-		*out = 0;
-	else {
-		fprintf(stderr, "earth: %s: '%s': use 1 or 0\n", what, v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* One setting by key; `what` names its source for messages. */
-static int apply(struct earth_options *o, const char *key, const char *what,
-		 const char *v)
-{
-	if (!strcmp(key, "queue"))
-		return set_queue(o, what, v);
-	if (!strcmp(key, "hwq-latency"))
-		return parse_u32(what, v, 100000000, &o->hwq_latency_ns);
-	if (!strcmp(key, "queue-slots"))
-		return set_slots(o, what, v);
-	if (!strcmp(key, "cpus"))
-		return set_cpus(o, what, v);
-	if (!strcmp(key, "spin-us"))
-		return parse_u32(what, v, 10000000, &o->spin_us);
-	if (!strcmp(key, "stats"))
-		return set_flag(what, v, &o->print_stats);
-	if (!strcmp(key, "mode"))
-		return set_mode(o, what, v);
-	return 1; /* not ours */
-}
-
-static const struct {
-	const char *env, *key;
-} env_keys[] = {
-	{"EARTH_QUEUE", "queue"},         {"EARTH_HWQ_LATENCY_NS", "hwq-latency"},
-	{"EARTH_QUEUE_SLOTS", "queue-slots"}, {"EARTH_CPUS", "cpus"},
-	{"EARTH_SPIN_US", "spin-us"},     {"EARTH_STATS", "stats"},
-	{"EARTH_MODE", "mode"},
-};
 
 static int env_status;
 
 void earth_options_default(struct earth_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->queue_mode = EARTH_QUEUE_HWQ;
-	o->queue_slots = EARTH_QUEUE_SLOTS_DEFAULT;
-	o->eu_cpu = o->su_cpu = -1;
-	o->spin_us = EARTH_SPIN_US_DEFAULT;
 	env_status = 0;
-	for (size_t i = 0; i < sizeof(env_keys) / sizeof(env_keys[0]); i++) {
-		const char *v = getenv(env_keys[i].env);
-		if (v && apply(o, env_keys[i].key, env_keys[i].env, v) < 0)
+	for (int i = 0; i < EARTH_SET_COUNT_; i++) {
+		if (!(earth_settings[i].flags & EARTH_SET_OPTION))
+			continue;
+		char msg[512];
+		if (earth_setting_load((enum earth_set)i, msg, sizeof(msg))) {
+			fprintf(stderr, "earth: %s\n", msg);
 			env_status = -EINVAL;
+		}
+		to_field(o, (enum earth_set)i, earth_setting((enum earth_set)i));
 	}
 }
 
@@ -166,25 +78,34 @@ int earth_options_parse(struct earth_options *o, int *argc, char **argv)
 			argv[out++] = argv[i];
 			continue;
 		}
-		char key[64];
+		if (!strcmp(a, "--earth-help")) {
+			earth_settings_help(stdout);
+			fflush(stdout);
+			exit(0);
+		}
 		const char *eq = strchr(a + 8, '=');
 		size_t len = eq ? (size_t)(eq - (a + 8)) : strlen(a + 8);
-		snprintf(key, sizeof(key), "%.*s", (int)len, a + 8);
-		const char *v = eq ? eq + 1 : "1";
-		int r = apply(o, key, a, v);
-		if (r > 0) {
-			fprintf(stderr,
-				"earth: unknown option '%s' (known: "
-				"--earth-queue=sw|hwq, --earth-hwq-latency=NS, "
-				"--earth-queue-slots=N, --earth-cpus=EU,SU, "
-				"--earth-spin-us=US, --earth-stats, "
-				"--earth-mode=dual|single-interrupt|"
-				"single-poll)\n",
-				a);
-			r = -EINVAL;
-		}
-		if (r < 0)
+		int id = earth_setting_by_flag(a + 8, len);
+		if (id < 0) {
+			char known[1024];
+			earth_settings_flags(known, sizeof(known));
+			fprintf(stderr, "earth: unknown option '%s' (known: %s)\n",
+				a, known);
 			status = -EINVAL;
+			continue;
+		}
+		/* A flag alone is "1": --earth-stats. */
+		const char *v = eq ? eq + 1 : "1";
+		struct earth_set_value val;
+		char msg[512];
+		if (earth_setting_parse((enum earth_set)id, a, v, &val, msg,
+					sizeof(msg))) {
+			fprintf(stderr, "earth: %s\n", msg);
+			status = -EINVAL;
+			continue;
+		}
+		earth_setting_store((enum earth_set)id, &val);
+		to_field(o, (enum earth_set)id, &val);
 	}
 	argv[out] = NULL;
 	*argc = out;

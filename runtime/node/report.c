@@ -10,6 +10,7 @@
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
 #include "base/jsonparts.h"
+#include "base/settings.h"
 #include "node/node.h"
 
 #include <errno.h>
@@ -40,16 +41,12 @@ int acct_open(struct earth_node *n)
 	memset(&acct_eu, 0, sizeof(acct_eu));
 	memset(&acct_su, 0, sizeof(acct_su));
 	memset(&acct_shared, 0, sizeof(acct_shared));
-	const char *js = getenv("EARTH_STATS_JSON");
-	if (js && !*js) {
-		fprintf(stderr, "earth: EARTH_STATS_JSON is empty: give the "
-				"file to write the statistics to\n");
-		return -EINVAL;
-	}
-	/* EARTH_TIMING alone keeps only the units' busy and idle time
-	 * (node.h): no per-fiber timing. */
-	const char *tr = getenv("EARTH_TRACE");
-	acct_on = n->opts.print_stats || js || (tr && *tr);
+	/* EARTH_STATS_JSON set but empty was refused when the node started
+	 * (base/settings.c). EARTH_TIMING alone keeps only the units' busy
+	 * and idle time (node.h): no per-fiber timing. */
+	acct_on = n->opts.print_stats ||
+		  earth_setting_given(EARTH_SET_STATS_JSON) ||
+		  earth_setting_given(EARTH_SET_TRACE);
 	return 0;
 }
 
@@ -219,7 +216,7 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 			n->id, part, strerror(errno));
 		return;
 	}
-	if (getenv("EARTH_STATS_PARTS"))
+	if (earth_setting_on(EARTH_SET_STATS_PARTS))
 		return; /* earthrun joins the parts */
 	char out[4096], err[512];
 	if (n->num_nodes > 1)
@@ -247,8 +244,8 @@ void acct_close(struct earth_node *n)
 	breakdown_of(n, &b);
 	if (n->opts.print_stats)
 		print_table(n, &b);
-	const char *js = getenv("EARTH_STATS_JSON");
-	if (js && *js)
+	const char *js = earth_setting_str(EARTH_SET_STATS_JSON);
+	if (js)
 		write_json(n, &b, js);
 	acct_on = false;
 }
