@@ -56,7 +56,7 @@ BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
-.PHONY: all run test test-asan test-tsan test-layers bench bench-extra install deps clean format
+.PHONY: all run test test-asan test-tsan test-layers test-format bench bench-extra install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
@@ -195,6 +195,7 @@ run: $(DEPS_STAMP)
 # ---- tests ----
 # Each test binary runs its suites one at a time (a node pins two CPUs).
 test: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory test-format
 	$(Q)$(MAKE) --no-print-directory test-layers
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -234,8 +235,23 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' runtime/earth.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth.pc
 
+# Every C and C++ source of the project in the style of the root
+# .clang-format (compiler-plugin/ has its own); generated and corpus files
+# under tests/tc/ are not sources.
+FORMAT_SRC := $(wildcard runtime/*/*.[ch] tests/*.[ch] tests/progs/*.c \
+              tests/fuzz/*.c tests/tsan/*.c tests/tsan/criterion/*.h \
+              benchmarks/*.[ch] benchmarks/*/*.[ch] threaded-c/examples/*.[ch] \
+              threaded-c/runtime/*.c threaded-c/include/*.h \
+              compiler-plugin/*.cpp compiler-plugin/*.h)
 format:
-	clang-format -i $(LIB_SRC) $(wildcard runtime/*/*.h)
+	clang-format -i $(FORMAT_SRC)
+# make test fails on a file clang-format would change (make format fixes it).
+test-format: $(DEPS_STAMP)
+	$(Q)if clang-format --dry-run --Werror $(FORMAT_SRC) 2>$(BUILD)/format.log; \
+	then echo "format: $(words $(FORMAT_SRC)) files as .clang-format says"; \
+	else head -n 40 $(BUILD)/format.log; \
+	  echo "format: FAILED: these files differ from .clang-format (make format fixes them)" >&2; \
+	  exit 1; fi
 
 clean:
 	rm -rf $(BUILD)
