@@ -8,6 +8,7 @@
  * goes on; a directly started node killed with SIGKILL stopping the others
  * within 5 s.
  */
+#define EARTH_INTERNAL 1 /* net/tcp.h: the hello, written by hand */
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "net/tcp.h"
 
 #ifndef T_PROG_DIR
 #error "T_PROG_DIR (the built tests/progs) must be defined"
@@ -68,18 +70,6 @@ Test(rendezvous, tcp_environment_errors)
 	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
 }
 
-/* The hello of the tcp transport (docs/architecture.md, "Between nodes:
- * tcp"), written by hand as an intruder would. */
-struct t_hello {
-	uint32_t magic;
-	uint16_t version, kind;
-	uint32_t node, nodes;
-	uint32_t secret_len;
-	uint8_t secret[64];
-	uint16_t port, pad;
-	uint64_t gmem_seg; /* global memory per node: EARTH_GMEM_MB */
-};
-
 /* Connects to the rendezvous, sends len bytes, waits until node 0 drops
  * the connection (recv returns 0 or an error): true if it did in 10 s. */
 static bool intrude(int port, const void *hello, size_t len)
@@ -111,13 +101,15 @@ static bool intrude(int port, const void *hello, size_t len)
 	return r == 0 || (r < 0 && errno == ECONNRESET);
 }
 
-static void t_hello_make(struct t_hello *h, uint32_t node, uint32_t nodes,
+/* A hello of the tcp transport (net/tcp.h), written by hand as an
+ * intruder would. */
+static void t_hello_make(struct tcp_hello *h, uint32_t node, uint32_t nodes,
 			 const char *secret_hex)
 {
 	memset(h, 0, sizeof(*h));
-	h->magic = 0x48545245u;
-	h->version = 2;
-	h->kind = 1; /* JOIN */
+	h->magic = TCP_HELLO_MAGIC;
+	h->version = TCP_HELLO_VERSION;
+	h->kind = TCP_HELLO_JOIN;
 	h->gmem_seg = 64ull << 20; /* the default EARTH_GMEM_MB */
 	h->node = node;
 	h->nodes = nodes;
@@ -140,7 +132,7 @@ Test(rendezvous, tcp_bad_hellos_are_rejected)
 			 (int)getpid(), k);
 	pid_t p0 = t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 0, 2, port,
 			     path[0]);
-	struct t_hello h;
+	struct tcp_hello h;
 	/* A wrong secret (right length), a right secret with a node number
 	 * out of range, a wrong node count, a stranger's bytes, nothing. */
 	t_hello_make(&h, 1, 2, "ffeeddccbbaa99887766554433221100fedcba9876543210");
@@ -202,7 +194,7 @@ Test(rendezvous, tcp_duplicate_node_is_rejected)
 		usleep(10000);
 	}
 	cr_assert(first >= 0);
-	struct t_hello h;
+	struct tcp_hello h;
 	t_hello_make(&h, 2, 3, T_SECRET);
 	cr_assert_eq(send(first, &h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
 	/* ...the second is dropped. */
