@@ -96,10 +96,10 @@ struct net {
  * NULL with *err set when it cannot; NULL with *err NULL when the job has
  * a single node. */
 struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err);
-/* Transport over TCP (tcp.c): rendezvous at EARTH_RENDEZVOUS (host:port of
- * node 0), every connection authenticated with EARTH_JOB_SECRET. Blocks
- * until every node is connected (EARTH_CONNECT_TIMEOUT, default 60 s).
- * Same contract as net_shm_open. */
+/* Transport over TCP (tcp_rendezvous.c, tcp.c): rendezvous at
+ * EARTH_RENDEZVOUS (host:port of node 0), every connection authenticated
+ * with EARTH_JOB_SECRET. Blocks until every node is connected
+ * (EARTH_CONNECT_TIMEOUT, default 60 s). Same contract as net_shm_open. */
 struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err);
 /* The transport EARTH_TRANSPORT=shm|tcp names (net.c); without it, shm
  * when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, else shm (whose
