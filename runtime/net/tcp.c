@@ -43,18 +43,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_COUNT 128u        /* provided receive buffers (power of two) */
+#define BUF_COUNT 128u	       /* provided receive buffers (power of two) */
 #define BUF_SIZE (32u * 1024u) /* bytes each */
 #define BUF_GROUP 0
-#define PEND_MAX (1u << 20)   /* queued bytes per peer before -EAGAIN */
-#define BLK_CHUNK (1u << 20)  /* BLK_DATA payload per message */
-#define REF_MIN 4096u         /* send_ref: smaller payloads are copied */
+#define PEND_MAX (1u << 20)	 /* queued bytes per peer before -EAGAIN */
+#define BLK_CHUNK (1u << 20)	 /* BLK_DATA payload per message */
+#define REF_MIN 4096u		 /* send_ref: smaller payloads are copied */
 #define DIRECT_MIN (16u * 1024u) /* payload left to receive in place */
 #define DIRECT_MAX (BUF_COUNT * BUF_SIZE) /* received so per peer per pass */
-#define IOV_BATCH 64          /* pieces per sendmsg */
+#define IOV_BATCH 64			  /* pieces per sendmsg */
 #define RING_SQ 256u
 #define RING_CQ 4096u
-#define EVENTS_EVERY 1024u    /* polls between forced get_events */
+#define EVENTS_EVERY 1024u /* polls between forced get_events */
 #define END_DRAIN_NS 5000000000ull
 
 enum { UD_RECV = 1, UD_SEND, UD_WAKE };
@@ -69,7 +69,7 @@ struct tcp_buf {
 		size_t at;
 		const unsigned char *p;
 		size_t len;
-	} *ext;
+	} * ext;
 	size_t next, ext_cap, ext_bytes;
 };
 
@@ -90,7 +90,7 @@ struct tcp_peer {
 	bool sending; /* fly is in a send */
 	bool flowing; /* its bytes came lately: the socket may hold more */
 	struct tcp_buf pend, fly;
-	size_t fly_off;   /* bytes of fly sent, copied and referenced */
+	size_t fly_off;	   /* bytes of fly sent, copied and referenced */
 	struct msghdr msg; /* fly from fly_off, when it references payloads */
 	struct iovec iov[IOV_BATCH];
 	struct wire_stream in;
@@ -103,7 +103,7 @@ struct tcp_net {
 	uint64_t efd_val;
 	bool efd_armed;
 	bool ring_ok, defer, need_submit;
-	bool ending; /* SHUTDOWN sent or received */
+	bool ending;  /* SHUTDOWN sent or received */
 	bool flowing; /* some peer is */
 	unsigned polls;
 	struct io_uring ring;
@@ -179,14 +179,15 @@ static void ring_setup(struct tcp_net *t)
 		r = io_uring_queue_init_params(RING_SQ, &t->ring, &p);
 	}
 	if (r < 0)
-		earth_fatal("tcp transport: cannot create the io_uring ring: %s",
-			    strerror(-r));
+		earth_fatal(
+		    "tcp transport: cannot create the io_uring ring: %s",
+		    strerror(-r));
 	size_t brb = BUF_COUNT * sizeof(struct io_uring_buf);
 	t->br = mmap(NULL, brb, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	t->bufs = mmap(NULL, (size_t)BUF_COUNT * BUF_SIZE,
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
+	t->bufs =
+	    mmap(NULL, (size_t)BUF_COUNT * BUF_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t->br == MAP_FAILED || t->bufs == MAP_FAILED)
 		earth_fatal("tcp transport: out of memory for receive buffers");
 	struct io_uring_buf_reg reg;
@@ -267,8 +268,8 @@ static void start_send(struct tcp_net *t, uint32_t p)
 	} else {
 		memset(&pp->msg, 0, sizeof(pp->msg));
 		pp->msg.msg_iov = pp->iov;
-		pp->msg.msg_iovlen = (size_t)buf_iov(&pp->fly, pp->fly_off,
-						     pp->iov, IOV_BATCH);
+		pp->msg.msg_iovlen =
+		    (size_t)buf_iov(&pp->fly, pp->fly_off, pp->iov, IOV_BATCH);
 		io_uring_prep_sendmsg(sqe, pp->fd, &pp->msg, MSG_NOSIGNAL);
 	}
 	io_uring_sqe_set_data64(sqe, UD(UD_SEND, p));
@@ -326,16 +327,15 @@ static int append(struct tcp_net *t, uint32_t peer, const struct wire_hdr *h,
 	memcpy(at, h, sizeof(*h));
 	if (ref) {
 		struct tcp_buf *b = &pp->pend;
-		b->ext[b->next++] = (struct tcp_ext){b->len + sizeof(*h),
-						     payload, h->len};
+		b->ext[b->next++] =
+		    (struct tcp_ext){b->len + sizeof(*h), payload, h->len};
 		b->ext_bytes += h->len;
 		memset(at + sizeof(*h), 0, need - sizeof(*h));
 		t->sent_ref += h->len;
 	} else {
 		if (h->len)
 			memcpy(at + sizeof(*h), payload, h->len);
-		memset(at + sizeof(*h) + h->len, 0,
-		       need - sizeof(*h) - h->len);
+		memset(at + sizeof(*h) + h->len, 0, need - sizeof(*h) - h->len);
 		if (h->type == W_BLK_DATA)
 			t->sent_copied += h->len;
 	}
@@ -350,8 +350,8 @@ static int tcp_send(struct net *nt, uint32_t peer, const struct wire_hdr *h,
 }
 
 /* A block move's payload is sent from where it lies, without a copy. */
-static int tcp_send_ref(struct net *nt, uint32_t peer,
-			const struct wire_hdr *h, const void *payload)
+static int tcp_send_ref(struct net *nt, uint32_t peer, const struct wire_hdr *h,
+			const void *payload)
 {
 	return append((struct tcp_net *)nt, peer, h, payload,
 		      h->type == W_BLK_DATA && h->len >= REF_MIN);
@@ -402,8 +402,8 @@ static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)
 		/* After the end, what arrives no longer matters. */
 		if (!pp->gone && !t->ending) {
 			const char *bad = wire_stream_feed(
-				&pp->in, t->bufs + (size_t)bid * BUF_SIZE,
-				(size_t)res, on_message, t, &t->delivered);
+			    &pp->in, t->bufs + (size_t)bid * BUF_SIZE,
+			    (size_t)res, on_message, t, &t->delivered);
 			if (bad)
 				earth_fatal("message from node %u rejected: "
 					    "field %s",
@@ -503,7 +503,7 @@ static bool recv_direct(struct tcp_net *t, uint32_t p, unsigned budget)
 			return false;
 		}
 		const char *bad = wire_stream_direct_done(
-			&pp->in, (size_t)k, on_message, t, &t->delivered);
+		    &pp->in, (size_t)k, on_message, t, &t->delivered);
 		if (bad)
 			earth_fatal("message from node %u rejected: field %s",
 				    p, bad);
@@ -547,8 +547,8 @@ static void direct_pass(struct tcp_net *t, bool arrived, unsigned budget)
 	}
 }
 
-static unsigned tcp_poll(struct net *nt, void *ctx,
-			 net_deliver_fn deliver, unsigned budget)
+static unsigned tcp_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
+			 unsigned budget)
 {
 	struct tcp_net *t = (struct tcp_net *)nt;
 	ensure_ring(t);
@@ -566,8 +566,7 @@ static unsigned tcp_poll(struct net *nt, void *ctx,
 			t->need_submit = false;
 			t->events_calls++;
 			int r = io_uring_submit_and_get_events(&t->ring);
-			if (r < 0 && r != -EINTR && r != -EAGAIN &&
-			    r != -EBUSY)
+			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 				earth_fatal("tcp transport: io_uring_enter: %s",
 					    strerror(-r));
 		} else {
@@ -607,14 +606,15 @@ static void end_drain(struct tcp_net *t)
 			return;
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull +
-			       (uint64_t)ts.tv_nsec;
+		uint64_t now =
+		    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		if (!deadline)
 			deadline = now + END_DRAIN_NS;
 		if (now > deadline) {
-			fprintf(stderr, "earth: node %u: tcp transport: could "
-					"not send everything at the end within "
-					"5 s\n",
+			fprintf(stderr,
+				"earth: node %u: tcp transport: could "
+				"not send everything at the end within "
+				"5 s\n",
 				t->base.self);
 			return;
 		}
@@ -720,8 +720,8 @@ static void tcp_fini(struct net *nt)
 			struct timeval tv = {1, 0};
 			setsockopt(pp->fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 				   sizeof(tv));
-			ssize_t r = send(pp->fd, &bye, sizeof(bye),
-					 MSG_NOSIGNAL);
+			ssize_t r =
+			    send(pp->fd, &bye, sizeof(bye), MSG_NOSIGNAL);
 			(void)r;
 			shutdown(pp->fd, SHUT_WR);
 			if (pf)
@@ -740,10 +740,10 @@ static void tcp_fini(struct net *nt)
 		for (int i = 0; i < npf; i++) {
 			if (!pf[i].revents)
 				continue;
-			ssize_t r = recv(pf[i].fd, sink, sizeof(sink),
-					 MSG_DONTWAIT);
-			if (r == 0 || (r < 0 && errno != EAGAIN &&
-				       errno != EINTR)) {
+			ssize_t r =
+			    recv(pf[i].fd, sink, sizeof(sink), MSG_DONTWAIT);
+			if (r == 0 ||
+			    (r < 0 && errno != EAGAIN && errno != EINTR)) {
 				pf[i--] = pf[--npf];
 			}
 		}
@@ -800,18 +800,18 @@ static void tcp_irq(struct net *nt, int pid, int tid, int sig)
 }
 
 static const struct net_ops tcp_ops = {
-	.name = "tcp",
-	.send = tcp_send,
-	.send_ref = tcp_send_ref,
-	.flush = tcp_flush,
-	.poll = tcp_poll,
-	.pending = tcp_pending,
-	.su_word = tcp_su_word,
-	.fini = tcp_fini,
-	.wait = tcp_wait,
-	.wake = tcp_wake,
-	.irq = tcp_irq,
-	.blk_bytes = tcp_blk_bytes,
+    .name = "tcp",
+    .send = tcp_send,
+    .send_ref = tcp_send_ref,
+    .flush = tcp_flush,
+    .poll = tcp_poll,
+    .pending = tcp_pending,
+    .su_word = tcp_su_word,
+    .fini = tcp_fini,
+    .wait = tcp_wait,
+    .wake = tcp_wake,
+    .irq = tcp_irq,
+    .blk_bytes = tcp_blk_bytes,
 };
 
 /* ---- from the rendezvous (earth_run thread) ---- */
@@ -829,7 +829,8 @@ struct net *tcp_data_new(uint32_t self, uint32_t nodes)
 	bool ok = true;
 	for (uint32_t p = 0; p < nodes; p++) {
 		t->peer[p].fd = -1;
-		if (p != self && wire_stream_init(&t->peer[p].in, p, self, nodes))
+		if (p != self &&
+		    wire_stream_init(&t->peer[p].in, p, self, nodes))
 			ok = false;
 		t->peer[p].in.place = tcp_place;
 	}

@@ -129,8 +129,8 @@ static int read_all(int fd, void *buf, size_t len, int timeout_ms)
 			continue;
 		if (pr <= 0)
 			return -1;
-		ssize_t k = recv(fd, (char *)buf + got, len - got,
-				 MSG_DONTWAIT);
+		ssize_t k =
+		    recv(fd, (char *)buf + got, len - got, MSG_DONTWAIT);
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (k <= 0)
@@ -216,10 +216,11 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr <= 0) {
-			snprintf(r->err, sizeof(r->err),
-				 "tcp rendezvous: only %u of the %u expected "
-				 "nodes connected in time (EARTH_CONNECT_TIMEOUT)",
-				 got, want);
+			snprintf(
+			    r->err, sizeof(r->err),
+			    "tcp rendezvous: only %u of the %u expected "
+			    "nodes connected in time (EARTH_CONNECT_TIMEOUT)",
+			    got, want);
 			return -1;
 		}
 		struct sockaddr_storage ss;
@@ -238,8 +239,9 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 		if (!why && fd[h.node] >= 0)
 			why = "that node already connected";
 		if (why) {
-			fprintf(stderr, "earth: node %u: tcp: rejected a "
-					"connection from %s: %s\n",
+			fprintf(stderr,
+				"earth: node %u: tcp: rejected a "
+				"connection from %s: %s\n",
 				r->self, who, why);
 			close(c);
 			continue;
@@ -253,7 +255,8 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 			a->port = htons(h.port);
 			if (ss.ss_family == AF_INET)
 				memcpy(a->addr,
-				       &((struct sockaddr_in *)&ss)->sin_addr, 4);
+				       &((struct sockaddr_in *)&ss)->sin_addr,
+				       4);
 			else
 				memcpy(a->addr,
 				       &((struct sockaddr_in6 *)&ss)->sin6_addr,
@@ -266,8 +269,7 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 
 /* Connects to sa, retrying until the deadline (the listener may not be up
  * yet). Returns the socket or -1. */
-static int connect_retry(struct rdv *r, const struct sockaddr *sa,
-			 socklen_t sl)
+static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
 {
 	for (;;) {
 		int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -285,8 +287,8 @@ static int connect_retry(struct rdv *r, const struct sockaddr *sa,
 			char who[80];
 			addr_str(sa, who, sizeof(who));
 			snprintf(r->err, sizeof(r->err),
-				 "tcp rendezvous: cannot connect to %s: %s", who,
-				 strerror(e));
+				 "tcp rendezvous: cannot connect to %s: %s",
+				 who, strerror(e));
 			return -1;
 		}
 		usleep(20000);
@@ -352,8 +354,8 @@ static struct addrinfo *resolve(struct rdv *r, const char *rv)
 	hints.ai_flags = r->self == 0 ? AI_PASSIVE : 0;
 	int g = getaddrinfo(host, colon + 1, &hints, &ai);
 	if (g || !ai) {
-		snprintf(r->err, sizeof(r->err),
-			 "EARTH_RENDEZVOUS=%.100s: %s", rv, gai_strerror(g));
+		snprintf(r->err, sizeof(r->err), "EARTH_RENDEZVOUS=%.100s: %s",
+			 rv, gai_strerror(g));
 		return NULL;
 	}
 	return ai;
@@ -412,8 +414,8 @@ static int mesh_listener(struct rdv *r, int c0, uint16_t *port)
 		return -1;
 	}
 	*port = ntohs(me.ss_family == AF_INET
-			      ? ((struct sockaddr_in *)&me)->sin_port
-			      : ((struct sockaddr_in6 *)&me)->sin6_port);
+			  ? ((struct sockaddr_in *)&me)->sin_port
+			  : ((struct sockaddr_in6 *)&me)->sin6_port);
 	return lfd;
 }
 
