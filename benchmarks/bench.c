@@ -66,7 +66,8 @@ void bench_init(const char *name, int argc, char **argv)
 	printf("# %s: cpu \"%s\", %ld online cores, %d usable, TSC %.3f GHz, "
 	       "reps %d%s; cpus %d,%d\n",
 	       name, model, sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&set),
-	       q_tsc_per_ns(), bench_reps, bench_quick ? ", QUICK" : "", eu, su);
+	       q_tsc_per_ns(), bench_reps, bench_quick ? ", QUICK" : "", eu,
+	       su);
 	/* The hypervisor moves vCPUs: the line round trip between the two
 	 * CPUs tells which placement these figures were taken in. */
 	printf("# %s: xcore round trip at start %.0f ns\n", name,
@@ -141,7 +142,8 @@ static void *ponger(void *arg)
 	bench_pin(pp_cpu);
 	for (uint64_t i = 1; i <= (uint64_t)pp_rounds; i++) {
 		/* Pairs with the pinger's release store of ping. */
-		while (atomic_load_explicit(&pp.ping, memory_order_acquire) != i)
+		while (atomic_load_explicit(&pp.ping, memory_order_acquire) !=
+		       i)
 			q_cpu_relax();
 		atomic_store_explicit(&pp.pong, i, memory_order_release);
 	}
@@ -166,7 +168,8 @@ double bench_xcore_rtt_ns(int cpu_a, int cpu_b, long rounds)
 			t0 = q_tsc_ordered();
 		atomic_store_explicit(&pp.ping, i, memory_order_release);
 		/* Pairs with the ponger's release store of pong. */
-		while (atomic_load_explicit(&pp.pong, memory_order_acquire) != i)
+		while (atomic_load_explicit(&pp.pong, memory_order_acquire) !=
+		       i)
 			q_cpu_relax();
 	}
 	uint64_t t1 = q_tsc_ordered();

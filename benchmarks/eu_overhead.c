@@ -14,7 +14,8 @@
  *   only a ratio taken in the same moment compares.
  *
  * White-box: the END_THREAD gate reads the SU's published counters
- * (runtime/eu/eu.h, runtime/su/su.h) so the timed fibers are all queued before timing.
+ * (runtime/eu/eu.h, runtime/su/su.h) so the timed fibers are all queued before
+ * timing.
  */
 #define EARTH_INTERNAL 1
 #include "bench.h"
@@ -37,8 +38,8 @@ enum bop {
 	B_COUNT
 };
 static const char *const bop_names[B_COUNT] = {
-	"sync",         "get_sync",   "data_sync", "blkmov_sync",
-	"invoke",       "end_function", "end_thread", "get_sync_local_seq",
+    "sync",   "get_sync",     "data_sync",  "blkmov_sync",
+    "invoke", "end_function", "end_thread", "get_sync_local_seq",
 };
 
 #define BURST 256
@@ -132,8 +133,8 @@ static void end_burst(struct mframe *m)
 	if (m->burst++ == bursts) {
 		EARTH_END_FUNCTION(m);
 	}
-	m->base_handled = atomic_load_explicit(&su_g.pub_handled,
-					       memory_order_relaxed);
+	m->base_handled =
+	    atomic_load_explicit(&su_g.pub_handled, memory_order_relaxed);
 	earth_spawn(gate_fiber, m);
 	int arg = 3;
 	for (int i = 0; i < burst_len; i++) {
@@ -152,8 +153,7 @@ static void gate_fiber(void *frame)
 	 * ready fiber: then all burst_len + 2 are in the ring. Requests that
 	 * did not fit the request ring wait in the EU's overflow list, which
 	 * the EU drains only between fibers: drain it here. */
-	while (atomic_load_explicit(&su_g.pub_handled,
-				   memory_order_relaxed) <
+	while (atomic_load_explicit(&su_g.pub_handled, memory_order_relaxed) <
 	       m->base_handled + (uint64_t)burst_len + 2) {
 		if (eu_g.ovf_len)
 			eu_ovf_drain(&eu_g);
@@ -241,7 +241,8 @@ static double run_op(enum bop op, enum earth_queue_mode mode, double *su_ns)
 	}
 	struct earth_stats st;
 	earth_stats_get(&st);
-	*su_ns = st.su_handled ? (double)st.su_busy_ns / (double)st.su_handled : 0;
+	*su_ns =
+	    st.su_handled ? (double)st.su_busy_ns / (double)st.su_handled : 0;
 	return bench_median(samples, nsamples);
 }
 
@@ -261,26 +262,28 @@ int main(int argc, char **argv)
 				double floor = 0;
 				if (op == B_GET_SEQ)
 					floor = bench_xcore_rtt_ns(
-						cpu_eu, cpu_su,
-						bench_quick ? 20000 : 100000);
-				eu[r] = bench_ns(run_op(op, (enum earth_queue_mode)mode,
-							&su[r]));
+					    cpu_eu, cpu_su,
+					    bench_quick ? 20000 : 100000);
+				eu[r] = bench_ns(run_op(
+				    op, (enum earth_queue_mode)mode, &su[r]));
 				ratio[r] = floor > 0 ? eu[r] / floor : 0;
 			}
 			double e = bench_median(eu, bench_reps);
 			double s = bench_median(su, bench_reps);
 			char name[128];
 			if (op == B_END_THREAD || op == B_GET_SEQ) {
-				snprintf(name, sizeof(name), "%s%s", bop_names[op],
-					 mode ? "" : ".sw");
+				snprintf(name, sizeof(name), "%s%s",
+					 bop_names[op], mode ? "" : ".sw");
 				bench_metric_ns(name, e);
 				if (op == B_GET_SEQ) {
-					snprintf(name, sizeof(name),
-						 "get_sync_local_seq_over_xcore%s",
-						 mode ? "" : ".sw");
-					bench_metric(name,
-						     bench_median(ratio, bench_reps),
-						     "ratio");
+					snprintf(
+					    name, sizeof(name),
+					    "get_sync_local_seq_over_xcore%s",
+					    mode ? "" : ".sw");
+					bench_metric(
+					    name,
+					    bench_median(ratio, bench_reps),
+					    "ratio");
 				}
 				continue;
 			}
@@ -289,8 +292,8 @@ int main(int argc, char **argv)
 			bench_metric_ns(name, e);
 			if (op == B_END_FUNCTION)
 				continue;
-			snprintf(name, sizeof(name), "su_cost.%s.%s", bop_names[op],
-				 mode_names[mode]);
+			snprintf(name, sizeof(name), "su_cost.%s.%s",
+				 bop_names[op], mode_names[mode]);
 			bench_metric_ns(name, s);
 		}
 	}

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 static struct fib_timed run;
 
 static long fib_seq(int n)
@@ -63,7 +62,8 @@ int main(int argc, char **argv)
 	}
 	printf("Result: fib(%d) = %d (correct), %.0f threaded calls\n", fib_n,
 	       run.result, calls);
-	double p = bench_median(par, bench_reps), s = bench_median(seq, bench_reps);
+	double p = bench_median(par, bench_reps),
+	       s = bench_median(seq, bench_reps);
 	bench_metric_ns("fib_call", p);
 	bench_metric_ns("fib_seq_call", s);
 	bench_metric("fib_call_over_seq", p / s, "ratio");

@@ -204,7 +204,7 @@ void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
 	snprintf(full, sizeof(full), "timeout %u %s > %s 2> %s", limit_s, line,
 		 out, err);
 	int st = system(full);
-	c->status = st < 0 ? -1
+	c->status = st < 0	    ? -1
 		    : WIFEXITED(st) ? WEXITSTATUS(st)
 				    : 128 + WTERMSIG(st);
 	t_slurp(out, c->out, sizeof(c->out));

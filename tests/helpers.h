@@ -21,9 +21,9 @@
 
 /* What a child run by t_run_child did. */
 struct t_child {
-	bool exited; /* ended with exit()/_exit(), status is valid    */
-	int status;  /* exit status                                     */
-	int signal;  /* terminating signal when !exited, else 0         */
+	bool exited;	 /* ended with exit()/_exit(), status is valid    */
+	int status;	 /* exit status                                     */
+	int signal;	 /* terminating signal when !exited, else 0         */
 	char err[16384]; /* its stderr, NUL-terminated, cut if longer */
 };
 
@@ -47,7 +47,7 @@ __attribute__((sentinel)) void t_expect_exit(int (*fn)(void *arg), void *arg,
 
 /* What a shell command run by t_sh did. */
 struct t_cmd {
-	int status;      /* exit status, or 128 + signal; 124: timed out */
+	int status;	 /* exit status, or 128 + signal; 124: timed out */
 	char out[65536]; /* stdout, NUL-terminated, cut if longer */
 	char err[16384]; /* stderr, likewise */
 };
@@ -58,7 +58,7 @@ struct t_cmd {
  * (earthrun, the programs of tests/progs) run this way.
  */
 void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* In the stderr of an `earthrun --prefix` job with EARTH_STATS=1: the text
  * right after "[node]   key" (a line of that node's statistics table), or

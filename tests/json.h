@@ -12,11 +12,11 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
 
 struct json {
 	enum json_type type;
-	double num;       /* JSON_NUM, JSON_BOOL (0 or 1) */
-	char *str;        /* JSON_STR, unescaped */
-	size_t n;         /* JSON_ARR, JSON_OBJ: members */
-	struct json *v;   /* members' values */
-	char **k;         /* JSON_OBJ: members' keys */
+	double num;	/* JSON_NUM, JSON_BOOL (0 or 1) */
+	char *str;	/* JSON_STR, unescaped */
+	size_t n;	/* JSON_ARR, JSON_OBJ: members */
+	struct json *v; /* members' values */
+	char **k;	/* JSON_OBJ: members' keys */
 };
 
 /* Parses all of text; NULL with a message naming the offset in err. */

@@ -41,7 +41,8 @@ static int run_prog(const char *prog, const char *args, int nodes)
 		return tc_sh(out, sizeof out, "timeout 60 " T_APPS_DIR "/%s %s",
 			     prog, args);
 	return tc_sh(out, sizeof out,
-		     "timeout 60 " T_APPS_EARTHRUN " -n %d " T_APPS_DIR "/%s %s",
+		     "timeout 60 " T_APPS_EARTHRUN " -n %d " T_APPS_DIR
+		     "/%s %s",
 		     nodes, prog, args);
 }
 
@@ -69,10 +70,12 @@ static void expect_answer(const char *prog, const char *args, int nodes,
 		int rc = run_prog(prog, args, counts[i]);
 		cr_expect_eq(rc, 0, "%s %s on %d node(s): exit %d\n%s", prog,
 			     args, counts[i], rc, out);
-		cr_expect(strstr(out, want), "%s %s on %d node(s): no '%s' in\n%s",
-			  prog, args, counts[i], want, out);
-		cr_expect(strstr(out, "\nok ("), "%s %s on %d node(s): no ok\n%s",
-			  prog, args, counts[i], out);
+		cr_expect(strstr(out, want),
+			  "%s %s on %d node(s): no '%s' in\n%s", prog, args,
+			  counts[i], want, out);
+		cr_expect(strstr(out, "\nok ("),
+			  "%s %s on %d node(s): no ok\n%s", prog, args,
+			  counts[i], out);
 	}
 }
 

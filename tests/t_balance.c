@@ -29,7 +29,7 @@ static void check_fib(int nodes, const char *env)
 {
 	struct t_cmd c;
 	t_sh(&c, 30, "env %s %s -n %d %s/fibnodes 22", env, T_EARTHRUN, nodes,
-	    T_PROG_DIR);
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s\n%s", nodes,
 		     c.status, c.out, c.err);
 	cr_assert(strstr(c.out, "fib(22)=17711 correct, collectives correct"),
@@ -42,8 +42,9 @@ static void check_fib(int nodes, const char *env)
 		char *end;
 		long f = strtol(p, &end, 10);
 		cr_assert(end != p, "%s", c.out);
-		cr_assert_gt(f, 100, "node %d ran %ld fibers: the tokens did not "
-				     "spread\n%s",
+		cr_assert_gt(f, 100,
+			     "node %d ran %ld fibers: the tokens did not "
+			     "spread\n%s",
 			     k, f, c.out);
 		p = end;
 	}
@@ -74,7 +75,7 @@ Test(balance, nqueens_exact_under_balancing)
 	for (size_t i = 0; i < T_NCASES(nodes); i++) {
 		struct t_cmd c;
 		t_sh(&c, 30, "%s -n %d %s/nqueens 10 4", T_EARTHRUN, nodes[i],
-		    T_PROG_DIR);
+		     T_PROG_DIR);
 		cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s", nodes[i],
 			     c.status, c.err);
 		cr_assert(strstr(c.out, "nqueens: n=10 solutions=724 correct"),
@@ -86,15 +87,15 @@ Test(balance, tcp_fib_and_collectives)
 {
 	struct t_cmd c;
 	t_sh(&c, 30, "%s --transport tcp -n 3 %s/fibnodes 22", T_EARTHRUN,
-	    T_PROG_DIR);
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s\n%s", c.status, c.out, c.err);
 	cr_assert(strstr(c.out, "fib(22)=17711 correct, collectives correct"),
 		  "%s\n%s", c.out, c.err);
 	t_sh(&c, 30, "%s --transport tcp -n 2 %s/nqueens 10 4", T_EARTHRUN,
-	    T_PROG_DIR);
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
-	cr_assert(strstr(c.out, "nqueens: n=10 solutions=724 correct"), "%s\n%s",
-		  c.out, c.err);
+	cr_assert(strstr(c.out, "nqueens: n=10 solutions=724 correct"),
+		  "%s\n%s", c.out, c.err);
 }
 
 /* Regression: STEAL/STEAL_NONE answers used to count as work and restart
@@ -109,8 +110,9 @@ static long cpu_ticks(long pid)
 	/* fields 14 and 15 (utime, stime) follow the ")" of comm */
 	char *p = strrchr(buf, ')');
 	unsigned long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-				"%lu %lu",
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%lu %lu",
 			 &ut, &st) != 2)
 		return -1;
 	return (long)(ut + st);
@@ -121,8 +123,9 @@ Test(balance, idle_job_sleeps)
 	char out[64], cmdline[512], path[80], buf[4096];
 	/* The test's pid as an argument tags this job for pgrep. */
 	snprintf(out, sizeof(out), "/tmp/t_mn_idle.%d", (int)getpid());
-	snprintf(cmdline, sizeof(cmdline), "%s -n 3 %s/hang idle%d > %s.o 2>&1 &",
-		 T_EARTHRUN, T_PROG_DIR, (int)getpid(), out);
+	snprintf(cmdline, sizeof(cmdline),
+		 "%s -n 3 %s/hang idle%d > %s.o 2>&1 &", T_EARTHRUN, T_PROG_DIR,
+		 (int)getpid(), out);
 	cr_assert_eq(system(cmdline), 0);
 	snprintf(path, sizeof(path), "%s.o", out);
 	long pids[3] = {-1, -1, -1};
@@ -155,8 +158,9 @@ Test(balance, idle_job_sleeps)
 	unlink(path);
 	cr_assert_gt(pids[2], 0, "the job did not start: %s", buf);
 	/* 3 nodes x 2 threads busy for 2 s would be ~400 ticks. */
-	cr_assert_lt(after - before, 40, "an idle 3-node job used %ld ticks "
-					 "of CPU in 2 s",
+	cr_assert_lt(after - before, 40,
+		     "an idle 3-node job used %ld ticks "
+		     "of CPU in 2 s",
 		     after - before);
 }
 

@@ -39,8 +39,8 @@ struct blk_recv {
 
 /* Runs `blkmove ARGS` on `nodes` nodes over `transport`, checks that every
  * byte arrived where it should, and reads each node's statistics into *r. */
-static void blkmove_job_over(const char *transport, int nodes,
-			     const char *args, struct blk_recv *r)
+static void blkmove_job_over(const char *transport, int nodes, const char *args,
+			     struct blk_recv *r)
 {
 	char stats[64], err[256];
 	snprintf(stats, sizeof(stats), "/tmp/t_mn_blk.%d.json", (int)getpid());
@@ -50,8 +50,8 @@ static void blkmove_job_over(const char *transport, int nodes,
 	     T_EARTHRUN, transport, nodes, stats, T_PROG_DIR, args);
 	struct json *root = json_parse_file(stats, err, sizeof(err));
 	unlink(stats);
-	cr_assert_eq(c.status, 0, "blkmove %s, %d nodes: status %d\n%s%s",
-		     args, nodes, c.status, c.out, c.err);
+	cr_assert_eq(c.status, 0, "blkmove %s, %d nodes: status %d\n%s%s", args,
+		     nodes, c.status, c.out, c.err);
 	cr_assert(strstr(c.out, "all correct"), "blkmove %s: %s\n%s", args,
 		  c.out, c.err);
 	cr_assert(root, "%s: %s", stats, err);
@@ -217,9 +217,9 @@ Test(blkmove, tcp_sender_killed_mid_block)
 	for (int k = 0; k < 2; k++) {
 		snprintf(path[k], sizeof(path[k]), "/tmp/t_mn_blkk.%d.%d",
 			 (int)getpid(), k);
-		pid[k] = t_tcp_spawn(prog, (const char *[]){"kill", "67108864",
-							  NULL},
-				   k, 2, port, path[k]);
+		pid[k] = t_tcp_spawn(prog,
+				     (const char *[]){"kill", "67108864", NULL},
+				     k, 2, port, path[k]);
 	}
 	/* Node 1 pushes 64 MiB blocks to node 0, one after another. */
 	uint64_t t0 = t_now_ns();

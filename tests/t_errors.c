@@ -104,8 +104,8 @@ EARTH_THREADED_FUNCTION(twice_large_fn, twice_entry, struct big_frame, 0);
 
 /* A definition whose argument block is larger than its frame (what
  * EARTH_THREADED_FUNCTION would give for a wrong args_bytes). */
-static const struct earth_tfunc args_over_frame = {
-	"args_over_frame", child_entry, 16, 64};
+static const struct earth_tfunc args_over_frame = {"args_over_frame",
+						   child_entry, 16, 64};
 
 static void misuse_entry(void *frame)
 {
@@ -646,8 +646,8 @@ Test(errors, earth_run_while_a_node_runs)
 }
 
 /* A main function whose argument block is larger than its frame. */
-static const struct earth_tfunc main_args_over_frame = {
-	"main_args_over_frame", ran_entry, 16, 64};
+static const struct earth_tfunc main_args_over_frame = {"main_args_over_frame",
+							ran_entry, 16, 64};
 
 static int run_main_args_over_frame(void *arg)
 {

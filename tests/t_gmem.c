@@ -172,9 +172,9 @@ EARTH_THREADED_FUNCTION(galloc_main, galloc_entry, struct one_frame, 0);
 static int run_with_range_taken(void *arg)
 {
 	(void)arg;
-	void *p = mmap((void *)(uintptr_t)GMEM_BASE, 4096,
-		       PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p =
+	    mmap((void *)(uintptr_t)GMEM_BASE, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p != (void *)(uintptr_t)GMEM_BASE)
 		return 99;
 	return t_run(NULL, &galloc_main);
@@ -209,20 +209,18 @@ Test(gmem, unavailable_memory_is_reported)
 
 /* ---- jobs ---- */
 
-
-
-
 /* Runs the gmem program; returns the messages node 0 sent. */
 static long gmem_job(const char *opts, int nodes, long blk)
 {
 	struct t_cmd c;
-	t_sh(&c, 60, "%s %s -n %d %s/gmem %ld", T_EARTHRUN, opts, nodes, T_PROG_DIR,
-	    blk);
+	t_sh(&c, 60, "%s %s -n %d %s/gmem %ld", T_EARTHRUN, opts, nodes,
+	     T_PROG_DIR, blk);
 	cr_assert_eq(c.status, 0, "%s, %d nodes, block %ld: status %d\n%s%s",
 		     opts, nodes, blk, c.status, c.out, c.err);
 	char want[96];
-	snprintf(want, sizeof(want), "gmem: %d nodes, %ld-byte blocks: all "
-				     "correct",
+	snprintf(want, sizeof(want),
+		 "gmem: %d nodes, %ld-byte blocks: all "
+		 "correct",
 		 nodes, blk);
 	cr_assert(strstr(c.out, want), "want '%s':\n%s\n%s", want, c.out,
 		  c.err);
@@ -248,21 +246,23 @@ Test(gmem, su_path_every_operation)
 	for (int n = 1; n <= 4; n++) {
 		long sent = gmem_job("--remote su", n, 100000);
 		if (n > 1)
-			cr_assert_gt(sent, 1000, "%d nodes: only %ld messages: "
-						 "not through the SU",
+			cr_assert_gt(sent, 1000,
+				     "%d nodes: only %ld messages: "
+				     "not through the SU",
 				     n, sent);
 	}
 	/* EARTH_REMOTE works as the option does */
 	long sent = gmem_job("", 2, 1);
 	cr_assert_lt(sent, 300);
 	struct t_cmd c;
-	t_sh(&c, 60, "env EARTH_REMOTE=su %s -n 2 %s/gmem 1", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 60, "env EARTH_REMOTE=su %s -n 2 %s/gmem 1", T_EARTHRUN,
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	cr_assert_gt(atol(strstr(c.out, "node 0 sent ") + 12), 1000, "%s",
 		     c.out);
 	/* An emulated network must see the traffic: no direct path. */
-	t_sh(&c, 60, "env EARTH_NET_LATENCY_NS=1000 %s -n 2 %s/gmem 1", T_EARTHRUN,
-	    T_PROG_DIR);
+	t_sh(&c, 60, "env EARTH_NET_LATENCY_NS=1000 %s -n 2 %s/gmem 1",
+	     T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	cr_assert_gt(atol(strstr(c.out, "node 0 sent ") + 12), 1000, "%s",
 		     c.out);
@@ -277,14 +277,15 @@ Test(gmem, tcp_every_operation)
 static void expect_rejected(const char *opts, const char *mode)
 {
 	struct t_cmd c;
-	t_sh(&c, 60, "%s %s -n 3 %s/gmem %s", T_EARTHRUN, opts, T_PROG_DIR, mode);
-	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s%s",
-		     opts, mode, c.status, c.out, c.err);
+	t_sh(&c, 60, "%s %s -n 3 %s/gmem %s", T_EARTHRUN, opts, T_PROG_DIR,
+	     mode);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s%s", opts,
+		     mode, c.status, c.out, c.err);
 	cr_assert(strstr(c.err, "earth: node 1: error: message BLK_REQ from "
 				"node 0 rejected: field b"),
 		  "%s %s: %s", opts, mode, c.err);
-	cr_assert(strstr(c.err, "outside this node's registered memory"),
-		  "%s", c.err);
+	cr_assert(strstr(c.err, "outside this node's registered memory"), "%s",
+		  c.err);
 	cr_assert(!strstr(c.out, "all correct"), "%s", c.out);
 }
 
@@ -304,7 +305,7 @@ Test(gmem, array_that_cannot_be_symmetric)
 {
 	struct t_cmd c;
 	t_sh(&c, 60, "%s -n 2 --gmem-mb 8 %s/gmem local-first", T_EARTHRUN,
-	    T_PROG_DIR);
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "earth: node 0: error: earth_garray_alloc: "),
@@ -321,14 +322,16 @@ Test(gmem, launcher_options)
 	struct t_cmd c;
 	t_sh(&c, 60, "%s -n 2 --remote fast %s/gmem", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
-	cr_assert(strstr(c.err, "--remote fast: give su or direct"), "%s", c.err);
-	t_sh(&c, 60, "%s -n 4 --gmem-mb 100000 %s/gmem", T_EARTHRUN, T_PROG_DIR);
+	cr_assert(strstr(c.err, "--remote fast: give su or direct"), "%s",
+		  c.err);
+	t_sh(&c, 60, "%s -n 4 --gmem-mb 100000 %s/gmem", T_EARTHRUN,
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "exceed the 262144 MiB"), "%s", c.err);
 	t_sh(&c, 60, "%s -n 2 --gmem-mb x %s/gmem", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
-	cr_assert(strstr(c.err, "--gmem-mb x: give MiB from 0 to 262144"),
-		  "%s", c.err);
+	cr_assert(strstr(c.err, "--gmem-mb x: give MiB from 0 to 262144"), "%s",
+		  c.err);
 	t_sh(&c, 60, "%s -n 2 --gmem-mb 0 %s/gmem", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "this job has no global memory"), "%s", c.err);

@@ -114,7 +114,8 @@ Test(inbox, four_threads_signal_one_slot_100k_times)
 	cr_assert_eq(g_slot.count, 0);
 	cr_assert_eq(g_st.slot_signals, total);
 	cr_assert_eq(g_st.su_handled, total);
-	cr_assert_eq(g_st.ops[EARTH_OP_SYNC], 0, "inbox signals are not EU "
+	cr_assert_eq(g_st.ops[EARTH_OP_SYNC], 0,
+		     "inbox signals are not EU "
 		     "operations");
 	cr_assert_eq(g_st.fibers_ready, 1);
 }
@@ -222,7 +223,7 @@ static void einval_entry(void *frame)
 	/* Any thread may call it, the EU included. */
 	g_r_null = earth_sync_from_thread((earth_gslot){0});
 	g_r_node = earth_sync_from_thread(
-		(earth_gslot){earth_gptr_make(1, &g_slot).bits});
+	    (earth_gslot){earth_gptr_make(1, &g_slot).bits});
 	g_r_ok = earth_sync_from_thread(earth_slot_global(&g_slot));
 }
 

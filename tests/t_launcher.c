@@ -31,7 +31,8 @@ Test(launcher, launcher_usage_errors)
 	t_sh(&c, 30, "%s -n 0 %s/multinode", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 2, "status %d", c.status);
 	cr_assert(strstr(c.err, "-n 0: give 1..256 nodes"), "%s", c.err);
-	t_sh(&c, 30, "%s -n 2 --ring-kb 100 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 30, "%s -n 2 --ring-kb 100 %s/multinode", T_EARTHRUN,
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "power of two"), "%s", c.err);
 	t_sh(&c, 30, "%s -n 2 /nonexistent/prog", T_EARTHRUN);
@@ -42,7 +43,8 @@ Test(launcher, launcher_usage_errors)
 Test(launcher, prefix_lines)
 {
 	struct t_cmd c;
-	t_sh(&c, 30, "%s -n 2 --prefix %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 30, "%s -n 2 --prefix %s/multinode 10", T_EARTHRUN,
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_assert(strstr(c.out, "[0] multinode: 2 nodes"), "%s", c.out);
 }
@@ -50,13 +52,15 @@ Test(launcher, prefix_lines)
 Test(launcher, nodes_without_transport)
 {
 	struct t_cmd c;
-	t_sh(&c, 30, "env EARTH_NODE=0 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
+	t_sh(&c, 30, "env EARTH_NODE=0 EARTH_NODES=2 %s/multinode 10",
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "EARTH_SHM_FD is not set: start multi-node "
 				"jobs on one host with earthrun -n N"),
 		  "%s", c.err);
-	t_sh(&c, 30, "env EARTH_NODE=3 EARTH_NODES=2 %s/multinode 10", T_PROG_DIR);
+	t_sh(&c, 30, "env EARTH_NODE=3 EARTH_NODES=2 %s/multinode 10",
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "malformed"), "%s", c.err);
 }
@@ -66,8 +70,9 @@ Test(launcher, killed_node_stops_the_job)
 	/* Start a job that never ends, kill node 1, time the end. */
 	char out[64], cmdline[512];
 	snprintf(out, sizeof(out), "/tmp/t_mn_hang.%d", (int)getpid());
-	snprintf(cmdline, sizeof(cmdline), "%s -n 3 %s/hang kill%d > %s.o 2> %s.e &",
-		 T_EARTHRUN, T_PROG_DIR, (int)getpid(), out, out);
+	snprintf(cmdline, sizeof(cmdline),
+		 "%s -n 3 %s/hang kill%d > %s.o 2> %s.e &", T_EARTHRUN,
+		 T_PROG_DIR, (int)getpid(), out, out);
 	cr_assert_eq(system(cmdline), 0);
 	char path[80], buf[4096];
 	long pid1 = -1;
@@ -87,21 +92,24 @@ Test(launcher, killed_node_stops_the_job)
 	/* Every process of the job must be gone within 5 s. */
 	/* "[h]ang": the pattern must not match this shell's own line; the
 	 * test's pid tells this job from any other. */
-	snprintf(cmdline, sizeof(cmdline), "pgrep -f '[h]ang kill%d' > /dev/null",
-		 (int)getpid());
+	snprintf(cmdline, sizeof(cmdline),
+		 "pgrep -f '[h]ang kill%d' > /dev/null", (int)getpid());
 	while (system(cmdline) == 0 && t_now_ns() - t_kill < 6000000000ull)
 		usleep(20000);
 	uint64_t took = t_now_ns() - t_kill;
-	cr_assert_lt(took, 5000000000ull, "job still running %.1f s after "
-					  "the kill",
+	cr_assert_lt(took, 5000000000ull,
+		     "job still running %.1f s after "
+		     "the kill",
 		     took / 1e9);
 	snprintf(path, sizeof(path), "%s.e", out);
 	t_slurp(path, buf, sizeof(buf));
 	cr_assert(strstr(buf, "node 1 was killed by signal 9"), "%s", buf);
-	cr_assert(strstr(buf, "earth: node 0: stopping: node 1 died (signal 9)"),
-		  "%s", buf);
-	cr_assert(strstr(buf, "earth: node 2: stopping: node 1 died (signal 9)"),
-		  "%s", buf);
+	cr_assert(
+	    strstr(buf, "earth: node 0: stopping: node 1 died (signal 9)"),
+	    "%s", buf);
+	cr_assert(
+	    strstr(buf, "earth: node 2: stopping: node 1 died (signal 9)"),
+	    "%s", buf);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s.o", out);
 	unlink(path);

@@ -51,16 +51,17 @@ Test(ll7, known_checksums)
 		long n;
 		double lfk, exact;
 	} k[] = {
-		{995, 6.104251075174761e+04, 61042.510751747606},
-		{101, 6.345586315784055e+02, 634.5586315784055},
-		{21, 2.845720217644024e+01, 28.457202176440237},
-		{990, 6.043086630207647e+04, 60430.86630207647},
-		{9900, 6.037567325483037e+06, 6037567.325483037},
+	    {995, 6.104251075174761e+04, 61042.510751747606},
+	    {101, 6.345586315784055e+02, 634.5586315784055},
+	    {21, 2.845720217644024e+01, 28.457202176440237},
+	    {990, 6.043086630207647e+04, 60430.86630207647},
+	    {9900, 6.037567325483037e+06, 6037567.325483037},
 	};
 	for (size_t i = 0; i < T_NCASES(k); i++) {
 		double got = checksum_of(k[i].n);
-		cr_expect_eq(got, k[i].exact, "n=%ld: checksum %.17g, want %.17g",
-			     k[i].n, got, k[i].exact);
+		cr_expect_eq(got, k[i].exact,
+			     "n=%ld: checksum %.17g, want %.17g", k[i].n, got,
+			     k[i].exact);
 		cr_expect_lt(fabs(got - k[i].lfk), 1e-15 * fabs(k[i].lfk),
 			     "n=%ld: checksum %.17g, LFK %.16g", k[i].n, got,
 			     k[i].lfk);
@@ -82,9 +83,6 @@ Test(ll7, chunks_give_the_same_bits)
 	cr_expect_eq(ll7_alloc(&d, 0), -1, "n = 0 must be refused");
 }
 
-
-
-
 /* Runs the 2-node job for n (fiber sizes 1, 10, 100, ... n; factors 1
  * and 3), with `env` (VAR=value ...) and earthrun flags `flags`, and checks
  * every version against the sequential checksum. */
@@ -92,14 +90,15 @@ static void check_job_with(const char *env, const char *flags,
 			   const char *transport, long n)
 {
 	static struct t_cmd c;
-	t_sh(&c, 200, "env %s %s -n 2 --transport %s %s %s --job check dual "
-		"%ld 1,3 1 1 1000000",
-	    env, T_EARTHRUN, transport, flags, T_LL7, n);
+	t_sh(&c, 200,
+	     "env %s %s -n 2 --transport %s %s %s --job check dual "
+	     "%ld 1,3 1 1 1000000",
+	     env, T_EARTHRUN, transport, flags, T_LL7, n);
 	cr_assert_eq(c.status, 0, "%s n=%ld: status %d\n%s\n%s", transport, n,
 		     c.status, c.out, c.err);
 	char want[128];
-	snprintf(want, sizeof(want), "ll7: n=%ld: sequential checksum %.16e",
-		 n, checksum_of(n));
+	snprintf(want, sizeof(want), "ll7: n=%ld: sequential checksum %.16e", n,
+		 checksum_of(n));
 	cr_assert(strstr(c.out, want), "want '%s' in:\n%s", want, c.out);
 	cr_assert(strstr(c.out, "ll7: all runs verified against the "
 				"sequential checksum"),
@@ -110,10 +109,12 @@ static void check_job_with(const char *env, const char *flags,
 		char row[96];
 		snprintf(row, sizeof(row), "ll7row,check,dual,%ld,%d,1,%ld,", n,
 			 f, n);
-		cr_expect(strstr(c.out, row), "no row '%s' in:\n%s", row, c.out);
+		cr_expect(strstr(c.out, row), "no row '%s' in:\n%s", row,
+			  c.out);
 		snprintf(row, sizeof(row), "ll7row,check,dual,%ld,%d,%ld,1,", n,
 			 f, n);
-		cr_expect(strstr(c.out, row), "no row '%s' in:\n%s", row, c.out);
+		cr_expect(strstr(c.out, row), "no row '%s' in:\n%s", row,
+			  c.out);
 	}
 }
 
@@ -187,18 +188,19 @@ Test(ll7, bad_job_arguments)
 {
 	static struct t_cmd c;
 	t_sh(&c, 200, "%s -n 2 %s --job check dual 0,x 1 1 1 100", T_EARTHRUN,
-	    T_LL7);
+	     T_LL7);
 	cr_expect_neq(c.status, 0, "bad NLIST accepted:\n%s", c.out);
 	cr_expect(strstr(c.err, "ll7: bad job arguments"), "%s", c.err);
-	t_sh(&c, 200, "%s -n 2 %s --job check dual 100000000 1 1 10 100", T_EARTHRUN,
-	    T_LL7);
+	t_sh(&c, 200, "%s -n 2 %s --job check dual 100000000 1 1 10 100",
+	     T_EARTHRUN, T_LL7);
 	cr_expect_neq(c.status, 0, "too many fiber sizes accepted:\n%s", c.out);
 	cr_expect(strstr(c.err, "use fewer per decade"), "%s", c.err);
 	t_sh(&c, 200, "env LL7_Y=yes %s -n 2 %s --job check dual 99 1 1 1 100",
-	    T_EARTHRUN, T_LL7);
+	     T_EARTHRUN, T_LL7);
 	cr_expect_neq(c.status, 0, "LL7_Y=yes accepted:\n%s", c.out);
 	cr_expect(strstr(c.err, "LL7_Y=yes: must be global"), "%s", c.err);
-	t_sh(&c, 200, "%s -n 3 %s --job check dual 99 1 1 1 100", T_EARTHRUN, T_LL7);
+	t_sh(&c, 200, "%s -n 3 %s --job check dual 99 1 1 1 100", T_EARTHRUN,
+	     T_LL7);
 	cr_expect_neq(c.status, 0, "3 nodes accepted:\n%s", c.out);
 	cr_expect(strstr(c.out, "needs exactly 2 nodes"), "%s\n%s", c.out,
 		  c.err);

@@ -145,8 +145,8 @@ static void run_job(struct t_cmd *j, const char *mode, const char *transport,
 		    const char *args)
 {
 	uint64_t t0 = t_now_ns();
-	t_sh(j, 60, "env EARTH_MODE=%s %s %s --transport %s -n %d %s/%s %s", mode,
-	     env, T_EARTHRUN, transport, nodes, T_PROG_DIR, prog, args);
+	t_sh(j, 60, "env EARTH_MODE=%s %s %s --transport %s -n %d %s/%s %s",
+	     mode, env, T_EARTHRUN, transport, nodes, T_PROG_DIR, prog, args);
 	cr_log_info("%s %s %d nodes %s %s: %.2f s", mode, transport, nodes,
 		    prog, args, (t_now_ns() - t0) / 1e9);
 }
@@ -158,8 +158,9 @@ static void expect_job(const char *mode, const char *transport, int nodes,
 	run_job(&j, mode, transport, nodes, "", prog, args);
 	cr_assert_eq(j.status, 0, "%s %s %d nodes %s: status %d\n%s", mode,
 		     transport, nodes, prog, j.status, j.err);
-	cr_assert(strstr(j.out, want), "%s %s %d nodes %s: want '%s', got\n%s%s",
-		  mode, transport, nodes, prog, want, j.out, j.err);
+	cr_assert(strstr(j.out, want),
+		  "%s %s %d nodes %s: want '%s', got\n%s%s", mode, transport,
+		  nodes, prog, want, j.out, j.err);
 }
 
 Test(modes, multinode_shm_every_mode)
@@ -208,8 +209,8 @@ static void job_cpus(const char *mode, int cpu[2], int su_cpu[2])
 			su_cpu[id] = cpu[id];
 		}
 	}
-	cr_assert(cpu[0] >= 0 && cpu[1] >= 0, "%s: a placement line is missing:\n%s",
-		  mode, j.err);
+	cr_assert(cpu[0] >= 0 && cpu[1] >= 0,
+		  "%s: a placement line is missing:\n%s", mode, j.err);
 }
 
 /* Single-core nodes take a CPU each, dual nodes two: no two threads of a
@@ -222,13 +223,15 @@ Test(modes, nodes_spread_over_allowed_cpus)
 	int n = CPU_COUNT(&set), cpu[2], su[2];
 	for (int i = 1; i < 3; i++) {
 		job_cpus(mode_names[i], cpu, su);
-		cr_assert(cpu[0] >= 0 && cpu[1] >= 0 && CPU_ISSET(cpu[0], &set) &&
-				  CPU_ISSET(cpu[1], &set),
+		cr_assert(cpu[0] >= 0 && cpu[1] >= 0 &&
+			      CPU_ISSET(cpu[0], &set) &&
+			      CPU_ISSET(cpu[1], &set),
 			  "%s: CPUs %d and %d", mode_names[i], cpu[0], cpu[1]);
 		if (n >= 2)
-			cr_assert_neq(cpu[0], cpu[1],
-				      "%s: both nodes on CPU %d with %d allowed",
-				      mode_names[i], cpu[0], n);
+			cr_assert_neq(
+			    cpu[0], cpu[1],
+			    "%s: both nodes on CPU %d with %d allowed",
+			    mode_names[i], cpu[0], n);
 	}
 	job_cpus("dual", cpu, su);
 	if (n >= 4) {
@@ -280,16 +283,16 @@ static void storm(const char *mode, const char *transport, int nodes,
 	run_job(&j, mode, transport, nodes, "EARTH_STATS=1", "irqstorm",
 		rounds);
 	char want[128];
-	snprintf(want, sizeof(want), "irqstorm: %d nodes, %s rounds each", nodes,
-		 rounds);
+	snprintf(want, sizeof(want), "irqstorm: %d nodes, %s rounds each",
+		 nodes, rounds);
 	cr_assert_eq(j.status, 0, "%s %s: status %d\n%s%s", mode, transport,
 		     j.status, j.out, j.err);
 	cr_assert(strstr(j.out, want) && strstr(j.out, "all correct"),
 		  "%s %s: got\n%s%s", mode, transport, j.out, j.err);
 	if (want_irq)
 		cr_assert_gt(max_in_fiber(j.err), 0,
-			     "%s %s: no interrupt ran inside a fiber:\n%s", mode,
-			     transport, j.err);
+			     "%s %s: no interrupt ran inside a fiber:\n%s",
+			     mode, transport, j.err);
 }
 
 Test(modes, signal_storm_shm)

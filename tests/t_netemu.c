@@ -69,8 +69,8 @@ static void rec_flush(struct net *t)
 {
 	((struct rec *)t)->flushes++;
 }
-static unsigned rec_poll(struct net *t, void *n,
-			 net_deliver_fn deliver, unsigned budget)
+static unsigned rec_poll(struct net *t, void *n, net_deliver_fn deliver,
+			 unsigned budget)
 {
 	(void)t, (void)n, (void)deliver, (void)budget;
 	return 0;
@@ -91,13 +91,13 @@ static void rec_fini(struct net *t)
 	((struct rec *)t)->finis++;
 }
 static const struct net_ops rec_ops = {
-	.name = "rec",
-	.send = rec_send,
-	.flush = rec_flush,
-	.poll = rec_poll,
-	.pending = rec_pending,
-	.su_word = rec_su_word,
-	.fini = rec_fini,
+    .name = "rec",
+    .send = rec_send,
+    .flush = rec_flush,
+    .poll = rec_poll,
+    .pending = rec_pending,
+    .su_word = rec_su_word,
+    .fini = rec_fini,
 };
 
 static void rec_init(struct rec *r)
@@ -183,15 +183,18 @@ Test(netemu, bandwidth_spaces_messages)
 	static unsigned char pay[4960];
 	uint64_t t0 = t_now_ns();
 	for (int i = 0; i < 4; i++)
-		cr_assert_eq(send_tagged(e, 1, i, pay, sizeof(pay), W_BLK_DATA), 0);
+		cr_assert_eq(send_tagged(e, 1, i, pay, sizeof(pay), W_BLK_DATA),
+			     0);
 	/* Another peer has its own link: not behind the first one's. */
 	cr_assert_eq(send_tagged(e, 2, 99, pay, sizeof(pay), W_BLK_DATA), 0);
 	poll_until(e, &r, 5);
 	for (int i = 0; i < 5; i++) {
-		uint64_t want = r.tag[i] == 99 ? 5000000 : 5000000ull * (uint64_t)(r.tag[i] + 1);
+		uint64_t want = r.tag[i] == 99
+				    ? 5000000
+				    : 5000000ull * (uint64_t)(r.tag[i] + 1);
 		cr_expect_geq(r.at_ns[i] - t0, want,
-			      "message %d after %llu ns, want >= %llu", r.tag[i],
-			      (unsigned long long)(r.at_ns[i] - t0),
+			      "message %d after %llu ns, want >= %llu",
+			      r.tag[i], (unsigned long long)(r.at_ns[i] - t0),
 			      (unsigned long long)want);
 	}
 	e->ops->fini(e);
@@ -255,7 +258,11 @@ static void expect_config_error(const char *var, const char *value)
 
 Test(netemu, settings)
 {
-	const char *bad_lat[] = {"abc", "-5", "12x", "1e3", "99999999999999",
+	const char *bad_lat[] = {"abc",
+				 "-5",
+				 "12x",
+				 "1e3",
+				 "99999999999999",
 				 "18446744073709551616"};
 	for (size_t i = 0; i < T_NCASES(bad_lat); i++)
 		expect_config_error("EARTH_NET_LATENCY_NS", bad_lat[i]);
@@ -293,15 +300,13 @@ Test(netemu, settings)
 
 /* ---- jobs ---- */
 
-
-
-
 static void remote_ops_correct(const char *transport, int nodes)
 {
 	static struct t_cmd c;
-	t_sh(&c, 200, "env EARTH_NET_LATENCY_NS=20000 EARTH_NET_BW_MBPS=2000 %s "
-		"--transport %s -n %d %s/multinode 200000",
-	    T_EARTHRUN, transport, nodes, T_PROG_DIR);
+	t_sh(&c, 200,
+	     "env EARTH_NET_LATENCY_NS=20000 EARTH_NET_BW_MBPS=2000 %s "
+	     "--transport %s -n %d %s/multinode 200000",
+	     T_EARTHRUN, transport, nodes, T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "%s: status %d\n%s", transport, c.status,
 		     c.err);
 	cr_assert(strstr(c.out, "all correct"), "%s\n%s", c.out, c.err);
@@ -338,9 +343,10 @@ Test(netemu, delay_shows_in_a_block_move)
 	 * 40-byte header each way) cannot come back in less than
 	 * 6 ms + its bytes at 2 bytes/us. Results stay exact. */
 	static struct t_cmd c;
-	t_sh(&c, 200, "env EARTH_NET_LATENCY_NS=3000000 EARTH_NET_BW_MBPS=2 %s -n 2 "
-		"%s --job emu dual 2000 1 1 1 20",
-	    T_EARTHRUN, T_LL7);
+	t_sh(&c, 200,
+	     "env EARTH_NET_LATENCY_NS=3000000 EARTH_NET_BW_MBPS=2 %s -n 2 "
+	     "%s --job emu dual 2000 1 1 1 20",
+	     T_EARTHRUN, T_LL7);
 	cr_assert_eq(c.status, 0, "status %d\n%s\n%s", c.status, c.out, c.err);
 	cr_assert(strstr(c.out, "ll7: all runs verified"), "%s", c.out);
 	double small = first_chunk_ns(c.out, 2000, 1000);
@@ -353,7 +359,7 @@ Test(netemu, bad_setting_stops_the_job)
 {
 	static struct t_cmd c;
 	t_sh(&c, 200, "env EARTH_NET_LATENCY_NS=soon %s -n 2 %s/multinode 10",
-	    T_EARTHRUN, T_PROG_DIR);
+	     T_EARTHRUN, T_PROG_DIR);
 	cr_expect_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_expect(strstr(c.err, "EARTH_NET_LATENCY_NS='soon'"), "%s", c.err);

@@ -43,10 +43,9 @@ static const double V_d = 4.9406564584124654e-322; /* denormal */
 
 static size_t ty_size(enum ty t)
 {
-	static const size_t sz[] = {sizeof(char),  sizeof(short),
-				    sizeof(int),   sizeof(long),
-				    sizeof(float), sizeof(double),
-				    sizeof(earth_gptr)};
+	static const size_t sz[] = {
+	    sizeof(char),  sizeof(short),  sizeof(int),	      sizeof(long),
+	    sizeof(float), sizeof(double), sizeof(earth_gptr)};
 	return sz[t];
 }
 
@@ -66,25 +65,25 @@ static void typed_fired(void *f);
 EARTH_THREADED_FUNCTION(typed_main, typed_entry, struct typed_frame, 0);
 
 /* Posts the operation for one type; T is the C type, V the value. */
-#define POST_TYPED(sfx, T, V)                                                 \
-	do {                                                                  \
-		T *dst = (T *)(void *)(g_dst + OFF);                          \
-		earth_gptr gsrc = earth_to_global(g_src + OFF);               \
-		earth_gptr gdst = earth_to_global(g_dst + OFF);               \
-		switch (g_form) {                                             \
-		case F_GET:                                                   \
-			earth_get_sync_##sfx(gsrc, dst, s);                   \
-			break;                                                \
-		case F_GET_R:                                                 \
-			earth_get_rsync_##sfx(gsrc, dst, gs);                 \
-			break;                                                \
-		case F_DATA:                                                  \
-			earth_data_sync_##sfx((V), gdst, s);                  \
-			break;                                                \
-		case F_DATA_R:                                                \
-			earth_data_rsync_##sfx((V), gdst, gs);                \
-			break;                                                \
-		}                                                             \
+#define POST_TYPED(sfx, T, V)                                                  \
+	do {                                                                   \
+		T *dst = (T *)(void *)(g_dst + OFF);                           \
+		earth_gptr gsrc = earth_to_global(g_src + OFF);                \
+		earth_gptr gdst = earth_to_global(g_dst + OFF);                \
+		switch (g_form) {                                              \
+		case F_GET:                                                    \
+			earth_get_sync_##sfx(gsrc, dst, s);                    \
+			break;                                                 \
+		case F_GET_R:                                                  \
+			earth_get_rsync_##sfx(gsrc, dst, gs);                  \
+			break;                                                 \
+		case F_DATA:                                                   \
+			earth_data_sync_##sfx((V), gdst, s);                   \
+			break;                                                 \
+		case F_DATA_R:                                                 \
+			earth_data_rsync_##sfx((V), gdst, gs);                 \
+			break;                                                 \
+		}                                                              \
 	} while (0)
 
 static void typed_entry(void *frame)
@@ -97,13 +96,27 @@ static void typed_entry(void *frame)
 	memset(g_dst, GUARD_DST, sizeof(g_dst));
 	ty_bytes(g_ty, g_src + OFF);
 	switch (g_ty) {
-	case TY_c: POST_TYPED(c, char, V_c); break;
-	case TY_s: POST_TYPED(s, short, V_s); break;
-	case TY_i: POST_TYPED(i, int, V_i); break;
-	case TY_l: POST_TYPED(l, long, V_l); break;
-	case TY_f: POST_TYPED(f, float, V_f); break;
-	case TY_d: POST_TYPED(d, double, V_d); break;
-	case TY_g: POST_TYPED(g, earth_gptr, V_g); break;
+	case TY_c:
+		POST_TYPED(c, char, V_c);
+		break;
+	case TY_s:
+		POST_TYPED(s, short, V_s);
+		break;
+	case TY_i:
+		POST_TYPED(i, int, V_i);
+		break;
+	case TY_l:
+		POST_TYPED(l, long, V_l);
+		break;
+	case TY_f:
+		POST_TYPED(f, float, V_f);
+		break;
+	case TY_d:
+		POST_TYPED(d, double, V_d);
+		break;
+	case TY_g:
+		POST_TYPED(g, earth_gptr, V_g);
+		break;
 	}
 }
 
@@ -142,22 +155,22 @@ static void check_typed(enum ty t, enum form form)
 	}
 }
 
-#define TYPED_TESTS(sfx)                                                      \
-	Test(ops_data, get_sync_##sfx)                                        \
-	{                                                                     \
-		check_typed(TY_##sfx, F_GET);                                 \
-	}                                                                     \
-	Test(ops_data, get_rsync_##sfx)                                       \
-	{                                                                     \
-		check_typed(TY_##sfx, F_GET_R);                               \
-	}                                                                     \
-	Test(ops_data, data_sync_##sfx)                                       \
-	{                                                                     \
-		check_typed(TY_##sfx, F_DATA);                                \
-	}                                                                     \
-	Test(ops_data, data_rsync_##sfx)                                      \
-	{                                                                     \
-		check_typed(TY_##sfx, F_DATA_R);                              \
+#define TYPED_TESTS(sfx)                                                       \
+	Test(ops_data, get_sync_##sfx)                                         \
+	{                                                                      \
+		check_typed(TY_##sfx, F_GET);                                  \
+	}                                                                      \
+	Test(ops_data, get_rsync_##sfx)                                        \
+	{                                                                      \
+		check_typed(TY_##sfx, F_GET_R);                                \
+	}                                                                      \
+	Test(ops_data, data_sync_##sfx)                                        \
+	{                                                                      \
+		check_typed(TY_##sfx, F_DATA);                                 \
+	}                                                                      \
+	Test(ops_data, data_rsync_##sfx)                                       \
+	{                                                                      \
+		check_typed(TY_##sfx, F_DATA_R);                               \
 	}
 TYPED_TESTS(c)
 TYPED_TESTS(s)

@@ -128,7 +128,6 @@ Test(ops_invoke, token_copies_args)
 
 /* ---- TOKEN: fib with one threaded function per call ---- */
 
-
 struct fibm_frame {
 	int result;
 	earth_slot done;
@@ -191,7 +190,6 @@ static uint64_t mix64(uint64_t x)
 static void chain_child(void *f);
 EARTH_THREADED_FUNCTION(chain_fn, chain_child, struct chain_frame,
 			sizeof(struct chain_args));
-
 
 static void chain_child(void *frame)
 {
@@ -328,10 +326,9 @@ static void fan_start_round(struct fanm_frame *f)
 {
 	for (uint32_t k = 0; k < FAN_W; k++) {
 		f->out[k] = -1;
-		struct fan_args a = {f->round, k,
-				     mix64((uint64_t)f->round * FAN_W + k),
-				     earth_to_global(&f->out[k]),
-				     earth_slot_global(&f->join)};
+		struct fan_args a = {
+		    f->round, k, mix64((uint64_t)f->round * FAN_W + k),
+		    earth_to_global(&f->out[k]), earth_slot_global(&f->join)};
 		earth_invoke(0, &fan_fn, &a, sizeof(a));
 	}
 }
@@ -488,7 +485,7 @@ struct bnd_hdr {
 #define BND_HDR sizeof(struct bnd_hdr)
 #define BND_COPIES 3
 #define BND_SIZES 8
-static const uint32_t bnd_sizes[BND_SIZES] = {48,  49,   112,  113,
+static const uint32_t bnd_sizes[BND_SIZES] = {48,  49,	 112,  113,
 					      240, 8176, 8177, 20000};
 static int g_bnd_bad[BND_SIZES * BND_COPIES];
 static int g_bnd_checked;
@@ -511,8 +508,7 @@ EARTH_THREADED_FUNCTION(bnd8176, bnd_entry, unsigned char[8176], BND_ARGS);
 EARTH_THREADED_FUNCTION(bnd8177, bnd_entry, unsigned char[8177], BND_ARGS);
 EARTH_THREADED_FUNCTION(bnd20000, bnd_entry, unsigned char[20000], BND_ARGS);
 static const struct earth_tfunc *const bnd_fns[BND_SIZES] = {
-	&bnd48,  &bnd49,   &bnd112,  &bnd113,
-	&bnd240, &bnd8176, &bnd8177, &bnd20000,
+    &bnd48, &bnd49, &bnd112, &bnd113, &bnd240, &bnd8176, &bnd8177, &bnd20000,
 };
 
 static void bnd_entry(void *frame)

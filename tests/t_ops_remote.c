@@ -33,12 +33,13 @@ static void check_job_on(const char *transport, int nodes, const char *env,
 	struct t_cmd c;
 	uint64_t t0 = t_now_ns();
 	t_sh(&c, 30, "env %s %s --transport %s -n %d %s/multinode %ld", env,
-	    T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
+	     T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
 	cr_assert_eq(c.status, 0, "%s, %d nodes, %s, block %ld: status %d\n%s",
 		     transport, nodes, env, blk, c.status, c.err);
 	char want[128];
-	snprintf(want, sizeof(want), "multinode: %d nodes, %ld-byte blocks: "
-				     "all correct",
+	snprintf(want, sizeof(want),
+		 "multinode: %d nodes, %ld-byte blocks: "
+		 "all correct",
 		 nodes, blk);
 	cr_assert(strstr(c.out, want), "want '%s', got:\n%s\n%s", want, c.out,
 		  c.err);
@@ -129,7 +130,7 @@ Test(ops_remote, values_travel_with_their_fibers)
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct t_cmd c;
 		t_sh(&c, 60, "env %s %s --transport %s -n 3 %s/order 200",
-		    runs[i][1], T_EARTHRUN, runs[i][0], T_PROG_DIR);
+		     runs[i][1], T_EARTHRUN, runs[i][0], T_PROG_DIR);
 		cr_expect_eq(c.status, 0, "%s %s: status %d\n%s\n%s",
 			     runs[i][0], runs[i][1], c.status, c.out, c.err);
 		cr_expect(strstr(c.out, "order: ok"), "%s %s:\n%s", runs[i][0],

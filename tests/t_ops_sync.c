@@ -159,10 +159,10 @@ static void incr_entry(void *frame)
 	earth_slot_init(&g_slot_a, 1, 0, incr_target, f);
 	earth_slot_init(&f->s, 1, 1, incr_probe, f);
 	earth_incr_sync(&g_slot_a, 2); /* count 3 */
-	earth_sync(&g_slot_a);         /* 2 */
-	earth_sync(&f->s);             /* probe: the target has not fired */
-	earth_sync(&g_slot_a);         /* 1 */
-	earth_sync(&g_slot_a);         /* 0: fires */
+	earth_sync(&g_slot_a);	       /* 2 */
+	earth_sync(&f->s);	       /* probe: the target has not fired */
+	earth_sync(&g_slot_a);	       /* 1 */
+	earth_sync(&g_slot_a);	       /* 0: fires */
 }
 
 static void incr_probe(void *frame)

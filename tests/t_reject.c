@@ -43,7 +43,8 @@ Test(reject, tcp_write_outside_registered_memory_is_rejected)
 	/* The tcp receiver writes block payloads straight to their
 	 * destination: it must check it before the first byte lands. */
 	struct t_cmd c;
-	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg", T_EARTHRUN,
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "earth: node 1: error: message from node 0 "
@@ -51,7 +52,7 @@ Test(reject, tcp_write_outside_registered_memory_is_rejected)
 				"outside this node's registered memory)"),
 		  "%s", c.err);
 	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg slot", T_EARTHRUN,
-	    T_PROG_DIR);
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "message SYNC from node 0 rejected: field a"),
@@ -76,7 +77,7 @@ static void bad_slot_of_data(const char *transport, const char *how,
 {
 	struct t_cmd c;
 	t_sh(&c, 30, "%s --transport %s -n 2 %s/badmsg %s", T_EARTHRUN,
-	    transport, T_PROG_DIR, how);
+	     transport, T_PROG_DIR, how);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s",
 		     transport, how, c.status, c.err);
 	char want[128];

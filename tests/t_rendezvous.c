@@ -36,36 +36,42 @@ TestSuite(rendezvous, .timeout = 120);
 Test(rendezvous, tcp_environment_errors)
 {
 	struct t_cmd c;
-	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
-		"EARTH_RENDEZVOUS=127.0.0.1:1 %s/multinode 10",
-	    T_PROG_DIR);
+	t_sh(&c, 30,
+	     "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
+	     "EARTH_RENDEZVOUS=127.0.0.1:1 %s/multinode 10",
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
 		     c.err);
 	cr_assert(strstr(c.err, "EARTH_JOB_SECRET is not set"), "%s", c.err);
-	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=abcd "
-		"EARTH_RENDEZVOUS=127.0.0.1:1 %s/multinode 10",
-	    T_PROG_DIR);
+	t_sh(&c, 30,
+	     "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=abcd "
+	     "EARTH_RENDEZVOUS=127.0.0.1:1 %s/multinode 10",
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "32 to 128 hex digits"), "%s", c.err);
-	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
-		"EARTH_JOB_SECRET=%s %s/multinode 10",
-	    T_SECRET, T_PROG_DIR);
+	t_sh(&c, 30,
+	     "env EARTH_NODE=1 EARTH_NODES=2 EARTH_TRANSPORT=tcp "
+	     "EARTH_JOB_SECRET=%s %s/multinode 10",
+	     T_SECRET, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "EARTH_RENDEZVOUS is not set"), "%s", c.err);
-	t_sh(&c, 30, "env EARTH_NODE=0 EARTH_NODES=2 EARTH_TRANSPORT=udp "
-		"%s/multinode 10",
-	    T_PROG_DIR);
+	t_sh(&c, 30,
+	     "env EARTH_NODE=0 EARTH_NODES=2 EARTH_TRANSPORT=udp "
+	     "%s/multinode 10",
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "EARTH_TRANSPORT must be shm or tcp"), "%s",
 		  c.err);
 	/* Nobody at the rendezvous: a bounded wait, then a clear error. */
-	t_sh(&c, 30, "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
-		"EARTH_CONNECT_TIMEOUT=0.5 EARTH_RENDEZVOUS=127.0.0.1:1 "
-		"%s/multinode 10",
-	    T_SECRET, T_PROG_DIR);
+	t_sh(&c, 30,
+	     "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
+	     "EARTH_CONNECT_TIMEOUT=0.5 EARTH_RENDEZVOUS=127.0.0.1:1 "
+	     "%s/multinode 10",
+	     T_SECRET, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "cannot connect to 127.0.0.1:1"), "%s", c.err);
-	t_sh(&c, 30, "%s --transport udp -n 2 %s/multinode", T_EARTHRUN, T_PROG_DIR);
+	t_sh(&c, 30, "%s --transport udp -n 2 %s/multinode", T_EARTHRUN,
+	     T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
 }
@@ -131,11 +137,12 @@ Test(rendezvous, tcp_bad_hellos_are_rejected)
 		snprintf(path[k], sizeof(path[k]), "/tmp/t_mn_tcpb.%d.%d",
 			 (int)getpid(), k);
 	pid_t p0 = t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 0, 2, port,
-			     path[0]);
+			       path[0]);
 	struct tcp_hello h;
 	/* A wrong secret (right length), a right secret with a node number
 	 * out of range, a wrong node count, a stranger's bytes, nothing. */
-	t_hello_make(&h, 1, 2, "ffeeddccbbaa99887766554433221100fedcba9876543210");
+	t_hello_make(&h, 1, 2,
+		     "ffeeddccbbaa99887766554433221100fedcba9876543210");
 	cr_assert(intrude(port, &h, sizeof(h)), "wrong secret not dropped");
 	t_hello_make(&h, 7, 2, T_SECRET);
 	cr_assert(intrude(port, &h, sizeof(h)), "node 7 of 2 not dropped");
@@ -143,12 +150,13 @@ Test(rendezvous, tcp_bad_hellos_are_rejected)
 	cr_assert(intrude(port, &h, sizeof(h)), "3 nodes not dropped");
 	t_hello_make(&h, 1, 2, T_SECRET);
 	h.gmem_seg = 32ull << 20;
-	cr_assert(intrude(port, &h, sizeof(h)), "other EARTH_GMEM_MB not dropped");
+	cr_assert(intrude(port, &h, sizeof(h)),
+		  "other EARTH_GMEM_MB not dropped");
 	memset(&h, 'x', sizeof(h));
 	cr_assert(intrude(port, &h, sizeof(h)), "garbage not dropped");
 	/* The job still runs once the real node 1 comes. */
 	pid_t p1 = t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 1, 2, port,
-			     path[1]);
+			       path[1]);
 	int s1 = t_wait_pid(p1, 30000000000ull);
 	int s0 = t_wait_pid(p0, 30000000000ull);
 	t_slurp(path[0], buf, sizeof(buf));
@@ -196,7 +204,8 @@ Test(rendezvous, tcp_duplicate_node_is_rejected)
 	cr_assert(first >= 0);
 	struct tcp_hello h;
 	t_hello_make(&h, 2, 3, T_SECRET);
-	cr_assert_eq(send(first, &h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
+	cr_assert_eq(send(first, &h, sizeof(h), MSG_NOSIGNAL),
+		     (ssize_t)sizeof(h));
 	/* ...the second is dropped. */
 	cr_assert(intrude(port, &h, sizeof(h)), "duplicate not dropped");
 	close(first);
@@ -218,7 +227,7 @@ Test(rendezvous, tcp_killed_node_stops_the_others)
 		snprintf(path[k], sizeof(path[k]), "/tmp/t_mn_tcpk.%d.%d",
 			 (int)getpid(), k);
 		pid[k] = t_tcp_spawn(prog, (const char *[]){NULL}, k, 3, port,
-				   path[k]);
+				     path[k]);
 	}
 	/* Up: every node ran the fiber node 0 sent it. */
 	uint64_t t0 = t_now_ns();
@@ -227,17 +236,20 @@ Test(rendezvous, tcp_killed_node_stops_the_others)
 		while (!t_file_has(path[k], want, buf, sizeof(buf)) &&
 		       t_now_ns() - t0 < 20000000000ull)
 			usleep(10000);
-		cr_assert(strstr(buf, want), "node %d never started: %s", k, buf);
+		cr_assert(strstr(buf, want), "node %d never started: %s", k,
+			  buf);
 	}
 	uint64_t t_kill = t_now_ns();
 	cr_assert_eq(kill(pid[1], SIGKILL), 0);
 	cr_assert_eq(t_wait_pid(pid[1], 5000000000ull), 128 + SIGKILL);
 	for (int k = 0; k < 3; k += 2) {
-		int st = t_wait_pid(pid[k], 6000000000ull - (t_now_ns() - t_kill));
+		int st =
+		    t_wait_pid(pid[k], 6000000000ull - (t_now_ns() - t_kill));
 		uint64_t took = t_now_ns() - t_kill;
 		t_slurp(path[k], buf, sizeof(buf));
-		cr_assert_neq(st, -1, "node %d still running %.1f s after the "
-				      "kill: %s",
+		cr_assert_neq(st, -1,
+			      "node %d still running %.1f s after the "
+			      "kill: %s",
 			      k, took / 1e9, buf);
 		cr_assert_lt(took, 5000000000ull, "node %d took %.1f s", k,
 			     took / 1e9);

@@ -59,7 +59,6 @@ static void work_got(void *frame)
 	EARTH_END_FUNCTION(f);
 }
 
-
 #define NW 64
 #define NSP 100
 struct prog_frame {
@@ -129,11 +128,10 @@ static void prog_tick(void *frame)
 		f->out[i] = 0;
 		memset(f->src[i], i, 64);
 		memset(f->dst[i], 0xff, 64);
-		struct work_args w = {earth_to_global(&f->in[i]),
-				      earth_to_global(&f->out[i]),
-				      earth_to_global(f->src[i]),
-				      earth_to_global(f->dst[i]),
-				      earth_slot_global(&f->work_done)};
+		struct work_args w = {
+		    earth_to_global(&f->in[i]), earth_to_global(&f->out[i]),
+		    earth_to_global(f->src[i]), earth_to_global(f->dst[i]),
+		    earth_slot_global(&f->work_done)};
 		earth_invoke(0, &work_fn, &w, sizeof(w));
 	}
 }
@@ -146,8 +144,8 @@ static void prog_work_done(void *frame)
 		for (int k = 0; k < 64; k++)
 			g_bad_work += f->dst[i][k] != i;
 	}
-	bool ok = g_fib == 377 && g_spawned == NSP && g_ticks == 5 &&
-		  !g_bad_work;
+	bool ok =
+	    g_fib == 377 && g_spawned == NSP && g_ticks == 5 && !g_bad_work;
 	earth_set_exit_status(ok ? 0 : 1);
 	EARTH_END_FUNCTION(f);
 }

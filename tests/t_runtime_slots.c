@@ -53,8 +53,7 @@ static void reset_entry(void *frame)
 	earth_sync(&g_end);
 }
 
-static void check_reset(int count, int reset, int signals, int fires,
-			int left)
+static void check_reset(int count, int reset, int signals, int fires, int left)
 {
 	g_count = count;
 	g_reset = reset;
@@ -62,8 +61,10 @@ static void check_reset(int count, int reset, int signals, int fires,
 	cr_assert_eq(t_run(NULL, &reset_main), 0);
 	earth_stats_get(&g_st);
 	cr_assert_eq(g_ended, 1);
-	cr_assert_eq(g_fired, fires, "count %d reset %d, %d signals: fired %d "
-		     "times, want %d", count, reset, signals, g_fired, fires);
+	cr_assert_eq(g_fired, fires,
+		     "count %d reset %d, %d signals: fired %d "
+		     "times, want %d",
+		     count, reset, signals, g_fired, fires);
 	cr_assert_eq(g_slot.count, left, "%d signals still expected, want %d",
 		     g_slot.count, left);
 	cr_assert_eq(g_st.slot_signals, (uint64_t)signals + 1);
@@ -177,12 +178,12 @@ static void incr_entry(void *frame)
 	earth_incr_sync(&g_slot, 4); /* 5 */
 	for (int i = 0; i < 4; i++)
 		earth_sync(&g_slot);
-	earth_sync(&g_probe); /* 0 fired: 1 signal to go */
-	earth_sync(&g_slot);  /* fires; count reloads to 1, not 5 */
-	earth_sync(&g_probe); /* 1 fired */
-	earth_sync(&g_slot);  /* fires again */
-	earth_sync(&g_probe); /* 2 fired */
-	earth_sync(&g_slot);  /* 1 -> 0: fires a third time */
+	earth_sync(&g_probe);	     /* 0 fired: 1 signal to go */
+	earth_sync(&g_slot);	     /* fires; count reloads to 1, not 5 */
+	earth_sync(&g_probe);	     /* 1 fired */
+	earth_sync(&g_slot);	     /* fires again */
+	earth_sync(&g_probe);	     /* 2 fired */
+	earth_sync(&g_slot);	     /* 1 -> 0: fires a third time */
 	earth_incr_sync(&g_slot, 2); /* a partly counted slot: 1 + 2 */
 	earth_sync(&g_slot);
 	earth_sync(&g_slot);
@@ -213,8 +214,8 @@ Test(runtime_slots, incr_sync_raises_pending_count_only)
 struct chain_frame {
 	int round;
 	earth_slot s;
-	long x;       /* DATA_SYNC_l target  */
-	double y;     /* GET_SYNC_d target   */
+	long x;	  /* DATA_SYNC_l target  */
+	double y; /* GET_SYNC_d target   */
 	double ysrc;
 	unsigned char blk[BLK], blksrc[BLK];
 };

@@ -58,7 +58,8 @@ static int help_rows(const char *out, struct row *rows)
 		for (int c = 0; c < NCOLS - 1; c++) {
 			p += strspn(p, " ");
 			size_t w = strcspn(p, " ");
-			snprintf(r->col[c], sizeof(r->col[c]), "%.*s", (int)w, p);
+			snprintf(r->col[c], sizeof(r->col[c]), "%.*s", (int)w,
+				 p);
 			p += w;
 		}
 		snprintf(r->col[NCOLS - 1], sizeof(r->col[0]), "%s", p);
@@ -119,7 +120,7 @@ static int guide_rows(const char *md, struct row *rows)
 }
 
 static const char *const col_names[NCOLS] = {"variable", "flag", "range",
-					      "default", "meaning"};
+					     "default", "meaning"};
 
 static const struct row *find(const struct row *rows, int n, const char *var)
 {
@@ -154,8 +155,8 @@ Test(settings, user_guide_matches_earth_help)
 			cr_expect_str_eq(g->col[k], help[i].col[k],
 					 "%s, %s: the guide says '%s', "
 					 "--earth-help '%s'",
-					 help[i].col[0], col_names[k], g->col[k],
-					 help[i].col[k]);
+					 help[i].col[0], col_names[k],
+					 g->col[k], help[i].col[k]);
 	}
 	for (int i = 0; i < ng; i++)
 		cr_expect_not_null(find(help, nh, guide[i].col[0]),
@@ -169,9 +170,9 @@ Test(settings, help_lists_every_flag)
 	static struct t_cmd c;
 	t_sh(&c, 20, "%s/multinode --earth-help", T_PROG_DIR);
 	cr_assert_eq(c.status, 0);
-	const char *flags[] = {"--earth-queue", "--earth-hwq-latency",
+	const char *flags[] = {"--earth-queue",	      "--earth-hwq-latency",
 			       "--earth-queue-slots", "--earth-cpus",
-			       "--earth-spin-us", "--earth-stats",
+			       "--earth-spin-us",     "--earth-stats",
 			       "--earth-mode"};
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		cr_expect(strstr(c.out, flags[i]), "%s missing:\n%s", flags[i],

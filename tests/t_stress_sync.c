@@ -13,7 +13,7 @@
 
 TestSuite(stress_sync, .timeout = 60);
 
-static uint64_t g_total;   /* signals to send */
+static uint64_t g_total; /* signals to send */
 static uint64_t g_sent, g_fires, g_bad;
 static struct earth_stats g_st;
 

@@ -112,7 +112,8 @@ static const struct json *need(const struct json *ev, const char *key,
 {
 	const struct json *v = json_get(ev, key);
 	cr_assert(v, "event %zu has no \"%s\"", i, key);
-	cr_assert_eq(v->type, t, "event %zu: \"%s\" has the wrong type", i, key);
+	cr_assert_eq(v->type, t, "event %zu: \"%s\" has the wrong type", i,
+		     key);
 	return v;
 }
 
@@ -136,7 +137,8 @@ static void check_trace(const char *path, struct trace_facts *tf)
 	double *fpid = malloc(capflow * sizeof(double));
 	for (size_t i = 0; i < evs->n; i++) {
 		const struct json *ev = &evs->v[i];
-		cr_assert_eq(ev->type, JSON_OBJ, "event %zu is not an object", i);
+		cr_assert_eq(ev->type, JSON_OBJ, "event %zu is not an object",
+			     i);
 		const char *ph = need(ev, "ph", JSON_STR, i)->str;
 		double pid = need(ev, "pid", JSON_NUM, i)->num;
 		need(ev, "name", JSON_STR, i);
@@ -152,8 +154,8 @@ static void check_trace(const char *path, struct trace_facts *tf)
 			if (!strcmp(json_get(ev, "name")->str,
 				    "earth_trace_dropped")) {
 				tf->dropped +=
-					(long)need(a, "eu", JSON_NUM, i)->num +
-					(long)need(a, "su", JSON_NUM, i)->num;
+				    (long)need(a, "eu", JSON_NUM, i)->num +
+				    (long)need(a, "su", JSON_NUM, i)->num;
 			}
 			continue;
 		}
@@ -161,14 +163,14 @@ static void check_trace(const char *path, struct trace_facts *tf)
 		double ts = need(ev, "ts", JSON_NUM, i)->num;
 		cr_assert(isfinite(ts), "event %zu: ts", i);
 		int t;
-		for (t = 0; t < ntracks && (tracks[t].pid != pid ||
-					    tracks[t].tid != tid);
+		for (t = 0; t < ntracks &&
+			    (tracks[t].pid != pid || tracks[t].tid != tid);
 		     t++)
 			;
 		if (t == ntracks) {
 			cr_assert_lt(ntracks, 64);
-			tracks[ntracks++] = (struct track_state){pid, tid, -1e300,
-								 {0}, 0};
+			tracks[ntracks++] =
+			    (struct track_state){pid, tid, -1e300, {0}, 0};
 		}
 		struct track_state *tr = &tracks[t];
 		cr_assert_geq(ts, tr->last_ts - 1e-9,
@@ -186,7 +188,8 @@ static void check_trace(const char *path, struct trace_facts *tf)
 				tr->depth--;
 			if (tr->depth)
 				cr_assert_leq(ts + dur,
-					      tr->open_end[tr->depth - 1] + 0.002,
+					      tr->open_end[tr->depth - 1] +
+						  0.002,
 					      "event %zu overlaps the slice it "
 					      "starts in",
 					      i);
@@ -196,12 +199,14 @@ static void check_trace(const char *path, struct trace_facts *tf)
 				cr_assert_eq(tid, 1, "fiber off the EU track");
 				tf->fiber_slices++;
 			} else if (!strcmp(cat, "op")) {
-				cr_assert_eq(tid, 2, "request off the SU track");
+				cr_assert_eq(tid, 2,
+					     "request off the SU track");
 				tf->op_slices++;
 			}
 		} else if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
 			const struct json *id = need(ev, "id", JSON_STR, i);
-			cr_assert(tr->depth && tr->open_end[tr->depth - 1] >= ts,
+			cr_assert(tr->depth &&
+				      tr->open_end[tr->depth - 1] >= ts,
 				  "event %zu: flow outside a slice", i);
 			if (nflow == capflow) {
 				capflow *= 2;
@@ -264,7 +269,8 @@ static const struct json *check_stats(const char *path, struct json **root,
 	for (size_t i = 0; i < arr->n; i++) {
 		const struct json *nd = &arr->v[i];
 		double wall = json_get(nd, "wall_ns")->num;
-		const struct json *eu = json_get(nd, "eu"), *su = json_get(nd, "su");
+		const struct json *eu = json_get(nd, "eu"),
+				  *su = json_get(nd, "su");
 		cr_assert(eu && su);
 		double eus = json_get(eu, "fiber_ns")->num +
 			     json_get(eu, "runtime_ns")->num +
@@ -425,7 +431,7 @@ Test(trace, breakdown_of_a_known_workload)
 	cr_expect_gt(json_get(sw, "ready")->num, WORK_FIBERS / 2);
 	cr_expect_geq(json_get(sw, "idle")->num, 1);
 	cr_expect_eq(json_get(sw, "remote")->num + json_get(sw, "same")->num +
-			     json_get(sw, "tail")->num,
+			 json_get(sw, "tail")->num,
 		     0);
 	const struct json *spawn = json_get(json_get(nd, "ops"), "SPAWN");
 	cr_expect_eq(json_get(spawn, "local")->num, WORK_FIBERS);
@@ -488,8 +494,8 @@ Test(trace, full_buffer_counts_drops)
 	/* Each unit kept what fit; the rest is counted. */
 	cr_expect_leq(tf.fiber_slices, 1024);
 	cr_expect_leq(tf.op_slices, 1024);
-	cr_expect_geq(tf.dropped, 2 * (BURST + 2) - 2 * 1024,
-		      "%ld dropped", tf.dropped);
+	cr_expect_geq(tf.dropped, 2 * (BURST + 2) - 2 * 1024, "%ld dropped",
+		      tf.dropped);
 	remove_dir();
 }
 
@@ -551,7 +557,8 @@ static void check_job(const char *transport, int nodes)
 		     tf.flows_f, recv);
 	json_free(root);
 	/* The renderer draws a row per unit. */
-	t_sh(&c, 60, "%s %s/t.json -o %s/t.svg && grep -c 'busy</text>' %s/t.svg",
+	t_sh(&c, 60,
+	     "%s %s/t.json -o %s/t.svg && grep -c 'busy</text>' %s/t.svg",
 	     T_EARTHTRACE, dir, dir, dir);
 	cr_expect_eq(c.status, 0, "%s", c.err);
 	cr_expect_eq(atoi(c.out), 2 * nodes, "rows: %s", c.out);
@@ -564,9 +571,11 @@ static double over_nodes(const struct json *arr, const char *k, bool max)
 {
 	double v = 0;
 	for (size_t i = 0; i < arr->n; i++) {
-		double x = max ? json_get(json_get(&arr->v[i], "reads_in_flight"),
-					  "max")->num
-			       : json_get(json_get(&arr->v[i], "switches"), k)->num;
+		double x =
+		    max ? json_get(json_get(&arr->v[i], "reads_in_flight"),
+				   "max")
+			      ->num
+			: json_get(json_get(&arr->v[i], "switches"), k)->num;
 		v = max ? (x > v ? x : v) : v + x;
 	}
 	return v;
@@ -587,7 +596,7 @@ Test(trace, fiber_end_classes_in_jobs)
 	struct json *root;
 	const struct json *arr = check_stats(path, &root, 3);
 	cr_expect_geq(over_nodes(arr, "same", false) +
-			      over_nodes(arr, "remote", false),
+			  over_nodes(arr, "remote", false),
 		      1, "no fiber end waited on a remote read");
 	cr_expect_geq(over_nodes(arr, NULL, true), 1,
 		      "no remote read was in flight at a fiber end");

@@ -61,7 +61,8 @@ static void teardown(void)
 static bool setup(char *why, size_t len)
 {
 	for (int k = 0; k < 2; k++) {
-		snprintf(ns[k], sizeof(ns[k]), "earth_t%d_%d", k, (int)getpid());
+		snprintf(ns[k], sizeof(ns[k]), "earth_t%d_%d", k,
+			 (int)getpid());
 		snprintf(dev[k], 16, "ev%c_%u", (char)('0' + k),
 			 (unsigned)getpid() % 100000);
 	}
@@ -71,9 +72,10 @@ static bool setup(char *why, size_t len)
 	}
 	for (int k = 0; k < 2; k++) {
 		if (sh("ip netns add %s", ns[k])) {
-			snprintf(why, len, "this machine does not allow network "
-					   "namespaces (ip netns add failed: not "
-					   "root, or a sandbox)");
+			snprintf(why, len,
+				 "this machine does not allow network "
+				 "namespaces (ip netns add failed: not "
+				 "root, or a sandbox)");
 			teardown();
 			return false;
 		}
@@ -90,10 +92,11 @@ static bool setup(char *why, size_t len)
 	linked = true;
 	const char *addr[2] = {ADDR0, ADDR1};
 	for (int k = 0; k < 2; k++)
-		cr_assert_eq(sh("ip -n %s addr add %s/30 dev %s && ip -n %s link "
-				"set %s up && ip -n %s link set lo up",
-				ns[k], addr[k], dev[k], ns[k], dev[k], ns[k]),
-			     0, "configuring namespace %s", ns[k]);
+		cr_assert_eq(
+		    sh("ip -n %s addr add %s/30 dev %s && ip -n %s link "
+		       "set %s up && ip -n %s link set lo up",
+		       ns[k], addr[k], dev[k], ns[k], dev[k], ns[k]),
+		    0, "configuring namespace %s", ns[k]);
 	return true;
 }
 
@@ -122,7 +125,6 @@ static pid_t spawn(int k, const char *prog, const char *arg, const char *path)
 	_exit(127);
 }
 
-
 static void job(const char *prog_name, const char *arg, const char *want)
 {
 	char prog[256], path[2][64], buf[2][8192];
@@ -141,7 +143,8 @@ static void job(const char *prog_name, const char *arg, const char *want)
 		unlink(path[k]);
 	}
 	for (int k = 0; k < 2; k++)
-		cr_assert_eq(st[k], 0, "%s: node %d (namespace %s): status %d\n%s",
+		cr_assert_eq(st[k], 0,
+			     "%s: node %d (namespace %s): status %d\n%s",
 			     prog_name, k, ns[k], st[k], buf[k]);
 	cr_assert(strstr(buf[0], want), "%s: want '%s', got:\n%s", prog_name,
 		  want, buf[0]);

@@ -189,8 +189,8 @@ Test(wire, stream_places_large_blocks)
 		unsigned count = 0;
 		for (size_t off = 0; off < n; off += pieces[k]) {
 			size_t m = n - off < pieces[k] ? n - off : pieces[k];
-			cr_assert_null(wire_stream_feed(&s, in + off, m,
-							count_msg, NULL, &count));
+			cr_assert_null(wire_stream_feed(
+			    &s, in + off, m, count_msg, NULL, &count));
 		}
 		cr_assert_eq(count, 3, "pieces of %zu", pieces[k]);
 		cr_assert_eq(delivered_placed, 1);
@@ -257,8 +257,8 @@ static const char *feed_direct(struct wire_stream *s, const unsigned char *in,
 		const char *why;
 		if (wire_stream_direct(s, min, iov)) {
 			size_t k0 = m < iov[0].iov_len ? m : iov[0].iov_len;
-			size_t k1 = m - k0 < iov[1].iov_len ? m - k0
-							  : iov[1].iov_len;
+			size_t k1 =
+			    m - k0 < iov[1].iov_len ? m - k0 : iov[1].iov_len;
 			memcpy(iov[0].iov_base, in + off, k0);
 			memcpy(iov[1].iov_base, in + off + k0, k1);
 			why = wire_stream_direct_done(s, k0 + k1, count_msg,
@@ -308,7 +308,7 @@ Test(wire, stream_takes_placed_payloads_received_directly)
 				     "step %zu: byte %u of the second", step,
 				     i);
 		cr_assert(!place_mem[999] && !place_mem[1000 + la] &&
-				  !place_mem[209999] && !place_mem[210000 + lb],
+			      !place_mem[209999] && !place_mem[210000 + lb],
 			  "step %zu: padding or more placed", step);
 		cr_assert_eq(s.direct + s.copied, la + lb);
 		if (step > 1 && step < n) /* else one piece takes all */
@@ -328,15 +328,14 @@ Test(wire, stream_direct_checks_what_comes_after)
 	/* nothing is being placed: nothing to receive directly */
 	placing_stream(&s);
 	cr_assert_eq(wire_stream_direct(&s, 1, iov), 0);
-	cr_assert_not_null(wire_stream_direct_done(&s, 1, count_msg, NULL,
-						   &count));
+	cr_assert_not_null(
+	    wire_stream_direct_done(&s, 1, count_msg, NULL, &count));
 	/* more bytes than were asked for */
 	cr_assert_null(wire_stream_feed(&s, in, 100, count_msg, NULL, &count));
 	cr_assert_eq(wire_stream_direct(&s, 1, iov), 2);
 	cr_assert_eq(wire_stream_direct(&s, 100000, iov), 0, "under min");
 	const char *why = wire_stream_direct_done(
-		&s, iov[0].iov_len + iov[1].iov_len + 1, count_msg, NULL,
-		&count);
+	    &s, iov[0].iov_len + iov[1].iov_len + 1, count_msg, NULL, &count);
 	cr_assert(why && !strncmp(why, "len", 3), "%s", why ? why : "taken");
 	wire_stream_fini(&s);
 	/* the header received with the end of a payload is checked: a

@@ -35,8 +35,8 @@ static inline double apps_now_ms(void)
  * [lo, hi]. On bad input prints "prog: argument i (what) 'text': give an
  * integer in lo..hi" and returns -1; else stores it in *out and returns 0.
  */
-static inline int apps_arg_long(int argc, char **argv, int i, long def,
-				long lo, long hi, const char *what, long *out)
+static inline int apps_arg_long(int argc, char **argv, int i, long def, long lo,
+				long hi, const char *what, long *out)
 {
 	long v = def;
 	if (i < argc) {

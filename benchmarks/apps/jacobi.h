@@ -27,8 +27,8 @@ static inline void jac_init(int n, jac_grid g)
 	for (int i = 0; i < n + 2; i++)
 		for (int j = 0; j < n + 2; j++)
 			g[i][j] = (i == 0 || j == 0 || i == n + 1 || j == n + 1)
-					  ? 1.0
-					  : 0.0;
+				      ? 1.0
+				      : 0.0;
 }
 
 /* One sweep of rows lo..hi-1 from old into new; returns the largest
@@ -41,7 +41,8 @@ static inline double jac_sweep(int n, int lo, int hi, jac_grid old,
 		for (int j = 1; j <= n; j++) {
 			double v = 0.25 * (old[i - 1][j] + old[i + 1][j] +
 					   old[i][j - 1] + old[i][j + 1]);
-			double d = v > old[i][j] ? v - old[i][j] : old[i][j] - v;
+			double d =
+			    v > old[i][j] ? v - old[i][j] : old[i][j] - v;
 			new[i][j] = v;
 			if (d > m)
 				m = d;

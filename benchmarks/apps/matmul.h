@@ -25,8 +25,7 @@ static inline void mm_init(int n, mm_mat a, mm_mat b)
 }
 
 /* Rows lo..hi-1 of C = A B, i-k-j order. */
-static inline void mm_rows(int n, int lo, int hi, mm_mat a, mm_mat b,
-			   mm_mat c)
+static inline void mm_rows(int n, int lo, int hi, mm_mat a, mm_mat b, mm_mat c)
 {
 	for (int i = lo; i < hi; i++) {
 		for (int j = 0; j < n; j++)
@@ -43,7 +42,8 @@ static inline void mm_rows(int n, int lo, int hi, mm_mat a, mm_mat b,
  * against the formula; returns the exit status. */
 static inline int mm_report(int n, mm_mat c, double ms)
 {
-	double s1 = (double)n * (n - 1) / 2, s2 = (double)(n - 1) * n * (2 * n - 1) / 6;
+	double s1 = (double)n * (n - 1) / 2,
+	       s2 = (double)(n - 1) * n * (2 * n - 1) / 6;
 	double sum = 0;
 	int ok = 1;
 	for (int i = 0; i < n; i++)

@@ -27,31 +27,32 @@
 #include <stdint.h>
 
 #define PAR_MAX_N 28
-#define PAR_MAX_RAD (PAR_MAX_N / 2)  /* largest radical a molecule needs */
-#define PAR_POOL 33000               /* radicals of sizes 0..14: 32055 */
+#define PAR_MAX_RAD (PAR_MAX_N / 2) /* largest radical a molecule needs */
+#define PAR_POOL 33000		    /* radicals of sizes 0..14: 32055 */
 #define PAR_MAX_TASKS 40000
-#define PAR_CHUNKS 16                /* tasks per centre shape, at most */
+#define PAR_CHUNKS 16 /* tasks per centre shape, at most */
 
 /* OEIS A000602 (molecules) and A000598 (radicals), index = size. */
 static const long par_known_mol[25] = {
-	1, 1, 1, 1, 2, 3, 5, 9, 18, 35, 75, 159, 355, 802, 1858, 4347, 10359,
-	24894, 60523, 148284, 366319, 910726, 2278658, 5731580, 14490245};
+    1,	   1,	   1,	   1,	   2,	    3,	     5,	      9,     18,
+    35,	   75,	   159,	   355,	   802,	    1858,    4347,    10359, 24894,
+    60523, 148284, 366319, 910726, 2278658, 5731580, 14490245};
 static const long par_known_rad[PAR_MAX_RAD + 1] = {
-	1, 1, 1, 2, 4, 8, 17, 39, 89, 211, 507, 1238, 3057, 7639, 19241};
+    1, 1, 1, 2, 4, 8, 17, 39, 89, 211, 507, 1238, 3057, 7639, 19241};
 
 struct par_task {
-	unsigned char bcp;        /* 1: bond-centred (size a twice)       */
+	unsigned char bcp;	  /* 1: bond-centred (size a twice)       */
 	unsigned char a, b, c, d; /* radical sizes, a <= b <= c <= d       */
-	int lo, hi;               /* range of indices of the last radical  */
+	int lo, hi;		  /* range of indices of the last radical  */
 };
 
 /* This node's tables (built once per node by par_build). */
 static struct {
-	int n;                        /* built for sizes 1..n; 0: not yet    */
-	int nrad[PAR_MAX_RAD + 1];    /* radicals of each size               */
-	int off[PAR_MAX_RAD + 1];     /* first radical number of each size   */
-	uint32_t rad[PAR_POOL][3];    /* sub-radical numbers of each radical */
-	int first[PAR_MAX_N + 2];     /* tasks of size i: first[i]..first[i+1] */
+	int n;			   /* built for sizes 1..n; 0: not yet    */
+	int nrad[PAR_MAX_RAD + 1]; /* radicals of each size               */
+	int off[PAR_MAX_RAD + 1];  /* first radical number of each size   */
+	uint32_t rad[PAR_POOL][3]; /* sub-radical numbers of each radical */
+	int first[PAR_MAX_N + 2];  /* tasks of size i: first[i]..first[i+1] */
 	struct par_task task[PAR_MAX_TASKS];
 } par;
 
@@ -63,11 +64,16 @@ static inline void par_radicals(int m)
 		for (int b = a; b <= (m - 1 - a) / 2; b++) {
 			int c = m - 1 - a - b;
 			for (int i = 0; i < par.nrad[a]; i++)
-				for (int j = a == b ? i : 0; j < par.nrad[b]; j++)
-					for (int l = b == c ? j : 0; l < par.nrad[c]; l++) {
-						par.rad[k][0] = (uint32_t)(par.off[a] + i);
-						par.rad[k][1] = (uint32_t)(par.off[b] + j);
-						par.rad[k][2] = (uint32_t)(par.off[c] + l);
+				for (int j = a == b ? i : 0; j < par.nrad[b];
+				     j++)
+					for (int l = b == c ? j : 0;
+					     l < par.nrad[c]; l++) {
+						par.rad[k][0] =
+						    (uint32_t)(par.off[a] + i);
+						par.rad[k][1] =
+						    (uint32_t)(par.off[b] + j);
+						par.rad[k][2] =
+						    (uint32_t)(par.off[c] + l);
 						k++;
 					}
 		}
@@ -112,7 +118,8 @@ static inline void par_build(int n)
 				for (int c = b; c <= (i - 1 - a - b) / 2; c++) {
 					int d = i - 1 - a - b - c;
 					if (d <= h)
-						par_add_tasks(&nt, 0, a, b, c, d);
+						par_add_tasks(&nt, 0, a, b, c,
+							      d);
 				}
 		if (i % 2 == 0)
 			par_add_tasks(&nt, 1, i / 2, i / 2, i / 2, i / 2);
@@ -132,20 +139,27 @@ static inline void par_run_task(const struct par_task *t, long *count,
 	if (t->bcp) {
 		for (int j = t->lo; j < t->hi; j++)
 			for (int i = 0; i <= j; i++) {
-				uint64_t x = apps_mix64(~(uint64_t)(par.off[a] + i));
+				uint64_t x =
+				    apps_mix64(~(uint64_t)(par.off[a] + i));
 				h += apps_mix64(x + (uint64_t)(par.off[a] + j));
 				cnt++;
 			}
 	} else {
 		for (int l = t->lo; l < t->hi; l++)
 			for (int k = 0; k < (c == d ? l + 1 : par.nrad[c]); k++)
-				for (int j = 0; j < (b == c ? k + 1 : par.nrad[b]); j++) {
-					uint64_t x = apps_mix64((uint64_t)(par.off[d] + l));
-					x = apps_mix64(x + (uint64_t)(par.off[c] + k));
-					x = apps_mix64(x + (uint64_t)(par.off[b] + j));
+				for (int j = 0;
+				     j < (b == c ? k + 1 : par.nrad[b]); j++) {
+					uint64_t x = apps_mix64(
+					    (uint64_t)(par.off[d] + l));
+					x = apps_mix64(
+					    x + (uint64_t)(par.off[c] + k));
+					x = apps_mix64(
+					    x + (uint64_t)(par.off[b] + j));
 					int top = a == b ? j + 1 : par.nrad[a];
 					for (int i = 0; i < top; i++) {
-						h += apps_mix64(x + (uint64_t)(par.off[a] + i));
+						h += apps_mix64(
+						    x +
+						    (uint64_t)(par.off[a] + i));
 						cnt++;
 					}
 				}
@@ -219,7 +233,8 @@ static inline int par_report(int n, const long *mol, const uint64_t *hash,
 	for (int i = 1; i <= n; i++) {
 		total += mol[i];
 		h = apps_mix64(h + hash[i]);
-		if (mol[i] != want[i] || (i <= 24 && mol[i] != par_known_mol[i]))
+		if (mol[i] != want[i] ||
+		    (i <= 24 && mol[i] != par_known_mol[i]))
 			ok = 0;
 	}
 	for (int m = 0; m <= n / 2; m++)

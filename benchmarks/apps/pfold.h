@@ -33,12 +33,18 @@ static inline void pf_build(int x, int y, int z)
 		for (int j = 0; j < y; j++)
 			for (int i = 0; i < x; i++) {
 				int u = (k * y + j) * x + i, d = 0;
-				if (i > 0) pf.nb[u][d++] = u - 1;
-				if (i < x - 1) pf.nb[u][d++] = u + 1;
-				if (j > 0) pf.nb[u][d++] = u - x;
-				if (j < y - 1) pf.nb[u][d++] = u + x;
-				if (k > 0) pf.nb[u][d++] = u - x * y;
-				if (k < z - 1) pf.nb[u][d++] = u + x * y;
+				if (i > 0)
+					pf.nb[u][d++] = u - 1;
+				if (i < x - 1)
+					pf.nb[u][d++] = u + 1;
+				if (j > 0)
+					pf.nb[u][d++] = u - x;
+				if (j < y - 1)
+					pf.nb[u][d++] = u + x;
+				if (k > 0)
+					pf.nb[u][d++] = u - x * y;
+				if (k < z - 1)
+					pf.nb[u][d++] = u + x * y;
 				pf.deg[u] = d;
 			}
 }
@@ -70,9 +76,14 @@ static inline long pf_known(int x, int y, int z)
 				s[j] = s[j + 1];
 				s[j + 1] = t;
 			}
-	static const struct { int a, b, c; long n; } k[] = {
-		{1, 1, 1, 1}, {2, 2, 2, 144}, {2, 2, 3, 1168}, {2, 2, 4, 8032},
-		{2, 3, 3, 33760}};
+	static const struct {
+		int a, b, c;
+		long n;
+	} k[] = {{1, 1, 1, 1},
+		 {2, 2, 2, 144},
+		 {2, 2, 3, 1168},
+		 {2, 2, 4, 8032},
+		 {2, 3, 3, 33760}};
 	for (unsigned i = 0; i < sizeof k / sizeof k[0]; i++)
 		if (k[i].a == s[0] && k[i].b == s[1] && k[i].c == s[2])
 			return k[i].n;

@@ -22,5 +22,6 @@ int main(int argc, char **argv)
 	apps_answer("pfold(%d,%d,%d) = %ld directed paths", x, y, z, n);
 	long want = pf_known(x, y, z);
 	return apps_verdict(ms, !want || n == want,
-			    want ? "known count" : "no known count for this grid");
+			    want ? "known count"
+				 : "no known count for this grid");
 }

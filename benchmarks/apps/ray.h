@@ -17,7 +17,9 @@
 #define RAY_MAXH 1024
 #define RAY_DEPTH 3
 
-struct ray_v { double x, y, z; };
+struct ray_v {
+	double x, y, z;
+};
 
 static inline struct ray_v rv(double x, double y, double z)
 {
@@ -45,15 +47,15 @@ static inline struct ray_v rv_norm(struct ray_v a)
 }
 
 static const struct ray_sphere {
-	double cx, cy, cz, r;  /* centre, radius */
-	double cr, cg, cb;     /* colour         */
-	double refl;           /* mirror part    */
+	double cx, cy, cz, r; /* centre, radius */
+	double cr, cg, cb;    /* colour         */
+	double refl;	      /* mirror part    */
 } ray_spheres[] = {
-	{0.0, 0.0, 3.0, 1.0, 0.9, 0.2, 0.2, 0.3},
-	{-2.1, -0.3, 4.0, 0.7, 0.2, 0.9, 0.3, 0.5},
-	{2.0, -0.4, 2.5, 0.6, 0.2, 0.3, 0.9, 0.2},
-	{0.8, -0.75, 1.4, 0.25, 0.9, 0.9, 0.2, 0.6},
-	{-0.9, 1.6, 5.0, 0.9, 0.8, 0.8, 0.8, 0.8},
+    {0.0, 0.0, 3.0, 1.0, 0.9, 0.2, 0.2, 0.3},
+    {-2.1, -0.3, 4.0, 0.7, 0.2, 0.9, 0.3, 0.5},
+    {2.0, -0.4, 2.5, 0.6, 0.2, 0.3, 0.9, 0.2},
+    {0.8, -0.75, 1.4, 0.25, 0.9, 0.9, 0.2, 0.6},
+    {-0.9, 1.6, 5.0, 0.9, 0.8, 0.8, 0.8, 0.8},
 };
 #define RAY_NSPH (int)(sizeof ray_spheres / sizeof ray_spheres[0])
 #define RAY_PLANE_Y (-1.0)
@@ -144,9 +146,11 @@ static inline void ray_row(int w, int h, int j, unsigned char *px)
 		double acc[3] = {0, 0, 0};
 		for (int s = 0; s < 4; s++) {
 			double u = (i + 0.25 + 0.5 * (s & 1) - 0.5 * w) * scale;
-			double v = (0.5 * h - j - 0.25 - 0.5 * (s >> 1)) * scale;
+			double v =
+			    (0.5 * h - j - 0.25 - 0.5 * (s >> 1)) * scale;
 			double c[3];
-			ray_trace(eye, rv_norm(rv(u, v - 0.2, 1.5)), RAY_DEPTH, c);
+			ray_trace(eye, rv_norm(rv(u, v - 0.2, 1.5)), RAY_DEPTH,
+				  c);
 			for (int k = 0; k < 3; k++)
 				acc[k] += c[k];
 		}

@@ -102,7 +102,8 @@ int main(int argc, char **argv)
 		printf("earth remote: %d WRONG values\n", bad);
 		return 1;
 	}
-	printf("earth get_sync rtt median %.0f ns\n", bench_median(t_get, reps));
+	printf("earth get_sync rtt median %.0f ns\n",
+	       bench_median(t_get, reps));
 	printf("earth invoke rtt median %.0f ns\n", bench_median(t_inv, reps));
 	return 0;
 }

@@ -18,7 +18,6 @@
 #include "fib_tf.h"
 #include "nqueens_tf.h"
 
-
 static int is_fib, n, depth, reps;
 static long want;
 static double t[64];
@@ -93,7 +92,7 @@ int main(int argc, char **argv)
 		printf("earth %s: %d WRONG answers\n", argv[1], bad);
 		return 1;
 	}
-	printf("earth %s n=%d: %ld correct, median %.0f ns\n", argv[1], n,
-	       want, bench_median(t, reps));
+	printf("earth %s n=%d: %ld correct, median %.0f ns\n", argv[1], n, want,
+	       bench_median(t, reps));
 	return 0;
 }

@@ -108,15 +108,17 @@ int main(int argc, char **argv)
 				memset(ybuf, 0xff, (size_t)n * sizeof(double));
 				double t0 = MPI_Wtime();
 				for (long c = 0; c < nch; c++) {
-					long k0 = c * s, k1 = k0 + s < n ? k0 + s : n;
+					long k0 = c * s,
+					     k1 = k0 + s < n ? k0 + s : n;
 					MPI_Irecv(ybuf + k0, (int)(k1 - k0),
-						  MPI_DOUBLE, 1, 3, MPI_COMM_WORLD,
-						  &rq[c]);
+						  MPI_DOUBLE, 1, 3,
+						  MPI_COMM_WORLD, &rq[c]);
 				}
 				int go = 1;
 				MPI_Send(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
 				for (long c = 0; c < nch; c++) {
-					long k0 = c * s, k1 = k0 + s < n ? k0 + s : n;
+					long k0 = c * s,
+					     k1 = k0 + s < n ? k0 + s : n;
 					MPI_Wait(&rq[c], MPI_STATUS_IGNORE);
 					ll7_kernel(&d, d.x, ybuf, k0, k1);
 				}
@@ -127,30 +129,33 @@ int main(int argc, char **argv)
 				MPI_Recv(&go, 1, MPI_INT, 0, 1, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
 				for (long c = 0; c < nch; c++) {
-					long k0 = c * s, k1 = k0 + s < n ? k0 + s : n;
+					long k0 = c * s,
+					     k1 = k0 + s < n ? k0 + s : n;
 					MPI_Isend(d.y + k0, (int)(k1 - k0),
-						  MPI_DOUBLE, 0, 3, MPI_COMM_WORLD,
-						  &rq[c]);
+						  MPI_DOUBLE, 0, 3,
+						  MPI_COMM_WORLD, &rq[c]);
 				}
 				MPI_Waitall((int)nch, rq, MPI_STATUSES_IGNORE);
 			}
 		}
 	}
 	if (rank == 0) {
-		double seq = median(tseq, ns * reps), ff = median(tff, ns * reps);
+		double seq = median(tseq, ns * reps),
+		       ff = median(tff, ns * reps);
 		int best = 0;
 		double bestpct = INFINITY;
 		for (int si = 0; si < ns; si++) {
 			double th = median(tpf + si * reps, reps);
 			double pct = (th - seq) / (ff - seq) * 100;
-			printf("mpirow,%ld,%ld,%.0f,%.0f,%.0f,%.2f\n", n, sv[si],
-			       seq, ff, th, pct);
+			printf("mpirow,%ld,%ld,%.0f,%.0f,%.0f,%.2f\n", n,
+			       sv[si], seq, ff, th, pct);
 			if (pct < bestpct) {
 				bestpct = pct;
 				best = si;
 			}
 		}
-		printf("mpi ll7 n=%ld: seq %.0f ns, fetch-first %.0f ns, best s=%ld: "
+		printf("mpi ll7 n=%ld: seq %.0f ns, fetch-first %.0f ns, best "
+		       "s=%ld: "
 		       "prefetch %.0f ns, %.2f%%\n",
 		       n, seq, ff, sv[best], median(tpf + best * reps, reps),
 		       bestpct);

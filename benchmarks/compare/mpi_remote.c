@@ -24,10 +24,12 @@ int main(int argc, char **argv)
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	int k = argc > 1 ? atoi(argv[1]) : 0, reps = argc > 2 ? atoi(argv[2]) : 0;
+	int k = argc > 1 ? atoi(argv[1]) : 0,
+	    reps = argc > 2 ? atoi(argv[2]) : 0;
 	if (size != 2 || k < 1 || reps < 1 || reps > 64) {
 		if (!rank)
-			fprintf(stderr, "usage: mpirun -np 2 mpi_remote K REPS\n");
+			fprintf(stderr,
+				"usage: mpirun -np 2 mpi_remote K REPS\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -62,7 +64,8 @@ int main(int argc, char **argv)
 			double t0 = MPI_Wtime();
 			for (long i = 0; i < k; i++) {
 				v = 0;
-				MPI_Get(&v, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win);
+				MPI_Get(&v, 1, MPI_LONG, 1, 0, 1, MPI_LONG,
+					win);
 				MPI_Win_flush(1, win);
 				bad += v != 42;
 			}

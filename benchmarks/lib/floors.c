@@ -37,7 +37,8 @@ double bench_pingpong_rtt_shm(long rounds)
 	if (c == 0) {
 		bench_pin(su);
 		for (uint64_t i = 1; i <= (uint64_t)rounds; i++) {
-			while (atomic_load_explicit(ping, memory_order_acquire) != i)
+			while (atomic_load_explicit(ping,
+						    memory_order_acquire) != i)
 				q_cpu_relax();
 			atomic_store_explicit(pong, i, memory_order_release);
 		}
@@ -226,7 +227,8 @@ double bench_signal_floor_ns(int busy, int n, double *send_ns)
 		int tid = atomic_load(&g_sf->tid);
 		uint64_t t0 = q_tsc();
 		syscall(SYS_tgkill, c, tid, sig);
-		vs[i] = bench_ns((double)(q_tsc() - t0)); /* the sender's cost */
+		vs[i] =
+		    bench_ns((double)(q_tsc() - t0)); /* the sender's cost */
 		uint64_t dl = t0 + (uint64_t)(1e9 / bench_ns(1.0)); /* 1 s */
 		uint64_t t1;
 		while (!(t1 = atomic_load(&g_sf->t_recv)) && q_tsc() < dl)

@@ -18,9 +18,8 @@ static cpu_set_t bench_start_cpus;
 static int bench_start_ok;
 __attribute__((constructor)) static void bench_save_cpus(void)
 {
-	bench_start_ok =
-		sched_getaffinity(0, sizeof(bench_start_cpus),
-				  &bench_start_cpus) == 0;
+	bench_start_ok = sched_getaffinity(0, sizeof(bench_start_cpus),
+					   &bench_start_cpus) == 0;
 }
 
 int bench_job_cpus(void)

@@ -87,7 +87,8 @@ void bench_pair_line(const char *name, double value)
 double bench_pair_value(const char *out, const char *name)
 {
 	size_t l = strlen(name);
-	for (const char *p = strstr(out, "pair "); p; p = strstr(p + 1, "pair ")) {
+	for (const char *p = strstr(out, "pair "); p;
+	     p = strstr(p + 1, "pair ")) {
 		if (!strncmp(p + 5, name, l) && p[5 + l] == ' ')
 			return atof(p + 6 + l);
 	}

@@ -2,8 +2,8 @@
 /*
  * plot.h - plots are drawn by gnuplot scripts (a .gp file in the
  * benchmark's folder, copied beside the benchmark by make) from the CSV
- * files the benchmark wrote; without gnuplot (Debian gnuplot-nox, which `make bench` installs)
- * the benchmark says so and runs on.
+ * files the benchmark wrote; without gnuplot (Debian gnuplot-nox, which `make
+ * bench` installs) the benchmark says so and runs on.
  */
 #ifndef EARTH_BENCH_PLOT_H
 #define EARTH_BENCH_PLOT_H

@@ -48,10 +48,10 @@ static struct {
 	int ni, fi, si, rep, phase;
 	long n, f, s, nchunks, next, left;
 	struct ll7_data d;
-	double *ybuf;      /* Y fetched from node 1 (registered) */
-	double want;       /* checksum of the sequential loop */
-	earth_gptr yrem;   /* Y on node 1 */
-	struct chunk *ch;  /* registered: the slots live here */
+	double *ybuf;	  /* Y fetched from node 1 (registered) */
+	double want;	  /* checksum of the sequential loop */
+	earth_gptr yrem;  /* Y on node 1 */
+	struct chunk *ch; /* registered: the slots live here */
 	long ch_cap;
 	uint64_t t0, t1;
 	earth_slot s_fetch, s_prep;
@@ -101,8 +101,9 @@ static void prep_entry(void *f)
 		bad = earth_register_memory(remote_d.y, bytes) != 0;
 	}
 	if (bad) {
-		fprintf(stderr, "ll7: node %u: cannot allocate or register "
-				"%ld doubles%s\n",
+		fprintf(stderr,
+			"ll7: node %u: cannot allocate or register "
+			"%ld doubles%s\n",
 			earth_node_id(), a->n,
 			a->y_global ? " of global memory (earthrun --gmem-mb)"
 				    : "");
@@ -167,8 +168,8 @@ static void th_compute(void *p)
 static void th_issue(void *unused)
 {
 	(void)unused;
-	long end = J.next + ISSUE_BATCH < J.nchunks ? J.next + ISSUE_BATCH
-						     : J.nchunks;
+	long end =
+	    J.next + ISSUE_BATCH < J.nchunks ? J.next + ISSUE_BATCH : J.nchunks;
 	for (; J.next < end; J.next++) {
 		struct chunk *c = &J.ch[J.next];
 		c->k0 = J.next * J.s;
@@ -242,12 +243,13 @@ static void step(void)
 			continue;
 		case 1: /* fetch everything first: f block moves of all of Y */
 			poison();
-			earth_slot_init(&J.s_fetch, (int32_t)J.f, 0, ff_got, NULL);
+			earth_slot_init(&J.s_fetch, (int32_t)J.f, 0, ff_got,
+					NULL);
 			J.t0 = q_tsc_ordered();
 			for (long i = 0; i < J.f; i++)
-				earth_blkmov_sync(J.yrem, earth_to_global(J.ybuf),
-						  (size_t)J.n * sizeof(double),
-						  &J.s_fetch);
+				earth_blkmov_sync(
+				    J.yrem, earth_to_global(J.ybuf),
+				    (size_t)J.n * sizeof(double), &J.s_fetch);
 			return;
 		case 2: /* threaded */
 			poison();
@@ -262,9 +264,9 @@ static void step(void)
 					NULL);
 			J.t0 = q_tsc_ordered();
 			for (long i = 0; i < J.f; i++)
-				earth_blkmov_sync(J.yrem, earth_to_global(J.ybuf),
-						  (size_t)k1 * sizeof(double),
-						  &J.s_fetch);
+				earth_blkmov_sync(
+				    J.yrem, earth_to_global(J.ybuf),
+				    (size_t)k1 * sizeof(double), &J.s_fetch);
 			return;
 		}
 		}

@@ -67,8 +67,8 @@ void ll7_free(struct ll7_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-void ll7_kernel(const struct ll7_data *d, double *x, const double *y,
-		long k0, long k1)
+void ll7_kernel(const struct ll7_data *d, double *x, const double *y, long k0,
+		long k1)
 {
 	const double q = d->q, r = d->r, t = d->t;
 	const double *u = d->u, *z = d->z;

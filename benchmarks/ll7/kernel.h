@@ -17,7 +17,7 @@
 struct ll7_data {
 	long n;
 	double q, r, t;
-	double *u; /* n + 6 */
+	double *u;	   /* n + 6 */
 	double *y, *z, *x; /* n each */
 };
 
@@ -32,8 +32,8 @@ int ll7_alloc(struct ll7_data *d, long n);
 void ll7_free(struct ll7_data *d);
 
 /* x[k] for k in [k0, k1) from u, the given y and z (y may be a copy). */
-void ll7_kernel(const struct ll7_data *d, double *x, const double *y,
-		long k0, long k1);
+void ll7_kernel(const struct ll7_data *d, double *x, const double *y, long k0,
+		long k1);
 
 /* LFK checksum of x[0..n): sum of (k+1)*x[k], in order. */
 double ll7_checksum(const double *x, long n);

@@ -87,17 +87,19 @@ static int job_main(int argc, char **argv)
 	}
 	for (int i = 0; i < p.nn; i++)
 		if (p.per_decade * log10((double)p.n[i]) + 2 > LL7_MAX_S) {
-			fprintf(stderr, "ll7: bad job arguments: n=%ld at %d "
-					"sizes per decade is more than %d fiber "
-					"sizes; use fewer per decade\n",
+			fprintf(stderr,
+				"ll7: bad job arguments: n=%ld at %d "
+				"sizes per decade is more than %d fiber "
+				"sizes; use fewer per decade\n",
 				p.n[i], p.per_decade, LL7_MAX_S);
 			return 2;
 		}
 	const char *y = getenv("LL7_Y");
 	if (y && *y && strcmp(y, "global") && strcmp(y, "registered")) {
-		fprintf(stderr, "ll7: LL7_Y=%s: must be global (Y in node 1's "
-				"global memory) or registered (the default: "
-				"served by node 1's SU)\n",
+		fprintf(stderr,
+			"ll7: LL7_Y=%s: must be global (Y in node 1's "
+			"global memory) or registered (the default: "
+			"served by node 1's SU)\n",
 			y);
 		return 2;
 	}
@@ -130,11 +132,16 @@ static int run_job(const char *env, const char *transport, const char *label,
 	       env, earthrun, transport, self, label, mode, ns, fs, r, d, c,
 	       *modeflag ? " " : "", modeflag);
 	const char *envv[] = {env, NULL};
-	const char *argv[] = {self, "--job", label, mode, ns, fs, r, d, c,
-			      *modeflag ? modeflag : NULL, NULL};
-	struct bench_job_spec s = {.earthrun = earthrun, .nodes = 2,
-				   .transport = transport, .env = envv,
-				   .argv = argv, .merge_stderr = 1,
+	const char *argv[] = {
+	    self, "--job", label, mode, ns,
+	    fs,	  r,	   d,	  c,	*modeflag ? modeflag : NULL,
+	    NULL};
+	struct bench_job_spec s = {.earthrun = earthrun,
+				   .nodes = 2,
+				   .transport = transport,
+				   .env = envv,
+				   .argv = argv,
+				   .merge_stderr = 1,
 				   .who = "ll7"};
 	struct bench_job j;
 	if (bench_job_start(&j, &s))
@@ -165,13 +172,15 @@ static int plot(const char *net, const char *mode, const char *ns,
 	}
 	char gp[PATH_MAX + 32], tag[96];
 	bench_beside(self, "ll7.gp", gp, sizeof(gp));
-	snprintf(tag, sizeof(tag), "%s%s%s", net, strcmp(mode, "dual") ? "-" : "",
+	snprintf(tag, sizeof(tag), "%s%s%s", net,
+		 strcmp(mode, "dual") ? "-" : "",
 		 strcmp(mode, "dual") ? mode : "");
 	const char *terms[] = {"svg", "png"};
 	int bad = 0;
 	for (int i = 0; i < 2; i++) {
 		char vars[4 * PATH_MAX], out[PATH_MAX + 128];
-		snprintf(out, sizeof(out), "%s/ll7-%s.%s", outdir, tag, terms[i]);
+		snprintf(out, sizeof(out), "%s/ll7-%s.%s", outdir, tag,
+			 terms[i]);
 		snprintf(vars, sizeof(vars),
 			 "csv='%s/ll7.csv'; net='%s'; mode='%s'; ns='%s'; "
 			 "fs='%s'; out='%s'; term='%s'",
@@ -218,10 +227,11 @@ static void summary_md(void)
 		printf("# ll7: cannot write %s\n", path);
 		return;
 	}
-	fprintf(out, "| net | mode | n | factor | comm/comp | best s | residual "
-		     "%% | bound at best s %% | s with <= 3%% | s with <= "
-		     "%.1f%% (1995 optimum) | comp us | fetch-first us |\n"
-		     "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+	fprintf(out,
+		"| net | mode | n | factor | comm/comp | best s | residual "
+		"%% | bound at best s %% | s with <= 3%% | s with <= "
+		"%.1f%% (1995 optimum) | comp us | fetch-first us |\n"
+		"|---|---|---|---|---|---|---|---|---|---|---|---|\n",
 		LL7_PAPER_BEST_PCT);
 	if (!fgets(line, sizeof(line), in)) /* header */
 		line[0] = 0;
@@ -229,19 +239,21 @@ static void summary_md(void)
 		char net[32], mode[32];
 		long n, f, best, lo, hi, plo, phi;
 		double cc, res, bmin, bbest, seq, ff, fetch;
-		if (sscanf(line,
-			   "%31[^,],%31[^,],%ld,%ld,%lf,%ld,%lf,%lf,%lf,%ld,%ld,"
-			   "%lf,%lf,%lf,%ld,%ld",
-			   net, mode, &n, &f, &cc, &best, &res, &bmin, &bbest, &lo,
-			   &hi, &seq, &ff, &fetch, &plo, &phi) != 16)
+		if (sscanf(
+			line,
+			"%31[^,],%31[^,],%ld,%ld,%lf,%ld,%lf,%lf,%lf,%ld,%ld,"
+			"%lf,%lf,%lf,%ld,%ld",
+			net, mode, &n, &f, &cc, &best, &res, &bmin, &bbest, &lo,
+			&hi, &seq, &ff, &fetch, &plo, &phi) != 16)
 			continue;
 		char range[64] = "none", prange[64] = "none";
 		if (lo)
 			snprintf(range, sizeof(range), "%ld..%ld", lo, hi);
 		if (plo)
 			snprintf(prange, sizeof(prange), "%ld..%ld", plo, phi);
-		fprintf(out, "| %s | %s | %ld | x%ld | %.2f | %ld | %.1f | %.1f | "
-			     "%s | %s | %.1f | %.1f |\n",
+		fprintf(out,
+			"| %s | %s | %ld | x%ld | %.2f | %ld | %.1f | %.1f | "
+			"%s | %s | %.1f | %.1f |\n",
 			net, mode, n, f, cc, best, res, bbest, range, prange,
 			seq / 1e3, ff / 1e3);
 	}
@@ -280,20 +292,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ll7: cannot write %s/ll7*.csv\n", outdir);
 		return 1;
 	}
-	fprintf(rows_csv, "net,mode,n,factor,s,fibers,seq_ns,ff_ns,fetch_ns,"
-			  "threaded_ns,first_chunk_ns,comm_comp,pct,bound_pct\n");
-	fprintf(sum_csv, "net,mode,n,factor,comm_comp,best_s,residual_pct,"
-			 "bound_pct,bound_at_best_pct,s_lo_3pct,s_hi_3pct,"
-			 "seq_ns,ff_ns,fetch_ns,s_lo_paper_pct,s_hi_paper_pct\n");
-	const char *ns = bench_quick ? "9900,1000000"
-				     : "990,9900,100000,1000000";
+	fprintf(rows_csv,
+		"net,mode,n,factor,s,fibers,seq_ns,ff_ns,fetch_ns,"
+		"threaded_ns,first_chunk_ns,comm_comp,pct,bound_pct\n");
+	fprintf(sum_csv,
+		"net,mode,n,factor,comm_comp,best_s,residual_pct,"
+		"bound_pct,bound_at_best_pct,s_lo_3pct,s_hi_3pct,"
+		"seq_ns,ff_ns,fetch_ns,s_lo_paper_pct,s_hi_paper_pct\n");
+	const char *ns =
+	    bench_quick ? "9900,1000000" : "990,9900,100000,1000000";
 	const char *fs = bench_quick ? "1,16" : "1,2,4,8,16";
 	int reps = bench_quick ? 3 : 5, dec = bench_quick ? 2 : 3;
 	if (getenv("BENCH_REPS"))
 		reps = bench_reps;
 	printf("# ll7: medians of %d repetitions per configuration%s, %d "
 	       "times as many for n <= %d\n",
-	       reps, bench_quick ? "" : " (the emulated and single-core runs: 3)",
+	       reps,
+	       bench_quick ? "" : " (the emulated and single-core runs: 3)",
 	       LL7_SHORT_X, LL7_SHORT_N);
 	long cap = bench_quick ? 1L << 16 : 1L << 18;
 	char nsp[64], fsp[64];
@@ -330,9 +345,9 @@ int main(int argc, char **argv)
 		bad |= plot("shm_emu", "dual", "9900 1000000", "1 4 16");
 		const char *modes[] = {"single-poll", "single-interrupt"};
 		for (int i = 0; i < 2; i++) {
-			int st = run_job("", "shm", "shm", modes[i],
-					 "9900,1000000", "1,4,16", 3, 2,
-					 1L << 16);
+			int st =
+			    run_job("", "shm", "shm", modes[i], "9900,1000000",
+				    "1,4,16", 3, 2, 1L << 16);
 			if (st == 70) { /* EARTH_EXIT_USAGE: unknown flag */
 				printf("# ll7: %s mode: the runtime refused "
 				       "--earth-mode=%s (status 70): "

@@ -26,19 +26,19 @@
 
 struct ll7_plan {
 	char label[32]; /* transport, e.g. shm, tcp, shm_emu */
-	char mode[32];  /* node mode: dual, single-poll, ... */
+	char mode[32];	/* node mode: dual, single-poll, ... */
 	long n[LL7_MAX_N];
 	int nn;
 	long f[LL7_MAX_F];
 	int nf;
 	int reps;
-	int per_decade;  /* fiber sizes per decade of s */
-	long ops_cap;    /* skip s where (n/s)*f block moves exceed this */
-	int cpus;        /* usable CPUs, and the first two of them */
+	int per_decade; /* fiber sizes per decade of s */
+	long ops_cap;	/* skip s where (n/s)*f block moves exceed this */
+	int cpus;	/* usable CPUs, and the first two of them */
 	int cpu_list[2];
-	int y_global;    /* Y in node 1's global memory (LL7_Y=global): over
-			  * shm node 0's SU reads it one-sided; else Y is
-			  * registered memory served by node 1's SU */
+	int y_global; /* Y in node 1's global memory (LL7_Y=global): over
+		       * shm node 0's SU reads it one-sided; else Y is
+		       * registered memory served by node 1's SU */
 };
 
 /* Repetitions at loop length n: the plan's, times LL7_SHORT_X for the
@@ -59,8 +59,8 @@ struct ll7_result {
 	double th[LL7_MAX_S], first[LL7_MAX_S]; /* medians, ns */
 	double pct[LL7_MAX_S], bound[LL7_MAX_S];
 	double seq, ff, fetch, comm, comm_comp;
-	int best;          /* index of the smallest pct */
-	double bound_min;  /* smallest bound(s) */
+	int best;	  /* index of the smallest pct */
+	double bound_min; /* smallest bound(s) */
 	/* The widest run of consecutive fiber sizes (by s_hi / s_lo) with
 	 * pct <= 3, and with pct <= LL7_PAPER_BEST_PCT (0 when none). */
 	long s_lo3, s_hi3;

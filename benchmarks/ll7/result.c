@@ -49,7 +49,7 @@ static void widest_run(const struct ll7_result *r, double limit, long *lo,
 		while (j + 1 < r->ns && r->pct[j + 1] <= limit)
 			j++;
 		if (!*lo || (double)r->s[j] / (double)r->s[i] >
-				    (double)*hi / (double)*lo) {
+				(double)*hi / (double)*lo) {
 			*lo = r->s[i];
 			*hi = r->s[j];
 		}
@@ -100,9 +100,9 @@ void ll7_print(const struct ll7_plan *p, const struct ll7_result *r)
 	int b = r->best;
 	printf("ll7sum,%s,%s,%ld,%ld,%.4f,%ld,%.2f,%.2f,%.2f,%ld,%ld,%.0f,"
 	       "%.0f,%.0f,%ld,%ld\n",
-	       p->label, p->mode, r->n, r->f, r->comm_comp, r->s[b],
-	       r->pct[b], r->bound_min, r->bound[b], r->s_lo3, r->s_hi3,
-	       r->seq, r->ff, r->fetch, r->s_lo_paper, r->s_hi_paper);
+	       p->label, p->mode, r->n, r->f, r->comm_comp, r->s[b], r->pct[b],
+	       r->bound_min, r->bound[b], r->s_lo3, r->s_hi3, r->seq, r->ff,
+	       r->fetch, r->s_lo_paper, r->s_hi_paper);
 	printf("# ll7 %s %s n=%ld x%ld: comp %.1f us, fetch-first comm %.1f "
 	       "us (comm/comp %.3f); best s=%ld: %.2f%% (its bound %.2f%%: "
 	       "%+.2f points; smallest bound over s %.2f%%)",

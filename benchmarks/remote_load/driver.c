@@ -41,9 +41,9 @@
 
 #define NMODES 3
 static const char *const mode_env[NMODES] = {"dual", "single-interrupt",
-					      "single-poll"};
+					     "single-poll"};
 static const char *const mode_key[NMODES] = {"dual", "single_irq",
-					      "single_poll"};
+					     "single_poll"};
 #define REPS_MAX 9
 struct result {
 	/* sums over the base and seq phases: CPU ns and busy units of
@@ -61,9 +61,12 @@ static int run_mode(const char *earthrun, const char *self, int m,
 	char set[64];
 	snprintf(set, sizeof(set), "EARTH_MODE=%s", mode_env[m]);
 	const char *env[] = {set, NULL}, *argv[] = {self, NULL};
-	struct bench_job_spec s = {.earthrun = earthrun, .nodes = 2,
-				   .transport = "shm", .env = env,
-				   .argv = argv, .who = "remote_load"};
+	struct bench_job_spec s = {.earthrun = earthrun,
+				   .nodes = 2,
+				   .transport = "shm",
+				   .env = env,
+				   .argv = argv,
+				   .who = "remote_load"};
 	struct bench_job j;
 	if (bench_job_start(&j, &s))
 		return 1;
@@ -81,8 +84,8 @@ static int run_mode(const char *earthrun, const char *self, int m,
 			r->base_u0 += d;
 			r->base_ns1 += e;
 			r->base_u1 += g;
-		} else if (sscanf(line, "RL seq %lf %lf %lf %lf %lf %lf", &a, &b,
-				  &cc, &d, &e, &h) == 6) {
+		} else if (sscanf(line, "RL seq %lf %lf %lf %lf %lf %lf", &a,
+				  &b, &cc, &d, &e, &h) == 6) {
 			r->seq_ms += a;
 			r->seq_loads += b;
 			r->seq_ns0 += cc;
@@ -95,8 +98,8 @@ static int run_mode(const char *earthrun, const char *self, int m,
 			r->thr_loads[ki] = b / a * 1e3;
 			r->thr_busy[ki] = 100.0 * cc * WORK_NS / (a * 1e6);
 			ki++;
-		} else if (sscanf(line, "RL cpu %d %lf", &i, &a) == 2 && i >= 0 &&
-			   i < 2) {
+		} else if (sscanf(line, "RL cpu %d %lf", &i, &a) == 2 &&
+			   i >= 0 && i < 2) {
 			cpu[i] = (int)a;
 		} else if (sscanf(line, "RL total %lf", &a) == 1) {
 			r->total = a;
@@ -110,10 +113,11 @@ static int run_mode(const char *earthrun, const char *self, int m,
 	r->ok = bench_job_wait(&j) == 0 && ki == NKS;
 	/* Two single-core nodes with two CPUs free must not share one. */
 	if (r->ok && m != 0 && bench_job_cpus() >= 2 && cpu[0] == cpu[1]) {
-		fprintf(stderr,
-			"remote_load: %s: both nodes' EUs ran on CPU %d with %d "
-			"CPUs allowed: the run measured one shared core\n",
-			mode_env[m], cpu[0], bench_job_cpus());
+		fprintf(
+		    stderr,
+		    "remote_load: %s: both nodes' EUs ran on CPU %d with %d "
+		    "CPUs allowed: the run measured one shared core\n",
+		    mode_env[m], cpu[0], bench_job_cpus());
 		r->ok = 0;
 	}
 	return !r->ok;
@@ -188,8 +192,8 @@ int main(int argc, char **argv)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	printf("# remote_load: 2 nodes over shm on %ld cores; threads run: "
 	       "dual 2 x 2 = 4, single-interrupt and single-poll 2 x 1 = 2%s\n",
-	       cores, cores < 4 ? " (dual oversubscribed: reported, not judged)"
-				: "");
+	       cores,
+	       cores < 4 ? " (dual oversubscribed: reported, not judged)" : "");
 	printf("# busy fibers of %.0f ns on both nodes; %.3f ns per work "
 	       "iteration\n",
 	       BUSY_NS, ns_per_iter);
@@ -197,8 +201,10 @@ int main(int argc, char **argv)
 	       "computes (busy) or sleeps in pause() (idle)\n");
 	fflush(stdout);
 	double send_busy, send_idle;
-	double floor_busy = bench_signal_floor_ns(1, bench_quick ? 40 : 150, &send_busy);
-	double floor_idle = bench_signal_floor_ns(0, bench_quick ? 40 : 150, &send_idle);
+	double floor_busy =
+	    bench_signal_floor_ns(1, bench_quick ? 40 : 150, &send_busy);
+	double floor_idle =
+	    bench_signal_floor_ns(0, bench_quick ? 40 : 150, &send_idle);
 	bench_metric_ns("signal_floor.busy", floor_busy);
 	bench_metric_ns("signal_floor.idle", floor_idle);
 	/* What raising it costs the sender (the tgkill system call, which
@@ -225,18 +231,21 @@ int main(int argc, char **argv)
 			if (rs[m][i].ok)
 				ov[k++] = eu_overhead_ns(&rs[m][i]);
 		over[m] = bench_median_spread(ov, k, &over_lo[m], &over_hi[m]);
-		total[m] = med_field(rs[m], reps, offsetof(struct result, total));
+		total[m] =
+		    med_field(rs[m], reps, offsetof(struct result, total));
 		for (int s = 0; s < S_COUNT; s++)
-			stage[m][s] = med_field(
-				rs[m], reps,
-				offsetof(struct result, stage) + s * sizeof(double));
+			stage[m][s] = med_field(rs[m], reps,
+						offsetof(struct result, stage) +
+						    s * sizeof(double));
 		for (int i = 0; i < NKS; i++) {
-			thr[m][i] = med_field(rs[m], reps,
-					      offsetof(struct result, thr_loads) +
-						      i * sizeof(double));
-			busy[m][i] = med_field(rs[m], reps,
-					       offsetof(struct result, thr_busy) +
-						       i * sizeof(double));
+			thr[m][i] =
+			    med_field(rs[m], reps,
+				      offsetof(struct result, thr_loads) +
+					  i * sizeof(double));
+			busy[m][i] =
+			    med_field(rs[m], reps,
+				      offsetof(struct result, thr_busy) +
+					  i * sizeof(double));
 		}
 	}
 	static const struct {
@@ -244,16 +253,16 @@ int main(int argc, char **argv)
 		double y1995;
 		int s;
 	} t4[] = {
-		{"EU send request to SU", 780, S_POST},
-		{"SU fetch request from EU", 500, S_FETCH},
-		{"SU generate and send message", 500, S_SEND},
-		{"Transmission and polling delay (+ remote read)", 1500, S_XMIT1},
-		{"Remote SU perform GET operation", 300, S_GET},
-		{"Remote SU generate and send response", 500, S_REPLY},
-		{"Transmission and polling delay (+ read)", 1500, S_XMIT2},
-		{"SU store result and sync", 300, S_STORE},
-		{"SU insert into ready queue", 500, S_READY},
-		{"EU fetch next thread information", 720, S_EU},
+	    {"EU send request to SU", 780, S_POST},
+	    {"SU fetch request from EU", 500, S_FETCH},
+	    {"SU generate and send message", 500, S_SEND},
+	    {"Transmission and polling delay (+ remote read)", 1500, S_XMIT1},
+	    {"Remote SU perform GET operation", 300, S_GET},
+	    {"Remote SU generate and send response", 500, S_REPLY},
+	    {"Transmission and polling delay (+ read)", 1500, S_XMIT2},
+	    {"SU store result and sync", 300, S_STORE},
+	    {"SU insert into ready queue", 500, S_READY},
+	    {"EU fetch next thread information", 720, S_EU},
 	};
 	printf("\n# Table 4: remote load, dual-processor node (ns; medians)\n");
 	printf("# %-48s %8s %10s %12s\n", "stage", "1995", "dual",
@@ -268,14 +277,14 @@ int main(int argc, char **argv)
 		double y1995;
 		int s;
 	} t5[] = {
-		{"EU generate and send message (+ fiber end)", 800, S_RAISE},
-		{"Transmission + remote EU interrupt latency", 1500, S_IRQLAT},
-		{"Remote EU read message", 500, S_RREAD},
-		{"Remote EU perform GET operation", 300, S_GET},
-		{"Remote EU generate and send response", 800, S_REPLY},
-		{"Transmission + EU interrupt + read response", 2000, S_XMIT2},
-		{"EU store result and sync", 200, S_STORE},
-		{"EU fetch next thread (ends the running fiber)", 200, S_SIGEU},
+	    {"EU generate and send message (+ fiber end)", 800, S_RAISE},
+	    {"Transmission + remote EU interrupt latency", 1500, S_IRQLAT},
+	    {"Remote EU read message", 500, S_RREAD},
+	    {"Remote EU perform GET operation", 300, S_GET},
+	    {"Remote EU generate and send response", 800, S_REPLY},
+	    {"Transmission + EU interrupt + read response", 2000, S_XMIT2},
+	    {"EU store result and sync", 200, S_STORE},
+	    {"EU fetch next thread (ends the running fiber)", 200, S_SIGEU},
 	};
 	printf("\n# Table 5: remote load, interrupt-driven single-core node "
 	       "(ns; medians)\n");
@@ -304,19 +313,22 @@ int main(int argc, char **argv)
 		       "3.5)\n",
 		       over[0] > 0 ? over[1] / over[0] : INFINITY,
 		       over[1] / over_hi[0]);
-	printf("# a single_irq load raises 2 signals: 2 x signal_send_cost.busy "
-	       "= %.0f ns of its %.0f ns; receiving them and the SU work "
-	       "inline: the rest\n",
-	       2 * send_busy, over[1]);
-	printf("# interrupt latency: signal raised by the sender .. handler "
-	       "entered on the receiver (1995 estimate, optimistic: 1000 ns)\n");
+	printf(
+	    "# a single_irq load raises 2 signals: 2 x signal_send_cost.busy "
+	    "= %.0f ns of its %.0f ns; receiving them and the SU work "
+	    "inline: the rest\n",
+	    2 * send_busy, over[1]);
+	printf(
+	    "# interrupt latency: signal raised by the sender .. handler "
+	    "entered on the receiver (1995 estimate, optimistic: 1000 ns)\n");
 	bench_metric_ns("irq_latency", stage[1][S_IRQLAT]);
 	printf("# irq_latency / signal_floor.busy: %.2f; / 1995 estimate "
 	       "(1000 ns): %.1f\n",
 	       stage[1][S_IRQLAT] / floor_busy, stage[1][S_IRQLAT] / 1000.0);
 	for (int m = 0; m < NMODES; m++) {
 		char name[96];
-		snprintf(name, sizeof(name), "remote_load_total.%s", mode_key[m]);
+		snprintf(name, sizeof(name), "remote_load_total.%s",
+			 mode_key[m]);
 		bench_metric_ns(name, total[m]);
 	}
 	printf("\n# Throughput: k chains of (remote load, %.0f ns of work) on "
@@ -336,7 +348,7 @@ int main(int argc, char **argv)
 	const char *out = getenv("REMOTE_LOAD_OUT");
 	if (!out || !*out)
 		out = getenv("RESULTS_DIR");
-	bad |= write_results(self, out && *out ? out : "docs/results", thr,
-			     busy);
+	bad |=
+	    write_results(self, out && *out ? out : "docs/results", thr, busy);
 	return bad;
 }

@@ -10,10 +10,11 @@
  * base's CPU time per unit), per load, is the EU overhead of a remote load
  * (everything the EU cores spent on it: posting, SU work done on the EU
  * core, interrupts, cache traffic); thread CPU time leaves out the time a
- * thread was preempted; (3) stages: one busy chain, reading node 1's stamps after each load
- * (the library variant built with -DEARTH_STAMPS, runtime/base/stamp.h);
- * (4) k chains of loads, each load followed by WORK_NS of work on node 0
- * (no busy chain there): loads per second and node 0's busy share.
+ * thread was preempted; (3) stages: one busy chain, reading node 1's stamps
+ * after each load (the library variant built with -DEARTH_STAMPS,
+ * runtime/base/stamp.h); (4) k chains of loads, each load followed by WORK_NS
+ * of work on node 0 (no busy chain there): loads per second and node 0's busy
+ * share.
  */
 #define _GNU_SOURCE 1
 #include "remote_load.h"
@@ -33,7 +34,7 @@
 extern uint64_t earth_stamp_t[STAMP_COUNT_];
 #endif
 
-#define CHAINS 4 /* busy chains: the ready queue never runs dry */
+#define CHAINS 4   /* busy chains: the ready queue never runs dry */
 #define MAXS 20000 /* stage samples kept */
 
 /* ---- work of fixed size ---- */
@@ -70,7 +71,7 @@ double remote_load_calibrate(void)
 /* ---- the busy chain (each node) ---- */
 
 enum phase { PH_BASE, PH_SEQ, PH_STAGES, PH_THR, PH_DONE };
-static int g_phase; /* node 0 */
+static int g_phase;	 /* node 0 */
 static uint64_t g_units; /* busy units done on this node */
 static int g_busy_on;
 static uint64_t g_phase_end; /* node 0: TSC when the phase ends */
@@ -93,7 +94,7 @@ static void mark_now(void)
 	g_mark.units = g_units;
 }
 
-static int g_live;        /* node 0: busy chains still running */
+static int g_live;	  /* node 0: busy chains still running */
 static int g_load_parked; /* node 0: the load chain saw the end */
 
 /* Node 0: the phase moves on once every chain stopped (the frames and the
@@ -209,8 +210,8 @@ static void phase_next(void *frame)
 {
 	(void)frame;
 	earth_slot_init(&g_ru.s, 1, 0, ru_got, NULL);
-	earth_blkmov_sync(earth_gptr_make(1, &g_mark), earth_to_global(&g_rmark),
-			  sizeof(g_rmark), &g_ru.s);
+	earth_blkmov_sync(earth_gptr_make(1, &g_mark),
+			  earth_to_global(&g_rmark), sizeof(g_rmark), &g_ru.s);
 }
 
 static void phase_start(void *frame)
@@ -293,8 +294,8 @@ static void load_done(void *frame)
 		return;
 	}
 	if (g_phase == PH_STAGES && g_ntotal < MAXS)
-		g_total[g_ntotal++] = D(earth_stamp_t[STAMP_EU_FETCH] -
-					       f->t_post);
+		g_total[g_ntotal++] =
+		    D(earth_stamp_t[STAMP_EU_FETCH] - f->t_post);
 	if (!g_busy_on) { /* a busy chain saw the end of the phase */
 		g_load_parked = 1;
 		maybe_next();

@@ -23,20 +23,20 @@ static const int ks[NKS] = {1, 2, 4, 8, 16, 32, 64};
 
 /* The stages of a remote load (signed differences of TSC stamps). */
 enum {
-	S_POST,    /* EU posts the request (inside earth_get_sync)    */
-	S_FETCH,   /* until the SU takes it                           */
-	S_SEND,    /* SU builds and hands the message to the net      */
-	S_XMIT1,   /* transmission and polling / interrupt, to R_READ */
-	S_GET,     /* remote: locate and check the word               */
-	S_REPLY,   /* remote: build and hand the reply to the net     */
-	S_XMIT2,   /* transmission, polling / interrupt, reply read   */
-	S_STORE,   /* store the value, signal the slot                */
-	S_READY,   /* into the ready queue                            */
-	S_EU,      /* EU fetches the next fiber                       */
-	S_RAISE,   /* irq: post .. signal raised (send + fiber end)   */
-	S_IRQLAT,  /* irq: signal raised .. remote handler entered    */
-	S_RREAD,   /* irq: handler entered .. request read            */
-	S_SIGEU,   /* irq: slot signalled .. EU fetches the fiber     */
+	S_POST,	  /* EU posts the request (inside earth_get_sync)    */
+	S_FETCH,  /* until the SU takes it                           */
+	S_SEND,	  /* SU builds and hands the message to the net      */
+	S_XMIT1,  /* transmission and polling / interrupt, to R_READ */
+	S_GET,	  /* remote: locate and check the word               */
+	S_REPLY,  /* remote: build and hand the reply to the net     */
+	S_XMIT2,  /* transmission, polling / interrupt, reply read   */
+	S_STORE,  /* store the value, signal the slot                */
+	S_READY,  /* into the ready queue                            */
+	S_EU,	  /* EU fetches the next fiber                       */
+	S_RAISE,  /* irq: post .. signal raised (send + fiber end)   */
+	S_IRQLAT, /* irq: signal raised .. remote handler entered    */
+	S_RREAD,  /* irq: handler entered .. request read            */
+	S_SIGEU,  /* irq: slot signalled .. EU fetches the fiber     */
 	S_COUNT
 };
 

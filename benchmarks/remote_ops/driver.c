@@ -52,16 +52,18 @@ static int run_job(const char *earthrun, const char *self,
 	char set[128];
 	snprintf(set, sizeof(set), "%s=%s", var, val);
 	const char *env[] = {set, NULL}, *argv[] = {self, NULL};
-	struct bench_job_spec s = {.earthrun = earthrun, .nodes = 2,
-				   .transport = transport, .env = env,
-				   .argv = argv, .who = "remote_ops"};
+	struct bench_job_spec s = {.earthrun = earthrun,
+				   .nodes = 2,
+				   .transport = transport,
+				   .env = env,
+				   .argv = argv,
+				   .who = "remote_ops"};
 	return bench_job_run(&s, out, cap);
 }
 
 /* Runs a 2-node balancing job of `app` over shm, its output into the
  * log as comments; METRIC lines from the nodes' figures. 0 on success. */
-static int run_balance(const char *earthrun, const char *self,
-		       const char *app)
+static int run_balance(const char *earthrun, const char *self, const char *app)
 {
 	static char out[16384];
 	setenv("EARTH_TIMING", "1", 1);
@@ -76,11 +78,12 @@ static int run_balance(const char *earthrun, const char *self,
 		unsigned long long busy, wall, stolen, given, fibers;
 		double t;
 		printf("# %s\n", line);
-		if (sscanf(line, "balance-node %u busy_ns %llu wall_ns %llu "
-				 "stolen %llu given %llu fibers %llu",
+		if (sscanf(line,
+			   "balance-node %u busy_ns %llu wall_ns %llu "
+			   "stolen %llu given %llu fibers %llu",
 			   &id, &busy, &wall, &stolen, &given, &fibers) == 6) {
-			double sh = wall ? 100.0 * (double)busy / (double)wall
-					 : 0;
+			double sh =
+			    wall ? 100.0 * (double)busy / (double)wall : 0;
 			share_min = sh < share_min ? sh : share_min;
 			share_max = sh > share_max ? sh : share_max;
 			steals += (double)stolen;
@@ -88,8 +91,8 @@ static int run_balance(const char *earthrun, const char *self,
 			if (fib_min < 0 || (double)fibers < fib_min)
 				fib_min = (double)fibers;
 			nodes++;
-		} else if (strstr(line, "balance-app ") && strstr(line, "correct") &&
-			   !strstr(line, "WRONG")) {
+		} else if (strstr(line, "balance-app ") &&
+			   strstr(line, "correct") && !strstr(line, "WRONG")) {
 			char *p = strstr(line, "time_ns ");
 			if (p && sscanf(p, "time_ns %lf", &t) == 1) {
 				time_ns = t;
@@ -131,29 +134,32 @@ static int run_pairs(const char *earthrun, const char *self, const char *tr,
 	snprintf(n[0], 64, "blkmov_bw.%s", tr);
 	snprintf(n[2], 64, "blkmov_bw_over_%s.%s", tcp ? "stream" : "memcpy",
 		 tr);
-	bench_paired_init(&bw, "remote_ops", n[0], tcp ? "tcp_stream_bw" : "memcpy_bw", n[2],
-		    "MB/s");
+	bench_paired_init(&bw, "remote_ops", n[0],
+			  tcp ? "tcp_stream_bw" : "memcpy_bw", n[2], "MB/s");
 	bench_paired_init(&rtt_su, "remote_ops", "get_remote_rtt_su.shm", n[1],
-		    "get_remote_rtt_su_over_pingpong.shm", "ns");
+			  "get_remote_rtt_su_over_pingpong.shm", "ns");
 	bench_paired_init(&bw_su, "remote_ops", "blkmov_bw_su.shm", "memcpy_bw",
-		    "blkmov_bw_su_over_memcpy.shm", "MB/s");
+			  "blkmov_bw_su_over_memcpy.shm", "MB/s");
 	static char out[8192];
 	for (int r = 0; r < rounds; r++) {
-		double pp = tcp ? bench_pingpong_rtt_tcp(bench_quick ? 5000 : 20000)
-				: bench_pingpong_rtt_shm(bench_quick ? 20000 : 100000);
-		double sb = tcp ? bench_tcp_stream_bw(bench_quick ? (64u << 20)
-							    : (256u << 20))
+		double pp =
+		    tcp ? bench_pingpong_rtt_tcp(bench_quick ? 5000 : 20000)
+			: bench_pingpong_rtt_shm(bench_quick ? 20000 : 100000);
+		double sb = tcp ? bench_tcp_stream_bw(
+				      bench_quick ? (64u << 20) : (256u << 20))
 				: 0;
 		if (run_job(earthrun, self, tr, "REMOTE_OPS_PART", "pair", out,
 			    sizeof(out))) {
-			printf("# remote_ops: pair job %d over %s failed:\n%s\n",
-			       r, tr, out);
+			printf(
+			    "# remote_ops: pair job %d over %s failed:\n%s\n",
+			    r, tr, out);
 			bad = 1;
 			continue;
 		}
 		double g = bench_pair_value(out, rtt.name);
 		double b = bench_pair_value(out, bw.name);
-		printf("# pair %d %s: pingpong %.0f ns, get %.0f ns", r, tr, pp, g);
+		printf("# pair %d %s: pingpong %.0f ns, get %.0f ns", r, tr, pp,
+		       g);
 		bench_paired_add(&rtt, g, pp);
 		if (tcp) {
 			printf(", stream %.0f MB/s, blkmov %.0f MB/s\n", sb, b);

@@ -115,8 +115,19 @@ EARTH_THREADED_FUNCTION(barriers, barriers_entry, struct barriers_frame,
 
 /* ---- the phases, run by node 0 ---- */
 
-enum op { OP_SPAWN, OP_LOAD, OP_STORE, OP_CALL, OP_GETRTT, OP_BLK,
-	  OP_BARRIER, OP_GETRTT_G, OP_BLK_G, OP_MEMCPY_G, OP_COUNT };
+enum op {
+	OP_SPAWN,
+	OP_LOAD,
+	OP_STORE,
+	OP_CALL,
+	OP_GETRTT,
+	OP_BLK,
+	OP_BARRIER,
+	OP_GETRTT_G,
+	OP_BLK_G,
+	OP_MEMCPY_G,
+	OP_COUNT
+};
 static const char *const op_names[] = {"spawn", "load", "store", "call"};
 
 /* Phases run in blocks, one block after the other; a block runs in
@@ -196,9 +207,8 @@ static void issue(struct main_frame *m, struct phase *p, earth_slot *s)
 		earth_get_sync_l(word, &m->got, s);
 		break;
 	case OP_STORE:
-		earth_data_sync_l(5, earth_gptr_make((uint32_t)p->target,
-						     &store_word),
-				  s);
+		earth_data_sync_l(
+		    5, earth_gptr_make((uint32_t)p->target, &store_word), s);
 		break;
 	case OP_SPAWN: {
 		struct spawned_args a = {earth_slot_global(s)};
@@ -245,7 +255,8 @@ static void run_phase(struct main_frame *m)
 		/* the floor of a block move: node 0 copies the same bytes to
 		 * the same place itself */
 		m->t0 = q_tsc_ordered();
-		memcpy(blk_dst, earth_gptr_addr(earth_garray_at(&garr, GBLOCK + 64)),
+		memcpy(blk_dst,
+		       earth_gptr_addr(earth_garray_at(&garr, GBLOCK + 64)),
 		       BLK);
 		record(m, p);
 		return;
@@ -255,8 +266,8 @@ static void run_phase(struct main_frame *m)
 		earth_slot_init(&m->s_pipe, p->count, 0, pipe_done, m);
 		for (int i = 0; i < p->count; i++)
 			issue(m, p, &m->s_pipe);
-		p->post[p->nv] = bench_ns((double)(q_tsc_ordered() - m->t0)) /
-				 p->count;
+		p->post[p->nv] =
+		    bench_ns((double)(q_tsc_ordered() - m->t0)) / p->count;
 	} else {
 		m->i = -1;
 		earth_slot_init(&m->s_seq, 1, 1, seq_step, m);
@@ -291,13 +302,14 @@ EARTH_THREADED_FUNCTION(remote_main, main_entry, struct main_frame,
 static int cur_block;
 static void add(enum op op, int pipe, int target, int count)
 {
-	phases[nphases++] = (struct phase){.op = op, .block = cur_block,
-					   .pipe = pipe, .target = target,
+	phases[nphases++] = (struct phase){.op = op,
+					   .block = cur_block,
+					   .pipe = pipe,
+					   .target = target,
 					   .count = count};
 }
 
 /* ---- TOKEN balancing: fib and N-Queens (REMOTE_OPS_APP) ---- */
-
 
 struct app_frame {
 	struct earth_main_args a;
@@ -306,12 +318,12 @@ struct app_frame {
 	uint64_t t0;
 	earth_slot done;
 };
-static const long nq_known[] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724,
-				2680, 14200, 73712, 365596};
-static const long fib_known[] = {0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89,
-				 144, 233, 377, 610, 987, 1597, 2584, 4181,
-				 6765, 10946, 17711, 28657, 46368, 75025,
-				 121393, 196418, 317811, 514229};
+static const long nq_known[] = {1,  1,	 0,   0,    2,	   10,	  4,	 40,
+				92, 352, 724, 2680, 14200, 73712, 365596};
+static const long fib_known[] = {
+    0,	  1,	 1,	2,     3,     5,     8,	     13,     21,     34,
+    55,	  89,	 144,	233,   377,   610,   987,    1597,   2584,   4181,
+    6765, 10946, 17711, 28657, 46368, 75025, 121393, 196418, 317811, 514229};
 
 static void app_done(void *frame)
 {
@@ -383,8 +395,8 @@ static void print_table(const char *sfx)
 				break;
 			post[p->target][p->op] = bench_median(p->post, p->nv);
 			snprintf(name, sizeof(name), "op_eu_post.%s.%s.%s",
-				 op_names[p->op], p->target ? "remote" : "local",
-				 sfx);
+				 op_names[p->op],
+				 p->target ? "remote" : "local", sfx);
 			bench_metric_ns(name, post[p->target][p->op]);
 		}
 	}
@@ -409,7 +421,8 @@ static void print_pair(const char *sfx)
 			bench_pair_line(name, med);
 			break;
 		case OP_GETRTT:
-			snprintf(name, sizeof(name), "get_remote_rtt_su.%s", sfx);
+			snprintf(name, sizeof(name), "get_remote_rtt_su.%s",
+				 sfx);
 			bench_pair_line(name, med);
 			break;
 		case OP_BLK_G:
@@ -475,7 +488,7 @@ int remote_ops_job_node(int argc, char **argv)
 		return 0;
 	}
 	printf("# remote_ops %s: global memory %s\n", sfx,
-	       !shm     ? "through the remote SU (tcp)"
+	       !shm	? "through the remote SU (tcp)"
 	       : direct ? "direct, one-sided"
 			: "through the remote SU (EARTH_REMOTE=su)");
 	print_table(sfx);

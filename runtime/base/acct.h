@@ -24,23 +24,24 @@
 
 /* What the EU finds when a fiber ends. */
 enum acct_switch {
-	ACCT_SW_READY,  /* another fiber is ready: useful work            */
+	ACCT_SW_READY,	/* another fiber is ready: useful work            */
 	ACCT_SW_REMOTE, /* none ready; several remote reads in flight     */
-	ACCT_SW_SAME,   /* none ready; all wait on the same remote read   */
-	ACCT_SW_TAIL,   /* none ready; the node waits in a collective     */
-	ACCT_SW_IDLE,   /* none ready, no remote read nor collective out  */
+	ACCT_SW_SAME,	/* none ready; all wait on the same remote read   */
+	ACCT_SW_TAIL,	/* none ready; the node waits in a collective     */
+	ACCT_SW_IDLE,	/* none ready, no remote read nor collective out  */
 	ACCT_SW_KINDS_
 };
-#define ACCT_OVERLAP_BUCKETS 6 /* reads in flight: 0, 1, 2-3, 4-7, 8-15, 16+ */
+#define ACCT_OVERLAP_BUCKETS 6 /* reads in flight: 0, 1, 2-3, 4-7, 8-15, 16+   \
+				*/
 
 /* Owned by the EU thread (the thread running fibers). */
 struct acct_eu {
 	/* The EU's time is cut into segments: fibers, idle stretches and the
 	 * runtime between them; mark is where the last segment ended. */
 	uint64_t mark;
-	uint64_t fiber_ticks;   /* inside fibers, posting included */
+	uint64_t fiber_ticks;	/* inside fibers, posting included */
 	uint64_t runtime_ticks; /* between fibers: fetching, dispatch */
-	uint64_t idle_ticks;    /* nothing ready: spinning or asleep */
+	uint64_t idle_ticks;	/* nothing ready: spinning or asleep */
 	uint64_t sw[ACCT_SW_KINDS_];
 	uint64_t overlap_hist[ACCT_OVERLAP_BUCKETS];
 	uint64_t overlap_sum, overlap_max;
@@ -52,17 +53,17 @@ struct acct_eu {
 
 /* Owned by the thread doing the SU's work. */
 struct acct_su {
-	uint64_t mark;        /* end of the last accounted segment         */
+	uint64_t mark;	      /* end of the last accounted segment         */
 	uint64_t serve_ticks; /* handling EU requests and peers' messages */
 	uint64_t recv_ticks;  /* polling the transport, delivery excluded */
 	uint64_t send_ticks;  /* flushing and retrying sends              */
 	uint64_t idle_ticks;  /* nothing to do: spinning or asleep        */
 	uint64_t ops[SU_OP_COUNT_];    /* EU requests handled, by type  */
 	uint64_t remote[SU_OP_COUNT_]; /* ... of which needed another node */
-	bool in_step;     /* inside su_step: the segments above are open   */
-	bool sent;        /* handling this request needed another node: a
-			   * message left, or its memory was accessed
-			   * one-sided                                     */
+	bool in_step; /* inside su_step: the segments above are open   */
+	bool sent;    /* handling this request needed another node: a
+		       * message left, or its memory was accessed
+		       * one-sided                                     */
 } __attribute__((aligned(64)));
 
 /* Completions of what acct_eu counts as posted: reads whose data all
@@ -84,8 +85,8 @@ extern struct acct_shared acct_shared __attribute__((visibility("hidden")));
 /* EU, when a fiber ended and `more` says whether another is ready. */
 static inline void acct_switch(bool more)
 {
-	uint64_t done = atomic_load_explicit(&acct_shared.reads_done,
-					     memory_order_relaxed);
+	uint64_t done =
+	    atomic_load_explicit(&acct_shared.reads_done, memory_order_relaxed);
 	uint32_t out = (uint32_t)(acct_eu.reads_posted - done);
 	enum acct_switch k;
 	if (more)
@@ -102,8 +103,9 @@ static inline void acct_switch(bool more)
 		k = ACCT_SW_IDLE;
 	acct_eu.sw[k]++;
 	unsigned b = out ? 1 + (31 - (unsigned)__builtin_clz(out)) : 0;
-	acct_eu.overlap_hist[b < ACCT_OVERLAP_BUCKETS ? b
-						      : ACCT_OVERLAP_BUCKETS - 1]++;
+	acct_eu.overlap_hist[b < ACCT_OVERLAP_BUCKETS
+				 ? b
+				 : ACCT_OVERLAP_BUCKETS - 1]++;
 	acct_eu.overlap_sum += out;
 	if (out > acct_eu.overlap_max)
 		acct_eu.overlap_max = out;
@@ -136,10 +138,9 @@ static inline void acct_su_to(uint64_t *bucket)
 /* SU: one more of counter (an acct_shared field) completed. */
 static inline void acct_completed(_Atomic uint64_t *counter)
 {
-	atomic_store_explicit(counter,
-			      atomic_load_explicit(counter,
-						   memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	atomic_store_explicit(
+	    counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+	    memory_order_relaxed);
 }
 
 /* SU: a message from a peer is about to be handled; returns the time.
@@ -163,6 +164,5 @@ static inline uint64_t acct_deliver_end(uint64_t t0)
 	}
 	return t;
 }
-
 
 #endif /* EARTH_ACCT_H */

@@ -18,9 +18,15 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-static inline void q_cpu_relax(void) { _mm_pause(); }
+static inline void q_cpu_relax(void)
+{
+	_mm_pause();
+}
 /* Reads the TSC; not ordered against surrounding loads (use q_tsc_ordered). */
-static inline uint64_t q_tsc(void) { return __rdtsc(); }
+static inline uint64_t q_tsc(void)
+{
+	return __rdtsc();
+}
 /* LFENCE first: earlier instructions complete before the TSC is read
  * (RDTSCP would do, but valgrind cannot run it). */
 static inline uint64_t q_tsc_ordered(void)
@@ -30,17 +36,24 @@ static inline uint64_t q_tsc_ordered(void)
 }
 #else
 #include <time.h>
-static inline void q_cpu_relax(void) { __asm__ __volatile__("" ::: "memory"); }
+static inline void q_cpu_relax(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
 static inline uint64_t q_tsc(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-static inline uint64_t q_tsc_ordered(void) { return q_tsc(); }
+static inline uint64_t q_tsc_ordered(void)
+{
+	return q_tsc();
+}
 #endif
 
-/* TSC ticks per nanosecond, measured once against CLOCK_MONOTONIC. Any thread. */
+/* TSC ticks per nanosecond, measured once against CLOCK_MONOTONIC. Any thread.
+ */
 double q_tsc_per_ns(void);
 
 #endif /* EARTH_Q_ARCH_H */

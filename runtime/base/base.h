@@ -24,7 +24,7 @@
 /* Prints "earth: node N: error: <msg>" and exits with EARTH_EXIT_USAGE
  * (fatal.c). N is what earth_fatal_set_node last set (0 before). */
 _Noreturn void earth_fatal(const char *fmt, ...) EARTH_HIDDEN
-	__attribute__((format(printf, 1, 2), cold));
+    __attribute__((format(printf, 1, 2), cold));
 /* The node number earth_fatal names; the node sets it at bring-up. */
 void earth_fatal_set_node(uint32_t id) EARTH_HIDDEN;
 

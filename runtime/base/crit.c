@@ -6,4 +6,4 @@
 #include "base/crit.h"
 
 __thread volatile sig_atomic_t irq_defer
-	__attribute__((tls_model("initial-exec"))) = 1;
+    __attribute__((tls_model("initial-exec"))) = 1;

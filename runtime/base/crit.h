@@ -21,7 +21,7 @@
  * defined in crit.c, 1 on every thread until the node's thread runs a
  * fiber. */
 extern __thread volatile sig_atomic_t irq_defer
-	__attribute__((visibility("hidden"), tls_model("initial-exec")));
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 /* A critical section inside runtime code that a fiber calls (a lock the
  * handler also takes): the handler only notes what arrived; the next

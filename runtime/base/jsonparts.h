@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * jsonparts.h - joining per-node "part" files (each a list of JSON values
- * with commas between them, none at the ends) into one JSON document: the trace (earthrun --trace) and the statistics
- * (earthrun --stats=json) of a job. Used by the node (a job nobody merges
- * for) and by earthrun; no runtime state, any thread.
+ * with commas between them, none at the ends) into one JSON document: the trace
+ * (earthrun --trace) and the statistics (earthrun --stats=json) of a job. Used
+ * by the node (a job nobody merges for) and by earthrun; no runtime state, any
+ * thread.
  */
 #ifndef EARTH_JSONPARTS_H
 #define EARTH_JSONPARTS_H

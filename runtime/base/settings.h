@@ -53,13 +53,13 @@ enum earth_set {
 };
 
 enum earth_set_type {
-	EARTH_SET_T_BOOL,     /* 1/yes/on or 0/no/off                       */
-	EARTH_SET_T_UINT,     /* whole number min..max                      */
-	EARTH_SET_T_POW2,     /* power of two min..max                      */
-	EARTH_SET_T_REAL,     /* number min..max (above min if MIN_EXCL)    */
-	EARTH_SET_T_ENUM,     /* one of choices "a|b|c"; the value is its index */
-	EARTH_SET_T_FILE,     /* a path                                     */
-	EARTH_SET_T_CPUS,     /* EU,SU: two CPU numbers 0..max              */
+	EARTH_SET_T_BOOL, /* 1/yes/on or 0/no/off                       */
+	EARTH_SET_T_UINT, /* whole number min..max                      */
+	EARTH_SET_T_POW2, /* power of two min..max                      */
+	EARTH_SET_T_REAL, /* number min..max (above min if MIN_EXCL)    */
+	EARTH_SET_T_ENUM, /* one of choices "a|b|c"; the value is its index */
+	EARTH_SET_T_FILE, /* a path                                     */
+	EARTH_SET_T_CPUS, /* EU,SU: two CPU numbers 0..max              */
 	EARTH_SET_T_HOSTPORT, /* host:port or [v6]:port                     */
 	EARTH_SET_T_HEX,      /* min..max hex digits, an even number        */
 };
@@ -70,8 +70,8 @@ enum earth_set_type {
 #define EARTH_SET_NONEMPTY 4u /* set but empty is an error, not unset */
 
 struct earth_setting {
-	const char *env;     /* EARTH_QUEUE                                  */
-	const char *flag;    /* "queue" for --earth-queue, or NULL           */
+	const char *env;  /* EARTH_QUEUE                                  */
+	const char *flag; /* "queue" for --earth-queue, or NULL           */
 	enum earth_set_type type;
 	unsigned flags;
 	uint64_t min, max;   /* UINT, POW2, HEX digits, CPUS (max)           */
@@ -87,10 +87,10 @@ extern const struct earth_setting earth_settings[EARTH_SET_COUNT_];
 
 /* A setting's value. */
 struct earth_set_value {
-	bool given;  /* set in the environment or by a flag (not empty)  */
-	uint64_t u;  /* BOOL, UINT, POW2, ENUM (the index)               */
-	double d;    /* REAL                                             */
-	int eu, su;  /* CPUS; -1 when not given                          */
+	bool given;    /* set in the environment or by a flag (not empty)  */
+	uint64_t u;    /* BOOL, UINT, POW2, ENUM (the index)               */
+	double d;      /* REAL                                             */
+	int eu, su;    /* CPUS; -1 when not given                          */
 	const char *s; /* FILE, HOSTPORT, HEX: the text, NULL when unset */
 };
 

@@ -48,10 +48,9 @@ static struct {
 	struct trace_name {
 		uintptr_t fn;
 		char name[64];
-	} *names;
+	} * names;
 	struct trace_names namer;
 } tr = {.fd = -1};
-
 
 uint64_t trace_next_seq_out(uint32_t peer)
 {
@@ -104,7 +103,8 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	uint64_t epoch = earth_setting_u64(EARTH_SET_TRACE_EPOCH_NS);
 	if (strlen(path) >= sizeof(tr.base) ||
 	    !jsonparts_name(tr.part, sizeof(tr.part), path, node)) {
-		fprintf(stderr, "earth: EARTH_TRACE: path too long (%zu bytes)\n",
+		fprintf(stderr,
+			"earth: EARTH_TRACE: path too long (%zu bytes)\n",
 			strlen(path));
 		return -EINVAL;
 	}
@@ -118,8 +118,8 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	tr.names = calloc(TRACE_NAMES, sizeof(*tr.names));
 	for (int u = 0; u < TRACE_UNITS_; u++) {
 		trace_bufs[u] = (struct trace_buf){
-			.ev = malloc(cap * sizeof(struct trace_ev)),
-			.cap = (uint32_t)cap,
+		    .ev = malloc(cap * sizeof(struct trace_ev)),
+		    .cap = (uint32_t)cap,
 		};
 		tr.out[u] = malloc(TRACE_OUT_BUF);
 		if (!trace_bufs[u].ev || !tr.out[u])
@@ -127,8 +127,8 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	}
 	if (!tr.seq_out || !tr.seq_in || !tr.names)
 		goto nomem;
-	tr.fd = open(tr.part, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
-		     0644);
+	tr.fd = open(tr.part,
+		     O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (tr.fd < 0) {
 		fprintf(stderr,
 			"earth: node %u: EARTH_TRACE: cannot create %s: %s\n",
@@ -143,20 +143,24 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	 * with one, so the units' flushes can append in any order. Without
 	 * a launcher the part is the final file: head now, tail at close. */
 	char head[640];
-	int len = snprintf(
-		head, sizeof(head),
-		"%s{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":\"node %u\"}}\n"
-		",{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%u}}\n"
-		",{\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"EU\"}}\n"
-		",{\"ph\":\"M\",\"pid\":%u,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"SU\"}}\n",
-		tr.parts ? "" : "{\"traceEvents\":[\n", node, node, node, node,
-		node, node);
+	int len = snprintf(head, sizeof(head),
+			   "%s{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_"
+			   "name\",\"args\":{\"name\":\"node %u\"}}\n"
+			   ",{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_"
+			   "index\",\"args\":{\"sort_index\":%u}}\n"
+			   ",{\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"name\":"
+			   "\"thread_name\",\"args\":{\"name\":\"EU\"}}\n"
+			   ",{\"ph\":\"M\",\"pid\":%u,\"tid\":2,\"name\":"
+			   "\"thread_name\",\"args\":{\"name\":\"SU\"}}\n",
+			   tr.parts ? "" : "{\"traceEvents\":[\n", node, node,
+			   node, node, node, node);
 	trace_on = true;
 	put(head, (size_t)len);
 	return 0;
 nomem:
-	fprintf(stderr, "earth: node %u: EARTH_TRACE: out of memory for %" PRIu64
-			" events per unit (EARTH_TRACE_EVENTS)\n",
+	fprintf(stderr,
+		"earth: node %u: EARTH_TRACE: out of memory for %" PRIu64
+		" events per unit (EARTH_TRACE_EVENTS)\n",
 		node, cap);
 	trace_close();
 	return -ENOMEM;
@@ -165,7 +169,8 @@ nomem:
 /* ns from the job's epoch at TSC t. */
 static int64_t ts_ns(uint64_t t)
 {
-	return tr.ns0 + (int64_t)(((double)t - (double)tr.tsc0) / tr.tsc_per_ns);
+	return tr.ns0 +
+	       (int64_t)(((double)t - (double)tr.tsc0) / tr.tsc_per_ns);
 }
 
 /* ---- formatting without stdio (the flush writes every event) ---- */
@@ -266,8 +271,8 @@ static size_t format_ev(char *o, const struct trace_ev *e)
 	char *p = o;
 	int64_t t0 = ts_ns(e->t0);
 	int64_t dur = e->t1 > e->t0
-			      ? (int64_t)((double)(e->t1 - e->t0) / tr.tsc_per_ns)
-			      : 0;
+			  ? (int64_t)((double)(e->t1 - e->t0) / tr.tsc_per_ns)
+			  : 0;
 	bool msg = e->kind == TRACE_SEND || e->kind == TRACE_RECV;
 	bool send = e->kind == TRACE_SEND;
 	if (e->kind == TRACE_FIBER)
@@ -287,8 +292,9 @@ static size_t format_ev(char *o, const struct trace_ev *e)
 	p = put_str(p, ",\"name\":\"");
 	p = put_str(p, name);
 	p = put_str(p, e->kind == TRACE_FIBER ? "\",\"cat\":\"fiber\"}\n"
-		       : e->kind == TRACE_OP  ? "\",\"cat\":\"op\"}\n"
-					      : "\",\"cat\":\"msg\",\"args\":{\"peer\":");
+		       : e->kind == TRACE_OP
+			   ? "\",\"cat\":\"op\"}\n"
+			   : "\",\"cat\":\"msg\",\"args\":{\"peer\":");
 	if (!msg)
 		return (size_t)(p - o);
 	/* The message's arrow: from the sender's slice to the receiver's,
@@ -325,8 +331,9 @@ void trace_flush(enum trace_unit unit)
 	for (uint32_t i = 1; i < b->len; i++) {
 		struct trace_ev e = b->ev[i];
 		uint32_t j = i;
-		while (j && (b->ev[j - 1].t0 > e.t0 ||
-			     (b->ev[j - 1].t0 == e.t0 && b->ev[j - 1].t1 < e.t1))) {
+		while (j &&
+		       (b->ev[j - 1].t0 > e.t0 ||
+			(b->ev[j - 1].t0 == e.t0 && b->ev[j - 1].t1 < e.t1))) {
 			b->ev[j] = b->ev[j - 1];
 			j--;
 		}
@@ -354,16 +361,19 @@ void trace_close(void)
 		trace_flush(TRACE_SU);
 		char line[320];
 		int len = snprintf(
-			line, sizeof(line),
-			",{\"ph\":\"M\",\"pid\":%u,\"name\":\"earth_trace_dropped\","
-			"\"args\":{\"eu\":%" PRIu64 ",\"su\":%" PRIu64 "}}\n%s",
-			tr.node, trace_bufs[TRACE_EU].dropped,
-			trace_bufs[TRACE_SU].dropped,
-			tr.parts ? "" : "],\"displayTimeUnit\":\"ns\"}\n");
+		    line, sizeof(line),
+		    ",{\"ph\":\"M\",\"pid\":%u,\"name\":\"earth_trace_"
+		    "dropped\","
+		    "\"args\":{\"eu\":%" PRIu64 ",\"su\":%" PRIu64 "}}\n%s",
+		    tr.node, trace_bufs[TRACE_EU].dropped,
+		    trace_bufs[TRACE_SU].dropped,
+		    tr.parts ? "" : "],\"displayTimeUnit\":\"ns\"}\n");
 		put(line, (size_t)len);
-		if (trace_bufs[TRACE_EU].dropped || trace_bufs[TRACE_SU].dropped)
+		if (trace_bufs[TRACE_EU].dropped ||
+		    trace_bufs[TRACE_SU].dropped)
 			fprintf(stderr,
-				"earth: node %u: trace: %" PRIu64 " EU and %" PRIu64
+				"earth: node %u: trace: %" PRIu64
+				" EU and %" PRIu64
 				" SU events dropped (buffers full between idle "
 				"moments; raise EARTH_TRACE_EVENTS)\n",
 				tr.node, trace_bufs[TRACE_EU].dropped,
@@ -381,8 +391,9 @@ void trace_close(void)
 		else
 			snprintf(out, sizeof(out), "%s", tr.base);
 		if (rename(tr.part, out) != 0)
-			fprintf(stderr, "earth: node %u: trace: cannot rename "
-					"%s to %s: %s\n",
+			fprintf(stderr,
+				"earth: node %u: trace: cannot rename "
+				"%s to %s: %s\n",
 				tr.node, tr.part, out, strerror(errno));
 	}
 	for (int u = 0; u < TRACE_UNITS_; u++) {

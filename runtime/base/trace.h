@@ -47,7 +47,7 @@ struct trace_buf {
 /* Set once before the units start, cleared after they end. */
 extern bool trace_on __attribute__((visibility("hidden")));
 extern struct trace_buf trace_bufs[TRACE_UNITS_]
-	__attribute__((visibility("hidden")));
+    __attribute__((visibility("hidden")));
 
 /* Records a slice [t0, t1] on `unit`. Only the thread doing that unit's
  * work calls it. */

@@ -47,7 +47,6 @@ struct eu_state {
 /* The EU of this process's node. */
 extern struct eu_state eu_g EARTH_HIDDEN;
 
-
 /* The fibers the SU makes ready for the EU (unit.h: invoke_fiber,
  * token_gone_fiber): a remote INVOKE's trampoline allocates the frame,
  * copies the arguments, frees the buffer and runs the entry fiber; a
@@ -57,34 +56,35 @@ void eu_token_gone(void *frame) EARTH_HIDDEN;
 
 /* True on the EU thread while it runs a fiber. */
 extern __thread bool eu_in_fiber EARTH_HIDDEN
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 /* The fiber running now (for error messages). */
 extern __thread earth_fiber_fn eu_cur_fiber EARTH_HIDDEN
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 /* Usage error in operation `op`: names the running fiber and exits. */
 _Noreturn void eu_misuse(const char *op, const char *fmt, ...) EARTH_HIDDEN
-	__attribute__((format(printf, 2, 3), cold));
+    __attribute__((format(printf, 2, 3), cold));
 
-#define EU_CHECK_IN_FIBER(op)                                                 \
-	do {                                                                  \
-		if (q_unlikely(!eu_in_fiber))                                 \
-			eu_misuse(op, "called outside a fiber: split-phase "  \
-				      "operations may only be issued by "     \
-				      "fibers running on the EU");            \
+#define EU_CHECK_IN_FIBER(op)                                                  \
+	do {                                                                   \
+		if (q_unlikely(!eu_in_fiber))                                  \
+			eu_misuse(op, "called outside a fiber: split-phase "   \
+				      "operations may only be issued by "      \
+				      "fibers running on the EU");             \
 	} while (0)
 
 /* ---- frames (frame.c) ---- */
 
 void *eu_frame_refill(struct eu_state *eu, unsigned cls) EARTH_HIDDEN;
-void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
-	EARTH_HIDDEN;
+void *eu_frame_alloc_large(struct eu_state *eu,
+			   const struct earth_tfunc *f) EARTH_HIDDEN;
 void eu_frame_free_large(struct frame_hdr *h) EARTH_HIDDEN;
 void eu_frames_release_all(struct eu_state *eu) EARTH_HIDDEN;
 
 static inline unsigned eu_frame_class(size_t total)
 {
-	return total <= 64 ? 0 : 64 - (unsigned)__builtin_clzll((total - 1) >> 6);
+	return total <= 64 ? 0
+			   : 64 - (unsigned)__builtin_clzll((total - 1) >> 6);
 }
 
 /* A frame for f (uninitialised but for nothing; args not copied). */
@@ -153,10 +153,18 @@ static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
 		void *dst = (void *)(uintptr_t)r->e[2].fiber;
 		uint64_t v = r->e[2].frame;
 		switch (r->e[0].frame) {
-		case 1: memcpy(dst, &v, 1); break;
-		case 2: memcpy(dst, &v, 2); break;
-		case 4: memcpy(dst, &v, 4); break;
-		default: memcpy(dst, &v, 8); break;
+		case 1:
+			memcpy(dst, &v, 1);
+			break;
+		case 2:
+			memcpy(dst, &v, 2);
+			break;
+		case 4:
+			memcpy(dst, &v, 4);
+			break;
+		default:
+			memcpy(dst, &v, 8);
+			break;
 		}
 		r->e[0] = r->e[1];
 		r->e[1].fiber = 0;
@@ -182,8 +190,8 @@ static inline void eu_post_end(struct eu_state *eu, struct q_msg *m)
 		q_ring_publish(eu->req, m);
 }
 
-static inline uint64_t eu_req_head(enum su_op op, unsigned size,
-				   unsigned flags, int32_t n)
+static inline uint64_t eu_req_head(enum su_op op, unsigned size, unsigned flags,
+				   int32_t n)
 {
 	return (uint64_t)op | (uint64_t)size << 8 | (uint64_t)flags << 16 |
 	       (uint64_t)(uint32_t)n << 32;

@@ -17,7 +17,8 @@ void *eu_frame_refill(struct eu_state *eu, unsigned cls)
 	size_t bytes = sizeof(struct frame_chunk) + 64 + sz * EARTH_FRAME_CHUNK;
 	struct frame_chunk *c = NULL;
 	if (posix_memalign((void **)&c, 64, bytes) != 0)
-		earth_fatal("out of memory allocating %zu bytes of frames", bytes);
+		earth_fatal("out of memory allocating %zu bytes of frames",
+			    bytes);
 	c->next = eu->chunks;
 	eu->chunks = c;
 	/* Frames receive results and signals from other nodes. */
@@ -71,15 +72,16 @@ void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
 	if (l != &large_free) {
 		link_unlink(l);
 	} else {
-		size_t bytes = sizeof(*l) + sizeof(struct frame_hdr) +
-			       f->frame_size;
+		size_t bytes =
+		    sizeof(*l) + sizeof(struct frame_hdr) + f->frame_size;
 		if (posix_memalign((void **)&l, 64, bytes) != 0)
 			earth_fatal("out of memory allocating a %u-byte frame "
 				    "for %s",
 				    f->frame_size, f->name);
 		l->body = f->frame_size;
 		if (reg_mem_add(l, bytes) != 0)
-			earth_fatal("cannot register a %u-byte frame", f->frame_size);
+			earth_fatal("cannot register a %u-byte frame",
+				    f->frame_size);
 	}
 	link_push(&large_live, l);
 	struct frame_hdr *h = (struct frame_hdr *)(l + 1);

@@ -132,7 +132,7 @@ void *eu_thread(void *arg)
 				  (void *)(uintptr_t)r.e[k].frame);
 			if (q_unlikely(acct_on))
 				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
-							   r.e[k + 1].fiber);
+						       r.e[k + 1].fiber);
 			if (q_unlikely(eu->main_done))
 				break;
 		}

@@ -25,7 +25,8 @@ struct q_msg *eu_post_spill(struct eu_state *eu)
 			struct q_msg *p = NULL;
 			if (posix_memalign((void **)&p, 64, cap * sizeof(*p)))
 				earth_fatal("out of memory: %zu requests wait "
-					    "for the SU", eu->ovf_len);
+					    "for the SU",
+					    eu->ovf_len);
 			if (eu->ovf_len)
 				memcpy(p, eu->ovf + eu->ovf_head,
 				       eu->ovf_len * sizeof(*p));
@@ -66,8 +67,9 @@ static inline void check_slot(const char *op, const earth_slot *slot)
 
 static EARTH_COLD void bad_node(const char *op, const char *what, uint32_t node)
 {
-	eu_misuse(op, "%s names node %u, but the job has %u node%s (nodes are "
-		      "0..%u)",
+	eu_misuse(op,
+		  "%s names node %u, but the job has %u node%s (nodes are "
+		  "0..%u)",
 		  what, node, earth_node_g.num_nodes,
 		  earth_node_g.num_nodes == 1 ? "" : "s",
 		  earth_node_g.num_nodes - 1);
@@ -97,16 +99,17 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 {
 	check_slot("INIT_SYNC", slot);
 	if (q_unlikely(count < 1))
-		eu_misuse("INIT_SYNC", "count %d for slot %p: a slot needs "
+		eu_misuse("INIT_SYNC",
+			  "count %d for slot %p: a slot needs "
 			  "count >= 1 (use SPAWN to make a fiber ready now)",
 			  count, (void *)slot);
 	if (q_unlikely(reset < 0))
-		eu_misuse("INIT_SYNC", "reset %d for slot %p: use reset >= 1 "
+		eu_misuse("INIT_SYNC",
+			  "reset %d for slot %p: use reset >= 1 "
 			  "to re-arm the slot, 0 for a one-shot slot",
 			  reset, (void *)slot);
 	if (q_unlikely(!fiber))
-		eu_misuse("INIT_SYNC", "null fiber for slot %p",
-			  (void *)slot);
+		eu_misuse("INIT_SYNC", "null fiber for slot %p", (void *)slot);
 	slot->count = count;
 	slot->reset = reset;
 	slot->fiber = fiber;
@@ -265,31 +268,30 @@ static inline uint64_t bits_of(const void *v, size_t size)
 	return b;
 }
 
-#define TYPED_OPS(sfx, T)                                                     \
-	void earth_get_sync_##sfx(earth_gptr src, T *dst, earth_slot *slot)   \
-	{                                                                     \
-		check_slot("GET_SYNC_" #sfx, slot);                           \
-		post_get("GET_SYNC_" #sfx, src, dst, sizeof(T), 0,            \
-			 (uintptr_t)slot);                                    \
-	}                                                                     \
-	void earth_get_rsync_##sfx(earth_gptr src, T *dst, earth_gslot slot)  \
-	{                                                                     \
-		check_gslot("GET_RSYNC_" #sfx, slot);                         \
-		post_get("GET_RSYNC_" #sfx, src, dst, sizeof(T),              \
-			 SU_REQ_GSLOT, slot.bits);                            \
-	}                                                                     \
-	void earth_data_sync_##sfx(T value, earth_gptr dst, earth_slot *slot) \
-	{                                                                     \
-		check_slot("DATA_SYNC_" #sfx, slot);                          \
-		post_data("DATA_SYNC_" #sfx, bits_of(&value, sizeof(T)), dst, \
-			  sizeof(T), 0, (uintptr_t)slot);                     \
-	}                                                                     \
-	void earth_data_rsync_##sfx(T value, earth_gptr dst,                  \
-				    earth_gslot slot)                         \
-	{                                                                     \
-		check_gslot("DATA_RSYNC_" #sfx, slot);                        \
-		post_data("DATA_RSYNC_" #sfx, bits_of(&value, sizeof(T)),     \
-			  dst, sizeof(T), SU_REQ_GSLOT, slot.bits);           \
+#define TYPED_OPS(sfx, T)                                                      \
+	void earth_get_sync_##sfx(earth_gptr src, T *dst, earth_slot *slot)    \
+	{                                                                      \
+		check_slot("GET_SYNC_" #sfx, slot);                            \
+		post_get("GET_SYNC_" #sfx, src, dst, sizeof(T), 0,             \
+			 (uintptr_t)slot);                                     \
+	}                                                                      \
+	void earth_get_rsync_##sfx(earth_gptr src, T *dst, earth_gslot slot)   \
+	{                                                                      \
+		check_gslot("GET_RSYNC_" #sfx, slot);                          \
+		post_get("GET_RSYNC_" #sfx, src, dst, sizeof(T), SU_REQ_GSLOT, \
+			 slot.bits);                                           \
+	}                                                                      \
+	void earth_data_sync_##sfx(T value, earth_gptr dst, earth_slot *slot)  \
+	{                                                                      \
+		check_slot("DATA_SYNC_" #sfx, slot);                           \
+		post_data("DATA_SYNC_" #sfx, bits_of(&value, sizeof(T)), dst,  \
+			  sizeof(T), 0, (uintptr_t)slot);                      \
+	}                                                                      \
+	void earth_data_rsync_##sfx(T value, earth_gptr dst, earth_gslot slot) \
+	{                                                                      \
+		check_gslot("DATA_RSYNC_" #sfx, slot);                         \
+		post_data("DATA_RSYNC_" #sfx, bits_of(&value, sizeof(T)), dst, \
+			  sizeof(T), SU_REQ_GSLOT, slot.bits);                 \
 	}
 TYPED_OPS(c, char)
 TYPED_OPS(s, short)
@@ -308,7 +310,8 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 	EU_CHECK_IN_FIBER(op);
 	check_slot(op, done);
 	if (q_unlikely(type && (rop < EARTH_SUM || rop > EARTH_MAX)))
-		eu_misuse(op, "reduction %d: use EARTH_SUM, EARTH_MIN or "
+		eu_misuse(op,
+			  "reduction %d: use EARTH_SUM, EARTH_MIN or "
 			  "EARTH_MAX",
 			  rop);
 	if (q_unlikely(type && !result))
@@ -357,7 +360,8 @@ static inline void *new_frame(const char *op, const struct earth_tfunc *f,
 		eu_misuse(op, "null threaded function (define it with "
 			      "EARTH_THREADED_FUNCTION)");
 	if (q_unlikely(f->args_size > f->frame_size))
-		eu_misuse(op, "%s declares %u bytes of arguments but a %u-byte "
+		eu_misuse(op,
+			  "%s declares %u bytes of arguments but a %u-byte "
 			  "frame: the frame must start with the argument block",
 			  f->name, f->args_size, f->frame_size);
 	if (q_unlikely(size != f->args_size))
@@ -385,17 +389,19 @@ static inline void post_frame(enum su_op op, const struct earth_tfunc *f,
 /* INVOKE on another node: the arguments travel, the frame is made there.
  * Not cold: pipelined remote INVOKEs are a hot path of multi-node jobs. */
 static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
-				     const void *args, size_t size)
+			  const void *args, size_t size)
 {
 	if (!f || !f->entry)
 		eu_misuse("INVOKE", "null threaded function (define it with "
 				    "EARTH_THREADED_FUNCTION)");
 	if (size != f->args_size || (size && !args))
-		eu_misuse("INVOKE", "%zu bytes of arguments for %s, which "
+		eu_misuse("INVOKE",
+			  "%zu bytes of arguments for %s, which "
 			  "takes %u",
 			  size, f->name, f->args_size);
 	if (reg_tfunc_id(f) < 0)
-		eu_misuse("INVOKE", "%s is not in the table of threaded "
+		eu_misuse("INVOKE",
+			  "%s is not in the table of threaded "
 			  "functions: define it with EARTH_THREADED_FUNCTION "
 			  "so every node numbers it the same way",
 			  f->name);
@@ -408,9 +414,9 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 		if (size)
 			memcpy(w, args, size);
 		m = eu_post_begin(eu);
-		m->w[0] = eu_req_head(SU_OP_INVOKE_REMOTE, 0,
-				      SU_REQ_NOSLOT | SU_REQ_INLINE,
-				      (int32_t)node);
+		m->w[0] =
+		    eu_req_head(SU_OP_INVOKE_REMOTE, 0,
+				SU_REQ_NOSLOT | SU_REQ_INLINE, (int32_t)node);
 		m->w[1] = w[0];
 		m->w[2] = (uintptr_t)f;
 		m->w[3] = w[1];

@@ -21,7 +21,7 @@
 struct gheap {
 	struct gheap_ext {
 		uint64_t off, len;
-	} *free; /* sorted by offset, never adjacent */
+	} * free; /* sorted by offset, never adjacent */
 	size_t nfree, cap;
 };
 

@@ -36,7 +36,7 @@ static struct gheap sym;  /* the symmetric allocations alone */
 static struct grec {
 	uint64_t off, len;
 	bool sym;
-} *recs;
+} * recs;
 static size_t nrecs, recs_cap;
 /* Why there is no global memory here (or NULL). */
 static char why[320];
@@ -99,9 +99,10 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 		return "EARTH_GMEM_MB times the node count exceeds the 262144 "
 		       "MiB global memory range";
 	if (!g->seg) {
-		snprintf(why, sizeof(why), "this job has no global memory "
-					   "(EARTH_GMEM_MB=0 or earthrun "
-					   "--gmem-mb 0)");
+		snprintf(why, sizeof(why),
+			 "this job has no global memory "
+			 "(EARTH_GMEM_MB=0 or earthrun "
+			 "--gmem-mb 0)");
 		return NULL;
 	}
 	uint64_t mine = GMEM_BASE + (uint64_t)self * g->seg;
@@ -117,7 +118,7 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 		g->map_len = g->seg;
 		p = mmap(want, g->map_len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-				 MAP_FIXED_NOREPLACE,
+			     MAP_FIXED_NOREPLACE,
 			 -1, 0);
 	}
 	if (p == MAP_FAILED || p != want) {
@@ -137,8 +138,9 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 	if (reg_mem_add((void *)(uintptr_t)mine, g->seg) ||
 	    gheap_init(&heap, g->seg) || gheap_init(&sym, g->seg)) {
 		gmem_close();
-		snprintf(why, sizeof(why), "cannot register global memory: out "
-					   "of memory");
+		snprintf(why, sizeof(why),
+			 "cannot register global memory: out "
+			 "of memory");
 	}
 	return NULL;
 }
@@ -232,10 +234,10 @@ earth_gptr earth_galloc(size_t size)
 		if (off >= 0 && rec_add((uint64_t)off, len, false))
 			out_of_memory("earth_galloc");
 		if (off >= 0)
-			r = earth_gptr_make(g->self,
-					    (void *)(uintptr_t)(GMEM_BASE +
-								g->self * g->seg +
-								(uint64_t)off));
+			r = earth_gptr_make(
+			    g->self,
+			    (void *)(uintptr_t)(GMEM_BASE + g->self * g->seg +
+						(uint64_t)off));
 	}
 	pthread_mutex_unlock(&lock);
 	return r;

@@ -26,22 +26,22 @@ struct net;
 /* Written by gmem_open on the earth_run thread before the SU and EU
  * start (pthread_create orders it), read-only until gmem_close. */
 struct gmem_state {
-	uint64_t seg;       /* bytes per node; 0: no global memory */
+	uint64_t seg; /* bytes per node; 0: no global memory */
 	uint32_t self, nodes;
-	bool mapped;        /* this node's segment (at least) is mapped */
-	bool shared;        /* every node's segment is mapped here */
-	bool direct;        /* shared, and EARTH_REMOTE=direct */
-	void *map;          /* what gmem_open mapped */
+	bool mapped; /* this node's segment (at least) is mapped */
+	bool shared; /* every node's segment is mapped here */
+	bool direct; /* shared, and EARTH_REMOTE=direct */
+	void *map;   /* what gmem_open mapped */
 	uint64_t map_len;
 };
 extern struct gmem_state gmem_g __attribute__((visibility("hidden")));
 
 /*
  * Sets global memory up for node self of nodes (earth_run thread, after the
- * transport net opened, NULL for one node): reads EARTH_REMOTE and EARTH_GMEM_MB (or the shared
- * mapping's header), maps the segments, registers this node's. Returns
- * NULL, or what is wrong with the configuration (the node does not
- * start). A segment that cannot be mapped does not stop the start: the
+ * transport net opened, NULL for one node): reads EARTH_REMOTE and
+ * EARTH_GMEM_MB (or the shared mapping's header), maps the segments, registers
+ * this node's. Returns NULL, or what is wrong with the configuration (the node
+ * does not start). A segment that cannot be mapped does not stop the start: the
  * first allocation stops the program with the reason.
  */
 const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net);

@@ -100,7 +100,8 @@ int reg_mem_remove(const void *base)
 	size_t i = find(b);
 	int ret = -ENOENT;
 	if (i < nsegs && segs[i].base == b) {
-		memmove(segs + i, segs + i + 1, (nsegs - i - 1) * sizeof(*segs));
+		memmove(segs + i, segs + i + 1,
+			(nsegs - i - 1) * sizeof(*segs));
 		nsegs--;
 		ret = 0;
 	}
@@ -116,7 +117,8 @@ bool reg_mem_contains(uint64_t addr, uint64_t len)
 	int crit = irq_crit_enter();
 	pthread_mutex_lock(&seg_lock);
 	size_t i = find(addr);
-	bool ok = i < nsegs && segs[i].base <= addr && addr + len <= segs[i].end;
+	bool ok =
+	    i < nsegs && segs[i].base <= addr && addr + len <= segs[i].end;
 	pthread_mutex_unlock(&seg_lock);
 	irq_crit_leave(crit);
 	return ok;
@@ -153,7 +155,8 @@ static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
 	*done = 1; /* the first object is the executable */
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && ph->p_memsz)
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) &&
+		    ph->p_memsz)
 			reg_mem_add((void *)(info->dlpi_addr + ph->p_vaddr),
 				    ph->p_memsz);
 	}

@@ -49,10 +49,10 @@ typedef void (*earth_fiber_fn)(void *frame);
  * only the SU reads or writes it: do not touch its fields from a fiber.
  */
 typedef struct earth_slot {
-	int32_t count;        /* signals still expected before the fiber fires */
-	int32_t reset;        /* count reloaded after firing; 0 = one-shot      */
-	earth_fiber_fn fiber; /* fiber made ready when count reaches zero       */
-	void *frame;          /* frame that fiber runs on                       */
+	int32_t count; /* signals still expected before the fiber fires */
+	int32_t reset; /* count reloaded after firing; 0 = one-shot      */
+	earth_fiber_fn fiber; /* fiber made ready when count reaches zero */
+	void *frame; /* frame that fiber runs on                       */
 } earth_slot;
 
 /*
@@ -68,9 +68,10 @@ struct earth_tfunc {
 	uint32_t args_size;
 } __attribute__((aligned(32)));
 
-#define EARTH_THREADED_FUNCTION(var, entry_fn, frame_type, args_bytes)        \
-	__attribute__((used, section("earth_tfunc"))) const struct earth_tfunc \
-		var = {#var, (entry_fn), sizeof(frame_type), (args_bytes)}
+#define EARTH_THREADED_FUNCTION(var, entry_fn, frame_type, args_bytes)         \
+	__attribute__((used, section("earth_tfunc")))                          \
+	const struct earth_tfunc var = {#var, (entry_fn), sizeof(frame_type),  \
+					(args_bytes)}
 
 /*
  * INIT_SYNC: slot fires `fiber` on `frame` after `count` signals (count >= 1),
@@ -99,9 +100,9 @@ typedef struct earth_gslot {
 /* Any thread. */
 static inline earth_gptr earth_gptr_make(uint32_t node, const void *addr)
 {
-	return (earth_gptr){((uint64_t)node << EARTH_GPTR_ADDR_BITS) |
-			    ((uintptr_t)addr &
-			     ((1ull << EARTH_GPTR_ADDR_BITS) - 1))};
+	return (earth_gptr){
+	    ((uint64_t)node << EARTH_GPTR_ADDR_BITS) |
+	    ((uintptr_t)addr & ((1ull << EARTH_GPTR_ADDR_BITS) - 1))};
 }
 static inline uint32_t earth_gptr_node(earth_gptr g)
 {
@@ -174,7 +175,7 @@ int earth_gfree(earth_gptr p);
  * symmetric as well; 0 or -EINVAL. Any thread of a running node.
  */
 typedef struct earth_garray {
-	uint64_t base;   /* address of the array's part on node 0          */
+	uint64_t base;	 /* address of the array's part on node 0          */
 	uint64_t stride; /* bytes from one node's part to the next's       */
 	uint64_t count, elem_size, block_elems;
 	uint32_t nodes;
@@ -208,11 +209,11 @@ uint32_t earth_num_nodes(void);
 /* the fiber that the signalled slot makes ready.                        */
 /* ------------------------------------------------------------------ */
 
-void earth_sync(earth_slot *slot);                       /* SYNC      */
-void earth_rsync(earth_gslot slot);                      /* RSYNC     */
-void earth_incr_sync(earth_slot *slot, int32_t n);       /* INCR_SYNC */
+void earth_sync(earth_slot *slot);		   /* SYNC      */
+void earth_rsync(earth_gslot slot);		   /* RSYNC     */
+void earth_incr_sync(earth_slot *slot, int32_t n); /* INCR_SYNC */
 void earth_incr_rsync(earth_gslot slot, int32_t n);
-void earth_spawn(earth_fiber_fn fiber, void *frame);     /* SPAWN     */
+void earth_spawn(earth_fiber_fn fiber, void *frame); /* SPAWN     */
 
 /* BLKMOV_SYNC: copy n bytes src -> dst, then signal. */
 void earth_blkmov_sync(earth_gptr src, earth_gptr dst, size_t n,
@@ -226,7 +227,7 @@ void earth_blkmov_rsync(earth_gptr src, earth_gptr dst, size_t n,
  * signal. Suffixes: c short int long f d g (char, short, int, long, float,
  * double, earth_gptr).
  */
-#define EARTH_TYPED_OPS(sfx, T)                                               \
+#define EARTH_TYPED_OPS(sfx, T)                                                \
 	void earth_get_sync_##sfx(earth_gptr src, T *dst, earth_slot *slot);   \
 	void earth_get_rsync_##sfx(earth_gptr src, T *dst, earth_gslot slot);  \
 	void earth_data_sync_##sfx(T value, earth_gptr dst, earth_slot *slot); \
@@ -277,10 +278,10 @@ void earth_allreduce_d(double value, enum earth_reduce_op op, double *result,
  * program's main function ends the program.
  */
 void earth_end_function(void *frame);
-#define EARTH_END_FUNCTION(frame)                                             \
-	do {                                                                  \
-		earth_end_function(frame);                                    \
-		return;                                                       \
+#define EARTH_END_FUNCTION(frame)                                              \
+	do {                                                                   \
+		earth_end_function(frame);                                     \
+		return;                                                        \
 	} while (0)
 
 /* The exit status of the program when main's frame ends (default 0). */
@@ -302,24 +303,25 @@ int earth_sync_from_thread(earth_gslot slot);
 enum earth_queue_mode {
 	EARTH_QUEUE_SW = 0,  /* rings with shared indices (EARTH-MANNA)       */
 	EARTH_QUEUE_HWQ = 1, /* default: hardware-FIFO emulation, per-slot    */
-			     /* sequence, credits, optional delivery latency */
+	/* sequence, credits, optional delivery latency */
 };
 
 /* What runs a node (docs/user-guide.md, "Node modes"). */
 enum earth_node_mode {
 	EARTH_MODE_DUAL = 0,   /* default: an EU core and an SU core          */
 	EARTH_MODE_SINGLE_IRQ, /* one core; network arrivals interrupt it     */
-	EARTH_MODE_SINGLE_POLL,/* one core; SU work at fiber ends and idle    */
+	EARTH_MODE_SINGLE_POLL, /* one core; SU work at fiber ends and idle */
 };
 
 struct earth_options {
 	enum earth_queue_mode queue_mode; /* EARTH_QUEUE        */
-	uint32_t hwq_latency_ns;          /* EARTH_HWQ_LATENCY_NS */
-	uint32_t queue_slots;             /* EARTH_QUEUE_SLOTS, power of 2 */
-	int eu_cpu, su_cpu;               /* EARTH_CPUS=eu,su; -1 = choose */
-	uint32_t spin_us;                 /* EARTH_SPIN_US: spin before sleep */
-	int print_stats;                  /* EARTH_STATS=1      */
-	enum earth_node_mode node_mode;   /* EARTH_MODE=dual|single-interrupt|single-poll */
+	uint32_t hwq_latency_ns;	  /* EARTH_HWQ_LATENCY_NS */
+	uint32_t queue_slots;		  /* EARTH_QUEUE_SLOTS, power of 2 */
+	int eu_cpu, su_cpu;		  /* EARTH_CPUS=eu,su; -1 = choose */
+	uint32_t spin_us;		  /* EARTH_SPIN_US: spin before sleep */
+	int print_stats;		  /* EARTH_STATS=1      */
+	enum earth_node_mode
+	    node_mode; /* EARTH_MODE=dual|single-interrupt|single-poll */
 };
 
 /* Defaults, then the EARTH_* environment variables. Any thread. */
@@ -341,8 +343,8 @@ int earth_options_parse(struct earth_options *opts, int *argc, char **argv);
  * with earth_set_exit_status(). Not from a fiber; one node per process at a
  * time.
  */
-int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_fn,
-	      const void *args, size_t size);
+int earth_run(const struct earth_options *opts,
+	      const struct earth_tfunc *main_fn, const void *args, size_t size);
 
 /* Arguments given to a main function started by earth_main(). */
 struct earth_main_args {
@@ -350,7 +352,8 @@ struct earth_main_args {
 	char **argv;
 };
 
-/* Options from the environment and argv, then earth_run(main_fn, {argc, argv}). */
+/* Options from the environment and argv, then earth_run(main_fn, {argc, argv}).
+ */
 int earth_main(int argc, char **argv, const struct earth_tfunc *main_fn);
 
 /* ------------------------------------------------------------------ */
@@ -376,17 +379,17 @@ const char *earth_op_name(enum earth_op op);
 
 struct earth_stats {
 	uint64_t ops[EARTH_OP_COUNT_]; /* posted by the EU                    */
-	uint64_t su_handled;           /* requests handled by the SU          */
-	uint64_t fibers_run;           /* fibers the EU ran                   */
-	uint64_t fibers_ready;         /* fibers the SU made ready            */
-	uint64_t slot_signals;         /* slot signals performed by the SU    */
-	uint64_t req_overflow;         /* posts spilled: EU->SU queue full    */
-	uint64_t ready_overflow;       /* ready fibers spilled: ready queue full */
-	uint64_t frames_allocated;     /* frames taken from the free lists    */
+	uint64_t su_handled;	       /* requests handled by the SU          */
+	uint64_t fibers_run;	       /* fibers the EU ran                   */
+	uint64_t fibers_ready;	       /* fibers the SU made ready            */
+	uint64_t slot_signals;	       /* slot signals performed by the SU    */
+	uint64_t req_overflow;	       /* posts spilled: EU->SU queue full    */
+	uint64_t ready_overflow;   /* ready fibers spilled: ready queue full */
+	uint64_t frames_allocated; /* frames taken from the free lists    */
 	uint64_t msgs_sent, msgs_received; /* to and from other nodes      */
-	uint64_t tokens_stolen;        /* tokens this node took from others   */
-	uint64_t tokens_given;         /* tokens other nodes took from here   */
-	uint64_t steal_requests;       /* STEALs this node sent when idle     */
+	uint64_t tokens_stolen;	 /* tokens this node took from others   */
+	uint64_t tokens_given;	 /* tokens other nodes took from here   */
+	uint64_t steal_requests; /* STEALs this node sent when idle     */
 	uint64_t eu_busy_ns, eu_idle_ns;
 	uint64_t su_busy_ns, su_idle_ns;
 	uint64_t eu_sleeps, su_sleeps; /* times each unit blocked when idle   */

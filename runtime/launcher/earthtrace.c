@@ -135,7 +135,8 @@ int main(int argc, char **argv)
 	free(line);
 	fclose(f);
 	if (!ntracks)
-		die("%s has no complete (\"ph\":\"X\") events, one per line: is "
+		die("%s has no complete (\"ph\":\"X\") events, one per line: "
+		    "is "
 		    "it a trace written by the EARTH runtime?%s",
 		    in, "");
 	if (hi <= lo)
@@ -174,14 +175,16 @@ int main(int argc, char **argv)
 		memset(busy, 0, (size_t)bins * sizeof(double));
 		double covered = lo, total = 0;
 		for (size_t i = 0; i < t->n; i++) {
-			/* Nested slices (a send inside a request) count once. */
+			/* Nested slices (a send inside a request) count once.
+			 */
 			double a = t->s[i].t0 > covered ? t->s[i].t0 : covered;
 			double b = t->s[i].t1;
 			if (b <= a)
 				continue;
 			covered = b;
 			total += b - a;
-			long first = (long)((a - lo) / bw), last = (long)((b - lo) / bw);
+			long first = (long)((a - lo) / bw),
+			     last = (long)((b - lo) / bw);
 			if (last >= bins)
 				last = bins - 1;
 			for (long j = first; j <= last; j++) {
@@ -192,12 +195,15 @@ int main(int argc, char **argv)
 			}
 		}
 		double y = top + row * k;
-		const char *unit = t->tid == 1 ? "EU" : t->tid == 2 ? "SU" : "?";
+		const char *unit = t->tid == 1	 ? "EU"
+				   : t->tid == 2 ? "SU"
+						 : "?";
 		const char *color = t->tid == 1 ? "#1f77b4" : "#d62728";
 		fprintf(o, "<text x=\"8\" y=\"%.1f\">node %u %s</text>\n",
 			y + row * 0.65, t->pid, unit);
 		fprintf(o,
-			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			"height=\"%.1f\" "
 			"fill=\"none\" stroke=\"#999\"/>\n",
 			left, y + 2, plot, row - 4);
 		for (long j = 0; j < bins; j++) {
@@ -206,20 +212,23 @@ int main(int argc, char **argv)
 				continue;
 			fprintf(o,
 				"<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-				"height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"/>\n",
-				left + plot * j / bins, y + 2, plot / bins + 0.05,
-				row - 4, color, u > 1 ? 1.0 : u);
+				"height=\"%.1f\" fill=\"%s\" "
+				"fill-opacity=\"%.2f\"/>\n",
+				left + plot * j / bins, y + 2,
+				plot / bins + 0.05, row - 4, color,
+				u > 1 ? 1.0 : u);
 		}
 		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\">%5.1f%% busy</text>\n",
 			left + plot + 6, y + row * 0.65,
 			100.0 * total / (hi - lo));
 	}
 	double ay = top + row * ntracks + 16;
-	fprintf(o,
-		"<text x=\"%.0f\" y=\"%.1f\">0</text>\n"
-		"<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3f ms</text>\n"
-		"</svg>\n",
-		left, ay, left + plot, ay, (hi - lo) / 1000.0);
+	fprintf(
+	    o,
+	    "<text x=\"%.0f\" y=\"%.1f\">0</text>\n"
+	    "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3f ms</text>\n"
+	    "</svg>\n",
+	    left, ay, left + plot, ay, (hi - lo) / 1000.0);
 	free(busy);
 	for (unsigned k = 0; k < ntracks; k++)
 		free(tracks[k].s);

@@ -41,8 +41,8 @@ struct emu_net {
 	uint64_t lat_ns;
 	double ns_per_byte; /* 0: unlimited bandwidth */
 	struct emu_peer *peer;
-	uint64_t held;  /* messages waiting in the FIFOs */
-	bool draining;  /* W_SHUTDOWN sent: release everything at once */
+	uint64_t held; /* messages waiting in the FIFOs */
+	bool draining; /* W_SHUTDOWN sent: release everything at once */
 };
 
 static uint64_t now_ns(void)
@@ -63,7 +63,7 @@ static int emu_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 	struct emu_peer *p = &e->peer[peer];
 	uint64_t start = p->link_free_ns > now ? p->link_free_ns : now;
 	uint64_t wire =
-		(uint64_t)((double)(sizeof(*h) + h->len) * e->ns_per_byte + 0.5);
+	    (uint64_t)((double)(sizeof(*h) + h->len) * e->ns_per_byte + 0.5);
 	p->link_free_ns = start + wire;
 	m->due_ns = p->link_free_ns + e->lat_ns;
 	m->next = NULL;
@@ -112,8 +112,8 @@ static void emu_flush(struct net *t)
 	e->inner->ops->flush(e->inner);
 }
 
-static unsigned emu_poll(struct net *t, void *ctx,
-			 net_deliver_fn deliver, unsigned budget)
+static unsigned emu_poll(struct net *t, void *ctx, net_deliver_fn deliver,
+			 unsigned budget)
 {
 	struct emu_net *e = (struct emu_net *)t;
 	if (release(e))
@@ -186,16 +186,16 @@ struct net *net_emu_wrap(struct net *inner, uint64_t lat_ns, double bw_mbps)
 	e->lat_ns = lat_ns;
 	e->ns_per_byte = bw_mbps > 0 ? 1000.0 / bw_mbps : 0;
 	e->ops = (struct net_ops){
-		.name = "emulated",
-		.send = emu_send,
-		.flush = emu_flush,
-		.poll = emu_poll,
-		.pending = emu_pending,
-		.su_word = emu_su_word,
-		.fini = emu_fini,
-		.wait = inner->ops->wait ? emu_wait : NULL,
-		.wake = inner->ops->wake ? emu_wake : NULL,
-		.blk_bytes = inner->ops->blk_bytes ? emu_blk_bytes : NULL,
+	    .name = "emulated",
+	    .send = emu_send,
+	    .flush = emu_flush,
+	    .poll = emu_poll,
+	    .pending = emu_pending,
+	    .su_word = emu_su_word,
+	    .fini = emu_fini,
+	    .wait = inner->ops->wait ? emu_wait : NULL,
+	    .wake = inner->ops->wake ? emu_wake : NULL,
+	    .blk_bytes = inner->ops->blk_bytes ? emu_blk_bytes : NULL,
 	};
 	e->base.ops = &e->ops;
 	e->base.self = inner->self;

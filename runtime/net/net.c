@@ -18,7 +18,7 @@ struct net *net_open(uint32_t self, uint32_t nodes, const char **err)
 	/* EARTH_TRANSPORT "shm|tcp", validated when the node started. */
 	const char *tr = earth_setting_str(EARTH_SET_TRANSPORT);
 	if (!tr)
-		tr = earth_setting_given(EARTH_SET_SHM_FD)       ? "shm"
+		tr = earth_setting_given(EARTH_SET_SHM_FD)	 ? "shm"
 		     : earth_setting_given(EARTH_SET_RENDEZVOUS) ? "tcp"
 								 : "shm";
 	/* EARTH_NET_LATENCY_NS / EARTH_NET_BW_MBPS wrap either (emu.c). */

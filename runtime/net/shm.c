@@ -31,11 +31,11 @@ struct shm_net {
 	struct shm_out {
 		uint64_t tail, head_seen, published;
 		bool fresh; /* published by this flush: interrupt the peer */
-	} *out;
+	} * out;
 	/* Per peer: our reader position. */
 	uint64_t *in_head;
 	unsigned char *scratch; /* a message that wraps, copied out */
-	uint32_t next_peer;     /* round-robin start of poll */
+	uint32_t next_peer;	/* round-robin start of poll */
 };
 
 static inline size_t msg_bytes(uint32_t len)
@@ -76,8 +76,8 @@ static int shm_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 	size_t need = msg_bytes(h->len);
 	if (o->tail + need - o->head_seen > s->mask + 1) {
 		/* Pairs with the reader's release store of head. */
-		o->head_seen = atomic_load_explicit(&r->head,
-						    memory_order_acquire);
+		o->head_seen =
+		    atomic_load_explicit(&r->head, memory_order_acquire);
 		if (o->tail + need - o->head_seen > s->mask + 1)
 			return -EAGAIN;
 	}
@@ -145,8 +145,8 @@ static void shm_flush(struct net *t)
 	}
 }
 
-static unsigned shm_poll(struct net *t, void *ctx,
-			 net_deliver_fn deliver, unsigned budget)
+static unsigned shm_poll(struct net *t, void *ctx, net_deliver_fn deliver,
+			 unsigned budget)
 {
 	struct shm_net *s = (struct shm_net *)t;
 	unsigned done = 0;
@@ -156,8 +156,8 @@ static unsigned shm_poll(struct net *t, void *ctx,
 			continue;
 		struct shm_ring *r = shm_ring_at(s->job, p, t->self);
 		/* Pairs with the writer's release store of tail. */
-		uint64_t tail = atomic_load_explicit(&r->tail,
-						     memory_order_acquire);
+		uint64_t tail =
+		    atomic_load_explicit(&r->tail, memory_order_acquire);
 		uint64_t head = s->in_head[p];
 		if (tail - head > s->mask + 1)
 			earth_fatal("shm transport: ring from node %u claims "
@@ -169,7 +169,8 @@ static unsigned shm_poll(struct net *t, void *ctx,
 			struct wire_hdr h;
 			if (tail - head < sizeof(h))
 				earth_fatal("shm transport: truncated header "
-					    "from node %u", p);
+					    "from node %u",
+					    p);
 			ring_copy_out(s, r, head, &h, sizeof(h));
 			const char *bad = wire_check(&h, p, t->self, t->nodes);
 			if (bad)
@@ -336,15 +337,15 @@ static void shm_fini(struct net *t)
 }
 
 static const struct net_ops shm_ops = {
-	.name = "shm",
-	.send = shm_send,
-	.flush = shm_flush,
-	.poll = shm_poll,
-	.pending = shm_pending,
-	.su_word = shm_su_word,
-	.fini = shm_fini,
-	.irq = shm_irq,
-	.irq_arm = shm_irq_arm,
+    .name = "shm",
+    .send = shm_send,
+    .flush = shm_flush,
+    .poll = shm_poll,
+    .pending = shm_pending,
+    .su_word = shm_su_word,
+    .fini = shm_fini,
+    .irq = shm_irq,
+    .irq_arm = shm_irq_arm,
 };
 
 struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
@@ -401,8 +402,8 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 	s->mask = probe.ring_bytes - 1;
 	/* A message must fit a ring with room to spare for the next one. */
 	uint64_t maxp = probe.ring_bytes / 4;
-	s->base.max_payload = maxp < WIRE_MAX_PAYLOAD ? (uint32_t)maxp
-						      : WIRE_MAX_PAYLOAD;
+	s->base.max_payload =
+	    maxp < WIRE_MAX_PAYLOAD ? (uint32_t)maxp : WIRE_MAX_PAYLOAD;
 	death_self = self;
 	death_job = map;
 	struct sigaction sa;
@@ -413,7 +414,7 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 	/* Resume where the rings are (a fresh job: all zero). */
 	for (uint32_t p = 0; p < nodes; p++) {
 		s->out[p].tail = s->out[p].published = s->out[p].head_seen =
-			atomic_load(&shm_ring_at(map, self, p)->tail);
+		    atomic_load(&shm_ring_at(map, self, p)->tail);
 		s->in_head[p] = atomic_load(&shm_ring_at(map, p, self)->head);
 	}
 	return &s->base;

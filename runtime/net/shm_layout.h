@@ -33,7 +33,7 @@ struct shm_job {
 	uint32_t nodes;
 	uint32_t pad;
 	uint64_t ring_bytes; /* power of two */
-	uint64_t total;      /* bytes up to the end of the rings */
+	uint64_t total;	     /* bytes up to the end of the rings */
 	/* Set by earthrun when a node died: which one, and how. */
 	_Atomic int32_t dead_node;
 	_Atomic int32_t dead_how; /* signal number, or 256 + exit status */
@@ -69,7 +69,8 @@ static inline size_t shm_ring_stride(uint64_t ring_bytes)
 /* Bytes of the header, node lines and rings (what the transport maps). */
 static inline size_t shm_total(uint32_t nodes, uint64_t ring_bytes)
 {
-	return sizeof(struct shm_job) + (size_t)nodes * sizeof(struct shm_node) +
+	return sizeof(struct shm_job) +
+	       (size_t)nodes * sizeof(struct shm_node) +
 	       (size_t)nodes * nodes * shm_ring_stride(ring_bytes);
 }
 
@@ -90,7 +91,7 @@ static inline struct shm_ring *shm_ring_at(struct shm_job *j, uint32_t from,
 {
 	char *rings = (char *)shm_node_at(j, j->nodes);
 	return (struct shm_ring *)(rings + ((size_t)from * j->nodes + to) *
-						   shm_ring_stride(j->ring_bytes));
+					       shm_ring_stride(j->ring_bytes));
 }
 
 #endif /* EARTH_SHM_LAYOUT_H */

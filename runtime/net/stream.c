@@ -99,9 +99,8 @@ static inline bool placeable(const struct wire_stream *s,
 	return s->place && h->type == W_BLK_DATA && h->len;
 }
 
-const char *wire_stream_feed(struct wire_stream *s, const void *data,
-			     size_t n, wire_stream_fn fn, void *ctx,
-			     unsigned *count)
+const char *wire_stream_feed(struct wire_stream *s, const void *data, size_t n,
+			     wire_stream_fn fn, void *ctx, unsigned *count)
 {
 	const unsigned char *p = data;
 	struct wire_hdr h;

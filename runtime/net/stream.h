@@ -41,11 +41,11 @@ typedef void *(*wire_place_fn)(void *ctx, uint32_t from,
 
 struct wire_stream {
 	uint32_t from, self, nodes;
-	bool bye;              /* BYE received: the rest is ignored */
-	size_t len;            /* bytes of an incomplete message in buf */
-	unsigned char *buf;    /* one largest message, 8-aligned */
+	bool bye;		/* BYE received: the rest is ignored */
+	size_t len;		/* bytes of an incomplete message in buf */
+	unsigned char *buf;	/* one largest message, 8-aligned */
 	unsigned char *scratch; /* a payload that arrived misaligned */
-	wire_place_fn place;   /* optional, set after init */
+	wire_place_fn place;	/* optional, set after init */
 	/* A BLK_DATA payload being placed: its header, where the next byte
 	 * goes, payload and padding bytes still to come. */
 	bool placing;
@@ -78,9 +78,8 @@ void wire_stream_fini(struct wire_stream *s);
  * order, and adds their number to *count. Returns NULL, or a static string
  * naming the bad field (the stream is then unusable).
  */
-const char *wire_stream_feed(struct wire_stream *s, const void *data,
-			     size_t n, wire_stream_fn fn, void *ctx,
-			     unsigned *count);
+const char *wire_stream_feed(struct wire_stream *s, const void *data, size_t n,
+			     wire_stream_fn fn, void *ctx, unsigned *count);
 
 /*
  * Where the next bytes of s may be received straight from the connection

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
+#include "base/settings.h"
 #include "net/net.h"
 #include "net/tcp.h"
 
@@ -73,7 +74,7 @@ static int hexval(int c)
 
 static const char *parse_secret(struct rdv *r)
 {
-	const char *s = getenv("EARTH_JOB_SECRET");
+	const char *s = earth_setting_str(EARTH_SET_JOB_SECRET);
 	if (!s || !*s)
 		return "EARTH_JOB_SECRET is not set: the tcp transport needs a "
 		       "random job secret (hex, at least 16 bytes; earthrun "
@@ -484,7 +485,7 @@ static int join(struct rdv *r, int *fd, const struct addrinfo *ai,
  * peer p. 0, or -1 with r->err set (the sockets in fd left to close). */
 static int rendezvous(struct rdv *r, int *fd)
 {
-	const char *rv = getenv("EARTH_RENDEZVOUS");
+	const char *rv = earth_setting_str(EARTH_SET_RENDEZVOUS);
 	if (!rv || !*rv) {
 		snprintf(r->err, sizeof(r->err),
 			 "EARTH_RENDEZVOUS is not set: the tcp transport needs "
@@ -524,17 +525,8 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 		*err = e;
 		return NULL;
 	}
-	double tmo = 60;
-	const char *tv = getenv("EARTH_CONNECT_TIMEOUT");
-	if (tv) {
-		char *end;
-		tmo = strtod(tv, &end);
-		if (*end || !(tmo > 0 && tmo <= 86400)) {
-			*err = "EARTH_CONNECT_TIMEOUT must be seconds in (0, "
-			       "86400]";
-			return NULL;
-		}
-	}
+	/* Default and range (0, 86400] s: the settings table. */
+	double tmo = earth_setting_real(EARTH_SET_CONNECT_TIMEOUT);
 	r.deadline_ns = mono_ns() + (uint64_t)(tmo * 1e9);
 	struct net *nt = tcp_data_new(self, nodes);
 	int *fd = nt ? malloc(nodes * sizeof(*fd)) : NULL;

@@ -8,17 +8,12 @@
 #include "net/wire.h"
 
 static const char *const names[W_TYPE_COUNT_] = {
-	[W_SYNC] = "SYNC",
-	[W_BLK_REQ] = "BLK_REQ",
-	[W_BLK_DATA] = "BLK_DATA",
-	[W_INVOKE] = "INVOKE",
-	[W_SHUTDOWN] = "SHUTDOWN",
-	[W_INCR] = "INCR",
-	[W_COLL_UP] = "COLL_UP",
-	[W_COLL_DOWN] = "COLL_DOWN",
-	[W_STEAL] = "STEAL",
-	[W_STEAL_NONE] = "STEAL_NONE",
-	[W_TOKEN] = "TOKEN",
+    [W_SYNC] = "SYNC",	       [W_BLK_REQ] = "BLK_REQ",
+    [W_BLK_DATA] = "BLK_DATA", [W_INVOKE] = "INVOKE",
+    [W_SHUTDOWN] = "SHUTDOWN", [W_INCR] = "INCR",
+    [W_COLL_UP] = "COLL_UP",   [W_COLL_DOWN] = "COLL_DOWN",
+    [W_STEAL] = "STEAL",       [W_STEAL_NONE] = "STEAL_NONE",
+    [W_TOKEN] = "TOKEN",
 };
 
 const char *wire_type_name(unsigned type)

@@ -26,27 +26,28 @@
 #define WIRE_MAX_BLK_DATA (16u * 1024u * 1024u)
 
 enum wire_type {
-	W_SYNC = 1,    /* signal slot (a) n times (n = 1 for SYNC)         */
-	W_BLK_REQ,     /* read len bytes at src (b); send them to dst (c),  */
-		       /* then signal slot (a)                              */
-	W_BLK_DATA,    /* write the payload at dst (b); if LAST, signal (a) */
-	W_INVOKE,      /* start function id (n) with the payload as args    */
-	W_SHUTDOWN,    /* main ended: exit with status (n)                  */
-	W_INCR,        /* add n to the count of slot (a)                    */
-	W_COLL_UP,     /* collective number n: a subtree's value (b), kind  */
-		       /* and type in flags >> 8 (see su/coll.c)            */
-	W_COLL_DOWN,   /* collective number n: the result (b) for all       */
-	W_STEAL,       /* the sender is idle: send a token if you have one  */
-	W_STEAL_NONE,  /* no token to give                                  */
-	W_TOKEN,       /* a token: function id (n), the payload as args     */
+	W_SYNC = 1, /* signal slot (a) n times (n = 1 for SYNC)         */
+	W_BLK_REQ,  /* read len bytes at src (b); send them to dst (c),  */
+	/* then signal slot (a)                              */
+	W_BLK_DATA, /* write the payload at dst (b); if LAST, signal (a) */
+	W_INVOKE,   /* start function id (n) with the payload as args    */
+	W_SHUTDOWN, /* main ended: exit with status (n)                  */
+	W_INCR,	    /* add n to the count of slot (a)                    */
+	W_COLL_UP,  /* collective number n: a subtree's value (b), kind  */
+	/* and type in flags >> 8 (see su/coll.c)            */
+	W_COLL_DOWN,  /* collective number n: the result (b) for all       */
+	W_STEAL,      /* the sender is idle: send a token if you have one  */
+	W_STEAL_NONE, /* no token to give                                  */
+	W_TOKEN,      /* a token: function id (n), the payload as args     */
 	W_TYPE_COUNT_
 };
 
 #define WIRE_F_LAST 0x1u   /* W_BLK_DATA: last chunk of the move         */
 #define WIRE_F_NOSLOT 0x2u /* no slot to signal                          */
-#define WIRE_F_REPLY 0x8u  /* W_BLK_DATA: the data a BLK_REQ of the
-			    * receiver asked for (statistics count the
-			    * receiver's reads in flight with it)       */
+#define WIRE_F_REPLY                                                           \
+	0x8u		    /* W_BLK_DATA: the data a BLK_REQ of the           \
+			     * receiver asked for (statistics count the        \
+			     * receiver's reads in flight with it)       */
 #define WIRE_F_COLL_SHIFT 8 /* W_COLL_*: kind | type << 4 in flags >> 8   */
 /* Never on the wire (wire_check rejects it): set by a transport that has
  * already written a W_BLK_DATA payload at b; the message comes with no
@@ -54,16 +55,16 @@ enum wire_type {
 #define WIRE_F_PLACED 0x4u
 
 struct wire_hdr {
-	uint16_t magic;   /* WIRE_MAGIC */
-	uint8_t version;  /* WIRE_VERSION */
-	uint8_t type;     /* enum wire_type */
-	uint16_t flags;   /* WIRE_F_* */
-	uint16_t src;     /* sending node */
-	uint32_t len;     /* payload bytes after the header */
-	int32_t n;        /* type-specific count, id or status */
-	uint64_t a;       /* slot: earth_gslot bits */
-	uint64_t b;       /* address on the receiving node */
-	uint64_t c;       /* W_BLK_REQ: destination gptr; else 0 */
+	uint16_t magic;	 /* WIRE_MAGIC */
+	uint8_t version; /* WIRE_VERSION */
+	uint8_t type;	 /* enum wire_type */
+	uint16_t flags;	 /* WIRE_F_* */
+	uint16_t src;	 /* sending node */
+	uint32_t len;	 /* payload bytes after the header */
+	int32_t n;	 /* type-specific count, id or status */
+	uint64_t a;	 /* slot: earth_gslot bits */
+	uint64_t b;	 /* address on the receiving node */
+	uint64_t c;	 /* W_BLK_REQ: destination gptr; else 0 */
 };
 static_assert(sizeof(struct wire_hdr) == 40, "wire header layout");
 

@@ -20,9 +20,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__thread volatile sig_atomic_t irq_pending __attribute__((tls_model("initial-exec")));
+__thread volatile sig_atomic_t irq_pending
+    __attribute__((tls_model("initial-exec")));
 /* The node's thread (other threads ignore a stray SIGIO). */
-static __thread volatile sig_atomic_t irq_mine __attribute__((tls_model("initial-exec")));
+static __thread volatile sig_atomic_t irq_mine
+    __attribute__((tls_model("initial-exec")));
 
 static struct earth_node *irq_node;
 /* Where earth_sync_from_thread sends the interrupt: published by
@@ -208,8 +210,8 @@ unsigned irq_safe_point(struct earth_node *n)
 		dr += r->bytes;
 		su_net_deliver(n, r->from, &r->h,
 			       r->h.len && !(r->h.flags & WIRE_F_PLACED)
-				       ? r->payload
-				       : NULL);
+				   ? r->payload
+				   : NULL);
 		k++;
 	}
 	dr = dw = 0;

@@ -30,7 +30,7 @@
 
 /* Set by a deferred handler; the next safe point polls the transport. */
 extern __thread volatile sig_atomic_t irq_pending EARTH_HIDDEN
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 /* The node's thread, before its first fiber, after one su_step (which
  * creates the transport's state on this thread): install the handlers,

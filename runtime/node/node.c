@@ -53,8 +53,8 @@ int earth_sync_from_thread(earth_gslot slot)
 		if (!m) {
 			ret = -EAGAIN;
 		} else {
-			m->w[0] = (uint64_t)SU_OP_SYNC |
-				  (uint64_t)SU_REQ_GSLOT << 16;
+			m->w[0] = (uint64_t)SU_OP_SYNC | (uint64_t)SU_REQ_GSLOT
+							     << 16;
 			m->w[1] = slot.bits;
 			q_mpsc_publish(&n->inbox, m);
 			/* Dekker with su_try_sleep: message stored, then
@@ -175,13 +175,14 @@ static int node_run_single(struct earth_node *n, struct eu_start *st)
 	return 0;
 }
 
-int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_fn,
-	      const void *args, size_t size)
+int earth_run(const struct earth_options *opts,
+	      const struct earth_tfunc *main_fn, const void *args, size_t size)
 {
 	struct earth_node *n = &earth_node_g;
 	if (atomic_load_explicit(&node_running, memory_order_relaxed)) {
-		fprintf(stderr, "earth: earth_run: a node is already running in "
-				"this process\n");
+		fprintf(stderr,
+			"earth: earth_run: a node is already running in "
+			"this process\n");
 		return EARTH_EXIT_USAGE;
 	}
 	if (!main_fn || !main_fn->entry) {
@@ -189,17 +190,19 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		return EARTH_EXIT_USAGE;
 	}
 	if (main_fn->args_size > main_fn->frame_size) {
-		fprintf(stderr,
-			"earth: earth_run: %s declares %u bytes of arguments but "
-			"a %u-byte frame\n",
-			main_fn->name, main_fn->args_size, main_fn->frame_size);
+		fprintf(
+		    stderr,
+		    "earth: earth_run: %s declares %u bytes of arguments but "
+		    "a %u-byte frame\n",
+		    main_fn->name, main_fn->args_size, main_fn->frame_size);
 		return EARTH_EXIT_USAGE;
 	}
 	if (size != main_fn->args_size || (size && !args)) {
-		fprintf(stderr,
-			"earth: earth_run: %zu bytes of arguments for %s, which "
-			"takes %u\n",
-			size, main_fn->name, main_fn->args_size);
+		fprintf(
+		    stderr,
+		    "earth: earth_run: %zu bytes of arguments for %s, which "
+		    "takes %u\n",
+		    size, main_fn->name, main_fn->args_size);
 		return EARTH_EXIT_USAGE;
 	}
 	/* Every setting but those of struct earth_options, validated
@@ -262,10 +265,10 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 		node_single_cpu(n);
 	/* A partner on the same CPU cannot answer until we yield. */
 	n->yield_ticks = n->eu_cpu == n->su_cpu
-				 ? 0
-				 : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
-	enum q_mode mode = n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ
-								  : Q_MODE_SW;
+			     ? 0
+			     : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
+	enum q_mode mode =
+	    n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
 					     : EARTH_QUEUE_SLOTS_DEFAULT;
 	if (q_ring_init(&n->req, mode, slots, n->opts.hwq_latency_ns,
@@ -273,16 +276,17 @@ int earth_run(const struct earth_options *opts, const struct earth_tfunc *main_f
 	    q_ring_init(&n->ready, mode, slots, n->opts.hwq_latency_ns,
 			n->numa_node) ||
 	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS)) {
-		fprintf(stderr, "earth: cannot create the EU/SU queues (%u slots "
-				"of 64 bytes): out of memory or bad size\n",
+		fprintf(stderr,
+			"earth: cannot create the EU/SU queues (%u slots "
+			"of 64 bytes): out of memory or bad size\n",
 			slots);
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
 	/* The SU reads the EU's ready backlog from the returned head: return
 	 * it often enough for the token threshold to mean something. */
-	n->token_backlog = n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI
-					    : EARTH_TOKEN_BACKLOG;
+	n->token_backlog =
+	    n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI : EARTH_TOKEN_BACKLOG;
 	q_ring_set_batches(&n->ready, 32,
 			   n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI / 2
 					    : EARTH_READY_CREDIT_BATCH);

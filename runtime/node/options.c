@@ -14,9 +14,9 @@
 #include <string.h>
 
 const char *const earth_mode_names[3] = {
-	[EARTH_MODE_DUAL] = "dual",
-	[EARTH_MODE_SINGLE_IRQ] = "single-interrupt",
-	[EARTH_MODE_SINGLE_POLL] = "single-poll",
+    [EARTH_MODE_DUAL] = "dual",
+    [EARTH_MODE_SINGLE_IRQ] = "single-interrupt",
+    [EARTH_MODE_SINGLE_POLL] = "single-poll",
 };
 
 /* A parsed value of an EARTH_SET_OPTION setting into its field. */
@@ -65,7 +65,8 @@ void earth_options_default(struct earth_options *o)
 			fprintf(stderr, "earth: %s\n", msg);
 			env_status = -EINVAL;
 		}
-		to_field(o, (enum earth_set)i, earth_setting((enum earth_set)i));
+		to_field(o, (enum earth_set)i,
+			 earth_setting((enum earth_set)i));
 	}
 }
 
@@ -89,8 +90,9 @@ int earth_options_parse(struct earth_options *o, int *argc, char **argv)
 		if (id < 0) {
 			char known[1024];
 			earth_settings_flags(known, sizeof(known));
-			fprintf(stderr, "earth: unknown option '%s' (known: %s)\n",
-				a, known);
+			fprintf(stderr,
+				"earth: unknown option '%s' (known: %s)\n", a,
+				known);
 			status = -EINVAL;
 			continue;
 		}

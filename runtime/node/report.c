@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report.c - the time breakdown and switch accounting of base/acct.h:
- * turning it on, the table printed at exit, the JSON record (EARTH_STATS_JSON=FILE:
- * FILE.node<k>.part, joined by earthrun --stats=json FILE; without a
- * launcher a one-node job writes FILE, node k of a larger job
+ * turning it on, the table printed at exit, the JSON record
+ * (EARTH_STATS_JSON=FILE: FILE.node<k>.part, joined by earthrun --stats=json
+ * FILE; without a launcher a one-node job writes FILE, node k of a larger job
  * FILE.node<k>.json). Format: docs/user-guide.md.
  */
 #define _GNU_SOURCE 1
@@ -20,21 +20,19 @@
 #include <string.h>
 
 static const char *const sw_names[ACCT_SW_KINDS_] = {
-	[ACCT_SW_READY] = "ready",
-	[ACCT_SW_REMOTE] = "remote",
-	[ACCT_SW_SAME] = "same",
-	[ACCT_SW_TAIL] = "tail",
-	[ACCT_SW_IDLE] = "idle",
+    [ACCT_SW_READY] = "ready", [ACCT_SW_REMOTE] = "remote",
+    [ACCT_SW_SAME] = "same",   [ACCT_SW_TAIL] = "tail",
+    [ACCT_SW_IDLE] = "idle",
 };
 static const char *const sw_text[ACCT_SW_KINDS_] = {
-	[ACCT_SW_READY] = "another fiber ready (useful work)",
-	[ACCT_SW_REMOTE] = "none ready, waiting on remote reads",
-	[ACCT_SW_SAME] = "none ready, all on the same remote read",
-	[ACCT_SW_TAIL] = "none ready, waiting in a collective",
-	[ACCT_SW_IDLE] = "none ready, nothing remote outstanding",
+    [ACCT_SW_READY] = "another fiber ready (useful work)",
+    [ACCT_SW_REMOTE] = "none ready, waiting on remote reads",
+    [ACCT_SW_SAME] = "none ready, all on the same remote read",
+    [ACCT_SW_TAIL] = "none ready, waiting in a collective",
+    [ACCT_SW_IDLE] = "none ready, nothing remote outstanding",
 };
 static const char *const bucket_names[ACCT_OVERLAP_BUCKETS] = {
-	"0", "1", "2-3", "4-7", "8-15", "16+"};
+    "0", "1", "2-3", "4-7", "8-15", "16+"};
 
 int acct_open(struct earth_node *n)
 {
@@ -95,16 +93,20 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 	if (m == EARTH_MODE_DUAL)
 		fprintf(f, "  mode dual: EU on CPU %d, SU on CPU %d%s\n",
 			n->eu_cpu, n->su_cpu,
-			n->oversubscribed ? " (CPUs shared: oversubscribed)" : "");
+			n->oversubscribed ? " (CPUs shared: oversubscribed)"
+					  : "");
 	else
 		fprintf(f, "  mode %s: EU and SU on CPU %d%s\n",
 			m < 3 ? earth_mode_names[m] : "?", n->eu_cpu,
-			n->oversubscribed ? " (CPU shared: oversubscribed)" : "");
-	fprintf(f, "  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms %5.1f%%"
-		   "   idle %10.3f ms %5.1f%%\n",
+			n->oversubscribed ? " (CPU shared: oversubscribed)"
+					  : "");
+	fprintf(f,
+		"  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms %5.1f%%"
+		"   idle %10.3f ms %5.1f%%\n",
 		PCT(b->eu_fiber), PCT(b->eu_runtime), PCT(b->eu_idle));
-	fprintf(f, "  SU  serve   %10.3f ms %5.1f%%   receive %10.3f ms %5.1f%%"
-		   "   send %10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%\n",
+	fprintf(f,
+		"  SU  serve   %10.3f ms %5.1f%%   receive %10.3f ms %5.1f%%"
+		"   send %10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%\n",
 		PCT(b->su_serve), PCT(b->su_recv), PCT(b->su_send),
 		PCT(b->su_idle));
 #undef PCT
@@ -112,30 +114,34 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 	blk_bytes(n, &bb);
 	double in = (double)(bb.recv_direct + bb.recv_copied);
 	if (in > 0)
-		fprintf(f, "  block payloads received %.3f MiB: %.1f%% "
-			   "straight into place, %.1f%% copied from receive "
-			   "buffers\n",
+		fprintf(f,
+			"  block payloads received %.3f MiB: %.1f%% "
+			"straight into place, %.1f%% copied from receive "
+			"buffers\n",
 			in / (1 << 20), 100.0 * (double)bb.recv_direct / in,
 			100.0 * (double)bb.recv_copied / in);
 	double out = (double)(bb.sent_ref + bb.sent_copied);
 	if (out > 0)
-		fprintf(f, "  block payloads sent %.3f MiB: %.1f%% from where "
-			   "they lie, %.1f%% copied into send buffers\n",
+		fprintf(f,
+			"  block payloads sent %.3f MiB: %.1f%% from where "
+			"they lie, %.1f%% copied into send buffers\n",
 			out / (1 << 20), 100.0 * (double)bb.sent_ref / out,
 			100.0 * (double)bb.sent_copied / out);
 	const struct su_state *su = &su_g;
 	double q = (double)(su->queued_ref + su->queued_copied);
 	if (q > 0)
-		fprintf(f, "  payloads queued while the transport was full "
-			   "%.3f MiB: %.1f%% by reference, %.1f%% copied\n",
+		fprintf(f,
+			"  payloads queued while the transport was full "
+			"%.3f MiB: %.1f%% by reference, %.1f%% copied\n",
 			q / (1 << 20), 100.0 * (double)su->queued_ref / q,
 			100.0 * (double)su->queued_copied / q);
 	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
 	for (int op = 1; op < SU_OP_COUNT_; op++) {
 		if (!acct_su.ops[op])
 			continue;
-		fprintf(f, "  %-14s %12" PRIu64 " %12" PRIu64 "\n", su_op_name(op),
-			acct_su.ops[op] - acct_su.remote[op], acct_su.remote[op]);
+		fprintf(f, "  %-14s %12" PRIu64 " %12" PRIu64 "\n",
+			su_op_name(op), acct_su.ops[op] - acct_su.remote[op],
+			acct_su.remote[op]);
 	}
 	uint64_t s = switches();
 	double sd = s ? (double)s : 1.0;
@@ -143,9 +149,11 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 	for (int k = 0; k < ACCT_SW_KINDS_; k++)
 		fprintf(f, "    %-42s %12" PRIu64 " %5.1f%%\n", sw_text[k],
 			acct_eu.sw[k], 100.0 * acct_eu.sw[k] / sd);
-	fprintf(f, "  remote reads in flight at a fiber end: mean %.2f, max %" PRIu64
-		   ";",
-		acct_eu.overlap_sum / sd, acct_eu.overlap_max);
+	fprintf(
+	    f,
+	    "  remote reads in flight at a fiber end: mean %.2f, max %" PRIu64
+	    ";",
+	    acct_eu.overlap_sum / sd, acct_eu.overlap_max);
 	for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
 		fprintf(f, " %s: %" PRIu64, bucket_names[k],
 			acct_eu.overlap_hist[k]);
@@ -162,8 +170,9 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 	}
 	FILE *f = fopen(part, "w");
 	if (!f) {
-		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot create "
-				"%s: %s\n",
+		fprintf(stderr,
+			"earth: node %u: EARTH_STATS_JSON: cannot create "
+			"%s: %s\n",
 			n->id, part, strerror(errno));
 		return;
 	}
@@ -171,18 +180,20 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 	earth_stats_get(&st);
 	struct net_blk_bytes bb;
 	blk_bytes(n, &bb);
-	fprintf(f,
-		"{\"node\":%u,\"nodes\":%u,\"wall_ns\":%.0f,"
-		"\"eu\":{\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,\"idle_ns\":%.0f},"
-		"\"su\":{\"serve_ns\":%.0f,\"recv_ns\":%.0f,\"send_ns\":%.0f,"
-		"\"idle_ns\":%.0f},\"ops\":{",
-		n->id, n->num_nodes, b->wall, b->eu_fiber, b->eu_runtime,
-		b->eu_idle, b->su_serve, b->su_recv, b->su_send, b->su_idle);
+	fprintf(
+	    f,
+	    "{\"node\":%u,\"nodes\":%u,\"wall_ns\":%.0f,"
+	    "\"eu\":{\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,\"idle_ns\":%.0f},"
+	    "\"su\":{\"serve_ns\":%.0f,\"recv_ns\":%.0f,\"send_ns\":%.0f,"
+	    "\"idle_ns\":%.0f},\"ops\":{",
+	    n->id, n->num_nodes, b->wall, b->eu_fiber, b->eu_runtime,
+	    b->eu_idle, b->su_serve, b->su_recv, b->su_send, b->su_idle);
 	/* INVOKE_REMOTE requests are counted as remote INVOKEs. */
 	for (int op = 1; op < SU_OP_COUNT_; op++)
 		if (op != SU_OP_INVOKE_REMOTE)
-			fprintf(f, "%s\"%s\":{\"local\":%" PRIu64
-				   ",\"remote\":%" PRIu64 "}",
+			fprintf(f,
+				"%s\"%s\":{\"local\":%" PRIu64
+				",\"remote\":%" PRIu64 "}",
 				op > 1 ? "," : "", su_op_name(op),
 				acct_su.ops[op] - acct_su.remote[op],
 				acct_su.remote[op]);
@@ -191,8 +202,9 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", sw_names[k],
 			acct_eu.sw[k]);
 	uint64_t s = switches();
-	fprintf(f, "},\"reads_in_flight\":{\"mean\":%.4f,\"max\":%" PRIu64
-		   ",\"hist\":{",
+	fprintf(f,
+		"},\"reads_in_flight\":{\"mean\":%.4f,\"max\":%" PRIu64
+		",\"hist\":{",
 		s ? (double)acct_eu.overlap_sum / (double)s : 0.0,
 		acct_eu.overlap_max);
 	for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
@@ -202,17 +214,18 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 		"}},\"fibers_run\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
 		",\"msgs_received\":%" PRIu64 ",\"tokens_stolen\":%" PRIu64
 		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64
-		",\"blk_recv\":{\"direct\":%" PRIu64
-		",\"copied\":%" PRIu64 "},\"blk_sent\":{\"referenced\":%" PRIu64
-		",\"copied\":%" PRIu64 "},\"queued\":{\"referenced\":%" PRIu64
-		",\"copied\":%" PRIu64 "}}\n",
+		",\"blk_recv\":{\"direct\":%" PRIu64 ",\"copied\":%" PRIu64
+		"},\"blk_sent\":{\"referenced\":%" PRIu64 ",\"copied\":%" PRIu64
+		"},\"queued\":{\"referenced\":%" PRIu64 ",\"copied\":%" PRIu64
+		"}}\n",
 		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
 		st.tokens_given, st.steal_requests, bb.recv_direct,
-		bb.recv_copied, bb.sent_ref, bb.sent_copied,
-		su_g.queued_ref, su_g.queued_copied);
+		bb.recv_copied, bb.sent_ref, bb.sent_copied, su_g.queued_ref,
+		su_g.queued_copied);
 	if (fclose(f) != 0) {
-		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: cannot write "
-				"%s: %s\n",
+		fprintf(stderr,
+			"earth: node %u: EARTH_STATS_JSON: cannot write "
+			"%s: %s\n",
 			n->id, part, strerror(errno));
 		return;
 	}

@@ -107,8 +107,7 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 		t->ops->irq_arm(t, false);
 	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!q_ring_nonempty(eu->ready) && !su_has_pending(n) &&
-	    !eu->ovf_len &&
+	if (!q_ring_nonempty(eu->ready) && !su_has_pending(n) && !eu->ovf_len &&
 	    !(irq && irq_backlog()) &&
 	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		eu->sleeps++;
@@ -159,7 +158,7 @@ static inline void single_loop(struct earth_node *n, struct eu_start *st,
 				     (void *)(uintptr_t)r.e[k].frame, irq);
 			if (q_unlikely(acct_on))
 				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
-							   r.e[k + 1].fiber);
+						       r.e[k + 1].fiber);
 			if (q_unlikely(eu->main_done))
 				break;
 		}

@@ -11,16 +11,16 @@
 #include <string.h>
 
 static const char *const names[EARTH_OP_COUNT_] = {
-	[EARTH_OP_SYNC] = "SYNC",
-	[EARTH_OP_INCR_SYNC] = "INCR_SYNC",
-	[EARTH_OP_SPAWN] = "SPAWN",
-	[EARTH_OP_GET_SYNC] = "GET_SYNC",
-	[EARTH_OP_DATA_SYNC] = "DATA_SYNC",
-	[EARTH_OP_BLKMOV_SYNC] = "BLKMOV_SYNC",
-	[EARTH_OP_INVOKE] = "INVOKE",
-	[EARTH_OP_TOKEN] = "TOKEN",
-	[EARTH_OP_END_FUNCTION] = "END_FUNCTION",
-	[EARTH_OP_COLLECTIVE] = "COLLECTIVE",
+    [EARTH_OP_SYNC] = "SYNC",
+    [EARTH_OP_INCR_SYNC] = "INCR_SYNC",
+    [EARTH_OP_SPAWN] = "SPAWN",
+    [EARTH_OP_GET_SYNC] = "GET_SYNC",
+    [EARTH_OP_DATA_SYNC] = "DATA_SYNC",
+    [EARTH_OP_BLKMOV_SYNC] = "BLKMOV_SYNC",
+    [EARTH_OP_INVOKE] = "INVOKE",
+    [EARTH_OP_TOKEN] = "TOKEN",
+    [EARTH_OP_END_FUNCTION] = "END_FUNCTION",
+    [EARTH_OP_COLLECTIVE] = "COLLECTIVE",
 };
 
 const char *earth_op_name(enum earth_op op)
@@ -41,14 +41,16 @@ void earth_stats_get(struct earth_stats *st)
 	st->req_overflow = eu->req_overflow;
 	st->frames_allocated = eu->frames_allocated;
 	st->eu_sleeps = eu->sleeps;
-	st->su_handled = atomic_load_explicit(&su->pub_handled, memory_order_relaxed);
+	st->su_handled =
+	    atomic_load_explicit(&su->pub_handled, memory_order_relaxed);
 	st->fibers_ready =
-		atomic_load_explicit(&su->pub_fibers_ready, memory_order_relaxed);
+	    atomic_load_explicit(&su->pub_fibers_ready, memory_order_relaxed);
 	st->slot_signals =
-		atomic_load_explicit(&su->pub_slot_signals, memory_order_relaxed);
+	    atomic_load_explicit(&su->pub_slot_signals, memory_order_relaxed);
 	st->ready_overflow =
-		atomic_load_explicit(&su->pub_ready_overflow, memory_order_relaxed);
-	st->su_sleeps = atomic_load_explicit(&su->pub_sleeps, memory_order_relaxed);
+	    atomic_load_explicit(&su->pub_ready_overflow, memory_order_relaxed);
+	st->su_sleeps =
+	    atomic_load_explicit(&su->pub_sleeps, memory_order_relaxed);
 	/* Written by the SU; exact once earth_run has returned. */
 	if (!n->start_tsc || n->end_tsc) {
 		st->msgs_sent = su->msgs_sent;
@@ -59,8 +61,8 @@ void earth_stats_get(struct earth_stats *st)
 	}
 	uint64_t end = n->end_tsc ? n->end_tsc : q_tsc();
 	uint64_t wall = end - n->start_tsc;
-	uint64_t busy = atomic_load_explicit(&su->pub_busy_ticks,
-					     memory_order_relaxed);
+	uint64_t busy =
+	    atomic_load_explicit(&su->pub_busy_ticks, memory_order_relaxed);
 	st->wall_ns = (uint64_t)(wall / tpn);
 	if (n->timing) {
 		uint64_t eidle = eu->idle_ticks < wall ? eu->idle_ticks : wall;
@@ -77,35 +79,51 @@ void earth_stats_print(const struct earth_stats *st)
 	FILE *f = stderr;
 	const struct earth_node *n = &earth_node_g;
 	double wall = st->wall_ns ? (double)st->wall_ns : 1.0;
-	fprintf(f, "earth: node %u statistics (EU cpu %d, SU cpu %d, queue %s)\n",
+	fprintf(f,
+		"earth: node %u statistics (EU cpu %d, SU cpu %d, queue %s)\n",
 		n->id, n->eu_cpu, n->su_cpu,
 		n->opts.queue_mode == EARTH_QUEUE_HWQ ? "hwq" : "sw");
 	fprintf(f, "  %-14s %14s\n", "operation", "posted");
 	for (int i = 0; i < EARTH_OP_COUNT_; i++)
 		fprintf(f, "  %-14s %14llu\n", names[i],
 			(unsigned long long)st->ops[i]);
-	fprintf(f, "  %-14s %14llu\n", "fibers run", (unsigned long long)st->fibers_run);
-	fprintf(f, "  %-14s %14llu\n", "fibers ready", (unsigned long long)st->fibers_ready);
-	fprintf(f, "  %-14s %14llu\n", "SU handled", (unsigned long long)st->su_handled);
-	fprintf(f, "  %-14s %14llu\n", "slot signals", (unsigned long long)st->slot_signals);
-	fprintf(f, "  %-14s %14llu\n", "frames", (unsigned long long)st->frames_allocated);
-	fprintf(f, "  %-14s %14llu\n", "req overflow", (unsigned long long)st->req_overflow);
-	fprintf(f, "  %-14s %14llu\n", "msgs sent", (unsigned long long)st->msgs_sent);
-	fprintf(f, "  %-14s %14llu\n", "msgs received", (unsigned long long)st->msgs_received);
-	fprintf(f, "  %-14s %14llu\n", "tokens stolen", (unsigned long long)st->tokens_stolen);
-	fprintf(f, "  %-14s %14llu\n", "tokens given", (unsigned long long)st->tokens_given);
-	fprintf(f, "  %-14s %14llu\n", "steal requests", (unsigned long long)st->steal_requests);
-	fprintf(f, "  %-14s %14llu\n", "ready overflow", (unsigned long long)st->ready_overflow);
+	fprintf(f, "  %-14s %14llu\n", "fibers run",
+		(unsigned long long)st->fibers_run);
+	fprintf(f, "  %-14s %14llu\n", "fibers ready",
+		(unsigned long long)st->fibers_ready);
+	fprintf(f, "  %-14s %14llu\n", "SU handled",
+		(unsigned long long)st->su_handled);
+	fprintf(f, "  %-14s %14llu\n", "slot signals",
+		(unsigned long long)st->slot_signals);
+	fprintf(f, "  %-14s %14llu\n", "frames",
+		(unsigned long long)st->frames_allocated);
+	fprintf(f, "  %-14s %14llu\n", "req overflow",
+		(unsigned long long)st->req_overflow);
+	fprintf(f, "  %-14s %14llu\n", "msgs sent",
+		(unsigned long long)st->msgs_sent);
+	fprintf(f, "  %-14s %14llu\n", "msgs received",
+		(unsigned long long)st->msgs_received);
+	fprintf(f, "  %-14s %14llu\n", "tokens stolen",
+		(unsigned long long)st->tokens_stolen);
+	fprintf(f, "  %-14s %14llu\n", "tokens given",
+		(unsigned long long)st->tokens_given);
+	fprintf(f, "  %-14s %14llu\n", "steal requests",
+		(unsigned long long)st->steal_requests);
+	fprintf(f, "  %-14s %14llu\n", "ready overflow",
+		(unsigned long long)st->ready_overflow);
 	fprintf(f, "  %-14s %14.3f ms\n", "wall", st->wall_ns / 1e6);
-	fprintf(f, "  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",
+	fprintf(f,
+		"  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",
 		"EU busy", st->eu_busy_ns / 1e6, 100.0 * st->eu_busy_ns / wall,
 		st->eu_idle_ns / 1e6, (unsigned long long)st->eu_sleeps);
-	fprintf(f, "  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",
+	fprintf(f,
+		"  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",
 		"SU busy", st->su_busy_ns / 1e6, 100.0 * st->su_busy_ns / wall,
 		st->su_idle_ns / 1e6, (unsigned long long)st->su_sleeps);
 	if (st->irq_signals)
-		fprintf(f, "  %-14s %14llu  (in a fiber %llu, messages deferred "
-			   "%llu)\n",
+		fprintf(f,
+			"  %-14s %14llu  (in a fiber %llu, messages deferred "
+			"%llu)\n",
 			"interrupts", (unsigned long long)st->irq_signals,
 			(unsigned long long)st->irq_in_fiber,
 			(unsigned long long)st->irq_deferred_msgs);

@@ -39,13 +39,13 @@ static inline struct q_msg *q_mpsc_reserve(struct q_mpsc *q)
 		struct q_msg *m = &q->slots[pos & q->mask];
 		/* Pairs with the consumer's release in q_mpsc_release: the
 		 * slot's previous message has been read. */
-		uint64_t seq = atomic_load_explicit(&m->seq,
-						    memory_order_acquire);
+		uint64_t seq =
+		    atomic_load_explicit(&m->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - pos);
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(
-				    &q->tail, &pos, pos + 1,
-				    memory_order_relaxed, memory_order_relaxed))
+				&q->tail, &pos, pos + 1, memory_order_relaxed,
+				memory_order_relaxed))
 				return m;
 		} else if (dif < 0) {
 			return NULL;

@@ -19,8 +19,8 @@ struct q_msg {
 	 * last with release; pairs with the consumer's acquire load. Unused by
 	 * the software ring, whose indices carry that role. */
 	_Atomic uint64_t seq;
-	uint64_t stamp;           /* hwq latency model: TSC at enqueue */
-	uint64_t w[Q_MSG_WORDS];  /* payload: 48 bytes                 */
+	uint64_t stamp;		 /* hwq latency model: TSC at enqueue */
+	uint64_t w[Q_MSG_WORDS]; /* payload: 48 bytes                 */
 } q_aligned_line;
 
 static_assert(sizeof(struct q_msg) == EARTH_CACHE_LINE, "one message per line");

@@ -13,8 +13,7 @@
 static void *alloc_slots(size_t bytes, int *node)
 {
 	void *mem = NULL;
-	if (*node >= 0 && numa_available() >= 0 &&
-	    *node <= numa_max_node()) {
+	if (*node >= 0 && numa_available() >= 0 && *node <= numa_max_node()) {
 		mem = numa_alloc_onnode(bytes, *node);
 		if (mem)
 			return mem;
@@ -78,7 +77,8 @@ bool q_ring_refill_(struct q_ring *q)
 {
 	/* Pairs with the release store in q_ring_return_credits: the consumer
 	 * has finished reading every slot below head. */
-	uint64_t head = atomic_load_explicit(&q->head_pub, memory_order_acquire);
+	uint64_t head =
+	    atomic_load_explicit(&q->head_pub, memory_order_acquire);
 	q->p.limit = head + q->capacity;
 	return q->p.tail < q->p.limit;
 }

@@ -13,10 +13,10 @@
  *              fast path; credits come back in batches. Optional delivery
  *              latency: a message is invisible until L ns after its enqueue.
  *
- * Producer: m = q_ring_reserve(q) (NULL when full); fill m->w; q_ring_publish(q, m);
- * q_ring_flush(q) when a batch ends. Consumer: m = q_ring_peek(q) (NULL when
- * empty); read m->w; q_ring_release(q).
- * Each of the two sides must be used by one thread at a time.
+ * Producer: m = q_ring_reserve(q) (NULL when full); fill m->w;
+ * q_ring_publish(q, m); q_ring_flush(q) when a batch ends. Consumer: m =
+ * q_ring_peek(q) (NULL when empty); read m->w; q_ring_release(q). Each of the
+ * two sides must be used by one thread at a time.
  */
 #ifndef EARTH_Q_RING_H
 #define EARTH_Q_RING_H
@@ -29,20 +29,20 @@
 enum q_mode { Q_MODE_SW = 0, Q_MODE_HWQ = 1 };
 
 struct q_ring {
-	struct {                  /* producer's own line */
-		uint64_t tail;      /* next position to fill */
-		uint64_t limit;     /* tail may reach this: head seen + capacity */
+	struct {		/* producer's own line */
+		uint64_t tail;	/* next position to fill */
+		uint64_t limit; /* tail may reach this: head seen + capacity */
 		uint64_t published; /* SW: last value stored to tail_pub */
 		struct q_msg *slots;
 		uint64_t mask;
-		uint64_t lat;       /* HWQ: delivery latency in TSC ticks */
+		uint64_t lat; /* HWQ: delivery latency in TSC ticks */
 		uint32_t mode;
 		uint32_t pub_batch;
 	} p q_aligned_line;
-	struct {                  /* consumer's own line */
-		uint64_t head;      /* next position to read */
-		uint64_t avail;     /* SW: tail_pub last seen */
-		uint64_t returned;  /* last value stored to head_pub */
+	struct {		   /* consumer's own line */
+		uint64_t head;	   /* next position to read */
+		uint64_t avail;	   /* SW: tail_pub last seen */
+		uint64_t returned; /* last value stored to head_pub */
 		struct q_msg *slots;
 		uint64_t mask;
 		uint64_t lat;
@@ -82,7 +82,8 @@ void q_ring_return_credits(struct q_ring *q);
  * so their transfers from the producer's core overlap. */
 static inline void q_ring_prefetch_(struct q_ring *q)
 {
-	uint64_t end = q->c.avail - q->c.head > 16 ? q->c.head + 16 : q->c.avail;
+	uint64_t end =
+	    q->c.avail - q->c.head > 16 ? q->c.head + 16 : q->c.avail;
 	for (uint64_t i = q->c.head + 1; i < end; i++)
 		__builtin_prefetch(&q->c.slots[i & q->c.mask], 0, 3);
 }
@@ -118,9 +119,9 @@ static inline void q_ring_publish(struct q_ring *q, struct q_msg *m)
 	 * lap ago, so its line must come back; start that transfer now rather
 	 * than stall the store buffer on it later (PREFETCHW). */
 	if (Q_RING_PREFETCH_AHEAD)
-		__builtin_prefetch(&q->p.slots[(pos + Q_RING_PREFETCH_AHEAD) &
-					       q->p.mask],
-				   1, 3);
+		__builtin_prefetch(
+		    &q->p.slots[(pos + Q_RING_PREFETCH_AHEAD) & q->p.mask], 1,
+		    3);
 	if (q->p.mode == Q_MODE_HWQ) {
 		if (q->p.lat)
 			m->stamp = q_tsc();
@@ -147,8 +148,8 @@ static inline struct q_msg *q_ring_peek(struct q_ring *q)
 	}
 	if (q->c.head == q->c.avail) {
 		/* Pairs with the release store of tail_pub in q_ring_flush. */
-		q->c.avail = atomic_load_explicit(&q->tail_pub,
-						  memory_order_acquire);
+		q->c.avail =
+		    atomic_load_explicit(&q->tail_pub, memory_order_acquire);
 		if (q->c.head == q->c.avail)
 			goto empty;
 		q_ring_prefetch_(q);
@@ -186,8 +187,8 @@ static inline void q_ring_release(struct q_ring *q)
 /* Producer: messages published but maybe not yet consumed (an upper bound). */
 static inline uint64_t q_ring_unconsumed(struct q_ring *q)
 {
-	return q->p.tail - atomic_load_explicit(&q->head_pub,
-						 memory_order_relaxed);
+	return q->p.tail -
+	       atomic_load_explicit(&q->head_pub, memory_order_relaxed);
 }
 
 #endif /* EARTH_Q_RING_H */

@@ -25,11 +25,11 @@
 #define SU_REQ_INLINE_MAX 32u
 
 struct su_req {
-	uint8_t op;     /* enum su_op */
-	uint8_t size;   /* GET/DATA: bytes of the value (1, 2, 4 or 8) */
+	uint8_t op;	/* enum su_op */
+	uint8_t size;	/* GET/DATA: bytes of the value (1, 2, 4 or 8) */
 	uint16_t flags; /* SU_REQ_* */
-	int32_t n;      /* INCR_SYNC: increment */
-	uint64_t slot;  /* earth_slot * or earth_gslot bits */
+	int32_t n;	/* INCR_SYNC: increment */
+	uint64_t slot;	/* earth_slot * or earth_gslot bits */
 	uint64_t a, b, c;
 	uint64_t spare;
 };

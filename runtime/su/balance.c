@@ -33,12 +33,12 @@ static void give_oldest(struct earth_node *n, uint32_t to)
 {
 	struct su_state *su = &su_g;
 	struct ready_entry e = su->tokens[0];
-	memmove(su->tokens, su->tokens + 1, --su->ntokens * sizeof(*su->tokens));
+	memmove(su->tokens, su->tokens + 1,
+		--su->ntokens * sizeof(*su->tokens));
 	const struct frame_hdr *fh = (const struct frame_hdr *)e.frame - 1;
 	const struct earth_tfunc *f = fh->fn;
-	struct wire_hdr h = {.type = W_TOKEN,
-			     .n = reg_tfunc_id(f),
-			     .len = f->args_size};
+	struct wire_hdr h = {
+	    .type = W_TOKEN, .n = reg_tfunc_id(f), .len = f->args_size};
 	su_net_send(n, to, &h, e.frame);
 	su_ready_push(su, n->token_gone_fiber, e.frame);
 	su->tokens_given++;
@@ -118,10 +118,11 @@ void su_balance_receive(struct earth_node *n, uint32_t from,
 		const struct earth_tfunc *f = reg_tfunc_at(h->n);
 		if (!f || !f->entry || h->len != f->args_size ||
 		    f->args_size > f->frame_size)
-			earth_fatal("message TOKEN from node %u rejected: field "
-				    "n/len (function %d with %u bytes of "
-				    "arguments is not in this program's table)",
-				    from, h->n, h->len);
+			earth_fatal(
+			    "message TOKEN from node %u rejected: field "
+			    "n/len (function %d with %u bytes of "
+			    "arguments is not in this program's table)",
+			    from, h->n, h->len);
 		struct eu_invoke_buf *b = malloc(sizeof(*b) + h->len);
 		if (!b)
 			earth_fatal("out of memory for a TOKEN from node %u",

@@ -31,8 +31,9 @@ static uint64_t combine(unsigned type, unsigned op, uint64_t a, uint64_t b)
 		double x, y, r;
 		memcpy(&x, &a, 8);
 		memcpy(&y, &b, 8);
-		r = op == EARTH_SUM ? x + y : op == EARTH_MIN ? (x < y ? x : y)
-							      : (x > y ? x : y);
+		r = op == EARTH_SUM   ? x + y
+		    : op == EARTH_MIN ? (x < y ? x : y)
+				      : (x > y ? x : y);
 		memcpy(&a, &r, 8);
 		return a;
 	}
@@ -57,8 +58,7 @@ static unsigned nkids(const struct earth_node *n)
 }
 
 /* First contribution fixes kind and type; later ones must agree. */
-static void join(unsigned type, unsigned op,
-		 uint64_t value, const char *who)
+static void join(unsigned type, unsigned op, uint64_t value, const char *who)
 {
 	struct su_coll *c = &su_g.coll;
 	if (!c->started) {
@@ -72,8 +72,8 @@ static void join(unsigned type, unsigned op,
 		earth_fatal("collective %u: %s posted a %s (op %u) where this "
 			    "node has a %s (op %u): every node must post the "
 			    "same collectives in the same order",
-			    c->seq, who, type_name(type), op, type_name(c->type),
-			    c->op);
+			    c->seq, who, type_name(type), op,
+			    type_name(c->type), c->op);
 	c->acc = combine(type, op, c->acc, value);
 }
 
@@ -114,11 +114,11 @@ static void progress(struct earth_node *n)
 		finish(n, c->acc);
 		return;
 	}
-	struct wire_hdr h = {.type = W_COLL_UP,
-			     .n = (int32_t)c->seq,
-			     .b = c->acc,
-			     .flags = (uint16_t)((c->type | c->op << 4)
-						 << WIRE_F_COLL_SHIFT)};
+	struct wire_hdr h = {
+	    .type = W_COLL_UP,
+	    .n = (int32_t)c->seq,
+	    .b = c->acc,
+	    .flags = (uint16_t)((c->type | c->op << 4) << WIRE_F_COLL_SHIFT)};
 	su_net_send(n, (n->id - 1) / 2, &h, NULL);
 	c->sent_up = true;
 }
@@ -127,9 +127,10 @@ void su_coll_post(struct earth_node *n, const struct su_req *r)
 {
 	struct su_coll *c = &su_g.coll;
 	if (c->local_in)
-		earth_fatal("collective %u: this node posted a second collective "
-			    "before the first completed; wait for its slot",
-			    c->seq);
+		earth_fatal(
+		    "collective %u: this node posted a second collective "
+		    "before the first completed; wait for its slot",
+		    c->seq);
 	join(r->size, (unsigned)r->n, r->a, "this node");
 	c->local_in = true;
 	c->result = r->b;
@@ -162,9 +163,10 @@ void su_coll_receive(struct earth_node *n, uint32_t from,
 		return;
 	}
 	if (n->id == 0 || from != (n->id - 1) / 2 || !c->sent_up)
-		earth_fatal("message COLL_DOWN from node %u rejected: field src "
-			    "(not this node's parent, or nothing was sent up)",
-			    from);
+		earth_fatal(
+		    "message COLL_DOWN from node %u rejected: field src "
+		    "(not this node's parent, or nothing was sent up)",
+		    from);
 	if (type != c->type || op != c->op)
 		earth_fatal("message COLL_DOWN from node %u rejected: field "
 			    "flags (kind differs from this node's)",

@@ -27,7 +27,8 @@ static EARTH_COLD void handle_observed(struct earth_node *n,
 		acct_su.remote[op] += acct_su.sent;
 	}
 	if (trace_on)
-		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0, q_tsc());
+		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0,
+			    q_tsc());
 }
 
 static inline void handle(struct earth_node *n, const struct su_req *r,
@@ -54,14 +55,16 @@ static unsigned drain_inbox(struct earth_node *n, bool observed)
 
 void su_publish_counters(struct su_state *su)
 {
-	atomic_store_explicit(&su->pub_handled, su->handled, memory_order_relaxed);
+	atomic_store_explicit(&su->pub_handled, su->handled,
+			      memory_order_relaxed);
 	atomic_store_explicit(&su->pub_fibers_ready, su->fibers_ready,
 			      memory_order_relaxed);
 	atomic_store_explicit(&su->pub_slot_signals, su->slot_signals,
 			      memory_order_relaxed);
 	atomic_store_explicit(&su->pub_ready_overflow, su->ready_overflow,
 			      memory_order_relaxed);
-	atomic_store_explicit(&su->pub_sleeps, su->sleeps, memory_order_relaxed);
+	atomic_store_explicit(&su->pub_sleeps, su->sleeps,
+			      memory_order_relaxed);
 	atomic_store_explicit(&su->pub_busy_ticks, su->busy_ticks,
 			      memory_order_relaxed);
 }
@@ -84,7 +87,7 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n)
 	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
-		    UNIT_SLEEPING &&
+		UNIT_SLEEPING &&
 	    !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
@@ -196,7 +199,8 @@ void *su_thread(void *arg)
 	for (;;) {
 		uint64_t t0 = n->timing ? q_tsc() : 0;
 		if (su_step(n, true) || su->rmsg) {
-			if (q_unlikely(++su->batches % EARTH_SU_WAKE_EVERY == 0))
+			if (q_unlikely(++su->batches % EARTH_SU_WAKE_EVERY ==
+				       0))
 				su_wake_eu(n);
 			if (n->timing)
 				su->busy_ticks += q_tsc() - t0;
@@ -209,7 +213,8 @@ void *su_thread(void *arg)
 				uint64_t now = q_tsc();
 				if (!busy_since)
 					busy_since = now;
-				else if (now - busy_since > n->busy_yield_ticks) {
+				else if (now - busy_since >
+					 n->busy_yield_ticks) {
 					sched_yield();
 					busy_since = 0;
 				}

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 __thread volatile sig_atomic_t su_out_pool
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 #define POOL_ENTRY (sizeof(struct su_out_msg) + EARTH_IRQ_SMALL)
 static _Alignas(64) unsigned char pool[EARTH_IRQ_POOL][POOL_ENTRY];

@@ -35,7 +35,7 @@ void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
 	}
 	grow(&su->rovf, &su->rovf_cap, su->rovf_head + su->rovf_len + 1);
 	su->rovf[su->rovf_head + su->rovf_len++] =
-		(struct ready_entry){fiber, frame};
+	    (struct ready_entry){fiber, frame};
 	su->ready_overflow++;
 }
 
@@ -77,7 +77,7 @@ void su_ready_flush(void)
 	q_ring_flush(su->ready);
 	/* The first publish after a remote load's slot was signalled. */
 	EARTH_STAMP_IF(earth_stamp_t[STAMP_READY] <
-			       earth_stamp_t[STAMP_SIGNALLED],
+			   earth_stamp_t[STAMP_SIGNALLED],
 		       STAMP_READY);
 	su->wake_check = true;
 }
@@ -109,8 +109,7 @@ void su_tokens_release(struct earth_node *n)
 	/* The EU returns its head in batches and whenever it runs dry, so
 	 * the backlog seen here is an upper bound: tokens are never held
 	 * back from an idle EU. */
-	while (su->ntokens &&
-	       q_ring_unconsumed(su->ready) < n->token_backlog) {
+	while (su->ntokens && q_ring_unconsumed(su->ready) < n->token_backlog) {
 		struct ready_entry e = su->tokens[--su->ntokens];
 		su_ready_push(su, e.fiber, e.frame);
 	}
@@ -118,7 +117,8 @@ void su_tokens_release(struct earth_node *n)
 
 void su_ready_reserve(struct su_state *su, size_t extra)
 {
-	if (su->rovf_head && su->rovf_head + su->rovf_len + extra > su->rovf_cap) {
+	if (su->rovf_head &&
+	    su->rovf_head + su->rovf_len + extra > su->rovf_cap) {
 		memmove(su->rovf, su->rovf + su->rovf_head,
 			su->rovf_len * sizeof(*su->rovf));
 		su->rovf_head = 0;

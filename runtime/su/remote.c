@@ -126,7 +126,8 @@ unsigned su_net_drain(struct earth_node *n)
 		struct su_out_msg *m;
 		while ((m = su->out_head[p])) {
 			if (net_send_where(n, p, &m->h,
-					   m->ref ? m->ref : m->payload, m->ref))
+					   m->ref ? m->ref : m->payload,
+					   m->ref))
 				break;
 			su->out_head[p] = m->next;
 			if (!m->next)
@@ -156,12 +157,12 @@ static void push_data(struct earth_node *n, const void *src, uint64_t len,
 		uint64_t max = n->net->max_payload;
 		uint64_t chunk = len - off > max ? max : len - off;
 		struct wire_hdr h = {
-			.type = W_BLK_DATA,
-			.len = (uint32_t)chunk,
-			.a = gslot,
-			.b = (uintptr_t)earth_gptr_addr(dst) + off,
-			.flags = (uint16_t)(flags |
-					    (off + chunk == len ? WIRE_F_LAST : 0)),
+		    .type = W_BLK_DATA,
+		    .len = (uint32_t)chunk,
+		    .a = gslot,
+		    .b = (uintptr_t)earth_gptr_addr(dst) + off,
+		    .flags = (uint16_t)(flags |
+					(off + chunk == len ? WIRE_F_LAST : 0)),
 		};
 		net_send_chunk(n, peer, &h, (const char *)src + off);
 		off += chunk;
@@ -200,8 +201,8 @@ void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
 /* A GET's or DATA's value of 1, 2, 4 or 8 bytes in one BLK_DATA, for d,
  * whose slot here fires: it goes to the EU with the fiber
  * (su_ready_value). False: store and signal as usual. */
-static bool deliver_value(const struct wire_hdr *h,
-			  earth_slot *s, void *d, const void *payload)
+static bool deliver_value(const struct wire_hdr *h, earth_slot *s, void *d,
+			  const void *payload)
 {
 	if (!s || (h->flags & WIRE_F_PLACED) ||
 	    (h->len != 8 && h->len != 4 && h->len != 2 && h->len != 1))
@@ -262,11 +263,11 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 		return;
 	}
 	struct wire_hdr h = {
-		.type = W_BLK_REQ,
-		.n = r->size,
-		.a = slot_bits(n, r),
-		.b = (uintptr_t)earth_gptr_addr(src),
-		.c = earth_gptr_make(n->id, (void *)(uintptr_t)r->b).bits,
+	    .type = W_BLK_REQ,
+	    .n = r->size,
+	    .a = slot_bits(n, r),
+	    .b = (uintptr_t)earth_gptr_addr(src),
+	    .c = earth_gptr_make(n->id, (void *)(uintptr_t)r->b).bits,
 	};
 	su_net_send(n, earth_gptr_node(src), &h, NULL);
 	EARTH_STAMP(STAMP_SU_SENT);
@@ -299,7 +300,8 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 	earth_gptr src = {r->a}, dst = {r->b};
 	if (gmem_g.direct && direct_end(n, src, r->c) &&
 	    direct_end(n, dst, r->c)) {
-		memmove(earth_gptr_addr(dst), earth_gptr_addr(src), (size_t)r->c);
+		memmove(earth_gptr_addr(dst), earth_gptr_addr(src),
+			(size_t)r->c);
 		if (acct_on)
 			direct_observed(earth_gptr_node(src) != n->id &&
 					earth_gptr_node(dst) == n->id);
@@ -316,11 +318,11 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 			    "another node are limited to 2 GiB each",
 			    (unsigned long long)r->c, earth_gptr_node(src));
 	struct wire_hdr h = {
-		.type = W_BLK_REQ,
-		.n = (int32_t)r->c,
-		.a = slot_bits(n, r),
-		.b = (uintptr_t)earth_gptr_addr(src),
-		.c = dst.bits,
+	    .type = W_BLK_REQ,
+	    .n = (int32_t)r->c,
+	    .a = slot_bits(n, r),
+	    .b = (uintptr_t)earth_gptr_addr(src),
+	    .c = dst.bits,
 	};
 	su_net_send(n, earth_gptr_node(src), &h, NULL);
 }
@@ -330,9 +332,10 @@ void su_remote_invoke(struct earth_node *n, const struct su_req *r)
 	const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
 	int32_t id = reg_tfunc_id(f);
 	if (id < 0)
-		earth_fatal("INVOKE: %s is not in the table of threaded "
-			    "functions (define it with EARTH_THREADED_FUNCTION)",
-			    f->name);
+		earth_fatal(
+		    "INVOKE: %s is not in the table of threaded "
+		    "functions (define it with EARTH_THREADED_FUNCTION)",
+		    f->name);
 	struct wire_hdr h = {.type = W_INVOKE, .n = id, .len = f->args_size};
 	if (r->flags & SU_REQ_INLINE) {
 		/* the arguments in slot, b, c, spare (see req.h) */
@@ -389,8 +392,8 @@ static void deliver(struct earth_node *n, uint32_t from,
 	}
 	case W_BLK_REQ: {
 		EARTH_STAMP_REQ(h->n == 8);
-		const void *src = checked_mem(n, h->b, (uint64_t)h->n, from, h,
-					      "b");
+		const void *src =
+		    checked_mem(n, h->b, (uint64_t)h->n, from, h, "b");
 		EARTH_STAMP_IF(h->n == 8, STAMP_R_GET);
 		earth_gptr dst = {h->c};
 		if (earth_gptr_node(dst) >= n->num_nodes)
@@ -398,11 +401,12 @@ static void deliver(struct earth_node *n, uint32_t from,
 				    "field c (node %u of %u)",
 				    from, earth_gptr_node(dst), n->num_nodes);
 		if (earth_gptr_node(dst) == n->id) {
-			void *d = checked_mem(n, (uintptr_t)earth_gptr_addr(dst),
-					      (uint64_t)h->n, from, h, "c");
+			void *d =
+			    checked_mem(n, (uintptr_t)earth_gptr_addr(dst),
+					(uint64_t)h->n, from, h, "c");
 			earth_slot *s = h->flags & WIRE_F_NOSLOT
-						? NULL
-						: local_slot(n, h, from);
+					    ? NULL
+					    : local_slot(n, h, from);
 			memmove(d, src, (size_t)h->n);
 			if (!(h->flags & WIRE_F_NOSLOT))
 				signal_of(n, h, s, "BLKMOV_SYNC");
@@ -410,9 +414,9 @@ static void deliver(struct earth_node *n, uint32_t from,
 			/* Back to the node that asked: its read ends. */
 			push_data(n, src, (uint64_t)h->n, dst, h->a,
 				  (h->flags & WIRE_F_NOSLOT) |
-					  (earth_gptr_node(dst) == from
-						   ? WIRE_F_REPLY
-						   : 0));
+				      (earth_gptr_node(dst) == from
+					   ? WIRE_F_REPLY
+					   : 0));
 			EARTH_STAMP_IF(h->n == 8, STAMP_R_SENT);
 		}
 		return;
@@ -420,8 +424,8 @@ static void deliver(struct earth_node *n, uint32_t from,
 	case W_BLK_DATA: {
 		EARTH_STAMP_IF(h->len == 8, STAMP_REPLY_READ);
 		void *d = checked_mem(n, h->b, h->len, from, h, "b");
-		bool sig = (h->flags & (WIRE_F_LAST | WIRE_F_NOSLOT)) ==
-			   WIRE_F_LAST;
+		bool sig =
+		    (h->flags & (WIRE_F_LAST | WIRE_F_NOSLOT)) == WIRE_F_LAST;
 		earth_slot *s = sig ? local_slot(n, h, from) : NULL;
 		if (sig && deliver_value(h, s, d, payload)) {
 			EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
@@ -437,15 +441,17 @@ static void deliver(struct earth_node *n, uint32_t from,
 	case W_INVOKE: {
 		const struct earth_tfunc *f = reg_tfunc_at(h->n);
 		if (!f || !f->entry)
-			earth_fatal("message INVOKE from node %u rejected: field "
-				    "n (function %d is not in this program's "
-				    "table: do all nodes run the same binary?)",
-				    from, h->n);
+			earth_fatal(
+			    "message INVOKE from node %u rejected: field "
+			    "n (function %d is not in this program's "
+			    "table: do all nodes run the same binary?)",
+			    from, h->n);
 		if (h->len != f->args_size || f->args_size > f->frame_size)
-			earth_fatal("message INVOKE from node %u rejected: field "
-				    "len (%u bytes of arguments for %s, which "
-				    "takes %u)",
-				    from, h->len, f->name, f->args_size);
+			earth_fatal(
+			    "message INVOKE from node %u rejected: field "
+			    "len (%u bytes of arguments for %s, which "
+			    "takes %u)",
+			    from, h->len, f->name, f->args_size);
 		struct eu_invoke_buf *b = malloc(sizeof(*b) + h->len);
 		if (!b)
 			earth_fatal("out of memory for an INVOKE from node %u",
@@ -485,9 +491,8 @@ static EARTH_COLD void deliver_observed(struct earth_node *n, uint32_t from,
 	uint64_t seq = trace_on ? trace_next_seq_in(from) : 0;
 	uint64_t t0 = acct_deliver_begin();
 	deliver(n, from, h, payload);
-	if (type == W_BLK_DATA &&
-	    (flags & (WIRE_F_LAST | WIRE_F_REPLY)) ==
-		    (WIRE_F_LAST | WIRE_F_REPLY))
+	if (type == W_BLK_DATA && (flags & (WIRE_F_LAST | WIRE_F_REPLY)) ==
+				      (WIRE_F_LAST | WIRE_F_REPLY))
 		acct_completed(&acct_shared.reads_done);
 	uint64_t t1 = acct_deliver_end(t0);
 	if (trace_on)

@@ -8,8 +8,8 @@
 
 void su_slot_remote(const char *op, earth_gslot g)
 {
-	earth_fatal("%s: slot pointer names node %u, not this node",
-		    op, earth_gslot_node(g));
+	earth_fatal("%s: slot pointer names node %u, not this node", op,
+		    earth_gslot_node(g));
 }
 
 void su_slot_null(const char *op)

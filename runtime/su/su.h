@@ -22,13 +22,13 @@ struct su_state {
 	struct q_ring *ready; /* producer side */
 	struct q_msg *rmsg;   /* ready message being filled, or NULL */
 	unsigned rfill;
-	bool wake_check;      /* published since su_wake_eu last looked */
-	unsigned batches;     /* busy batches, for EARTH_SU_WAKE_EVERY */
+	bool wake_check;  /* published since su_wake_eu last looked */
+	unsigned batches; /* busy batches, for EARTH_SU_WAKE_EVERY */
 	/* Ready fibers that did not fit the ring, oldest first. */
 	struct ready_entry {
 		earth_fiber_fn fiber;
 		void *frame;
-	} *rovf;
+	} * rovf;
 	size_t rovf_head, rovf_len, rovf_cap;
 	/* Tokens not yet given to the EU, newest last (LIFO). */
 	struct ready_entry *tokens;
@@ -37,13 +37,13 @@ struct su_state {
 	 * vain, and our own asking. */
 	bool *hungry;
 	uint32_t nhungry;
-	bool steal_out;       /* a STEAL is on its way, no answer yet */
+	bool steal_out;	      /* a STEAL is on its way, no answer yet */
 	bool steal_quiet;     /* every peer said no: wait for new work */
 	uint32_t steal_tries; /* NONE answers since the last success */
 	uint64_t rng;
 	uint64_t tokens_stolen, tokens_given;
 	uint64_t steal_requests; /* STEALs sent */
-	uint64_t dry_since;      /* TSC when the node ran dry; 0: it has work */
+	uint64_t dry_since;	 /* TSC when the node ran dry; 0: it has work */
 	uint32_t dry_polls;
 	/* Messages for peers whose transport had no room, oldest first. */
 	struct su_out_msg {
@@ -54,7 +54,7 @@ struct su_state {
 		 * it is copied below. */
 		const void *ref;
 		unsigned char payload[];
-	} **out_head, **out_tail;
+	} * *out_head, **out_tail;
 	size_t out_pending;
 	/* Payload bytes of messages queued for a transport with no room:
 	 * by reference (block-move chunks) and copied. */
@@ -75,7 +75,7 @@ struct su_state {
 	/* Copies of the counters above, stored relaxed by the SU when it goes
 	 * idle; read relaxed by earth_stats_get on the EU. */
 	_Atomic uint64_t pub_handled, pub_fibers_ready, pub_slot_signals,
-		pub_ready_overflow, pub_sleeps, pub_busy_ticks;
+	    pub_ready_overflow, pub_sleeps, pub_busy_ticks;
 } q_aligned_line;
 
 /* The SU of this process's node. */
@@ -83,8 +83,8 @@ extern struct su_state su_g EARTH_HIDDEN;
 
 /* ---- ready queue (ready.c) ---- */
 
-void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
-	EARTH_HIDDEN;
+void su_ready_spill(struct su_state *su, earth_fiber_fn fiber,
+		    void *frame) EARTH_HIDDEN;
 /* Publishes the ready message being filled and the SW tail. Leaves the
  * fence and the look at the EU's sleep state to su_wake_eu, which the SU
  * loop calls when it goes idle and every EARTH_SU_WAKE_EVERY busy batches:
@@ -94,8 +94,8 @@ void su_ready_flush(void) EARTH_HIDDEN;
 void su_wake_eu(struct earth_node *n) EARTH_HIDDEN;
 /* Moves spilled ready fibers into the ring; returns how many. */
 unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
-void su_token_push(struct su_state *su, earth_fiber_fn fiber, void *frame)
-	EARTH_HIDDEN;
+void su_token_push(struct su_state *su, earth_fiber_fn fiber,
+		   void *frame) EARTH_HIDDEN;
 /* Gives tokens to the EU while its ready backlog is short. */
 void su_tokens_release(struct earth_node *n) EARTH_HIDDEN;
 
@@ -130,24 +130,32 @@ static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
 static inline void su_copy_value(void *dst, const void *src, unsigned size)
 {
 	switch (size) {
-	case 1: memcpy(dst, src, 1); break;
-	case 2: memcpy(dst, src, 2); break;
-	case 4: memcpy(dst, src, 4); break;
-	case 8: memcpy(dst, src, 8); break;
-	default: earth_fatal("request with a %u-byte value", size);
+	case 1:
+		memcpy(dst, src, 1);
+		break;
+	case 2:
+		memcpy(dst, src, 2);
+		break;
+	case 4:
+		memcpy(dst, src, 4);
+		break;
+	case 8:
+		memcpy(dst, src, 8);
+		break;
+	default:
+		earth_fatal("request with a %u-byte value", size);
 	}
 }
 
 /* ---- slots (slot.c) ---- */
 
 _Noreturn void su_slot_remote(const char *op, earth_gslot g) EARTH_HIDDEN
-	__attribute__((cold));
+    __attribute__((cold));
 _Noreturn void su_slot_null(const char *op) EARTH_HIDDEN __attribute__((cold));
 
 /* Resolves a request's slot field to a local slot. */
-static inline earth_slot *su_slot_resolve(struct earth_node *n,
-					  const struct su_req *r,
-					  const char *op)
+static inline earth_slot *
+su_slot_resolve(struct earth_node *n, const struct su_req *r, const char *op)
 {
 	earth_slot *s;
 	if (r->flags & SU_REQ_GSLOT) {
@@ -162,8 +170,8 @@ static inline earth_slot *su_slot_resolve(struct earth_node *n,
 		su_slot_null(op);
 	return s;
 }
-_Noreturn void su_slot_invalid(const earth_slot *s, const char *op)
-	EARTH_HIDDEN;
+_Noreturn void su_slot_invalid(const earth_slot *s,
+			       const char *op) EARTH_HIDDEN;
 
 /* A signal: count down; at zero the fiber becomes ready and the count
  * reloads from reset. */
@@ -189,8 +197,8 @@ static inline void su_slot_signal(struct su_state *su, earth_slot *s,
  * false when the signal does not fire, or other ready fibers wait to go
  * out first (order), or the ring is full: the caller stores and signals.
  */
-static inline bool su_ready_value(struct su_state *su, earth_slot *s,
-				  void *dst, uint64_t v, unsigned size)
+static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
+				  uint64_t v, unsigned size)
 {
 	if (s->count != 1 || ((uintptr_t)s & 7) || !s->fiber || su->rmsg ||
 	    su->rovf_len)
@@ -226,7 +234,7 @@ void su_out_free(void *p) EARTH_HIDDEN;
  * the pool. Entries of the pool left (the handler checks before it
  * queues), and forgetting them all (node start). */
 extern __thread volatile sig_atomic_t su_out_pool EARTH_HIDDEN
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 unsigned su_out_pool_free(void) EARTH_HIDDEN;
 void su_out_pool_reset(void) EARTH_HIDDEN;
 /* Retries queued messages; returns how many went out. */
@@ -238,15 +246,15 @@ void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
  * destination when it lies in registered memory, else NULL. */
 void *su_net_place(const struct wire_hdr *h) EARTH_HIDDEN;
 /* Signals a slot named by a global slot pointer, here or on its node. */
-void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
-	EARTH_HIDDEN;
+void su_signal_gslot(struct earth_node *n, uint64_t gslot,
+		     const char *op) EARTH_HIDDEN;
 void su_remote_sync(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 void su_remote_get(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 void su_remote_data(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
-void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
-	EARTH_HIDDEN;
-void su_remote_invoke(struct earth_node *n, const struct su_req *r)
-	EARTH_HIDDEN;
+void su_remote_blkmov(struct earth_node *n,
+		      const struct su_req *r) EARTH_HIDDEN;
+void su_remote_invoke(struct earth_node *n,
+		      const struct su_req *r) EARTH_HIDDEN;
 
 /* ---- load balancing (balance.c) ---- */
 
@@ -260,8 +268,8 @@ void su_balance_idle(struct earth_node *n, bool at_once) EARTH_HIDDEN;
 /* Work arrived: asking again is allowed. */
 void su_balance_busy(void) EARTH_HIDDEN;
 void su_balance_receive(struct earth_node *n, uint32_t from,
-			const struct wire_hdr *h, const void *payload)
-	EARTH_HIDDEN;
+			const struct wire_hdr *h,
+			const void *payload) EARTH_HIDDEN;
 
 /* ---- collectives (coll.c) ---- */
 
@@ -274,8 +282,8 @@ void su_coll_receive(struct earth_node *n, uint32_t from,
 void su_handle(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 /* A GET_SYNC's source word (local, or a segment mapped here) is at src:
  * the value to its destination, the slot signalled (su_ready_value). */
-void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
-	EARTH_HIDDEN;
+void su_get_done(struct earth_node *n, const struct su_req *r,
+		 const void *src) EARTH_HIDDEN;
 
 /* ---- the SU thread (loop.c) ---- */
 

@@ -33,7 +33,7 @@
  * to another node. */
 struct frame_hdr {
 	const struct earth_tfunc *fn;
-	uint32_t cls;   /* size class, or FRAME_CLASS_LARGE */
+	uint32_t cls;	/* size class, or FRAME_CLASS_LARGE */
 	uint32_t magic; /* FRAME_LIVE or FRAME_FREE */
 };
 #define FRAME_CLASS_LARGE 0xffffffffu
@@ -44,20 +44,21 @@ struct earth_node {
 	struct earth_options opts;
 	uint32_t id, num_nodes;
 	uint32_t local_rank, local_size; /* nodes of the job on this host */
-	struct net *net;                 /* NULL for a one-node job */
+	struct net *net;		 /* NULL for a one-node job */
 	int eu_cpu, su_cpu, numa_node;
 	bool oversubscribed;
-	bool timing;          /* busy/idle time accounting on */
+	bool timing;	      /* busy/idle time accounting on */
 	uint64_t spin_ticks;  /* spin this long before blocking */
 	uint64_t steal_ticks; /* dry this long before asking for a token */
 	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
-	uint64_t busy_yield_ticks; /* oversubscribed: yield once per this busy */
+	uint64_t
+	    busy_yield_ticks;	/* oversubscribed: yield once per this busy */
 	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
 	double tsc_per_ns;
 	uint64_t start_tsc, end_tsc;
 	struct q_ring req q_aligned_line; /* EU -> SU */
-	struct q_ring ready;              /* SU -> EU */
-	struct q_mpsc inbox;              /* other threads -> SU */
+	struct q_ring ready;		  /* SU -> EU */
+	struct q_mpsc inbox;		  /* other threads -> SU */
 	/* Set once by the EU when main's frame ends, release; the SU loads it
 	 * acquire on each idle poll and when it wakes. */
 	_Atomic bool shutdown q_aligned_line;

@@ -92,7 +92,8 @@ static size_t build(const uint8_t *in, size_t n, uint32_t from,
 		h.src = (uint16_t)from;
 		h.type = (uint8_t)(1 + in[0] % (W_TYPE_COUNT_ - 1));
 		h.flags = in[1] & 3;
-		uint32_t plen = (uint32_t)(in[2] | in[3] << 8 | (in[4] & 1) << 16);
+		uint32_t plen =
+		    (uint32_t)(in[2] | in[3] << 8 | (in[4] & 1) << 16);
 		if (plen > WIRE_MAX_PAYLOAD)
 			plen = WIRE_MAX_PAYLOAD;
 		h.n = 1 + in[5];
@@ -110,16 +111,30 @@ static size_t build(const uint8_t *in, size_t n, uint32_t from,
 			h.src = (uint16_t)from;
 		}
 		switch (in[11] & 15) { /* spoil something, sometimes */
-		case 1: h.magic ^= (uint16_t)in[9]; break;
-		case 2: h.len = (uint32_t)in[9] << 12 | in[10]; break;
-		case 3: h.len += 0x10000u; break;
-		case 4: h.type = in[9]; break;
-		case 5: h.src = in[9]; break;
-		case 6: h.flags = (uint16_t)(in[9] << 8 | in[10]); break;
-		case 7: h.version = in[9]; break;
+		case 1:
+			h.magic ^= (uint16_t)in[9];
+			break;
+		case 2:
+			h.len = (uint32_t)in[9] << 12 | in[10];
+			break;
+		case 3:
+			h.len += 0x10000u;
+			break;
+		case 4:
+			h.type = in[9];
+			break;
+		case 5:
+			h.src = in[9];
+			break;
+		case 6:
+			h.flags = (uint16_t)(in[9] << 8 | in[10]);
+			break;
+		case 7:
+			h.version = in[9];
+			break;
 		}
-		size_t need = wire_msg_bytes(h.len > WIRE_MAX_PAYLOAD
-						     ? 0 : h.len);
+		size_t need =
+		    wire_msg_bytes(h.len > WIRE_MAX_PAYLOAD ? 0 : h.len);
 		if (len + need > cap)
 			break;
 		memcpy(out + len, &h, sizeof(h));
@@ -152,8 +167,8 @@ static const char *decode_cut(struct wire_stream *s, const uint8_t *data,
 		struct iovec iov[2];
 		if (min && wire_stream_direct(s, min, iov)) {
 			size_t k0 = k < iov[0].iov_len ? k : iov[0].iov_len;
-			size_t k1 = k - k0 < iov[1].iov_len ? k - k0
-							  : iov[1].iov_len;
+			size_t k1 =
+			    k - k0 < iov[1].iov_len ? k - k0 : iov[1].iov_len;
 			memcpy(iov[0].iov_base, data + off, k0);
 			memcpy(iov[1].iov_base, data + off + k0, k1);
 			e = wire_stream_direct_done(s, k0 + k1, on_msg, seen,
@@ -186,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool placing = data[1] & 2;
 	size_t min = 1 + (size_t)(data[1] >> 2) * 300;
 	static unsigned char mem_a[PLACE_MEM], mem_b[PLACE_MEM],
-		mem_c[PLACE_MEM];
+	    mem_c[PLACE_MEM];
 	whole.mem = mem_a;
 	cut.mem = mem_b;
 	direct.mem = mem_c;
@@ -208,15 +223,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	whole.n = cut.n = direct.n = 0;
 	const char *ea = wire_stream_feed(&a, data, size, on_msg, &whole, &ca);
 	const char *eb = decode_cut(&b, data, size, &rng, 0, &cut, &cb);
-	const char *ec = decode_cut(&c, data, size, &rng, placing ? min : 0,
-				    &direct, &cc);
+	const char *ec =
+	    decode_cut(&c, data, size, &rng, placing ? min : 0, &direct, &cc);
 	if (ca != whole.n || cb != cut.n || cc != direct.n ||
 	    whole.n != cut.n || whole.n != direct.n || ea != eb || ea != ec ||
 	    a.bye != b.bye || a.bye != c.bye || a.direct || b.direct ||
 	    a.copied != b.copied || a.copied != c.copied + c.direct)
 		__builtin_trap();
 	for (unsigned i = 0; i < whole.n && i < MAX_MSGS; i++) {
-		if (memcmp(&whole.m[i].h, &cut.m[i].h, sizeof(struct wire_hdr)) ||
+		if (memcmp(&whole.m[i].h, &cut.m[i].h,
+			   sizeof(struct wire_hdr)) ||
 		    memcmp(&whole.m[i].h, &direct.m[i].h,
 			   sizeof(struct wire_hdr)) ||
 		    whole.m[i].sum != cut.m[i].sum ||

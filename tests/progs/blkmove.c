@@ -35,7 +35,7 @@
 
 enum mode { PULL, PUSH, THIRD, MIX, KILL, BAD };
 static const char *const mode_names[] = {"pull", "push", "third",
-					 "mix",  "kill", "bad"};
+					 "mix",	 "kill", "bad"};
 
 static unsigned char src[BUF], dst[BUF];
 
@@ -76,7 +76,7 @@ static long bad_bytes(long off, long len, uint32_t from, long sof, bool guard)
 /* ---- on every node ---- */
 
 struct where_args {
-	earth_gptr loc;  /* node 0: two earth_gptr, src and dst */
+	earth_gptr loc; /* node 0: two earth_gptr, src and dst */
 	earth_gslot done;
 	earth_gptr kill_dst; /* kill: node 0's dst */
 	long bytes;
@@ -138,8 +138,8 @@ EARTH_THREADED_FUNCTION(check_fn, check_entry, struct check_frame,
 static void check_entry(void *frame)
 {
 	struct check_frame *f = frame;
-	long bad = bad_bytes(f->a.off, f->a.len, f->a.from, f->a.sof,
-			     f->a.guard);
+	long bad =
+	    bad_bytes(f->a.off, f->a.len, f->a.from, f->a.sof, f->a.guard);
 	earth_data_rsync_l(bad, f->a.result, f->a.done);
 	EARTH_END_FUNCTION(f);
 }
@@ -240,10 +240,10 @@ static void step(void *frame)
 	uint32_t from = m->mode == PUSH ? 0 : 1;
 	uint32_t to = m->mode == PULL ? 0 : m->mode == PUSH ? 1 : 2;
 	earth_slot_init(&m->moved, 1, 0, moved, m);
-	earth_blkmov_sync(earth_gptr_add(m->loc[from][0], src_off(r)),
-			  earth_gptr_add(m->loc[to][1],
-					 dst_off(r, m->bytes, m->mode)),
-			  (size_t)m->bytes, &m->moved);
+	earth_blkmov_sync(
+	    earth_gptr_add(m->loc[from][0], src_off(r)),
+	    earth_gptr_add(m->loc[to][1], dst_off(r, m->bytes, m->mode)),
+	    (size_t)m->bytes, &m->moved);
 }
 
 static void mix_checked(void *frame)
@@ -260,9 +260,9 @@ static void mix_arrived(void *frame)
 {
 	struct main_frame *m = frame;
 	for (long r = 0; r < m->reps; r++) {
-		m->bad += bad_bytes(dst_off(r, m->bytes, MIX),
-				    len_of(r, m->bytes, MIX), 1, src_off(r),
-				    false);
+		m->bad +=
+		    bad_bytes(dst_off(r, m->bytes, MIX),
+			      len_of(r, m->bytes, MIX), 1, src_off(r), false);
 		for (long j = 0; j < 8; j++)
 			m->bad += ((unsigned char *)&m->got[r])[j] !=
 				  pat(1, 8 * r + j);
@@ -348,9 +348,10 @@ static void main_entry(void *frame)
 {
 	struct main_frame *m = frame;
 	if (parse(m)) {
-		fprintf(stderr, "usage: blkmove pull|push|third|mix|kill|bad "
-				"BYTES [REPS] (BYTES 1..%ld, REPS 1..%d, mix: "
-				"REPS x BYTES within %ld; third: 3 nodes)\n",
+		fprintf(stderr,
+			"usage: blkmove pull|push|third|mix|kill|bad "
+			"BYTES [REPS] (BYTES 1..%ld, REPS 1..%d, mix: "
+			"REPS x BYTES within %ld; third: 3 nodes)\n",
 			BYTES_MAX, REPS_MAX, BUF);
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
@@ -362,11 +363,9 @@ static void main_entry(void *frame)
 	earth_slot_init(&m->ready, 2 * (int32_t)(n - 1), 0, ready, m);
 	for (uint32_t k = 1; k < n; k++) {
 		struct where_args wa = {
-			earth_to_global(m->loc[k]),
-			earth_slot_global(&m->ready),
-			m->mode == KILL && k == 1 ? m->loc[0][1]
-						  : EARTH_GPTR_NULL,
-			m->bytes};
+		    earth_to_global(m->loc[k]), earth_slot_global(&m->ready),
+		    m->mode == KILL && k == 1 ? m->loc[0][1] : EARTH_GPTR_NULL,
+		    m->bytes};
 		earth_invoke(k, &where_fn, &wa, sizeof(wa));
 	}
 }

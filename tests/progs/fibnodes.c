@@ -61,7 +61,8 @@ static void collect_step(void *frame)
 	case 3: {
 		struct earth_stats st;
 		earth_stats_get(&st);
-		earth_allreduce_l((long)st.fibers_run, EARTH_SUM, &f->rl2, &f->s);
+		earth_allreduce_l((long)st.fibers_run, EARTH_SUM, &f->rl2,
+				  &f->s);
 		return;
 	}
 	default: {
@@ -132,14 +133,16 @@ static void main_all(void *frame)
 		long *o = m->out[k];
 		if (o[0] != nn * (nn + 1) / 2 || o[1] != 100 - (nn - 1) ||
 		    o[2] != nn - 1) {
-			fprintf(stderr, "fibnodes: node %ld got sum %ld min %ld "
-					"max*2 %ld\n",
+			fprintf(stderr,
+				"fibnodes: node %ld got sum %ld min %ld "
+				"max*2 %ld\n",
 				k, o[0], o[1], o[2]);
 			bad = 1;
 		}
 		if (o[4] != m->out[0][4]) {
-			fprintf(stderr, "fibnodes: node %ld got fiber total "
-					"%ld, node 0 %ld\n",
+			fprintf(stderr,
+				"fibnodes: node %ld got fiber total "
+				"%ld, node 0 %ld\n",
 				k, o[4], m->out[0][4]);
 			bad = 1;
 		}

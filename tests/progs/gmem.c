@@ -55,8 +55,8 @@ static long fill_local(const earth_garray *arr, long blk, earth_gptr *src,
 	uint32_t me = earth_node_id();
 	for (long i = 0; i < COUNT; i++)
 		if (earth_garray_node(arr, (uint64_t)i) == me)
-			*(long *)earth_gptr_addr(earth_garray_at(arr, (uint64_t)i)) =
-				elem_value(i, 0);
+			*(long *)earth_gptr_addr(earth_garray_at(
+			    arr, (uint64_t)i)) = elem_value(i, 0);
 	*src = earth_galloc(blk ? (size_t)blk : 1);
 	*dst = earth_galloc(blk ? (size_t)blk : 1);
 	if (!src->bits || !dst->bits)
@@ -102,8 +102,19 @@ EARTH_THREADED_FUNCTION(poke, poke_entry, struct poke_args,
 
 /* ---- node 0 ---- */
 
-enum step { S_SETUP, S_GET1, S_DATA, S_GET2, S_PULL, S_MOVE, S_PULL2,
-	    S_POKE, S_GET3, S_END, S_BAD = 100 };
+enum step {
+	S_SETUP,
+	S_GET1,
+	S_DATA,
+	S_GET2,
+	S_PULL,
+	S_MOVE,
+	S_PULL2,
+	S_POKE,
+	S_GET3,
+	S_END,
+	S_BAD = 100
+};
 
 struct main_frame {
 	struct earth_main_args a;
@@ -160,10 +171,12 @@ static void main_entry(void *frame)
 	m->step = S_SETUP;
 	earth_slot_init(&m->s, 3 * ((int32_t)n - 1) + 1, 0, main_step, m);
 	for (uint32_t k = 1; k < n; k++) {
-		struct setup_args sa = {
-			m->arr, m->blk, earth_to_global(&m->status[k]),
-			earth_to_global(&m->src[k]), earth_to_global(&m->dst[k]),
-			earth_slot_global(&m->s)};
+		struct setup_args sa = {m->arr,
+					m->blk,
+					earth_to_global(&m->status[k]),
+					earth_to_global(&m->src[k]),
+					earth_to_global(&m->dst[k]),
+					earth_slot_global(&m->s)};
 		earth_invoke(k, &setup, &sa, sizeof(sa));
 	}
 	earth_sync(&m->s);
@@ -215,8 +228,9 @@ static void issue(struct main_frame *m)
 		break;
 	case S_PULL:
 		for (uint32_t k = 0; k < n; k++)
-			earth_blkmov_sync(m->src[k], earth_to_global(m->local[k]),
-					  blk, &m->s);
+			earth_blkmov_sync(m->src[k],
+					  earth_to_global(m->local[k]), blk,
+					  &m->s);
 		break;
 	case S_MOVE: /* 0 -> 1 push, n-1 -> 0 pull, the rest third-party */
 		for (uint32_t k = 0; k < n; k++)
@@ -225,19 +239,20 @@ static void issue(struct main_frame *m)
 		break;
 	case S_PULL2:
 		for (uint32_t k = 0; k < n; k++)
-			earth_blkmov_sync(m->dst[k], earth_to_global(m->local[k]),
-					  blk, &m->s);
+			earth_blkmov_sync(m->dst[k],
+					  earth_to_global(m->local[k]), blk,
+					  &m->s);
 		break;
 	case S_POKE:
 		if (n > 1) {
 			struct poke_args pa = {
-				earth_garray_at(&m->arr, COUNT - 1), -5, gs};
+			    earth_garray_at(&m->arr, COUNT - 1), -5, gs};
 			earth_invoke(1, &poke, &pa, sizeof(pa));
 		}
 		break;
 	case S_GET3:
-		earth_get_sync_l(earth_garray_at(&m->arr, COUNT - 1), &m->got[0],
-				 &m->s);
+		earth_get_sync_l(earth_garray_at(&m->arr, COUNT - 1),
+				 &m->got[0], &m->s);
 		break;
 	case S_BAD: {
 		/* just past node 1's segment, or inside node 2's */

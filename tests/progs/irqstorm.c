@@ -55,7 +55,7 @@ static void busy_fiber(void *frame)
 		do
 			clock_gettime(CLOCK_MONOTONIC, &t);
 		while ((t.tv_sec - t0.tv_sec) * 1000000000L +
-			       (t.tv_nsec - t0.tv_nsec) <
+			   (t.tv_nsec - t0.tv_nsec) <
 		       20000);
 	}
 	/* Posts while interrupts may land: a local INCR then SYNC (the
@@ -163,8 +163,7 @@ static void main_entry(void *frame)
 	}
 	for (int i = 0; i < WORDS; i++)
 		g_words[i] = 1000 + i;
-	earth_slot_init(&g_table, (int32_t)((n - 1) * g_per), 0, table_done,
-			m);
+	earth_slot_init(&g_table, (int32_t)((n - 1) * g_per), 0, table_done, m);
 	earth_slot_init(&g_incr, 1, 0, incr_done, m);
 	earth_slot_init(&g_busy_slot, 1, 0, busy_noop, NULL);
 	for (long k = 1; k < n; k++) {
@@ -187,23 +186,26 @@ static void incr_done(void *frame)
 	long n = earth_num_nodes();
 	int bad = g_bad;
 	if (!g_table_done) {
-		fprintf(stderr, "irqstorm: the INCR/SYNC slot fired before "
-				"every value arrived (an INCR_SYNC was lost)\n");
+		fprintf(stderr,
+			"irqstorm: the INCR/SYNC slot fired before "
+			"every value arrived (an INCR_SYNC was lost)\n");
 		bad = 1;
 	}
 	for (long k = 1; k < n; k++) {
 		for (long r = 0; r < g_per; r++)
 			if (g_vals[k][r] != k * 1000000 + r) {
-				fprintf(stderr, "irqstorm: node %ld round %ld: "
-						"%ld\n",
+				fprintf(stderr,
+					"irqstorm: node %ld round %ld: "
+					"%ld\n",
 					k, r, g_vals[k][r]);
 				bad = 1;
 				break;
 			}
 		long want = (g_per + 15) / 16;
 		if (g_ticks[k] != want) {
-			fprintf(stderr, "irqstorm: node %ld: %ld ticks, want "
-					"%ld\n",
+			fprintf(stderr,
+				"irqstorm: node %ld: %ld ticks, want "
+				"%ld\n",
 				k, g_ticks[k], want);
 			bad = 1;
 		}

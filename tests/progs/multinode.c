@@ -23,7 +23,7 @@ struct visit_args {
 	earth_gptr blk_src; /* block on node 0 */
 	earth_gptr blk_dst; /* where node 0 wants the block back */
 	long blk_len;
-	earth_gslot done;   /* main's slot on node 0 */
+	earth_gslot done; /* main's slot on node 0 */
 };
 struct visit_frame {
 	struct visit_args a;
@@ -105,10 +105,12 @@ static void main_entry(void *frame)
 	for (uint32_t k = 0; k < n; k++) {
 		m->result[k] = -1;
 		memset(m->back[k], 0, (size_t)m->blk_len);
-		struct visit_args va = {
-			earth_to_global(&m->word), earth_to_global(&m->result[k]),
-			earth_to_global(m->src), earth_to_global(m->back[k]),
-			m->blk_len, earth_slot_global(&m->all)};
+		struct visit_args va = {earth_to_global(&m->word),
+					earth_to_global(&m->result[k]),
+					earth_to_global(m->src),
+					earth_to_global(m->back[k]),
+					m->blk_len,
+					earth_slot_global(&m->all)};
 		earth_invoke(k, &visit, &va, sizeof(va));
 	}
 }
@@ -119,14 +121,15 @@ static void main_all(void *frame)
 	int bad = 0;
 	for (uint32_t k = 0; k < earth_num_nodes(); k++) {
 		if (m->result[k] != 700 + (long)k) {
-			fprintf(stderr, "multinode: node %u answered %ld, want "
-					"%ld\n",
+			fprintf(stderr,
+				"multinode: node %u answered %ld, want "
+				"%ld\n",
 				k, m->result[k], 700 + (long)k);
 			bad = 1;
 		}
 		if (memcmp(m->back[k], m->src, (size_t)m->blk_len)) {
-			fprintf(stderr, "multinode: block from node %u differs\n",
-				k);
+			fprintf(stderr,
+				"multinode: block from node %u differs\n", k);
 			bad = 1;
 		}
 	}

@@ -13,8 +13,8 @@
 
 #include "nqueens_tf.h"
 
-static const long known[] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724,
-			     2680, 14200, 73712, 365596};
+static const long known[] = {1,	 1,   0,   0,	 2,	10,    4,     40,
+			     92, 352, 724, 2680, 14200, 73712, 365596};
 
 struct main_frame {
 	struct earth_main_args a;

@@ -108,8 +108,10 @@ static void visit_got(struct visit_frame *f)
 {
 	const struct wide *w = &f->w;
 	if (w->v1 != w1 || w->v2 != w2 || w->v4 != w4 || w->v8 != w8 ||
-	    !guards_ok(w->g0, sizeof(w->g0)) || !guards_ok(w->g1, sizeof(w->g1)) ||
-	    !guards_ok(w->g2, sizeof(w->g2)) || !guards_ok(w->g4, sizeof(w->g4)) ||
+	    !guards_ok(w->g0, sizeof(w->g0)) ||
+	    !guards_ok(w->g1, sizeof(w->g1)) ||
+	    !guards_ok(w->g2, sizeof(w->g2)) ||
+	    !guards_ok(w->g4, sizeof(w->g4)) ||
 	    !guards_ok(w->g8, sizeof(w->g8))) {
 		printf("order: node %u: GETs of 1, 2, 4, 8 bytes wrong or "
 		       "spilled over their guards\n",
@@ -182,10 +184,8 @@ static void main_round(void *frame)
 		got_value[k] = -1;
 		m->per[k].m = m;
 		m->per[k].k = k;
-		earth_slot_init(&m->per[k].value, 1, 0, main_value,
-				&m->per[k]);
-		earth_slot_init(&m->per[k].later, 1, 0, main_later,
-				&m->per[k]);
+		earth_slot_init(&m->per[k].value, 1, 0, main_value, &m->per[k]);
+		earth_slot_init(&m->per[k].later, 1, 0, main_later, &m->per[k]);
 		struct visit_args a = {m->round * 1000 + k,
 				       earth_slot_global(&m->per[k].value),
 				       earth_slot_global(&m->per[k].later)};

@@ -47,11 +47,13 @@ static void main_entry(void *frame)
 	struct main_frame *m = frame;
 	m->n = m->a.argc > 1 ? atoi(m->a.argv[1]) : 25;
 	if (m->n < 0 || m->n > 40) {
-		fprintf(stderr, "demo: n must be 0..40 (got %s)\n", m->a.argv[1]);
+		fprintf(stderr, "demo: n must be 0..40 (got %s)\n",
+			m->a.argv[1]);
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
 	}
-	printf("EARTH demo: node %u of %u\n", earth_node_id(), earth_num_nodes());
+	printf("EARTH demo: node %u of %u\n", earth_node_id(),
+	       earth_num_nodes());
 	earth_slot_init(&m->fib_done, 1, 0, main_fib_done, m);
 	m->t0 = now_s();
 	fib_tf_start(m->n, &m->fib_result, &m->fib_done);

@@ -23,7 +23,8 @@ extern const struct earth_tfunc fib_tf;
 /* Starts fib(n) from a fiber: TOKEN(fib, n, result, done). EU only. */
 static inline void fib_tf_start(int n, int *result, earth_slot *done)
 {
-	struct fib_args a = {n, earth_to_global(result), earth_slot_global(done)};
+	struct fib_args a = {n, earth_to_global(result),
+			     earth_slot_global(done)};
 	earth_token(&fib_tf, &a, sizeof(a));
 }
 

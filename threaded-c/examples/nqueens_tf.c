@@ -35,12 +35,13 @@ static void nqueens_entry(void *frame)
 	struct nqueens_frame *f = frame;
 	struct nqueens_args *a = &f->a;
 	if (a->row >= a->depth || a->row == a->n) {
-		earth_data_rsync_l(nqueens_count(a->n, a->row, a->cols, a->d1,
-						 a->d2),
-				   a->result, a->done);
+		earth_data_rsync_l(
+		    nqueens_count(a->n, a->row, a->cols, a->d1, a->d2),
+		    a->result, a->done);
 		EARTH_END_FUNCTION(f);
 	}
-	unsigned all = (1u << a->n) - 1, free = all & ~(a->cols | a->d1 | a->d2);
+	unsigned all = (1u << a->n) - 1,
+		 free = all & ~(a->cols | a->d1 | a->d2);
 	f->kids = __builtin_popcount(free);
 	if (!f->kids) {
 		earth_data_rsync_l(0, a->result, a->done);

@@ -91,7 +91,7 @@ static inline earth_gptr tc_gptr_g(void *const *global_ptr)
 	return tc_gptr(global_ptr);
 }
 
-#define TC_GET_(sfx, src, dst, slot_)                                         \
+#define TC_GET_(sfx, src, dst, slot_)                                          \
 	earth_get_sync_##sfx(tc_gptr_##sfx(src), (dst), TC_SLOT_(slot_))
 #define TC_DATA_(sfx, v, dst, slot_)                                           \
 	earth_data_sync_##sfx((v), tc_gptr_##sfx(dst), TC_SLOT_(slot_))
