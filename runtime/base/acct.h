@@ -31,8 +31,8 @@ enum acct_switch {
 	ACCT_SW_IDLE,	/* none ready, no remote read nor collective out  */
 	ACCT_SW_KINDS_
 };
-#define ACCT_OVERLAP_BUCKETS 6 /* reads in flight: 0, 1, 2-3, 4-7, 8-15, 16+   \
-				*/
+/* Buckets of reads in flight: 0, 1, 2-3, 4-7, 8-15, 16+. */
+#define ACCT_OVERLAP_BUCKETS 6
 
 /* Owned by the EU thread (the thread running fibers). */
 struct acct_eu {

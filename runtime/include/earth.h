@@ -301,9 +301,11 @@ int earth_sync_from_thread(earth_gslot slot);
 /* ------------------------------------------------------------------ */
 
 enum earth_queue_mode {
-	EARTH_QUEUE_SW = 0,  /* rings with shared indices (EARTH-MANNA)       */
-	EARTH_QUEUE_HWQ = 1, /* default: hardware-FIFO emulation, per-slot    */
-	/* sequence, credits, optional delivery latency */
+	/* Rings with shared indices (EARTH-MANNA). */
+	EARTH_QUEUE_SW = 0,
+	/* Default: hardware-FIFO emulation, per-slot sequence, credits,
+	 * optional delivery latency. */
+	EARTH_QUEUE_HWQ = 1,
 };
 
 /* What runs a node (docs/user-guide.md, "Node modes"). */
