@@ -256,7 +256,8 @@ test-format: $(DEPS_STAMP)
 clean:
 	rm -rf $(BUILD)
 
-# The Clang plugin and earthcc (Threaded-C issue) add their own rules.
+# The Clang plugin and earthcc, the fuzz target and the benchmarks in
+# folders of their own add their rules.
 -include compiler-plugin/module.mk
 -include tests/fuzz/module.mk
 -include benchmarks/remote_ops/module.mk

@@ -44,10 +44,9 @@ enum wire_type {
 
 #define WIRE_F_LAST 0x1u   /* W_BLK_DATA: last chunk of the move         */
 #define WIRE_F_NOSLOT 0x2u /* no slot to signal                          */
-#define WIRE_F_REPLY                                                           \
-	0x8u		    /* W_BLK_DATA: the data a BLK_REQ of the           \
-			     * receiver asked for (statistics count the        \
-			     * receiver's reads in flight with it)       */
+/* W_BLK_DATA: the data a BLK_REQ of the receiver asked for (statistics
+ * count the receiver's reads in flight with it). */
+#define WIRE_F_REPLY 0x8u
 #define WIRE_F_COLL_SHIFT 8 /* W_COLL_*: kind | type << 4 in flags >> 8   */
 /* Never on the wire (wire_check rejects it): set by a transport that has
  * already written a W_BLK_DATA payload at b; the message comes with no
