@@ -58,6 +58,9 @@
 #define END_DRAIN_NS 5000000000ull
 
 enum { UD_RECV = 1, UD_SEND, UD_WAKE };
+/* After an early BYE between two nodes other than node 0, node 0's
+ * SHUTDOWN must arrive within this (early_bye). */
+#define TCP_BYE_GRACE_NS 5000000000ull
 #define UD(kind, peer) ((uint64_t)(kind) << 32 | (uint64_t)(peer))
 
 /* Bytes to send: copied ones in p, and block-move payloads referenced
@@ -86,9 +89,10 @@ static inline void buf_clear(struct tcp_buf *b)
 struct tcp_peer {
 	int fd;
 	bool recv_armed;
-	bool gone;    /* closed after its BYE or after the job ended */
-	bool sending; /* fly is in a send */
-	bool flowing; /* its bytes came lately: the socket may hold more */
+	bool gone;	/* closed after its BYE or after the job ended */
+	bool sending;	/* fly is in a send */
+	bool flowing;	/* its bytes came lately: the socket may hold more */
+	bool bye_noted; /* its BYE was looked at (early_bye) */
 	struct tcp_buf pend, fly;
 	size_t fly_off;	   /* bytes of fly sent, copied and referenced */
 	struct msghdr msg; /* fly from fly_off, when it references payloads */
@@ -103,7 +107,13 @@ struct tcp_net {
 	uint64_t efd_val;
 	bool efd_armed;
 	bool ring_ok, defer, need_submit;
-	bool ending;  /* SHUTDOWN sent or received */
+	bool ending; /* SHUTDOWN sent or received */
+	/* A peer other than node 0 said BYE before this node saw node 0's
+	 * SHUTDOWN (allowed: the SHUTDOWN may still be on its way on another
+	 * connection): the job must end by then (CLOCK_MONOTONIC ns; 0 while
+	 * no such BYE), or the peer that said it is named. */
+	uint64_t bye_deadline;
+	uint32_t bye_peer;
 	bool flowing; /* some peer is */
 	unsigned polls;
 	struct io_uring ring;
@@ -359,11 +369,58 @@ static int tcp_send_ref(struct net *nt, uint32_t peer, const struct wire_hdr *h,
 
 /* ---- receiving ---- */
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Peer p said BYE (it ends cleanly and sends nothing more) while this node
+ * has not seen the job end. Node 0 ends the job and says SHUTDOWN before
+ * its BYE on the same connection, so a BYE from node 0, or to node 0,
+ * before that is a peer leaving a running job. Between two other nodes it
+ * may come first: node 0's SHUTDOWN to this node is then on its way, and
+ * must arrive within TCP_BYE_GRACE_NS.
+ */
+static EARTH_COLD void early_bye(struct tcp_net *t, uint32_t p)
+{
+	if (t->base.self == 0 || p == 0)
+		earth_fatal("tcp transport: node %u ended its connection (BYE) "
+			    "before the job ended: it left a running job "
+			    "(a broken or hostile peer)",
+			    p);
+	if (!t->bye_deadline) {
+		t->bye_deadline = now_ns() + TCP_BYE_GRACE_NS;
+		t->bye_peer = p;
+	}
+}
+
+/* The job did not end in time after an early BYE (SU thread). */
+static EARTH_COLD void bye_overdue(struct tcp_net *t)
+{
+	earth_fatal("tcp transport: node %u ended its connection (BYE) %.0f s "
+		    "ago, but node 0 has not ended the job: node %u left a "
+		    "running job (a broken or hostile peer)",
+		    t->bye_peer, TCP_BYE_GRACE_NS / 1e9, t->bye_peer);
+}
+
+static inline void bye_check(struct tcp_net *t, struct tcp_peer *pp, uint32_t p)
+{
+	if (q_unlikely(pp->in.bye) && !t->ending && !pp->bye_noted) {
+		pp->bye_noted = true;
+		early_bye(t, p);
+	}
+}
+
 static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 {
 	struct tcp_peer *pp = &t->peer[p];
 	if (pp->gone)
 		return;
+	if (pp->in.bye && !t->ending)
+		bye_check(t, pp, p);
 	if (pp->in.bye || t->ending) {
 		pp->gone = true;
 		buf_clear(&pp->pend);
@@ -408,6 +465,7 @@ static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)
 				earth_fatal("message from node %u rejected: "
 					    "field %s",
 					    p, bad);
+			bye_check(t, pp, p);
 			pp->flowing = t->flowing = true;
 		}
 		recycle(t, bid);
@@ -507,6 +565,7 @@ static bool recv_direct(struct tcp_net *t, uint32_t p, unsigned budget)
 		if (bad)
 			earth_fatal("message from node %u rejected: field %s",
 				    p, bad);
+		bye_check(t, pp, p);
 		if ((size_t)k < want)
 			return false;
 		got += (size_t)k;
@@ -552,6 +611,9 @@ static unsigned tcp_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
 {
 	struct tcp_net *t = (struct tcp_net *)nt;
 	ensure_ring(t);
+	if (q_unlikely(t->bye_deadline) && !t->ending &&
+	    now_ns() > t->bye_deadline)
+		bye_overdue(t);
 	t->ctx = ctx;
 	t->deliver = deliver;
 	t->delivered = 0;
@@ -683,6 +745,18 @@ static void tcp_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	}
 	t->need_submit = false;
 	t->events_calls++;
+	if (q_unlikely(t->bye_deadline) && !t->ending) {
+		/* Wake by the deadline to name the peer (tcp_poll). */
+		uint64_t now = now_ns();
+		uint64_t left =
+		    t->bye_deadline > now ? t->bye_deadline - now : 0;
+		struct __kernel_timespec ts = {
+		    .tv_sec = (long long)(left / 1000000000u),
+		    .tv_nsec = (long long)(left % 1000000000u)};
+		struct io_uring_cqe *cqe;
+		io_uring_submit_and_wait_timeout(&t->ring, &cqe, 1, &ts, NULL);
+		return;
+	}
 	io_uring_submit_and_wait(&t->ring, 1);
 }
 

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rogue.c - a node that breaks the tcp transport's rules from inside a
+ * job, for the tests of how its peers end. Node 0 asks node 1 to misbehave
+ * and waits for an answer that never comes; node 1, in a fiber:
+ *
+ *   rogue bye    writes a BYE record on its connection to node 0 and
+ *                half-closes it (FIN) mid-job, then stops its process
+ *                (SIGSTOP), so that nothing else it might send hides what
+ *                node 0 does.
+ *
+ * Node 0 must end the job naming node 1 (tests/t_peer_end.c); before, it
+ * took the BYE for a clean end and waited forever.
+ */
+#define EARTH_INTERNAL 1
+#include <earth.h>
+
+#include "net/stream.h"
+#include "net/wire.h"
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct rogue_args {
+	earth_gslot answer;
+};
+struct rogue_frame {
+	struct rogue_args a;
+};
+
+/* The connected TCP sockets of this process (node 1 of a 2-node job has
+ * one: to node 0). */
+static int tcp_peer_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+	while (d && (e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		struct stat st;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int type = 0;
+		socklen_t tl = sizeof(type);
+		if (e->d_name[0] == '.' || fstat(fd, &st) ||
+		    !S_ISSOCK(st.st_mode))
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+		    type != SOCK_STREAM ||
+		    getpeername(fd, (struct sockaddr *)&ss, &sl))
+			continue;
+		if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
+			found = fd;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void rogue_entry(void *frame)
+{
+	(void)frame;
+	int fd = tcp_peer_fd();
+	if (fd < 0) {
+		fprintf(stderr, "rogue: no tcp connection to node 0\n");
+		exit(3);
+	}
+	struct wire_hdr bye;
+	memset(&bye, 0, sizeof(bye));
+	bye.magic = WIRE_BYE_MAGIC;
+	bye.version = WIRE_VERSION;
+	bye.src = (uint16_t)earth_node_id();
+	if (send(fd, &bye, sizeof(bye), MSG_NOSIGNAL) != (ssize_t)sizeof(bye))
+		exit(3);
+	shutdown(fd, SHUT_WR);
+	raise(SIGSTOP);
+}
+EARTH_THREADED_FUNCTION(rogue_fn, rogue_entry, struct rogue_frame,
+			sizeof(struct rogue_args));
+
+struct main_frame {
+	struct earth_main_args a;
+	earth_slot answer;
+};
+static void main_answer(void *frame)
+{
+	EARTH_END_FUNCTION(frame);
+}
+static void main_entry(void *frame)
+{
+	struct main_frame *m = frame;
+	if (earth_num_nodes() != 2 || m->a.argc < 2 ||
+	    strcmp(m->a.argv[1], "bye")) {
+		fprintf(stderr, "rogue: run as earthrun -n 2 --transport tcp "
+				"rogue bye\n");
+		earth_set_exit_status(2);
+		EARTH_END_FUNCTION(m);
+	}
+	earth_slot_init(&m->answer, 1, 0, main_answer, m);
+	struct rogue_args ra = {earth_slot_global(&m->answer)};
+	earth_invoke(1, &rogue_fn, &ra, sizeof(ra));
+}
+EARTH_THREADED_FUNCTION(rogue_main, main_entry, struct main_frame,
+			sizeof(struct earth_main_args));
+
+int main(int argc, char **argv)
+{
+	return earth_main(argc, argv, &rogue_main);
+}

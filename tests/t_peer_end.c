@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_peer_end.c - every way a peer can end its connection before the job
+ * ended stops the job with a message naming it, within seconds: a BYE
+ * record and a FIN mid-job (tests/progs/rogue.c), as well as a FIN or a
+ * kill without a BYE (t_launcher.c, t_rendezvous.c).
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers.h"
+
+#ifndef T_PROG_DIR
+#error "T_PROG_DIR (the built tests/progs) must be defined"
+#endif
+#ifndef T_EARTHRUN
+#error "T_EARTHRUN must be defined"
+#endif
+
+TestSuite(peer_end, .timeout = 60);
+
+Test(peer_end, bye_before_the_end_stops_the_job)
+{
+	struct t_cmd c;
+	uint64_t t0 = t_now_ns();
+	t_sh(&c, 30, "%s -n 2 --transport tcp %s/rogue bye", T_EARTHRUN,
+	     T_PROG_DIR);
+	double s = (double)(t_now_ns() - t0) / 1e9;
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE,
+		     "status %d after %.1f s (124: it hung)\n%s", c.status, s,
+		     c.err);
+	cr_assert(strstr(c.err, "earth: node 0: error: tcp transport: node 1 "
+				"ended its connection (BYE) before the job "
+				"ended"),
+		  "%s", c.err);
+	cr_assert_lt(s, 10.0, "the job took %.1f s to end", s);
+}
