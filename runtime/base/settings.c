@@ -21,11 +21,10 @@
 #define STR(x) STR_(x)
 
 #define OPT EARTH_SET_OPTION
-#define E(name) [EARTH_SET_##name] = {.env = "EARTH_" #name
 
-const struct earth_setting
-    earth_settings[EARTH_SET_COUNT_] =
-	{E(QUEUE),
+const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
+    [EARTH_SET_QUEUE] =
+	{.env = "EARTH_QUEUE",
 	 .flag = "queue",
 	 .type = EARTH_SET_T_ENUM,
 	 .flags = OPT,
@@ -34,133 +33,202 @@ const struct earth_setting
 	 .want = "unknown queue mode '%s' (use sw or hwq)",
 	 .help = "EU<->SU queue protocol: hardware-queue emulation, or "
 		 "software rings with shared indices (EARTH-MANNA)"},
-    E(HWQ_LATENCY_NS), .flag = "hwq-latency", .type = EARTH_SET_T_UINT,
-    .flags = OPT, .max = 100000000, .dflt = "0",
-    .help = "hwq only: a message becomes visible this many ns after it "
-	    "was sent (0: as fast as the machine)"
-}
-, E(QUEUE_SLOTS), .flag = "queue-slots", .type = EARTH_SET_T_POW2, .flags = OPT,
-		  .min = 8, .max = 1u << 24,
-		  .dflt = STR(EARTH_QUEUE_SLOTS_DEFAULT),
-		  .help = "capacity of each EU<->SU ring in 64-byte messages"
-}
-, E(CPUS), .flag = "cpus", .type = EARTH_SET_T_CPUS, .flags = OPT, .max = 4095,
-	   .dflt = NULL,
-	   .want = "'%s': give two CPUs, EU,SU (e.g. 0,1), each 0 to 4095",
-	   .help = "CPUs of the EU and the SU (unset: two of the affinity set "
-		   "that share the last-level cache, not SMT siblings)"
-}
-, E(SPIN_US), .flag = "spin-us", .type = EARTH_SET_T_UINT, .flags = OPT,
-	      .max = 10000000, .dflt = STR(EARTH_SPIN_US_DEFAULT),
-	      .help = "how long an idle unit spins, in us, before it blocks"
-}
-, E(STATS), .flag = "stats", .type = EARTH_SET_T_BOOL, .flags = OPT,
-	    .dflt = "0",
-	    .help = "print the node's statistics at exit (also turns on "
-		    "busy/idle timing)"
-}
-, E(MODE), .flag = "mode", .type = EARTH_SET_T_ENUM, .flags = OPT,
-	   .choices = "dual|single-interrupt|single-poll", .dflt = "dual",
-	   .want = "unknown node mode '%s' (use dual, single-interrupt or "
-		   "single-poll)",
-	   .help = "what runs the node: an EU core and an SU core, or one core "
-		   "that also does the SU's work on interrupts or by polling"
-}
-, E(TIMING), .type = EARTH_SET_T_BOOL, .dflt = "0",
-	     .help = "busy/idle timing without printing (for earth_stats_get)"
-}
-, E(TRACE), .type = EARTH_SET_T_FILE, .dflt = NULL,
-	    .help = "write a timeline of the units to this file (Chrome "
-		    "trace-event JSON)"
-}
-, E(TRACE_EVENTS),
-    .type = EARTH_SET_T_UINT, .min = 1024, .max = 1u << 24, .dflt = "1048576",
-    .help = "events each unit's trace buffer holds (32 bytes each)"
-}
-, E(TRACE_EPOCH_NS),
-    .type = EARTH_SET_T_UINT, .max = INT64_MAX, .dflt = "0",
-    .help = "the job's common time zero for traces, CLOCK_REALTIME ns "
-	    "(set by earthrun)"
-}
-, E(TRACE_PARTS),
-    .type = EARTH_SET_T_BOOL, .dflt = "0",
-    .help = "leave the trace in one part per node for earthrun to join "
-	    "(set by earthrun)"
-}
-, E(STATS_JSON),
-    .type = EARTH_SET_T_FILE, .flags = EARTH_SET_NONEMPTY, .dflt = NULL,
-    .want = "empty: give the file to write the statistics to",
-    .help = "write the statistics and time breakdown as JSON to this "
-	    "file"
-}
-, E(STATS_PARTS),
-    .type = EARTH_SET_T_BOOL, .dflt = "0",
-    .help = "leave the JSON statistics in one part per node for earthrun "
-	    "to join (set by earthrun)"
-}
-, E(NODE), .type = EARTH_SET_T_UINT, .max = 65535, .dflt = NULL,
-	   .help = "this node's number, below EARTH_NODES (set by earthrun; "
-		   "else from Slurm, Open MPI or Hydra)"
-}
-, E(NODES), .type = EARTH_SET_T_UINT, .min = 1, .max = 65535, .dflt = NULL,
-	    .help = "the number of nodes in the job"
-}
-, E(LOCAL_NODE), .type = EARTH_SET_T_UINT, .max = 65535, .dflt = NULL,
-		 .help = "this node's number among those on its host"
-}
-, E(LOCAL_NODES), .type = EARTH_SET_T_UINT, .min = 1, .max = 65535,
-		  .dflt = NULL, .help = "the number of nodes on this host"
-}
-, E(TRANSPORT),
-    .type = EARTH_SET_T_ENUM, .choices = "shm|tcp", .dflt = NULL,
-    .want = "EARTH_TRANSPORT must be shm or tcp",
-    .help = "transport between nodes (unset: tcp when EARTH_RENDEZVOUS "
-	    "is set and EARTH_SHM_FD is not, else shm)"
-}
-, E(SHM_FD), .type = EARTH_SET_T_UINT, .max = 65535, .dflt = NULL,
-	     .help = "descriptor of earthrun's shared job mapping (set by "
-		     "earthrun)"
-}
-, E(RENDEZVOUS), .type = EARTH_SET_T_HOSTPORT, .dflt = NULL,
-		 .help = "tcp: where node 0 listens, host:port or [v6addr]:port"
-}
-, E(JOB_SECRET),
-    .type = EARTH_SET_T_HEX, .min = 32, .max = 128, .dflt = NULL,
-    .want = "EARTH_JOB_SECRET must be 32 to 128 hex digits (16 to 64 "
-	    "bytes)",
-    .help = "tcp: random secret of the job, the same on every node"
-}
-, E(CONNECT_TIMEOUT),
-    .type = EARTH_SET_T_REAL, .flags = EARTH_SET_MIN_EXCL, .dmin = 0,
-    .dmax = 86400, .dflt = "60",
-    .want = "EARTH_CONNECT_TIMEOUT must be seconds in (0, 86400]",
-    .help = "tcp: seconds nodes wait for each other at start"
-}
-, E(GMEM_MB), .type = EARTH_SET_T_UINT, .max = 262144, .dflt = "64",
-	      .want = "EARTH_GMEM_MB must be the MiB of global memory per node "
-		      "(0 to 262144)",
-	      .help = "global memory per node in MiB, the same on every node"
-}
-, E(REMOTE),
-    .type = EARTH_SET_T_ENUM, .choices = "su|direct", .dflt = "direct",
-    .want = "EARTH_REMOTE must be su (through the remote SU) or direct "
-	    "(one-sided over the shared mapping)",
-    .help = "remote global memory on one host: one-sided (direct) or "
-	    "through the remote SU"
-}
-, E(NET_LATENCY_NS),
-    .type = EARTH_SET_T_UINT, .max = 10000000000ull, .dflt = "0",
-    .help = "emulated network: one-way delay in ns added to every "
-	    "message (0: none)"
-}
-, E(NET_BW_MBPS),
-    .type = EARTH_SET_T_REAL, .dmin = 0, .dmax = 1e7, .dflt = "0",
-    .help = "emulated network: bandwidth of each link in MB/s (10^6 "
-	    "bytes/s; 0: no limit)"
-}
-,
-}
-;
+    [EARTH_SET_HWQ_LATENCY_NS] =
+	{.env = "EARTH_HWQ_LATENCY_NS",
+	 .flag = "hwq-latency",
+	 .type = EARTH_SET_T_UINT,
+	 .flags = OPT,
+	 .max = 100000000,
+	 .dflt = "0",
+	 .help = "hwq only: a message becomes visible this many ns after it "
+		 "was sent (0: as fast as the machine)"},
+    [EARTH_SET_QUEUE_SLOTS] =
+	{.env = "EARTH_QUEUE_SLOTS",
+	 .flag = "queue-slots",
+	 .type = EARTH_SET_T_POW2,
+	 .flags = OPT,
+	 .min = 8,
+	 .max = 1u << 24,
+	 .dflt = STR(EARTH_QUEUE_SLOTS_DEFAULT),
+	 .help = "capacity of each EU<->SU ring in 64-byte messages"},
+    [EARTH_SET_CPUS] =
+	{.env = "EARTH_CPUS",
+	 .flag = "cpus",
+	 .type = EARTH_SET_T_CPUS,
+	 .flags = OPT,
+	 .max = 4095,
+	 .dflt = NULL,
+	 .want = "'%s': give two CPUs, EU,SU (e.g. 0,1), each 0 to 4095",
+	 .help = "CPUs of the EU and the SU (unset: two of the affinity set "
+		 "that share the last-level cache, not SMT siblings)"},
+    [EARTH_SET_SPIN_US] =
+	{.env = "EARTH_SPIN_US",
+	 .flag = "spin-us",
+	 .type = EARTH_SET_T_UINT,
+	 .flags = OPT,
+	 .max = 10000000,
+	 .dflt = STR(EARTH_SPIN_US_DEFAULT),
+	 .help = "how long an idle unit spins, in us, before it blocks"},
+    [EARTH_SET_STATS] =
+	{.env = "EARTH_STATS",
+	 .flag = "stats",
+	 .type = EARTH_SET_T_BOOL,
+	 .flags = OPT,
+	 .dflt = "0",
+	 .help = "print the node's statistics at exit (also turns on "
+		 "busy/idle timing)"},
+    [EARTH_SET_MODE] =
+	{.env = "EARTH_MODE",
+	 .flag = "mode",
+	 .type = EARTH_SET_T_ENUM,
+	 .flags = OPT,
+	 .choices = "dual|single-interrupt|single-poll",
+	 .dflt = "dual",
+	 .want = "unknown node mode '%s' (use dual, single-interrupt or "
+		 "single-poll)",
+	 .help = "what runs the node: an EU core and an SU core, or one core "
+		 "that also does the SU's work on interrupts or by polling"},
+    [EARTH_SET_TIMING] =
+	{.env = "EARTH_TIMING",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "0",
+	 .help = "busy/idle timing without printing (for earth_stats_get)"},
+    [EARTH_SET_TRACE] =
+	{.env = "EARTH_TRACE",
+	 .type = EARTH_SET_T_FILE,
+	 .dflt = NULL,
+	 .help = "write a timeline of the units to this file (Chrome "
+		 "trace-event JSON)"},
+    [EARTH_SET_TRACE_EVENTS] =
+	{.env = "EARTH_TRACE_EVENTS",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 1024,
+	 .max = 1u << 24,
+	 .dflt = "1048576",
+	 .help = "events each unit's trace buffer holds (32 bytes each)"},
+    [EARTH_SET_TRACE_EPOCH_NS] =
+	{.env = "EARTH_TRACE_EPOCH_NS",
+	 .type = EARTH_SET_T_UINT,
+	 .max = INT64_MAX,
+	 .dflt = "0",
+	 .help = "the job's common time zero for traces, CLOCK_REALTIME ns "
+		 "(set by earthrun)"},
+    [EARTH_SET_TRACE_PARTS] =
+	{.env = "EARTH_TRACE_PARTS",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "0",
+	 .help = "leave the trace in one part per node for earthrun to join "
+		 "(set by earthrun)"},
+    [EARTH_SET_STATS_JSON] =
+	{.env = "EARTH_STATS_JSON",
+	 .type = EARTH_SET_T_FILE,
+	 .flags = EARTH_SET_NONEMPTY,
+	 .dflt = NULL,
+	 .want = "empty: give the file to write the statistics to",
+	 .help = "write the statistics and time breakdown as JSON to this "
+		 "file"},
+    [EARTH_SET_STATS_PARTS] =
+	{.env = "EARTH_STATS_PARTS",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "0",
+	 .help = "leave the JSON statistics in one part per node for earthrun "
+		 "to join (set by earthrun)"},
+    [EARTH_SET_NODE] =
+	{.env = "EARTH_NODE",
+	 .type = EARTH_SET_T_UINT,
+	 .max = 65535,
+	 .dflt = NULL,
+	 .help = "this node's number, below EARTH_NODES (set by earthrun; "
+		 "else from Slurm, Open MPI or Hydra)"},
+    [EARTH_SET_NODES] = {.env = "EARTH_NODES",
+			 .type = EARTH_SET_T_UINT,
+			 .min = 1,
+			 .max = 65535,
+			 .dflt = NULL,
+			 .help = "the number of nodes in the job"},
+    [EARTH_SET_LOCAL_NODE] = {.env = "EARTH_LOCAL_NODE",
+			      .type = EARTH_SET_T_UINT,
+			      .max = 65535,
+			      .dflt = NULL,
+			      .help =
+				  "this node's number among those on its host"},
+    [EARTH_SET_LOCAL_NODES] = {.env = "EARTH_LOCAL_NODES",
+			       .type = EARTH_SET_T_UINT,
+			       .min = 1,
+			       .max = 65535,
+			       .dflt = NULL,
+			       .help = "the number of nodes on this host"},
+    [EARTH_SET_TRANSPORT] =
+	{.env = "EARTH_TRANSPORT",
+	 .type = EARTH_SET_T_ENUM,
+	 .choices = "shm|tcp",
+	 .dflt = NULL,
+	 .want = "EARTH_TRANSPORT must be shm or tcp",
+	 .help = "transport between nodes (unset: tcp when EARTH_RENDEZVOUS "
+		 "is set and EARTH_SHM_FD is not, else shm)"},
+    [EARTH_SET_SHM_FD] =
+	{.env = "EARTH_SHM_FD",
+	 .type = EARTH_SET_T_UINT,
+	 .max = 65535,
+	 .dflt = NULL,
+	 .help = "descriptor of earthrun's shared job mapping (set by "
+		 "earthrun)"},
+    [EARTH_SET_RENDEZVOUS] =
+	{.env = "EARTH_RENDEZVOUS",
+	 .type = EARTH_SET_T_HOSTPORT,
+	 .dflt = NULL,
+	 .help = "tcp: where node 0 listens, host:port or [v6addr]:port"},
+    [EARTH_SET_JOB_SECRET] =
+	{.env = "EARTH_JOB_SECRET",
+	 .type = EARTH_SET_T_HEX,
+	 .min = 32,
+	 .max = 128,
+	 .dflt = NULL,
+	 .want = "EARTH_JOB_SECRET must be 32 to 128 hex digits (16 to 64 "
+		 "bytes)",
+	 .help = "tcp: random secret of the job, the same on every node"},
+    [EARTH_SET_CONNECT_TIMEOUT] =
+	{.env = "EARTH_CONNECT_TIMEOUT",
+	 .type = EARTH_SET_T_REAL,
+	 .flags = EARTH_SET_MIN_EXCL,
+	 .dmin = 0,
+	 .dmax = 86400,
+	 .dflt = "60",
+	 .want = "EARTH_CONNECT_TIMEOUT must be seconds in (0, 86400]",
+	 .help = "tcp: seconds nodes wait for each other at start"},
+    [EARTH_SET_GMEM_MB] =
+	{.env = "EARTH_GMEM_MB",
+	 .type = EARTH_SET_T_UINT,
+	 .max = 262144,
+	 .dflt = "64",
+	 .want = "EARTH_GMEM_MB must be the MiB of global memory per node "
+		 "(0 to 262144)",
+	 .help = "global memory per node in MiB, the same on every node"},
+    [EARTH_SET_REMOTE] =
+	{.env = "EARTH_REMOTE",
+	 .type = EARTH_SET_T_ENUM,
+	 .choices = "su|direct",
+	 .dflt = "direct",
+	 .want = "EARTH_REMOTE must be su (through the remote SU) or direct "
+		 "(one-sided over the shared mapping)",
+	 .help = "remote global memory on one host: one-sided (direct) or "
+		 "through the remote SU"},
+    [EARTH_SET_NET_LATENCY_NS] =
+	{.env = "EARTH_NET_LATENCY_NS",
+	 .type = EARTH_SET_T_UINT,
+	 .max = 10000000000ull,
+	 .dflt = "0",
+	 .help = "emulated network: one-way delay in ns added to every "
+		 "message (0: none)"},
+    [EARTH_SET_NET_BW_MBPS] =
+	{.env = "EARTH_NET_BW_MBPS",
+	 .type = EARTH_SET_T_REAL,
+	 .dmin = 0,
+	 .dmax = 1e7,
+	 .dflt = "0",
+	 .help = "emulated network: bandwidth of each link in MB/s (10^6 "
+		 "bytes/s; 0: no limit)"},
+};
 
 static struct earth_set_value values[EARTH_SET_COUNT_];
 static char *texts[EARTH_SET_COUNT_]; /* copies values[i].s points to */
