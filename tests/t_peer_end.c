@@ -3,7 +3,9 @@
  * t_peer_end.c - every way a peer can end its connection before the job
  * ended stops the job with a message naming it, within seconds: a BYE
  * record and a FIN mid-job (tests/progs/rogue.c), as well as a FIN or a
- * kill without a BYE (t_launcher.c, t_rendezvous.c).
+ * kill without a BYE (t_launcher.c, t_rendezvous.c); and a peer that asks
+ * without reading the answers is named before the answers queued for it
+ * outgrow EARTH_PEER_QUEUE_MB.
  */
 #include <criterion/criterion.h>
 
@@ -36,4 +38,22 @@ Test(peer_end, bye_before_the_end_stops_the_job)
 				"ended"),
 		  "%s", c.err);
 	cr_assert_lt(s, 10.0, "the job took %.1f s to end", s);
+}
+
+Test(peer_end, a_peer_that_does_not_read_its_answers_is_named)
+{
+	struct t_cmd c;
+	uint64_t t0 = t_now_ns();
+	t_sh(&c, 30,
+	     "env EARTH_PEER_QUEUE_MB=4 %s -n 2 --transport tcp %s/rogue steal",
+	     T_EARTHRUN, T_PROG_DIR);
+	double s = (double)(t_now_ns() - t0) / 1e9;
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE,
+		     "status %d after %.1f s (124: it never ended)\n%s",
+		     c.status, s, c.err);
+	cr_assert(strstr(c.err, "earth: node 0: error: node 1 does not read "
+				"its answers: 4 MiB of them are queued here "
+				"for it (EARTH_PEER_QUEUE_MB allows 4)"),
+		  "%s", c.err);
+	cr_assert_lt(s, 15.0, "the job took %.1f s to end", s);
 }

@@ -228,6 +228,14 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "0",
 	 .help = "emulated network: bandwidth of each link in MB/s (10^6 "
 		 "bytes/s; 0: no limit)"},
+    [EARTH_SET_PEER_QUEUE_MB] =
+	{.env = "EARTH_PEER_QUEUE_MB",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 1,
+	 .max = 1048576,
+	 .dflt = "256",
+	 .help = "MiB of answers a node may hold for one peer that does not "
+		 "read them; beyond it the peer is named and the job stops"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

@@ -127,6 +127,7 @@ static void node_free(struct earth_node *n)
 	}
 	free(su_g.out_head);
 	free(su_g.out_tail);
+	free(su_g.owed);
 	free(su_g.hungry);
 	if (n->net)
 		n->net->ops->fini(n->net);
@@ -230,8 +231,11 @@ int earth_run(const struct earth_options *opts,
 		n->net = net_open(n->id, n->num_nodes, &nerr);
 		su_g.out_head = calloc(n->num_nodes, sizeof(*su_g.out_head));
 		su_g.out_tail = calloc(n->num_nodes, sizeof(*su_g.out_tail));
+		su_g.owed = calloc(n->num_nodes, sizeof(*su_g.owed));
+		su_g.owed_max = earth_setting_u64(EARTH_SET_PEER_QUEUE_MB)
+				<< 20;
 		su_g.hungry = calloc(n->num_nodes, sizeof(*su_g.hungry));
-		if (!n->net || !su_g.out_head || !su_g.out_tail ||
+		if (!n->net || !su_g.out_head || !su_g.out_tail || !su_g.owed ||
 		    !su_g.hungry) {
 			fprintf(stderr, "earth: node %u of %u: %s\n", n->id,
 				n->num_nodes, nerr ? nerr : "out of memory");

@@ -28,13 +28,40 @@
  * reference to it (a block-move chunk, which stays put until the move's
  * slot is signalled: copying 64 KiB chunks into fresh memory while the
  * ring was full cost up to 300 us each, page faults in a VM). */
+/* An answer to something peer asked of this node: the data of its
+ * BLK_REQ (GET_SYNC, BLKMOV_SYNC) or the answer to its STEAL. */
+static inline bool is_answer(const struct wire_hdr *h)
+{
+	return (h->type == W_BLK_DATA && (h->flags & WIRE_F_REPLY)) ||
+	       h->type == W_STEAL_NONE || h->type == W_TOKEN;
+}
+
+/* The answers queued for peer outgrew EARTH_PEER_QUEUE_MB: it keeps
+ * asking and does not read. */
+static EARTH_COLD void owed_too_much(uint32_t peer, uint64_t bytes)
+{
+	earth_fatal("node %u does not read its answers: %llu MiB of them are "
+		    "queued here for it (EARTH_PEER_QUEUE_MB allows %llu): a "
+		    "stalled or hostile peer",
+		    peer, (unsigned long long)(bytes >> 20),
+		    (unsigned long long)(su_g.owed_max >> 20));
+}
+
 static void queue_out(struct su_state *su, uint32_t peer,
 		      const struct wire_hdr *h, const void *payload, bool ref)
 {
-	struct su_out_msg *m = su_out_alloc(sizeof(*m) + (ref ? 0 : h->len));
+	size_t bytes = sizeof(struct su_out_msg) + (ref ? 0 : h->len);
+	struct su_out_msg *m = su_out_alloc(bytes);
 	if (!m)
 		earth_fatal("out of memory queueing a message for node %u",
 			    peer);
+	m->owed = 0;
+	if (is_answer(h)) {
+		m->owed = (uint32_t)bytes;
+		su->owed[peer] += bytes;
+		if (q_unlikely(su->owed[peer] > su->owed_max))
+			owed_too_much(peer, su->owed[peer]);
+	}
 	m->next = NULL;
 	m->h = *h;
 	m->ref = ref ? payload : NULL;
@@ -132,6 +159,7 @@ unsigned su_net_drain(struct earth_node *n)
 			su->out_head[p] = m->next;
 			if (!m->next)
 				su->out_tail[p] = NULL;
+			su->owed[p] -= m->owed;
 			su_out_free(m);
 			su->out_pending--;
 			sent++;

@@ -16,6 +16,19 @@
 #include <signal.h>
 #include <string.h>
 
+/* A message for a peer whose transport had no room (su/remote.c). */
+struct su_out_msg {
+	struct su_out_msg *next;
+	struct wire_hdr h;
+	/* The payload: where a block-move chunk lies (it stays put until the
+	 * move's slot is signalled), or NULL when it is copied below. */
+	const void *ref;
+	/* Bytes of memory it holds charged to su_state.owed[peer] (an
+	 * answer to that peer), or 0. */
+	uint32_t owed;
+	unsigned char payload[];
+};
+
 /* Owned by the SU thread; counters also published for earth_stats_get. */
 struct su_state {
 	struct q_ring *req;   /* consumer side */
@@ -46,15 +59,13 @@ struct su_state {
 	uint64_t dry_since;	 /* TSC when the node ran dry; 0: it has work */
 	uint32_t dry_polls;
 	/* Messages for peers whose transport had no room, oldest first. */
-	struct su_out_msg {
-		struct su_out_msg *next;
-		struct wire_hdr h;
-		/* The payload: where a block-move chunk lies (it stays
-		 * put until the move's slot is signalled), or NULL when
-		 * it is copied below. */
-		const void *ref;
-		unsigned char payload[];
-	} * *out_head, **out_tail;
+	struct su_out_msg **out_head, **out_tail;
+	/* Per peer: memory held by queued answers to its requests (block
+	 * data it asked for, STEAL answers), which grows only while it does
+	 * not read; above owed_max the peer is named and the job stops
+	 * (EARTH_PEER_QUEUE_MB). */
+	uint64_t *owed;
+	uint64_t owed_max;
 	size_t out_pending;
 	/* Payload bytes of messages queued for a transport with no room:
 	 * by reference (block-move chunks) and copied. */

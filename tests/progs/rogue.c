@@ -9,8 +9,13 @@
  *                (SIGSTOP), so that nothing else it might send hides what
  *                node 0 does.
  *
+ *   rogue steal  stops its process, while a child process it forked
+ *                writes STEAL requests on that connection as fast as it
+ *                can: node 1 asks and never reads the answers.
+ *
  * Node 0 must end the job naming node 1 (tests/t_peer_end.c); before, it
- * took the BYE for a clean end and waited forever.
+ * took the BYE for a clean end and waited forever, and it queued the
+ * answers to the STEALs without limit (gigabytes in seconds).
  */
 #define EARTH_INTERNAL 1
 #include <earth.h>
@@ -21,6 +26,7 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,7 @@
 
 struct rogue_args {
 	earth_gslot answer;
+	int how; /* 0: bye, 1: steal */
 };
 struct rogue_frame {
 	struct rogue_args a;
@@ -64,13 +71,51 @@ static int tcp_peer_fd(void)
 	return found;
 }
 
+/* The forked child: once node 1 is stopped, STEAL requests, 1024 per
+ * write, until the connection fails or 1 Mi of them went. */
+static _Noreturn void flood_steal(int fd, pid_t node)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	char path[64], st[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)node);
+	for (int i = 0; i < 2000; i++) { /* up to 2 s */
+		FILE *f = fopen(path, "r");
+		size_t k = f ? fread(st, 1, sizeof(st) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		st[k] = 0;
+		const char *r = strrchr(st, ')');
+		if (r && r[1] == ' ' && r[2] == 'T')
+			break;
+		usleep(1000);
+	}
+	static struct wire_hdr batch[1024];
+	for (size_t i = 0; i < 1024; i++) {
+		batch[i].magic = WIRE_MAGIC;
+		batch[i].version = WIRE_VERSION;
+		batch[i].type = W_STEAL;
+		batch[i].src = 1;
+	}
+	for (int k = 0; k < 1024; k++)
+		if (send(fd, batch, sizeof(batch), MSG_NOSIGNAL) <= 0)
+			break;
+	_exit(0);
+}
+
 static void rogue_entry(void *frame)
 {
-	(void)frame;
+	struct rogue_frame *f = frame;
 	int fd = tcp_peer_fd();
 	if (fd < 0) {
 		fprintf(stderr, "rogue: no tcp connection to node 0\n");
 		exit(3);
+	}
+	if (f->a.how == 1) {
+		pid_t self = getpid();
+		if (fork() == 0)
+			flood_steal(fd, self);
+		raise(SIGSTOP);
+		return;
 	}
 	struct wire_hdr bye;
 	memset(&bye, 0, sizeof(bye));
@@ -96,15 +141,18 @@ static void main_answer(void *frame)
 static void main_entry(void *frame)
 {
 	struct main_frame *m = frame;
-	if (earth_num_nodes() != 2 || m->a.argc < 2 ||
-	    strcmp(m->a.argv[1], "bye")) {
+	int how = m->a.argc < 2			   ? -1
+		  : !strcmp(m->a.argv[1], "bye")   ? 0
+		  : !strcmp(m->a.argv[1], "steal") ? 1
+						   : -1;
+	if (earth_num_nodes() != 2 || how < 0) {
 		fprintf(stderr, "rogue: run as earthrun -n 2 --transport tcp "
-				"rogue bye\n");
+				"rogue bye|steal\n");
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
 	}
 	earth_slot_init(&m->answer, 1, 0, main_answer, m);
-	struct rogue_args ra = {earth_slot_global(&m->answer)};
+	struct rogue_args ra = {earth_slot_global(&m->answer), how};
 	earth_invoke(1, &rogue_fn, &ra, sizeof(ra));
 }
 EARTH_THREADED_FUNCTION(rogue_main, main_entry, struct main_frame,
