@@ -5,7 +5,8 @@
  * record and a FIN mid-job (tests/progs/rogue.c), as well as a FIN or a
  * kill without a BYE (t_launcher.c, t_rendezvous.c); and a peer that asks
  * without reading the answers is named before the answers queued for it
- * outgrow EARTH_PEER_QUEUE_MB.
+ * outgrow EARTH_PEER_QUEUE_MB, and one that stops reading mid-move within
+ * EARTH_PEER_STALL_S.
  */
 #include <criterion/criterion.h>
 
@@ -56,4 +57,20 @@ Test(peer_end, a_peer_that_does_not_read_its_answers_is_named)
 				"for it (EARTH_PEER_QUEUE_MB allows 4)"),
 		  "%s", c.err);
 	cr_assert_lt(s, 15.0, "the job took %.1f s to end", s);
+}
+
+Test(peer_end, a_peer_that_stops_reading_is_named)
+{
+	struct t_cmd c;
+	uint64_t t0 = t_now_ns();
+	t_sh(&c, 30, "%s -n 2 --transport tcp %s/rogue stall", T_EARTHRUN,
+	     T_PROG_DIR);
+	double s = (double)(t_now_ns() - t0) / 1e9;
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE,
+		     "status %d after %.1f s (124: it never ended)\n%s",
+		     c.status, s, c.err);
+	cr_assert(strstr(c.err, "earth: node 0: error: tcp transport: node 1 "
+				"has not read what this node sends it for"),
+		  "%s", c.err);
+	cr_assert_lt(s, 12.0, "the job took %.1f s to end", s);
 }

@@ -236,6 +236,15 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "256",
 	 .help = "MiB of answers a node may hold for one peer that does not "
 		 "read them; beyond it the peer is named and the job stops"},
+    [EARTH_SET_PEER_STALL_S] =
+	{.env = "EARTH_PEER_STALL_S",
+	 .type = EARTH_SET_T_REAL,
+	 .flags = EARTH_SET_MIN_EXCL,
+	 .dmin = 0,
+	 .dmax = 86400,
+	 .dflt = "5",
+	 .help = "tcp: seconds a peer may leave what is sent to it unread "
+		 "before it is named and the job stops"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

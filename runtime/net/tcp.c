@@ -27,6 +27,7 @@
 #define EARTH_INTERNAL 1
 #include "net/net.h"
 #include "base/base.h"
+#include "base/settings.h"
 #include "net/stream.h"
 #include "net/tcp.h"
 
@@ -93,6 +94,10 @@ struct tcp_peer {
 	bool sending;	/* fly is in a send */
 	bool flowing;	/* its bytes came lately: the socket may hold more */
 	bool bye_noted; /* its BYE was looked at (early_bye) */
+	/* Bytes sent to it so far, and what stall_check last saw of them
+	 * while a send was in flight (and when): a send that makes no
+	 * progress for EARTH_PEER_STALL_S means the peer stopped reading. */
+	uint64_t sent, stall_sent, stall_ns;
 	struct tcp_buf pend, fly;
 	size_t fly_off;	   /* bytes of fly sent, copied and referenced */
 	struct msghdr msg; /* fly from fly_off, when it references payloads */
@@ -114,7 +119,8 @@ struct tcp_net {
 	 * no such BYE), or the peer that said it is named. */
 	uint64_t bye_deadline;
 	uint32_t bye_peer;
-	bool flowing; /* some peer is */
+	uint64_t stall_limit_ns; /* EARTH_PEER_STALL_S */
+	bool flowing;		 /* some peer is */
 	unsigned polls;
 	struct io_uring ring;
 	struct io_uring_buf_ring *br;
@@ -414,6 +420,33 @@ static inline void bye_check(struct tcp_net *t, struct tcp_peer *pp, uint32_t p)
 	}
 }
 
+/*
+ * Every peer with a send in flight made progress since the last look, or
+ * has had none for less than the stall limit; else it stopped reading (or
+ * its host did) and is named. Called every EVENTS_EVERY polls and when
+ * the SU waits or wakes with sends in flight (SU thread).
+ */
+static EARTH_COLD void stall_check(struct tcp_net *t)
+{
+	uint64_t now = now_ns();
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		struct tcp_peer *pp = &t->peer[p];
+		if (!pp->sending || pp->gone || pp->sent != pp->stall_sent ||
+		    !pp->stall_ns) {
+			pp->stall_sent = pp->sent;
+			pp->stall_ns = now;
+			continue;
+		}
+		if (now - pp->stall_ns > t->stall_limit_ns)
+			earth_fatal(
+			    "tcp transport: node %u has not read what "
+			    "this node sends it for %.0f s: it stopped "
+			    "or hangs (EARTH_PEER_STALL_S sets how long "
+			    "to wait)",
+			    p, (double)(now - pp->stall_ns) / 1e9);
+	}
+}
+
 static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 {
 	struct tcp_peer *pp = &t->peer[p];
@@ -486,8 +519,10 @@ static void on_send(struct tcp_net *t, uint32_t p, int res)
 		peer_lost(t, p, -res);
 		return;
 	}
-	if (res > 0)
+	if (res > 0) {
 		pp->fly_off += (size_t)res;
+		pp->sent += (uint64_t)res;
+	}
 	if (pp->gone) {
 		send_done(t, pp);
 		return;
@@ -622,8 +657,10 @@ static unsigned tcp_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
 	 * directly first too. */
 	bool tw = kernel_has_work(t);
 	direct_pass(t, tw, budget);
-	if (t->need_submit || tw ||
-	    q_unlikely(++t->polls % EVENTS_EVERY == 0)) {
+	bool every = q_unlikely(++t->polls % EVENTS_EVERY == 0);
+	if (every && t->base.sends_out)
+		stall_check(t);
+	if (t->need_submit || tw || every) {
 		if (t->defer) {
 			t->need_submit = false;
 			t->events_calls++;
@@ -745,11 +782,18 @@ static void tcp_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	}
 	t->need_submit = false;
 	t->events_calls++;
-	if (q_unlikely(t->bye_deadline) && !t->ending) {
-		/* Wake by the deadline to name the peer (tcp_poll). */
+	if (t->base.sends_out)
+		stall_check(t);
+	if ((q_unlikely(t->bye_deadline) && !t->ending) || t->base.sends_out) {
+		/* Wake by the deadline to name the peer (tcp_poll), and every
+		 * second while sends are in flight (stall_check). */
 		uint64_t now = now_ns();
-		uint64_t left =
-		    t->bye_deadline > now ? t->bye_deadline - now : 0;
+		uint64_t left = 1000000000u;
+		if (t->bye_deadline && !t->ending)
+			left =
+			    t->bye_deadline > now ? t->bye_deadline - now : 0;
+		if (t->base.sends_out && left > 1000000000u)
+			left = 1000000000u;
 		struct __kernel_timespec ts = {
 		    .tv_sec = (long long)(left / 1000000000u),
 		    .tv_nsec = (long long)(left % 1000000000u)};
@@ -914,6 +958,8 @@ struct net *tcp_data_new(uint32_t self, uint32_t nodes)
 	/* BLK_DATA payloads go straight to their destination: large chunks
 	 * cost no buffer (other messages stay below WIRE_MAX_PAYLOAD). */
 	t->base.max_payload = BLK_CHUNK;
+	t->stall_limit_ns =
+	    (uint64_t)(earth_setting_real(EARTH_SET_PEER_STALL_S) * 1e9);
 	t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!ok || t->efd < 0) {
 		tcp_fini(&t->base);

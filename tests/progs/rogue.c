@@ -13,6 +13,9 @@
  *                writes STEAL requests on that connection as fast as it
  *                can: node 1 asks and never reads the answers.
  *
+ *   rogue stall  stops its process while node 0 moves 64 MiB to it: node
+ *                1 stops reading mid-move.
+ *
  * Node 0 must end the job naming node 1 (tests/t_peer_end.c); before, it
  * took the BYE for a clean end and waited forever, and it queued the
  * answers to the STEALs without limit (gigabytes in seconds).
@@ -36,7 +39,7 @@
 
 struct rogue_args {
 	earth_gslot answer;
-	int how; /* 0: bye, 1: steal */
+	int how; /* 0: bye, 1: steal, 2: stall */
 };
 struct rogue_frame {
 	struct rogue_args a;
@@ -110,6 +113,10 @@ static void rogue_entry(void *frame)
 		fprintf(stderr, "rogue: no tcp connection to node 0\n");
 		exit(3);
 	}
+	if (f->a.how == 2) {
+		raise(SIGSTOP);
+		return;
+	}
 	if (f->a.how == 1) {
 		pid_t self = getpid();
 		if (fork() == 0)
@@ -130,6 +137,9 @@ static void rogue_entry(void *frame)
 EARTH_THREADED_FUNCTION(rogue_fn, rogue_entry, struct rogue_frame,
 			sizeof(struct rogue_args));
 
+/* Static data: registered on every node. */
+static char big[64 << 20];
+
 struct main_frame {
 	struct earth_main_args a;
 	earth_slot answer;
@@ -144,16 +154,20 @@ static void main_entry(void *frame)
 	int how = m->a.argc < 2			   ? -1
 		  : !strcmp(m->a.argv[1], "bye")   ? 0
 		  : !strcmp(m->a.argv[1], "steal") ? 1
+		  : !strcmp(m->a.argv[1], "stall") ? 2
 						   : -1;
 	if (earth_num_nodes() != 2 || how < 0) {
 		fprintf(stderr, "rogue: run as earthrun -n 2 --transport tcp "
-				"rogue bye|steal\n");
+				"rogue bye|steal|stall\n");
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
 	}
 	earth_slot_init(&m->answer, 1, 0, main_answer, m);
 	struct rogue_args ra = {earth_slot_global(&m->answer), how};
 	earth_invoke(1, &rogue_fn, &ra, sizeof(ra));
+	if (how == 2)
+		earth_blkmov_sync(earth_to_global(big), earth_gptr_make(1, big),
+				  sizeof(big), &m->answer);
 }
 EARTH_THREADED_FUNCTION(rogue_main, main_entry, struct main_frame,
 			sizeof(struct earth_main_args));
