@@ -124,6 +124,10 @@ const struct earth_setting
 , E(RENDEZVOUS), .type = EARTH_SET_T_HOSTPORT, .dflt = NULL,
 		 .help = "tcp: where node 0 listens, host:port or [v6addr]:port"
 }
+, E(RENDEZVOUS_FD), .type = EARTH_SET_T_UINT, .max = 65535, .dflt = NULL,
+		    .help = "tcp: node 0's rendezvous listener, a descriptor "
+			    "inherited from earthrun (set by earthrun)"
+}
 , E(JOB_SECRET),
     .type = EARTH_SET_T_HEX, .min = 32, .max = 128, .dflt = NULL,
     .want = "EARTH_JOB_SECRET must be 32 to 128 hex digits (16 to 64 "
@@ -204,7 +208,8 @@ static int bad(enum earth_set id, const char *what, const char *v, char *msg,
 			snprintf(want, sizeof(want), "use one of %s", range);
 			break;
 		case EARTH_SET_T_HOSTPORT:
-			snprintf(want, sizeof(want), "want host:port");
+			snprintf(want, sizeof(want),
+				 "want host:port, the port 1 to 65535");
 			break;
 		default:
 			snprintf(want, sizeof(want), "want %s", range);
@@ -317,7 +322,9 @@ int earth_setting_parse(enum earth_set id, const char *what, const char *v,
 	}
 	case EARTH_SET_T_HOSTPORT: {
 		const char *colon = strrchr(v, ':');
-		if (!colon || colon == v || !colon[1])
+		uint64_t port;
+		if (!colon || colon == v || !colon[1] ||
+		    whole(colon + 1, 1, 65535, &port))
 			return bad(id, what, v, msg, len);
 		out->s = v;
 		return 0;
