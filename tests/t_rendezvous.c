@@ -2,18 +2,23 @@
 /*
  * t_rendezvous.c - how the nodes of a tcp job meet: nodes started directly,
  * as srun/mpirun start them (no earthrun), at node 0's rendezvous; the
- * environment errors of the tcp transport; connections with bad hellos
- * (wrong secret, node number or count, global memory size, garbage) and a
- * second connection for the same node rejected and reported while the job
- * goes on; a directly started node killed with SIGKILL stopping the others
- * within 5 s.
+ * environment errors of the tcp transport (a port out of range, no listener
+ * in EARTH_RENDEZVOUS_FD); connections with bad hellos (wrong secret,
+ * node number or count, global memory size, garbage) and a second
+ * connection for the same node rejected and reported while the job goes
+ * on; a squatter on the rendezvous port refused by node 1, which never
+ * sends it the secret; idle connections to node 0 not holding up the job;
+ * running out of descriptors named; a directly started node killed with
+ * SIGKILL stopping the others within 5 s.
  */
+#define _GNU_SOURCE 1	 /* memmem */
 #define EARTH_INTERNAL 1 /* net/tcp.h: the hello, written by hand */
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,23 +81,68 @@ Test(rendezvous, tcp_environment_errors)
 	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
 }
 
-/* Connects to the rendezvous, sends len bytes, waits until node 0 drops
- * the connection (recv returns 0 or an error): true if it did in 10 s. */
-static bool intrude(int port, const void *hello, size_t len)
+/* The secret in hex as bytes into key; its length. */
+static size_t t_key(const char *hex, uint8_t *key)
+{
+	size_t n = strlen(hex) / 2;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		sscanf(hex + 2 * i, "%2x", &v);
+		key[i] = (uint8_t)v;
+	}
+	return n;
+}
+
+/* A connecting node's side of the exchange after its hello (open) went on
+ * fd: reads the listener's ACCEPT (up to 10 s), answers with a PROOF keyed
+ * with secret_hex. False if no ACCEPT came. */
+static bool t_prove(int fd, const struct tcp_hello *open,
+		    const char *secret_hex)
+{
+	struct tcp_hello acc, p;
+	size_t got = 0;
+	while (got < sizeof(acc)) {
+		struct pollfd q = {fd, POLLIN, 0};
+		if (poll(&q, 1, 10000) <= 0)
+			return false;
+		ssize_t k = recv(fd, (char *)&acc + got, sizeof(acc) - got, 0);
+		if (k <= 0)
+			return false;
+		got += (size_t)k;
+	}
+	uint8_t key[TCP_SECRET_MAX];
+	size_t kl = t_key(secret_hex, key);
+	memset(&p, 0, sizeof(p));
+	p.magic = TCP_HELLO_MAGIC;
+	p.version = TCP_HELLO_VERSION;
+	p.kind = TCP_HELLO_PROOF;
+	tcp_mac(p.mac, key, kl, TCP_LABEL_JOINER, open, &acc, NULL, 0);
+	return send(fd, &p, sizeof(p), MSG_NOSIGNAL) == (ssize_t)sizeof(p);
+}
+
+static int t_connect(int port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
 				.sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = -1;
 	uint64_t t0 = t_now_ns();
 	while (t_now_ns() - t0 < 10000000000ull) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
 		if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
-			break;
+			return fd;
 		close(fd);
-		fd = -1;
 		usleep(10000);
 	}
+	return -1;
+}
+
+/* Connects to the rendezvous, sends len bytes (a hello), proves it knows
+ * secret_hex if node 0 answers, waits until node 0 drops the connection
+ * (recv returns 0 or an error): true if it did in 10 s. */
+static bool intrude(int port, const void *hello, size_t len,
+		    const char *secret_hex)
+{
+	int fd = t_connect(port);
 	if (fd < 0)
 		return false;
 	if (len && send(fd, hello, len, MSG_NOSIGNAL) != (ssize_t)len) {
@@ -101,16 +151,17 @@ static bool intrude(int port, const void *hello, size_t len)
 	}
 	struct timeval tv = {10, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (len == sizeof(struct tcp_hello) && secret_hex)
+		t_prove(fd, hello, secret_hex);
 	char b[256];
 	ssize_t r = recv(fd, b, sizeof(b), 0);
 	close(fd);
 	return r == 0 || (r < 0 && errno == ECONNRESET);
 }
 
-/* A hello of the tcp transport (net/tcp.h), written by hand as an
+/* A JOIN hello of the tcp transport (net/tcp.h), written by hand as an
  * intruder would. */
-static void t_hello_make(struct tcp_hello *h, uint32_t node, uint32_t nodes,
-			 const char *secret_hex)
+static void t_hello_make(struct tcp_hello *h, uint32_t node, uint32_t nodes)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = TCP_HELLO_MAGIC;
@@ -119,13 +170,8 @@ static void t_hello_make(struct tcp_hello *h, uint32_t node, uint32_t nodes,
 	h->gmem_seg = 64ull << 20; /* the default EARTH_GMEM_MB */
 	h->node = node;
 	h->nodes = nodes;
-	size_t n = strlen(secret_hex) / 2;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		sscanf(secret_hex + 2 * i, "%2x", &v);
-		h->secret[i] = (uint8_t)v;
-	}
-	h->secret_len = (uint32_t)n;
+	for (size_t i = 0; i < sizeof(h->nonce); i++)
+		h->nonce[i] = (uint8_t)(t_now_ns() >> (i % 8));
 }
 
 Test(rendezvous, tcp_bad_hellos_are_rejected)
@@ -141,19 +187,23 @@ Test(rendezvous, tcp_bad_hellos_are_rejected)
 	struct tcp_hello h;
 	/* A wrong secret (right length), a right secret with a node number
 	 * out of range, a wrong node count, a stranger's bytes, nothing. */
-	t_hello_make(&h, 1, 2,
-		     "ffeeddccbbaa99887766554433221100fedcba9876543210");
-	cr_assert(intrude(port, &h, sizeof(h)), "wrong secret not dropped");
-	t_hello_make(&h, 7, 2, T_SECRET);
-	cr_assert(intrude(port, &h, sizeof(h)), "node 7 of 2 not dropped");
-	t_hello_make(&h, 1, 3, T_SECRET);
-	cr_assert(intrude(port, &h, sizeof(h)), "3 nodes not dropped");
-	t_hello_make(&h, 1, 2, T_SECRET);
+	t_hello_make(&h, 1, 2);
+	cr_assert(intrude(port, &h, sizeof(h),
+			  "ffeeddccbbaa99887766554433221100fedcba9876543210"),
+		  "wrong secret not dropped");
+	t_hello_make(&h, 7, 2);
+	cr_assert(intrude(port, &h, sizeof(h), T_SECRET),
+		  "node 7 of 2 not dropped");
+	t_hello_make(&h, 1, 3);
+	cr_assert(intrude(port, &h, sizeof(h), T_SECRET),
+		  "3 nodes not dropped");
+	t_hello_make(&h, 1, 2);
 	h.gmem_seg = 32ull << 20;
-	cr_assert(intrude(port, &h, sizeof(h)),
+	cr_assert(intrude(port, &h, sizeof(h), T_SECRET),
 		  "other EARTH_GMEM_MB not dropped");
 	memset(&h, 'x', sizeof(h));
-	cr_assert(intrude(port, &h, sizeof(h)), "garbage not dropped");
+	cr_assert(intrude(port, &h, sizeof(h), T_SECRET),
+		  "garbage not dropped");
 	/* The job still runs once the real node 1 comes. */
 	pid_t p1 = t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 1, 2, port,
 			       path[1]);
@@ -188,26 +238,18 @@ Test(rendezvous, tcp_duplicate_node_is_rejected)
 	snprintf(path, sizeof(path), "/tmp/t_mn_tcpd.%d", (int)getpid());
 	pid_t p0 = t_tcp_spawn(prog, (const char *[]){NULL}, 0, 3, port, path);
 	/* First "node 2" (right secret) is taken and held open... */
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port)};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int first = -1;
-	uint64_t t0 = t_now_ns();
-	while (t_now_ns() - t0 < 10000000000ull) {
-		first = socket(AF_INET, SOCK_STREAM, 0);
-		if (!connect(first, (struct sockaddr *)&a, sizeof(a)))
-			break;
-		close(first);
-		first = -1;
-		usleep(10000);
-	}
+	int first = t_connect(port);
 	cr_assert(first >= 0);
 	struct tcp_hello h;
-	t_hello_make(&h, 2, 3, T_SECRET);
+	t_hello_make(&h, 2, 3);
 	cr_assert_eq(send(first, &h, sizeof(h), MSG_NOSIGNAL),
 		     (ssize_t)sizeof(h));
+	cr_assert(t_prove(first, &h, T_SECRET));
+	usleep(200000); /* node 0 took it */
 	/* ...the second is dropped. */
-	cr_assert(intrude(port, &h, sizeof(h)), "duplicate not dropped");
+	t_hello_make(&h, 2, 3);
+	cr_assert(intrude(port, &h, sizeof(h), T_SECRET),
+		  "duplicate not dropped");
 	close(first);
 	kill(p0, SIGKILL);
 	t_wait_pid(p0, 5000000000ull);
@@ -261,4 +303,159 @@ Test(rendezvous, tcp_killed_node_stops_the_others)
 	}
 	for (int k = 0; k < 3; k++)
 		unlink(path[k]);
+}
+
+/* Issue 13, 1: something already listening on EARTH_RENDEZVOUS (not node 0)
+ * that answers node 1's JOIN with a WELCOME it made from net/tcp.h without
+ * the secret. Node 1 refuses it, naming the failed proof, and never sends
+ * the secret: not in its bytes, not as hex. */
+Test(rendezvous, tcp_squatter_is_refused_and_never_sees_the_secret)
+{
+	char path[64], buf[8192], prog[256];
+	int port = t_tcp_free_port();
+	snprintf(prog, sizeof(prog), "%s/multinode", T_PROG_DIR);
+	snprintf(path, sizeof(path), "/tmp/t_mn_tcps.%d", (int)getpid());
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int one = 1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	cr_assert(!bind(lfd, (struct sockaddr *)&a, sizeof(a)) &&
+		  !listen(lfd, 8));
+	pid_t p1 =
+	    t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 1, 2, port, path);
+	struct pollfd q = {lfd, POLLIN, 0};
+	cr_assert_eq(poll(&q, 1, 20000), 1, "node 1 never connected");
+	int c = accept(lfd, NULL, NULL);
+	cr_assert(c >= 0);
+	/* Whatever node 1 sends, kept; a WELCOME (and table) once its hello
+	 * is in. */
+	static char seen[1 << 16];
+	size_t n = 0;
+	bool answered = false;
+	uint64_t t0 = t_now_ns();
+	while (t_now_ns() - t0 < 15000000000ull && n < sizeof(seen)) {
+		q = (struct pollfd){c, POLLIN, 0};
+		if (poll(&q, 1, 200) <= 0)
+			continue;
+		ssize_t k = recv(c, seen + n, sizeof(seen) - n, 0);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		if (!answered && n >= sizeof(struct tcp_hello)) {
+			struct tcp_hello w;
+			struct tcp_addr tab[2];
+			memset(&w, 0, sizeof(w));
+			memset(tab, 0, sizeof(tab));
+			w.magic = TCP_HELLO_MAGIC;
+			w.version = TCP_HELLO_VERSION;
+			w.kind = TCP_HELLO_WELCOME;
+			w.node = 0;
+			w.nodes = 2;
+			w.gmem_seg = 64ull << 20;
+			memset(w.mac, 0x5a, sizeof(w.mac));
+			send(c, &w, sizeof(w), MSG_NOSIGNAL);
+			send(c, tab, sizeof(tab), MSG_NOSIGNAL);
+			answered = true;
+		}
+	}
+	int s1 = t_wait_pid(p1, 20000000000ull);
+	close(c);
+	close(lfd);
+	t_slurp(path, buf, sizeof(buf));
+	cr_assert(answered, "node 1 sent no hello: %s", buf);
+	cr_assert(s1 != 0 && s1 != -1, "node 1: status %d\n%s", s1, buf);
+	cr_assert(strstr(buf, "node 0 at 127.0.0.1:"), "%s", buf);
+	cr_assert(strstr(buf, "failed the proof of the job secret"), "%s", buf);
+	uint8_t key[TCP_SECRET_MAX];
+	size_t kl = t_key(T_SECRET, key);
+	cr_assert(!memmem(seen, n, key, kl), "node 1 sent the secret");
+	cr_assert(!memmem(seen, n, key, 8), "node 1 sent part of the secret");
+	cr_assert(!memmem(seen, n, T_SECRET, 16), "node 1 sent it as hex");
+	unlink(path);
+}
+
+/* Issue 13, 3: idle connections to node 0's rendezvous (each would have
+ * held it up 5 s) do not delay the job. */
+Test(rendezvous, tcp_idle_connections_do_not_hold_up_the_job)
+{
+	char path[2][64], buf[8192], prog[256];
+	int port = t_tcp_free_port(), idle[20];
+	snprintf(prog, sizeof(prog), "%s/multinode", T_PROG_DIR);
+	for (int k = 0; k < 2; k++)
+		snprintf(path[k], sizeof(path[k]), "/tmp/t_mn_tcpi.%d.%d",
+			 (int)getpid(), k);
+	pid_t p0 = t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 0, 2, port,
+			       path[0]);
+	for (int i = 0; i < 20; i++) {
+		idle[i] = t_connect(port);
+		cr_assert(idle[i] >= 0);
+	}
+	uint64_t t0 = t_now_ns();
+	pid_t p1 = t_tcp_spawn(prog, (const char *[]){"1000", NULL}, 1, 2, port,
+			       path[1]);
+	int s1 = t_wait_pid(p1, 30000000000ull);
+	int s0 = t_wait_pid(p0, 30000000000ull);
+	uint64_t took = t_now_ns() - t0;
+	for (int i = 0; i < 20; i++)
+		close(idle[i]);
+	t_slurp(path[0], buf, sizeof(buf));
+	cr_assert_eq(s0, 0, "node 0: status %d\n%s", s0, buf);
+	cr_assert(strstr(buf, "all correct"), "%s", buf);
+	t_slurp(path[1], buf, sizeof(buf));
+	cr_assert_eq(s1, 0, "node 1: status %d\n%s", s1, buf);
+	cr_assert_lt(took, 4000000000ull, "the job took %.1f s", took / 1e9);
+	cr_log_info("2 nodes and 20 idle connections: %.3f s", took / 1e9);
+	for (int k = 0; k < 2; k++)
+		unlink(path[k]);
+}
+
+/* Issue 13, 3: a port out of range is refused naming the variable (it
+ * wrapped before); a descriptor that is not a listener likewise. */
+Test(rendezvous, tcp_rendezvous_port_and_fd_checked)
+{
+	struct t_cmd c;
+	const char *ports[] = {"99999", "0", "65536", "http"};
+	for (int i = 0; i < 4; i++) {
+		t_sh(&c, 30,
+		     "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
+		     "EARTH_CONNECT_TIMEOUT=0.5 "
+		     "EARTH_RENDEZVOUS=127.0.0.1:%s %s/multinode 10",
+		     T_SECRET, ports[i], T_PROG_DIR);
+		cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s: status %d\n%s",
+			     ports[i], c.status, c.err);
+		cr_assert(strstr(c.err, "EARTH_RENDEZVOUS"), "%s", c.err);
+		cr_assert(strstr(c.err, "1 to 65535"), "%s", c.err);
+	}
+	t_sh(&c, 30,
+	     "env EARTH_NODE=0 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
+	     "EARTH_CONNECT_TIMEOUT=0.5 EARTH_RENDEZVOUS=127.0.0.1:1 "
+	     "EARTH_RENDEZVOUS_FD=0 %s/multinode 10 </dev/null",
+	     T_SECRET, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(strstr(c.err, "EARTH_RENDEZVOUS_FD=0 is not a listening "
+				"socket"),
+		  "%s", c.err);
+}
+
+/* Issue 13, 3: out of descriptors is named, not blamed on the secret, and
+ * the job stops well before EARTH_CONNECT_TIMEOUT (60 s): node 0 of 24
+ * needs 23 sockets, its listener and stdio, more than 24. */
+Test(rendezvous, tcp_out_of_descriptors_is_named)
+{
+	struct t_cmd c;
+	uint64_t t0 = t_now_ns();
+	t_sh(&c, 90,
+	     "sh -c 'ulimit -n 24; exec %s -n 24 --transport tcp "
+	     "%s/multinode 10'",
+	     T_EARTHRUN, T_PROG_DIR);
+	uint64_t took = t_now_ns() - t0;
+	cr_assert(c.status != 0 && c.status != 124, "status %d\n%s", c.status,
+		  c.err);
+	cr_assert(strstr(c.err, "out of file descriptors"), "%s", c.err);
+	cr_assert(strstr(c.err, "raise ulimit -n"), "%s", c.err);
+	cr_assert_lt(took, 30000000000ull, "took %.1f s", took / 1e9);
+	cr_log_info("24 nodes, ulimit -n 24: stopped in %.1f s", took / 1e9);
 }

@@ -178,6 +178,13 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .type = EARTH_SET_T_HOSTPORT,
 	 .dflt = NULL,
 	 .help = "tcp: where node 0 listens, host:port or [v6addr]:port"},
+    [EARTH_SET_RENDEZVOUS_FD] =
+	{.env = "EARTH_RENDEZVOUS_FD",
+	 .type = EARTH_SET_T_UINT,
+	 .max = 65535,
+	 .dflt = NULL,
+	 .help = "tcp: node 0's rendezvous listener, a descriptor inherited "
+		 "from earthrun (set by earthrun)"},
     [EARTH_SET_JOB_SECRET] =
 	{.env = "EARTH_JOB_SECRET",
 	 .type = EARTH_SET_T_HEX,
@@ -289,7 +296,8 @@ static int bad(enum earth_set id, const char *what, const char *v, char *msg,
 			snprintf(want, sizeof(want), "use one of %s", range);
 			break;
 		case EARTH_SET_T_HOSTPORT:
-			snprintf(want, sizeof(want), "want host:port");
+			snprintf(want, sizeof(want),
+				 "want host:port, the port 1 to 65535");
 			break;
 		default:
 			snprintf(want, sizeof(want), "want %s", range);
@@ -402,7 +410,9 @@ int earth_setting_parse(enum earth_set id, const char *what, const char *v,
 	}
 	case EARTH_SET_T_HOSTPORT: {
 		const char *colon = strrchr(v, ':');
-		if (!colon || colon == v || !colon[1])
+		uint64_t port;
+		if (!colon || colon == v || !colon[1] ||
+		    whole(colon + 1, 1, 65535, &port))
 			return bad(id, what, v, msg, len);
 		out->s = v;
 		return 0;

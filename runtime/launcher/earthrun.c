@@ -9,7 +9,8 @@
  * pair of nodes; global memory: one segment of M MiB per node, every node
  * maps them all), starts N processes with EARTH_NODE, EARTH_NODES,
  * EARTH_LOCAL_NODE(S) and EARTH_SHM_FD set (--transport tcp: instead
- * EARTH_TRANSPORT=tcp, EARTH_RENDEZVOUS at a free loopback port and a
+ * EARTH_TRANSPORT=tcp, EARTH_RENDEZVOUS at a loopback port whose listener
+ * node 0 inherits (EARTH_RENDEZVOUS_FD) and a
  * random EARTH_JOB_SECRET from /dev/urandom), EARTH_GMEM_MB and, if
  * given, EARTH_REMOTE, optionally prefixes their
  * output lines with "[k] ", and waits. Exits with node 0's status. If a
@@ -25,6 +26,7 @@
 #include "earthrun.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -39,8 +41,10 @@ int main(int argc, char **argv)
 	if (!ch)
 		return 1;
 	er_watch_signals();
-	if ((rc = er_map_env(&o)) || (rc = er_spawn(&o, &job, ch)))
+	if ((rc = er_map_env(&o, &job)) || (rc = er_spawn(&o, &job, ch)))
 		return rc;
+	if (job.rdv_fd >= 0) /* node 0 has it now */
+		close(job.rdv_fd);
 	rc = er_watch(&o, &job, ch);
 	free(ch);
 	return rc;

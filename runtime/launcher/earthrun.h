@@ -41,6 +41,7 @@ struct shm_job;
 struct er_job {
 	int fd;		     /* memfd the shm nodes get as EARTH_SHM_FD */
 	struct shm_job *shm; /* its header, mapped here */
+	int rdv_fd; /* tcp: node 0's listener, its EARTH_RENDEZVOUS_FD; -1 */
 };
 
 /* One node process. */
@@ -60,7 +61,7 @@ int er_parse(int argc, char **argv, struct er_opts *o);
 
 /* earthrun_map.c */
 int er_map_job(const struct er_opts *o, struct er_job *j);
-int er_map_env(const struct er_opts *o);
+int er_map_env(const struct er_opts *o, struct er_job *j);
 
 /* earthrun_spawn.c: starts o->nodes processes into ch[]. */
 int er_spawn(const struct er_opts *o, const struct er_job *j,

@@ -3,8 +3,9 @@
  * earthrun: the job's shared mapping (same-host transport: a byte ring per
  * pair of nodes; global memory: one segment of M MiB per node, every node
  * maps them all) and the environment every node starts with: the transport
- * (tcp: EARTH_RENDEZVOUS at a free loopback port and a random
- * EARTH_JOB_SECRET from /dev/urandom), the statistics/trace parts,
+ * (tcp: EARTH_RENDEZVOUS at a free loopback port, whose listener node 0
+ * inherits as EARTH_RENDEZVOUS_FD, and a random EARTH_JOB_SECRET from
+ * /dev/urandom), the statistics/trace parts,
  * EARTH_GMEM_MB and EARTH_REMOTE.
  */
 #define _GNU_SOURCE 1
@@ -59,9 +60,10 @@ int er_map_job(const struct er_opts *o, struct er_job *j)
 	return 0;
 }
 
-/* tcp: a free loopback port for node 0's rendezvous (another process may
- * take it before node 0 binds it: unlikely, and node 0 then says so). */
-static int free_port(void)
+/* tcp: node 0's listener on a free loopback port, made here and handed
+ * to node 0 (EARTH_RENDEZVOUS_FD) so that no other process can take the
+ * port between; its port, or -1. */
+static int rendezvous_listener(int *lfd)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a;
@@ -70,12 +72,15 @@ static int free_port(void)
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, SOMAXCONN) ||
 	    getsockname(fd, (struct sockaddr *)&a, &al)) {
+		int e = errno;
 		if (fd >= 0)
 			close(fd);
+		errno = e;
 		return -1;
 	}
-	close(fd);
+	*lfd = fd;
 	return ntohs(a.sin_port);
 }
 
@@ -101,17 +106,17 @@ static int make_secret(char *out)
 }
 
 /* EARTH_TRANSPORT, and for tcp where node 0 waits and the job's secret. */
-static int transport_env(const struct er_opts *o)
+static int transport_env(const struct er_opts *o, struct er_job *j)
 {
 	if (!o->tcp) {
 		setenv("EARTH_TRANSPORT", "shm", 1);
 		return 0;
 	}
 	char rv[64], secret[65];
-	int port = free_port();
+	int port = rendezvous_listener(&j->rdv_fd);
 	if (port < 0 || make_secret(secret)) {
 		fprintf(stderr, "earthrun: --transport tcp: cannot %s: %s\n",
-			port < 0 ? "find a free loopback port"
+			port < 0 ? "listen on a free loopback port"
 				 : "read /dev/urandom",
 			strerror(errno));
 		return 1;
@@ -167,11 +172,12 @@ static int observe_env(const char *stats_json, const char *trace)
 
 /* What every node inherits (the per-node variables are set in the child:
  * earthrun_spawn.c). */
-int er_map_env(const struct er_opts *o)
+int er_map_env(const struct er_opts *o, struct er_job *j)
 {
+	j->rdv_fd = -1;
 	if (o->stats)
 		setenv("EARTH_STATS", "1", 1);
-	int rc = transport_env(o);
+	int rc = transport_env(o, j);
 	if (rc)
 		return rc;
 	if (observe_env(o->stats_json, o->trace) != 0)

@@ -10,6 +10,7 @@
 #include "earthrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,13 @@ static void run_node(const struct er_opts *o, const struct er_job *j, long k,
 	setenv("EARTH_LOCAL_NODES", nbuf, 1);
 	if (!o->tcp)
 		setenv("EARTH_SHM_FD", fdbuf, 1);
+	if (o->tcp && k == 0 && j->rdv_fd >= 0) {
+		/* Node 0 inherits the listener (the others do not: it is
+		 * close-on-exec). */
+		snprintf(fdbuf, sizeof(fdbuf), "%d", j->rdv_fd);
+		fcntl(j->rdv_fd, F_SETFD, 0);
+		setenv("EARTH_RENDEZVOUS_FD", fdbuf, 1);
+	}
 	if (o->prefix) {
 		dup2(p[0][1], 1);
 		dup2(p[1][1], 2);

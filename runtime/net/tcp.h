@@ -18,24 +18,53 @@
 struct net;
 
 #define TCP_HELLO_MAGIC 0x48545245u /* "ERTH" */
-#define TCP_HELLO_VERSION 2u
-#define TCP_SECRET_MIN 16 /* bytes of the job secret */
+#define TCP_HELLO_VERSION 3u	    /* 3: proofs, no secret on the wire */
+#define TCP_SECRET_MIN 16	    /* bytes of the job secret */
 #define TCP_SECRET_MAX 64
+#define TCP_NONCE_LEN 32
+#define TCP_MAC_LEN 32 /* HMAC-SHA-256 */
 
-enum { TCP_HELLO_JOIN = 1, TCP_HELLO_WELCOME, TCP_HELLO_MESH };
+/* Opening a connection: the connecting node sends JOIN (to node 0) or MESH
+ * (to a node below it) with its nonce; the listening node answers ACCEPT
+ * with its nonce and its proof (TCP_LABEL_LISTENER); the connecting node
+ * checks it, then sends PROOF (TCP_LABEL_JOINER). Node 0 later sends
+ * WELCOME (TCP_LABEL_WELCOME, over the address table too) and the table.
+ */
+enum {
+	TCP_HELLO_JOIN = 1,
+	TCP_HELLO_WELCOME,
+	TCP_HELLO_MESH,
+	TCP_HELLO_ACCEPT,
+	TCP_HELLO_PROOF
+};
 
-/* The first bytes on every connection (host byte order: one job runs on
- * one architecture). WELCOME is followed by `nodes` tcp_addr entries. */
+/* Every message of the rendezvous (host byte order: one job runs on one
+ * architecture). WELCOME is followed by `nodes` tcp_addr entries. The job
+ * secret never travels: it keys the proofs in mac. */
 struct tcp_hello {
 	uint32_t magic;
 	uint16_t version, kind;
 	uint32_t node, nodes;
-	uint32_t secret_len;
-	uint8_t secret[TCP_SECRET_MAX];
 	uint16_t port; /* JOIN: the sender's mesh listener */
 	uint16_t pad;
+	uint32_t pad2;
 	uint64_t gmem_seg; /* bytes of global memory per node */
+	uint8_t nonce[TCP_NONCE_LEN];
+	uint8_t mac[TCP_MAC_LEN]; /* ACCEPT, PROOF, WELCOME: the proof */
 };
+
+#define TCP_LABEL_LISTENER "earth tcp v3 listener"
+#define TCP_LABEL_JOINER "earth tcp v3 joiner"
+#define TCP_LABEL_WELCOME "earth tcp v3 welcome"
+
+/* A proof: HMAC-SHA-256, keyed with the job secret (key, key_len), over
+ * label (with its NUL), the opening hello (JOIN or MESH) and the ACCEPT
+ * (each with its mac taken as zeros), then extra_len bytes of extra. Both
+ * nonces and every job field are in the two hellos. */
+void tcp_mac(uint8_t mac[TCP_MAC_LEN], const uint8_t *key, size_t key_len,
+	     const char *label, const struct tcp_hello *open,
+	     const struct tcp_hello *accept, const void *extra,
+	     size_t extra_len);
 
 struct tcp_addr {
 	uint16_t family, port; /* port in network order */

@@ -4,15 +4,22 @@
  * on the earth_run thread, before the SU starts), ending in handing the
  * connected sockets to the data path (tcp.c, tcp_data_start).
  *
- * Node 0 listens on EARTH_RENDEZVOUS; node i > 0 opens a listener on an
- * ephemeral port of the interface it reaches node 0 from, connects to
- * node 0 and sends a JOIN hello (job secret, its number, its port). Once
- * every node joined, node 0 sends each a WELCOME and the address table;
- * node i then connects to every node 0 < j < i (MESH hello) and accepts
- * the nodes above it. The connection to node 0 is the rendezvous one. A
- * connection with a bad hello (wrong secret, node number, node count, a
- * node that already joined, not an EARTH hello) is reported on stderr and
- * dropped; the rendezvous goes on.
+ * Node 0 listens on EARTH_RENDEZVOUS (or on the listener earthrun hands it
+ * as EARTH_RENDEZVOUS_FD); node i > 0 opens a listener on an ephemeral
+ * port of the interface it reaches node 0 from, connects to node 0 and
+ * sends a JOIN hello (its number, its port, a fresh nonce). Every
+ * connection is opened by a proof exchange keyed with the job secret,
+ * which never travels: the listening node proves first (ACCEPT), the
+ * connecting node checks that before trusting anything and proves in turn
+ * (PROOF). Once every node joined, node 0 sends each a WELCOME (proved
+ * too) and the address table; node i then connects to every node
+ * 0 < j < i (MESH hello, the same exchange) and accepts the nodes above
+ * it. The connection to node 0 is the rendezvous one. A listener reads
+ * the hellos of all its pending connections at once under one deadline
+ * (EARTH_CONNECT_TIMEOUT); a connection with a bad hello or proof (wrong
+ * secret, node number, node count, a node that already joined, not an
+ * EARTH hello, nothing in 5 s) is reported on stderr and dropped; the
+ * rendezvous goes on.
  * Details: docs/architecture.md, "Between nodes: tcp".
  */
 #define _GNU_SOURCE 1
@@ -23,13 +30,17 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,6 +167,36 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+void tcp_mac(uint8_t mac[TCP_MAC_LEN], const uint8_t *key, size_t key_len,
+	     const char *label, const struct tcp_hello *open,
+	     const struct tcp_hello *accept, const void *extra,
+	     size_t extra_len)
+{
+	crypto_auth_hmacsha256_state st;
+	struct tcp_hello h[2] = {*open, *accept};
+	memset(h[0].mac, 0, TCP_MAC_LEN);
+	memset(h[1].mac, 0, TCP_MAC_LEN);
+	crypto_auth_hmacsha256_init(&st, key, key_len);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label,
+				      strlen(label) + 1);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)h, sizeof(h));
+	if (extra_len)
+		crypto_auth_hmacsha256_update(&st, extra, extra_len);
+	crypto_auth_hmacsha256_final(&st, mac);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* True if mac is the proof it should be (constant time). */
+static bool mac_ok(const struct rdv *r, const uint8_t *mac, const char *label,
+		   const struct tcp_hello *open, const struct tcp_hello *acc,
+		   const void *extra, size_t extra_len)
+{
+	uint8_t want[TCP_MAC_LEN];
+	tcp_mac(want, r->secret, r->secret_len, label, open, acc, extra,
+		extra_len);
+	return sodium_memcmp(want, mac, TCP_MAC_LEN) == 0;
+}
+
 static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
 		       uint16_t port)
 {
@@ -165,24 +206,18 @@ static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
 	h->kind = (uint16_t)kind;
 	h->node = r->self;
 	h->nodes = r->nodes;
-	h->secret_len = r->secret_len;
-	memcpy(h->secret, r->secret, r->secret_len);
 	h->port = port;
 	h->gmem_seg = r->gmem_seg;
+	randombytes_buf(h->nonce, sizeof(h->nonce));
 }
 
-/* Checks a hello of `kind` from a node in [lo, hi); NULL or why not. */
+/* Checks the job fields of a hello of `kind` from a node in [lo, hi); NULL
+ * or why not. (Its proof is checked apart.) */
 static const char *check_hello(const struct rdv *r, const struct tcp_hello *h,
 			       int kind, uint32_t lo, uint32_t hi)
 {
 	if (h->magic != TCP_HELLO_MAGIC || h->version != TCP_HELLO_VERSION)
 		return "not an EARTH hello";
-	unsigned diff = h->secret_len != r->secret_len;
-	for (uint32_t i = 0; i < TCP_SECRET_MAX; i++) /* constant time */
-		diff |= (unsigned)(h->secret[i] ^
-				   (i < r->secret_len ? r->secret[i] : 0));
-	if (diff)
-		return "wrong job secret";
 	if (h->kind != kind)
 		return "unexpected hello kind";
 	if (h->nodes != r->nodes)
@@ -201,71 +236,272 @@ static int set_nodelay(int fd)
 	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+static int set_blocking(int fd, bool blocking)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -1;
+	fl = blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK;
+	return fcntl(fd, F_SETFL, fl);
+}
+
+/* r->err for a failed system call (what) with errno e: running out of
+ * descriptors or memory named as such. */
+static void sys_err(struct rdv *r, const char *what, int e)
+{
+	if (e == EMFILE || e == ENFILE) {
+		struct rlimit rl = {0, 0};
+		getrlimit(RLIMIT_NOFILE, &rl);
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: out of file descriptors (%s: %s): "
+			 "raise ulimit -n (now %llu; %u nodes need about %u "
+			 "per node)",
+			 what, strerror(e), (unsigned long long)rl.rlim_cur,
+			 r->nodes, r->nodes + 32);
+	} else if (e == ENOMEM || e == ENOBUFS) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: out of memory (%s: %s)", what,
+			 strerror(e));
+	} else {
+		snprintf(r->err, sizeof(r->err), "tcp rendezvous: %s: %s", what,
+			 strerror(e));
+	}
+}
+
+/* A connection accepted by a listener, until its proof is checked. */
+struct pend {
+	int fd;
+	int stage; /* 0: reading its JOIN/MESH, 1: its PROOF */
+	size_t got;
+	uint64_t t0;
+	struct tcp_hello open, acc, in; /* in: the message being read */
+	struct sockaddr_storage ss;
+	char who[80];
+};
+
+/* What the listener keeps of a connection it took: the two hellos its
+ * proofs cover (node 0's WELCOME proof covers them too). */
+struct transcript {
+	struct tcp_hello open, acc;
+};
+
+static void drop(struct rdv *r, struct pend *p, const char *why)
+{
+	fprintf(stderr,
+		"earth: node %u: tcp: rejected a connection from %s: %s\n",
+		r->self, p->who, why);
+	close(p->fd);
+	p->fd = -1;
+}
+
+/* Reads what p's connection has; on a whole message, the next step of the
+ * exchange. Returns 1 when p proved itself as a node in [lo, hi) (taken
+ * into fd, tab, tr), 0 otherwise (p->fd < 0 when dropped). */
+static int pend_step(struct rdv *r, struct pend *p, int *fd, int kind,
+		     uint32_t lo, uint32_t hi, struct tcp_addr *tab,
+		     struct transcript *tr)
+{
+	ssize_t k = recv(p->fd, (char *)&p->in + p->got, sizeof(p->in) - p->got,
+			 MSG_DONTWAIT);
+	if (k < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (k <= 0) {
+		drop(r, p,
+		     p->stage ? "closed before its proof"
+			      : "closed before a complete hello");
+		return 0;
+	}
+	p->got += (size_t)k;
+	if (p->got < sizeof(p->in))
+		return 0;
+	p->got = 0;
+	const char *why = NULL;
+	if (p->stage == 0) {
+		p->open = p->in;
+		why = check_hello(r, &p->open, kind, lo, hi);
+		if (!why && fd[p->open.node] >= 0)
+			why = "that node already connected";
+		if (why) {
+			drop(r, p, why);
+			return 0;
+		}
+		/* We prove first: our nonce, and the MAC over both. */
+		make_hello(r, &p->acc, TCP_HELLO_ACCEPT, 0);
+		tcp_mac(p->acc.mac, r->secret, r->secret_len,
+			TCP_LABEL_LISTENER, &p->open, &p->acc, NULL, 0);
+		if (send(p->fd, &p->acc, sizeof(p->acc),
+			 MSG_NOSIGNAL | MSG_DONTWAIT) !=
+		    (ssize_t)sizeof(p->acc)) {
+			drop(r, p, "closed before our proof");
+			return 0;
+		}
+		p->stage = 1;
+		return 0;
+	}
+	if (p->in.magic != TCP_HELLO_MAGIC ||
+	    p->in.version != TCP_HELLO_VERSION || p->in.kind != TCP_HELLO_PROOF)
+		why = "not an EARTH proof";
+	else if (!mac_ok(r, p->in.mac, TCP_LABEL_JOINER, &p->open, &p->acc,
+			 NULL, 0))
+		why = "wrong job secret (its proof does not match)";
+	else if (fd[p->open.node] >= 0)
+		why = "that node already connected";
+	if (why) {
+		drop(r, p, why);
+		return 0;
+	}
+	uint32_t n = p->open.node;
+	set_blocking(p->fd, true);
+	set_nodelay(p->fd);
+	fd[n] = p->fd;
+	p->fd = -1;
+	if (tr) {
+		tr[n].open = p->open;
+		tr[n].acc = p->acc;
+	}
+	if (tab) {
+		struct tcp_addr *a = &tab[n];
+		memset(a, 0, sizeof(*a));
+		a->family = p->ss.ss_family;
+		a->port = htons(p->open.port);
+		if (p->ss.ss_family == AF_INET)
+			memcpy(a->addr,
+			       &((struct sockaddr_in *)&p->ss)->sin_addr, 4);
+		else
+			memcpy(a->addr,
+			       &((struct sockaddr_in6 *)&p->ss)->sin6_addr, 16);
+	}
+	return 1;
+}
+
+/* Takes what connections lfd (non-blocking) has waiting into *pv. -1 with
+ * r->err set when out of descriptors or memory. */
+static int accept_some(struct rdv *r, int lfd, struct pend **pv, size_t *np,
+		       size_t *cap)
+{
+	for (int i = 0; i < 64; i++) {
+		struct pend p;
+		memset(&p, 0, sizeof(p));
+		socklen_t sl = sizeof(p.ss);
+		p.fd = accept4(lfd, (struct sockaddr *)&p.ss, &sl,
+			       SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (p.fd < 0) {
+			int e = errno;
+			if (e == EMFILE || e == ENFILE || e == ENOMEM ||
+			    e == ENOBUFS) {
+				sys_err(r, "accept", e);
+				return -1;
+			}
+			return 0; /* EAGAIN, or a connection that went */
+		}
+		if (*np == *cap) {
+			size_t c = *cap ? 2 * *cap : 16;
+			struct pend *v = realloc(*pv, c * sizeof(*v));
+			if (!v) {
+				close(p.fd);
+				snprintf(r->err, sizeof(r->err),
+					 "tcp rendezvous: out of memory");
+				return -1;
+			}
+			*pv = v;
+			*cap = c;
+		}
+		addr_str((struct sockaddr *)&p.ss, p.who, sizeof(p.who));
+		p.t0 = mono_ns();
+		(*pv)[(*np)++] = p;
+	}
+	return 0;
+}
+
 /*
- * Accepts connections on lfd until every node in [lo, hi) presented a good
- * hello of `kind` (fd[k] set); reports and drops the others. For JOIN,
- * fills tab[k] from the peer address and the hello's port.
+ * Accepts connections on lfd until every node in [lo, hi) opened one with
+ * a good hello of `kind` and proof (fd[k] set); reports and drops the
+ * others. All pending connections are read at once, under the one
+ * deadline; each has 5 s for its messages. For JOIN, fills tab[k] from the
+ * peer address and the hello's port, and tr[k].
  */
 static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
-			uint32_t hi, struct tcp_addr *tab)
+			uint32_t hi, struct tcp_addr *tab,
+			struct transcript *tr)
 {
 	uint32_t want = hi > lo ? hi - lo : 0, got = 0;
+	struct pend *pv = NULL;
+	struct pollfd *pf = NULL;
+	size_t np = 0, cap = 0, pfcap = 0;
+	int ret = -1;
+	if (want && set_blocking(lfd, false)) {
+		sys_err(r, "listener", errno);
+		return -1;
+	}
 	while (got < want) {
-		struct pollfd q = {lfd, POLLIN, 0};
 		int left = ms_left(r);
-		int pr = left ? poll(&q, 1, left) : 0;
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0) {
+		if (!left) {
 			snprintf(
 			    r->err, sizeof(r->err),
 			    "tcp rendezvous: only %u of the %u expected "
 			    "nodes connected in time (EARTH_CONNECT_TIMEOUT)",
 			    got, want);
-			return -1;
+			goto out;
 		}
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		int c = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-		if (c < 0)
-			continue;
-		char who[80];
-		addr_str((struct sockaddr *)&ss, who, sizeof(who));
-		struct tcp_hello h;
-		const char *why = NULL;
-		if (read_all(c, &h, sizeof(h), HELLO_TIMEOUT_MS))
-			why = "no complete hello within 5 s";
-		else
-			why = check_hello(r, &h, kind, lo, hi);
-		if (!why && fd[h.node] >= 0)
-			why = "that node already connected";
-		if (why) {
-			fprintf(stderr,
-				"earth: node %u: tcp: rejected a "
-				"connection from %s: %s\n",
-				r->self, who, why);
-			close(c);
-			continue;
+		if (np + 1 > pfcap) {
+			size_t c = 2 * (np + 1);
+			struct pollfd *v = realloc(pf, c * sizeof(*v));
+			if (!v) {
+				snprintf(r->err, sizeof(r->err),
+					 "tcp rendezvous: out of memory");
+				goto out;
+			}
+			pf = v;
+			pfcap = c;
 		}
-		set_nodelay(c);
-		fd[h.node] = c;
-		if (tab) {
-			struct tcp_addr *a = &tab[h.node];
-			memset(a, 0, sizeof(*a));
-			a->family = ss.ss_family;
-			a->port = htons(h.port);
-			if (ss.ss_family == AF_INET)
-				memcpy(a->addr,
-				       &((struct sockaddr_in *)&ss)->sin_addr,
-				       4);
-			else
-				memcpy(a->addr,
-				       &((struct sockaddr_in6 *)&ss)->sin6_addr,
-				       16);
+		uint64_t now = mono_ns(), first = UINT64_MAX;
+		pf[0] = (struct pollfd){lfd, POLLIN, 0};
+		for (size_t i = 0; i < np; i++) {
+			pf[1 + i] = (struct pollfd){pv[i].fd, POLLIN, 0};
+			uint64_t end = pv[i].t0 + HELLO_TIMEOUT_MS * 1000000ull;
+			if (end < first)
+				first = end;
 		}
-		got++;
+		if (first != UINT64_MAX) {
+			uint64_t ms =
+			    first > now ? (first - now) / 1000000 + 1 : 0;
+			if (ms < (uint64_t)left)
+				left = (int)ms;
+		}
+		int pr = poll(pf, 1 + np, left);
+		if (pr < 0 && errno != EINTR) {
+			sys_err(r, "poll", errno);
+			goto out;
+		}
+		now = mono_ns();
+		for (size_t i = 0; pr > 0 && i < np && got < want; i++)
+			if (pf[1 + i].revents)
+				got += (uint32_t)pend_step(r, &pv[i], fd, kind,
+							   lo, hi, tab, tr);
+		for (size_t i = 0; i < np; i++)
+			if (pv[i].fd >= 0 &&
+			    now - pv[i].t0 >= HELLO_TIMEOUT_MS * 1000000ull)
+				drop(r, &pv[i],
+				     pv[i].stage
+					 ? "no proof within 5 s"
+					 : "no complete hello within 5 s");
+		size_t keep = 0;
+		for (size_t i = 0; i < np; i++)
+			if (pv[i].fd >= 0)
+				pv[keep++] = pv[i];
+		np = keep;
+		if (pr > 0 && (pf[0].revents & POLLIN) && got < want &&
+		    accept_some(r, lfd, &pv, &np, &cap))
+			goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	for (size_t i = 0; i < np; i++)
+		close(pv[i].fd);
+	free(pv);
+	free(pf);
+	return ret;
 }
 
 /* Connects to sa, retrying until the deadline (the listener may not be up
@@ -274,8 +510,10 @@ static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
 {
 	for (;;) {
 		int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
+		if (fd < 0) {
+			sys_err(r, "socket", errno);
 			return -1;
+		}
 		if (connect(fd, sa, sl) == 0) {
 			set_nodelay(fd);
 			return fd;
@@ -287,13 +525,73 @@ static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
 		    !ms_left(r)) {
 			char who[80];
 			addr_str(sa, who, sizeof(who));
-			snprintf(r->err, sizeof(r->err),
-				 "tcp rendezvous: cannot connect to %s: %s",
-				 who, strerror(e));
+			if (e == EMFILE || e == ENFILE || e == ENOMEM ||
+			    e == ENOBUFS)
+				sys_err(r, "connect", e);
+			else
+				snprintf(r->err, sizeof(r->err),
+					 "tcp rendezvous: cannot connect to "
+					 "%s: %s",
+					 who, strerror(e));
 			return -1;
 		}
 		usleep(20000);
 	}
+}
+
+/* The connecting side of the exchange on c, to node peer: our hello of
+ * kind (JOIN or MESH, our port), the peer's ACCEPT, whose proof we check
+ * before anything else, then our PROOF. open and acc: the two hellos. 0,
+ * or -1 with r->err set. */
+static int prove_to(struct rdv *r, int c, uint32_t peer, int kind,
+		    uint16_t port, struct tcp_hello *open,
+		    struct tcp_hello *acc)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char who[80] = "?";
+	if (!getpeername(c, (struct sockaddr *)&ss, &sl))
+		addr_str((struct sockaddr *)&ss, who, sizeof(who));
+	make_hello(r, open, kind, port);
+	if (write_all(c, open, sizeof(*open))) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: node %u closed the connection", peer);
+		return -1;
+	}
+	int left = ms_left(r);
+	if (read_all(c, acc, sizeof(*acc), left ? left : 1)) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: node %u at %s did not answer our "
+			 "hello (it rejected it: node number, node count or "
+			 "EARTH_GMEM_MB? or it failed: see node %u's errors)",
+			 peer, who, peer);
+		return -1;
+	}
+	const char *why = NULL;
+	if (acc->magic != TCP_HELLO_MAGIC || acc->version != TCP_HELLO_VERSION)
+		why = "is not an EARTH node (not an EARTH hello)";
+	else if (!mac_ok(r, acc->mac, TCP_LABEL_LISTENER, open, acc, NULL, 0))
+		why = "failed the proof of the job secret: not this job's "
+		      "node (something else listening there?) or another "
+		      "EARTH_JOB_SECRET";
+	else if (acc->kind != TCP_HELLO_ACCEPT || acc->node != peer ||
+		 acc->nodes != r->nodes || acc->gmem_seg != r->gmem_seg)
+		why = "answered for another node or job";
+	if (why) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: node %u at %s %s", peer, who, why);
+		return -1;
+	}
+	struct tcp_hello p;
+	make_hello(r, &p, TCP_HELLO_PROOF, 0);
+	tcp_mac(p.mac, r->secret, r->secret_len, TCP_LABEL_JOINER, open, acc,
+		NULL, 0);
+	if (write_all(c, &p, sizeof(p))) {
+		snprintf(r->err, sizeof(r->err),
+			 "tcp rendezvous: node %u closed the connection", peer);
+		return -1;
+	}
+	return 0;
 }
 
 static socklen_t tab_sockaddr(const struct tcp_addr *a,
@@ -362,33 +660,72 @@ static struct addrinfo *resolve(struct rdv *r, const char *rv)
 	return ai;
 }
 
+/* Node 0's listener: the one earthrun hands it (EARTH_RENDEZVOUS_FD,
+ * listening since before the job started, so no other process can take
+ * the port), else a new one on ai (rv). -1 with r->err set. */
+static int lead_listener(struct rdv *r, const struct addrinfo *ai,
+			 const char *rv)
+{
+	if (earth_setting_given(EARTH_SET_RENDEZVOUS_FD)) {
+		int lfd = (int)earth_setting_u64(EARTH_SET_RENDEZVOUS_FD);
+		int acc = 0;
+		socklen_t al = sizeof(acc);
+		if (getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) ||
+		    !acc) {
+			snprintf(r->err, sizeof(r->err),
+				 "EARTH_RENDEZVOUS_FD=%d is not a listening "
+				 "socket (it is set by earthrun, for node 0)",
+				 lfd);
+			return -1;
+		}
+		fcntl(lfd, F_SETFD, FD_CLOEXEC);
+		return lfd;
+	}
+	int lfd = listen_on(ai->ai_addr, ai->ai_addrlen);
+	if (lfd < 0) {
+		int e = errno;
+		if (e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS)
+			sys_err(r, "listen", e);
+		else
+			snprintf(r->err, sizeof(r->err),
+				 "tcp rendezvous: cannot listen on %.100s: %s",
+				 rv, strerror(e));
+	}
+	return lfd;
+}
+
 /* Node 0: listens on ai (rv), accepts every other node's JOIN (filling
- * tab), then sends each the WELCOME and the address table. The listener
- * in *lfd, for the caller to close. */
+ * tab), then sends each the WELCOME, proved over the address table, and
+ * the table. The listener in *lfd, for the caller to close. */
 static int lead(struct rdv *r, int *fd, const struct addrinfo *ai,
 		const char *rv, struct tcp_addr *tab, int *lfd)
 {
-	*lfd = listen_on(ai->ai_addr, ai->ai_addrlen);
-	if (*lfd < 0) {
-		snprintf(r->err, sizeof(r->err),
-			 "tcp rendezvous: cannot listen on %.100s: %s", rv,
-			 strerror(errno));
+	*lfd = lead_listener(r, ai, rv);
+	if (*lfd < 0)
+		return -1;
+	struct transcript *tr = calloc(r->nodes, sizeof(*tr));
+	if (!tr) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
 		return -1;
 	}
-	if (accept_nodes(r, fd, *lfd, TCP_HELLO_JOIN, 1, r->nodes, tab))
-		return -1;
+	int ret =
+	    accept_nodes(r, fd, *lfd, TCP_HELLO_JOIN, 1, r->nodes, tab, tr);
 	struct tcp_hello w;
 	make_hello(r, &w, TCP_HELLO_WELCOME, 0);
-	for (uint32_t k = 1; k < r->nodes; k++)
+	for (uint32_t k = 1; !ret && k < r->nodes; k++) {
+		tcp_mac(w.mac, r->secret, r->secret_len, TCP_LABEL_WELCOME,
+			&tr[k].open, &tr[k].acc, tab, r->nodes * sizeof(*tab));
 		if (write_all(fd[k], &w, sizeof(w)) ||
 		    write_all(fd[k], tab, r->nodes * sizeof(*tab))) {
 			snprintf(r->err, sizeof(r->err),
 				 "tcp rendezvous: node %u left during the "
 				 "rendezvous",
 				 k);
-			return -1;
+			ret = -1;
 		}
-	return 0;
+	}
+	free(tr);
+	return ret;
 }
 
 /* Node i > 0: a listener for the nodes above it, on an ephemeral port of
@@ -406,10 +743,7 @@ static int mesh_listener(struct rdv *r, int c0, uint16_t *port)
 	int lfd = listen_on((struct sockaddr *)&me, ml);
 	ml = sizeof(me);
 	if (lfd < 0 || getsockname(lfd, (struct sockaddr *)&me, &ml)) {
-		snprintf(r->err, sizeof(r->err),
-			 "tcp rendezvous: cannot listen for the other nodes: "
-			 "%s",
-			 strerror(errno));
+		sys_err(r, "cannot listen for the other nodes", errno);
 		if (lfd >= 0)
 			close(lfd);
 		return -1;
@@ -421,10 +755,10 @@ static int mesh_listener(struct rdv *r, int c0, uint16_t *port)
 }
 
 /* Node i > 0, once welcomed: connects to every node 0 < j < i (MESH
- * hello), then accepts the nodes above it on lfd. */
+ * hello and the proofs), then accepts the nodes above it on lfd. */
 static int mesh(struct rdv *r, int *fd, const struct tcp_addr *tab, int lfd)
 {
-	struct tcp_hello h;
+	struct tcp_hello open, acc;
 	for (uint32_t j = 1; j < r->self; j++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = tab_sockaddr(&tab[j], &ss);
@@ -432,22 +766,16 @@ static int mesh(struct rdv *r, int *fd, const struct tcp_addr *tab, int lfd)
 		if (c < 0)
 			return -1;
 		fd[j] = c;
-		make_hello(r, &h, TCP_HELLO_MESH, 0);
-		if (write_all(c, &h, sizeof(h))) {
-			snprintf(r->err, sizeof(r->err),
-				 "tcp rendezvous: node %u closed the "
-				 "connection",
-				 j);
+		if (prove_to(r, c, j, TCP_HELLO_MESH, 0, &open, &acc))
 			return -1;
-		}
 	}
 	return accept_nodes(r, fd, lfd, TCP_HELLO_MESH, r->self + 1, r->nodes,
-			    NULL);
+			    NULL, NULL);
 }
 
-/* Node i > 0: JOIN at node 0 (ai), its WELCOME and the address table
- * (into tab) back, then the mesh. The mesh listener in *lfd, for the
- * caller to close. */
+/* Node i > 0: JOIN at node 0 (ai) and the proofs, its WELCOME and the
+ * address table (into tab) back, then the mesh. The mesh listener in
+ * *lfd, for the caller to close. */
 static int join(struct rdv *r, int *fd, const struct addrinfo *ai,
 		struct tcp_addr *tab, int *lfd)
 {
@@ -459,21 +787,21 @@ static int join(struct rdv *r, int *fd, const struct addrinfo *ai,
 	*lfd = mesh_listener(r, c0, &port);
 	if (*lfd < 0)
 		return -1;
-	struct tcp_hello h;
-	make_hello(r, &h, TCP_HELLO_JOIN, port);
-	if (write_all(c0, &h, sizeof(h))) {
-		snprintf(r->err, sizeof(r->err),
-			 "tcp rendezvous: node 0 closed the connection");
+	struct tcp_hello open, acc, w;
+	if (prove_to(r, c0, 0, TCP_HELLO_JOIN, port, &open, &acc))
 		return -1;
-	}
 	int left = ms_left(r);
 	const char *why = NULL;
-	if (read_all(c0, &h, sizeof(h), left ? left : 1) ||
+	if (read_all(c0, &w, sizeof(w), left ? left : 1) ||
 	    read_all(c0, tab, r->nodes * sizeof(*tab), HELLO_TIMEOUT_MS))
-		why = "node 0 sent no welcome (rejected us: wrong job secret, "
-		      "node number or node count? see node 0's errors)";
-	else
-		why = check_hello(r, &h, TCP_HELLO_WELCOME, 0, 1);
+		why = "node 0 sent no welcome (it proved it has the job "
+		      "secret, then dropped us or failed: see node 0's "
+		      "errors)";
+	else if (w.magic != TCP_HELLO_MAGIC || w.version != TCP_HELLO_VERSION ||
+		 w.kind != TCP_HELLO_WELCOME ||
+		 !mac_ok(r, w.mac, TCP_LABEL_WELCOME, &open, &acc, tab,
+			 r->nodes * sizeof(*tab)))
+		why = "node 0's welcome failed the proof of the job secret";
 	if (why) {
 		snprintf(r->err, sizeof(r->err), "tcp rendezvous: %s", why);
 		return -1;
@@ -520,7 +848,8 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 	memset(&r, 0, sizeof(r));
 	r.self = self;
 	r.nodes = nodes;
-	const char *e = parse_secret(&r);
+	const char *e =
+	    sodium_init() < 0 ? "libsodium cannot start" : parse_secret(&r);
 	if (e) {
 		*err = e;
 		return NULL;
@@ -545,9 +874,11 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 				close(fd[p]);
 		free(fd);
 		nt->ops->fini(nt);
+		sodium_memzero(&r, sizeof(r));
 		*err = errbuf;
 		return NULL;
 	}
+	sodium_memzero(&r, sizeof(r));
 	tcp_data_start(nt, fd);
 	free(fd);
 	return nt;
