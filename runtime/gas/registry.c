@@ -39,6 +39,56 @@ const struct earth_tfunc *reg_tfunc_at(int32_t id)
 	return &__start_earth_tfunc[id];
 }
 
+_Atomic uintptr_t reg_fibers[REG_FIBER_CAP];
+static _Atomic uint32_t reg_nfibers;
+
+void reg_fiber_add_slow(earth_fiber_fn f)
+{
+	uintptr_t want = (uintptr_t)f;
+	for (size_t i = reg_fiber_pos(f), k = 0; k < REG_FIBER_CAP;
+	     i = (i + 1) & (REG_FIBER_CAP - 1), k++) {
+		uintptr_t v =
+		    atomic_load_explicit(&reg_fibers[i], memory_order_relaxed);
+		if (v == want)
+			return;
+		if (v)
+			continue;
+		/* Three quarters full: probes would grow long. */
+		if (atomic_fetch_add_explicit(&reg_nfibers, 1,
+					      memory_order_relaxed) >=
+		    REG_FIBER_CAP / 4 * 3)
+			earth_fatal("INIT_SYNC: more than %u different fibers "
+				    "armed slots on this node",
+				    REG_FIBER_CAP / 4 * 3);
+		if (atomic_compare_exchange_strong_explicit(
+			&reg_fibers[i], &v, want, memory_order_relaxed,
+			memory_order_relaxed))
+			return;
+		atomic_fetch_sub_explicit(&reg_nfibers, 1,
+					  memory_order_relaxed);
+		if (v == want)
+			return;
+	}
+	earth_fatal("INIT_SYNC: the table of fibers is full");
+}
+
+bool reg_fiber_known_slow(earth_fiber_fn f)
+{
+	uintptr_t want = (uintptr_t)f;
+	if (!want)
+		return false;
+	for (size_t i = reg_fiber_pos(f), k = 0; k < REG_FIBER_CAP;
+	     i = (i + 1) & (REG_FIBER_CAP - 1), k++) {
+		uintptr_t v =
+		    atomic_load_explicit(&reg_fibers[i], memory_order_relaxed);
+		if (v == want)
+			return true;
+		if (!v)
+			return false;
+	}
+	return false;
+}
+
 struct seg {
 	uint64_t base, end;
 };
