@@ -144,3 +144,36 @@ Test(reject, forged_slot_never_runs)
 			  transports[i], file);
 	}
 }
+
+/* The runtime's own state (su_g) and the table of threaded functions are
+ * not memory another node may read or write, although they lie in the
+ * program's writable segment. */
+Test(reject, runtime_state_is_not_remote_memory)
+{
+	struct t_cmd c;
+	forged(&c, "shm", "readrt",
+	       "message BLK_REQ from node 0 rejected: field b");
+	forged(&c, "tcp", "readrt",
+	       "message BLK_REQ from node 0 rejected: field b");
+	forged(&c, "shm", "tfunc",
+	       "message BLK_DATA from node 0 rejected: field b");
+	forged(&c, "tcp", "tfunc",
+	       "message from node 0 rejected: field b (BLK_DATA destination");
+}
+
+/* Memory read-only after relocation (a const table of pointers in
+ * .data.rel.ro, the GOT) is refused cleanly, not a SIGSEGV. */
+Test(reject, store_into_relro_or_got_is_rejected)
+{
+	struct t_cmd c;
+	forged(&c, "shm", "relro",
+	       "message BLK_DATA from node 0 rejected: field b");
+	cr_assert(strstr(c.err, "outside this node's registered memory"), "%s",
+		  c.err);
+	forged(&c, "tcp", "relro",
+	       "message from node 0 rejected: field b (BLK_DATA destination");
+	forged(&c, "shm", "got",
+	       "message BLK_DATA from node 0 rejected: field b");
+	forged(&c, "tcp", "got",
+	       "message from node 0 rejected: field b (BLK_DATA destination");
+}

@@ -195,7 +195,51 @@ int earth_unregister_memory(void *addr)
 	return reg_mem_remove(addr);
 }
 
-/* The main program's writable PT_LOAD segments (.data, .bss). */
+/*
+ * What of the executable's writable segment is not the program's data:
+ * the runtime's own state (the Makefile renames the .data and .bss
+ * sections of libearth.a's objects to earth_rt_data and earth_rt_bss), the
+ * table of threaded functions (INVOKE's code pointers), and what lies
+ * below the program's .data (__data_start, from crt1.o): .init_array,
+ * .data.rel.ro, .dynamic, .got, .got.plt. Weak: a link without one of them
+ * has NULL there.
+ */
+extern char __start_earth_rt_data[] __attribute__((weak));
+extern char __stop_earth_rt_data[] __attribute__((weak));
+extern char __start_earth_rt_bss[] __attribute__((weak));
+extern char __stop_earth_rt_bss[] __attribute__((weak));
+extern char __data_start[] __attribute__((weak));
+
+struct hole {
+	uint64_t base, end;
+};
+
+static int hole_cmp(const void *a, const void *b)
+{
+	const struct hole *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* Registers [b, e) less the holes (sorted by base). */
+static void add_around(uint64_t b, uint64_t e, const struct hole *holes,
+		       size_t nholes)
+{
+	for (size_t i = 0; i < nholes && b < e; i++) {
+		if (holes[i].end <= b || holes[i].base >= holes[i].end)
+			continue;
+		if (holes[i].base >= e)
+			break;
+		if (holes[i].base > b)
+			reg_mem_add((void *)(uintptr_t)b, holes[i].base - b);
+		b = holes[i].end;
+	}
+	if (b < e)
+		reg_mem_add((void *)(uintptr_t)b, e - b);
+}
+
+/* The main program's writable PT_LOAD segments (.data, .bss), less the
+ * part read-only after relocation (PT_GNU_RELRO: .data.rel.ro, .got) and
+ * the holes above. */
 static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -203,12 +247,29 @@ static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
 	if (*done)
 		return 1;
 	*done = 1; /* the first object is the executable */
+	struct hole holes[5] = {
+	    {(uintptr_t)__start_earth_rt_data, (uintptr_t)__stop_earth_rt_data},
+	    {(uintptr_t)__start_earth_rt_bss, (uintptr_t)__stop_earth_rt_bss},
+	    {(uintptr_t)__start_earth_tfunc, (uintptr_t)__stop_earth_tfunc},
+	    {0, (uintptr_t)__data_start},
+	};
+	size_t nholes = 4;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_RELRO && ph->p_memsz) {
+			uint64_t b = info->dlpi_addr + ph->p_vaddr;
+			holes[nholes++] = (struct hole){b, b + ph->p_memsz};
+			break;
+		}
+	}
+	qsort(holes, nholes, sizeof(*holes), hole_cmp);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) &&
-		    ph->p_memsz)
-			reg_mem_add((void *)(info->dlpi_addr + ph->p_vaddr),
-				    ph->p_memsz);
+		    ph->p_memsz) {
+			uint64_t b = info->dlpi_addr + ph->p_vaddr;
+			add_around(b, b + ph->p_memsz, holes, nholes);
+		}
 	}
 	return 1;
 }
