@@ -191,8 +191,9 @@ static inline void check_fiber(const earth_slot *s, uint32_t from,
 		forged_slot(s, from, what);
 }
 
-static earth_slot *checked_slot(struct earth_node *n, uint64_t gslot,
-				uint32_t from, const char *what)
+static inline __attribute__((always_inline)) earth_slot *
+checked_slot(struct earth_node *n, uint64_t gslot, uint32_t from,
+	     const char *what)
 {
 	earth_gslot g = {gslot};
 	uint64_t addr = (uintptr_t)earth_gslot_addr(g);
@@ -237,8 +238,8 @@ static bool deliver_value(const struct wire_hdr *h, earth_slot *s, void *d,
 /* The slot a message from `from` names in field a, when it is on this
  * node: checked to be an aligned slot in registered memory, else the
  * message is rejected. NULL when the slot is another node's. */
-static earth_slot *local_slot(struct earth_node *n, const struct wire_hdr *h,
-			      uint32_t from)
+static inline __attribute__((always_inline)) earth_slot *
+local_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from)
 {
 	if (earth_gslot_node((earth_gslot){h->a}) != n->id)
 		return NULL;
@@ -247,8 +248,9 @@ static earth_slot *local_slot(struct earth_node *n, const struct wire_hdr *h,
 
 /* Signals the slot of a message's field a: s (from local_slot) here, or
  * a SYNC to the slot's node. */
-static void signal_of(struct earth_node *n, const struct wire_hdr *h,
-		      earth_slot *s, const char *op, uint32_t from)
+static inline __attribute__((always_inline)) void
+signal_of(struct earth_node *n, const struct wire_hdr *h, earth_slot *s,
+	  const char *op, uint32_t from)
 {
 	if (s) {
 		/* The data just written may have been the slot itself. */

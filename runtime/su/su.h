@@ -180,8 +180,8 @@ _Noreturn void su_slot_forged(const earth_slot *s, const char *op) EARTH_HIDDEN
 /* A signal: count down; at zero the fiber becomes ready and the count
  * reloads from reset. The fiber must be one this node armed a slot with
  * (gas/registry.h): a slot lies in memory other nodes may write. */
-static inline void su_slot_signal(struct su_state *su, earth_slot *s,
-				  const char *op)
+static inline __attribute__((always_inline)) void
+su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 {
 	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber || s->count <= 0))
 		su_slot_invalid(s, op);
