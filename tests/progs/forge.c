@@ -45,14 +45,13 @@ struct arm_frame {
 	struct arm_args a;
 };
 
-static void done_fiber(void *frame)
-{
-	EARTH_END_FUNCTION(frame);
-}
-/* Leaves node 1 time to act on what it received before the job ends. */
+/* Leaves node 1 time to act on what it received (a node that rejects it
+ * stops the job at once); then the job ends with status 3: the probe was
+ * not stopped. */
 static void linger_fiber(void *frame)
 {
-	usleep(500 * 1000);
+	usleep(5 * 1000 * 1000);
+	earth_set_exit_status(3);
 	EARTH_END_FUNCTION(frame);
 }
 
@@ -119,7 +118,7 @@ static void armed_fiber(void *frame)
 static void main_entry(void *frame)
 {
 	struct main_frame *m = frame;
-	earth_slot_init(&m->done, 1, 0, done_fiber, m);
+	earth_slot_init(&m->done, 1, 0, linger_fiber, m);
 	const char *how = m->a.argc > 1 ? m->a.argv[1] : "";
 	if (!strcmp(how, "fakeslot") || !strcmp(how, "overwrite")) {
 		if (m->a.argc < 3) {
