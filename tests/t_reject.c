@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -96,4 +97,83 @@ Test(reject, data_with_a_non_slot_is_rejected)
 	bad_slot_of_data("tcp", "dataslot", "BLK_DATA");
 	bad_slot_of_data("shm", "moveslot", "BLK_REQ");
 	bad_slot_of_data("tcp", "moveslot", "BLK_REQ");
+}
+
+/* ---- a peer that knows the job's secret (tests/progs/forge.c) ---- */
+
+/* Runs the forge probe `how` over `transport`; node 1 must stop the job
+ * with status 70 and a message naming node 0 and `want`. */
+static void forged(struct t_cmd *c, const char *transport, const char *how,
+		   const char *want)
+{
+	t_sh(c, 30, "%s --transport %s -n 2 %s/forge %s", T_EARTHRUN, transport,
+	     T_PROG_DIR, how);
+	cr_assert_eq(c->status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s",
+		     transport, how, c->status, c->err);
+	cr_assert(strstr(c->err, want), "%s %s: want '%s' in:\n%s", transport,
+		  how, want, c->err);
+	cr_assert(strstr(c->err, "earthrun: node 1 exited with status 70"),
+		  "%s %s:\n%s", transport, how, c->err);
+}
+
+/* A forged slot {1, 0, system, "touch FILE"} written into node 1's static
+ * data and signalled, or written over a slot node 1 armed that node 1
+ * then signals itself: the fiber is not one node 1 ever armed a slot
+ * with, so it never runs (the file stays absent). */
+Test(reject, forged_slot_never_runs)
+{
+	static const char *const transports[] = {"shm", "tcp"};
+	for (int i = 0; i < 2; i++) {
+		char file[64], how[128];
+		struct t_cmd c;
+		snprintf(file, sizeof(file), "/tmp/earth_forge_%d_%s",
+			 (int)getpid(), transports[i]);
+		unlink(file);
+		snprintf(how, sizeof(how), "fakeslot %s", file);
+		forged(&c, transports[i], how,
+		       "message SYNC from node 0 rejected: field a");
+		cr_assert(strstr(c.err, "is not a fiber this node armed a "
+					"slot with"),
+			  "%s", c.err);
+		cr_assert(access(file, F_OK) != 0, "%s: %s was created",
+			  transports[i], file);
+		snprintf(how, sizeof(how), "overwrite %s", file);
+		forged(&c, transports[i], how,
+		       "is not a fiber this node armed a slot with");
+		cr_assert(access(file, F_OK) != 0, "%s: %s was created",
+			  transports[i], file);
+	}
+}
+
+/* The runtime's own state (su_g) and the table of threaded functions are
+ * not memory another node may read or write, although they lie in the
+ * program's writable segment. */
+Test(reject, runtime_state_is_not_remote_memory)
+{
+	struct t_cmd c;
+	forged(&c, "shm", "readrt",
+	       "message BLK_REQ from node 0 rejected: field b");
+	forged(&c, "tcp", "readrt",
+	       "message BLK_REQ from node 0 rejected: field b");
+	forged(&c, "shm", "tfunc",
+	       "message BLK_DATA from node 0 rejected: field b");
+	forged(&c, "tcp", "tfunc",
+	       "message from node 0 rejected: field b (BLK_DATA destination");
+}
+
+/* Memory read-only after relocation (a const table of pointers in
+ * .data.rel.ro, the GOT) is refused cleanly, not a SIGSEGV. */
+Test(reject, store_into_relro_or_got_is_rejected)
+{
+	struct t_cmd c;
+	forged(&c, "shm", "relro",
+	       "message BLK_DATA from node 0 rejected: field b");
+	cr_assert(strstr(c.err, "outside this node's registered memory"), "%s",
+		  c.err);
+	forged(&c, "tcp", "relro",
+	       "message from node 0 rejected: field b (BLK_DATA destination");
+	forged(&c, "shm", "got",
+	       "message BLK_DATA from node 0 rejected: field b");
+	forged(&c, "tcp", "got",
+	       "message from node 0 rejected: field b (BLK_DATA destination");
 }

@@ -114,6 +114,9 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 	slot->reset = reset;
 	slot->fiber = fiber;
 	slot->frame = frame;
+	/* Before any signal can reach the slot (a later post); last, so the
+	 * rare miss is a tail call. */
+	reg_fiber_add(fiber);
 }
 
 earth_gptr earth_to_global(const void *addr)

@@ -39,6 +39,56 @@ const struct earth_tfunc *reg_tfunc_at(int32_t id)
 	return &__start_earth_tfunc[id];
 }
 
+_Atomic uintptr_t reg_fibers[REG_FIBER_CAP];
+static _Atomic uint32_t reg_nfibers;
+
+void reg_fiber_add_slow(earth_fiber_fn f)
+{
+	uintptr_t want = (uintptr_t)f;
+	for (size_t i = reg_fiber_pos(f), k = 0; k < REG_FIBER_CAP;
+	     i = (i + 1) & (REG_FIBER_CAP - 1), k++) {
+		uintptr_t v =
+		    atomic_load_explicit(&reg_fibers[i], memory_order_relaxed);
+		if (v == want)
+			return;
+		if (v)
+			continue;
+		/* Three quarters full: probes would grow long. */
+		if (atomic_fetch_add_explicit(&reg_nfibers, 1,
+					      memory_order_relaxed) >=
+		    REG_FIBER_CAP / 4 * 3)
+			earth_fatal("INIT_SYNC: more than %u different fibers "
+				    "armed slots on this node",
+				    REG_FIBER_CAP / 4 * 3);
+		if (atomic_compare_exchange_strong_explicit(
+			&reg_fibers[i], &v, want, memory_order_relaxed,
+			memory_order_relaxed))
+			return;
+		atomic_fetch_sub_explicit(&reg_nfibers, 1,
+					  memory_order_relaxed);
+		if (v == want)
+			return;
+	}
+	earth_fatal("INIT_SYNC: the table of fibers is full");
+}
+
+bool reg_fiber_known_slow(earth_fiber_fn f)
+{
+	uintptr_t want = (uintptr_t)f;
+	if (!want)
+		return false;
+	for (size_t i = reg_fiber_pos(f), k = 0; k < REG_FIBER_CAP;
+	     i = (i + 1) & (REG_FIBER_CAP - 1), k++) {
+		uintptr_t v =
+		    atomic_load_explicit(&reg_fibers[i], memory_order_relaxed);
+		if (v == want)
+			return true;
+		if (!v)
+			return false;
+	}
+	return false;
+}
+
 struct seg {
 	uint64_t base, end;
 };
@@ -145,7 +195,51 @@ int earth_unregister_memory(void *addr)
 	return reg_mem_remove(addr);
 }
 
-/* The main program's writable PT_LOAD segments (.data, .bss). */
+/*
+ * What of the executable's writable segment is not the program's data:
+ * the runtime's own state (the Makefile renames the .data and .bss
+ * sections of libearth.a's objects to earth_rt_data and earth_rt_bss), the
+ * table of threaded functions (INVOKE's code pointers), and what lies
+ * below the program's .data (__data_start, from crt1.o): .init_array,
+ * .data.rel.ro, .dynamic, .got, .got.plt. Weak: a link without one of them
+ * has NULL there.
+ */
+extern char __start_earth_rt_data[] __attribute__((weak));
+extern char __stop_earth_rt_data[] __attribute__((weak));
+extern char __start_earth_rt_bss[] __attribute__((weak));
+extern char __stop_earth_rt_bss[] __attribute__((weak));
+extern char __data_start[] __attribute__((weak));
+
+struct hole {
+	uint64_t base, end;
+};
+
+static int hole_cmp(const void *a, const void *b)
+{
+	const struct hole *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* Registers [b, e) less the holes (sorted by base). */
+static void add_around(uint64_t b, uint64_t e, const struct hole *holes,
+		       size_t nholes)
+{
+	for (size_t i = 0; i < nholes && b < e; i++) {
+		if (holes[i].end <= b || holes[i].base >= holes[i].end)
+			continue;
+		if (holes[i].base >= e)
+			break;
+		if (holes[i].base > b)
+			reg_mem_add((void *)(uintptr_t)b, holes[i].base - b);
+		b = holes[i].end;
+	}
+	if (b < e)
+		reg_mem_add((void *)(uintptr_t)b, e - b);
+}
+
+/* The main program's writable PT_LOAD segments (.data, .bss), less the
+ * part read-only after relocation (PT_GNU_RELRO: .data.rel.ro, .got) and
+ * the holes above. */
 static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -153,12 +247,29 @@ static int add_static(struct dl_phdr_info *info, size_t size, void *arg)
 	if (*done)
 		return 1;
 	*done = 1; /* the first object is the executable */
+	struct hole holes[5] = {
+	    {(uintptr_t)__start_earth_rt_data, (uintptr_t)__stop_earth_rt_data},
+	    {(uintptr_t)__start_earth_rt_bss, (uintptr_t)__stop_earth_rt_bss},
+	    {(uintptr_t)__start_earth_tfunc, (uintptr_t)__stop_earth_tfunc},
+	    {0, (uintptr_t)__data_start},
+	};
+	size_t nholes = 4;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_RELRO && ph->p_memsz) {
+			uint64_t b = info->dlpi_addr + ph->p_vaddr;
+			holes[nholes++] = (struct hole){b, b + ph->p_memsz};
+			break;
+		}
+	}
+	qsort(holes, nholes, sizeof(*holes), hole_cmp);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) &&
-		    ph->p_memsz)
-			reg_mem_add((void *)(info->dlpi_addr + ph->p_vaddr),
-				    ph->p_memsz);
+		    ph->p_memsz) {
+			uint64_t b = info->dlpi_addr + ph->p_vaddr;
+			add_around(b, b + ph->p_memsz, holes, nholes);
+		}
 	}
 	return 1;
 }

@@ -11,10 +11,13 @@
 #error "registry.h is internal to the EARTH runtime"
 #endif
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arch.h"
+#include "base/base.h"
 #include "earth.h"
 
 /* Number of a threaded function: its index in the earth_tfunc section,
@@ -22,6 +25,47 @@
 int32_t reg_tfunc_id(const struct earth_tfunc *f);
 /* The function numbered id, or NULL. */
 const struct earth_tfunc *reg_tfunc_at(int32_t id);
+
+/*
+ * Fibers this node's program armed a slot with (earth_slot_init): the only
+ * code a slot may run. A slot lies in memory other nodes may write, so its
+ * fiber field is never trusted as a code pointer: a slot that fires is
+ * checked against this set (docs/architecture.md, "Threat model"). An
+ * insert-only open-addressing hash set of fiber addresses (0: empty),
+ * written by the EU (one thread), read by the SU; the set lives in the
+ * runtime's own data, which no message reaches. A fiber is at its hash
+ * position unless another one took it first (then the slow paths probe
+ * on).
+ */
+#define REG_FIBER_BITS 13
+#define REG_FIBER_CAP (1u << REG_FIBER_BITS)
+extern _Atomic uintptr_t reg_fibers[REG_FIBER_CAP] EARTH_HIDDEN;
+static inline size_t reg_fiber_pos(earth_fiber_fn f)
+{
+	return (size_t)(((uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull) >>
+			(64 - REG_FIBER_BITS));
+}
+void reg_fiber_add_slow(earth_fiber_fn f) EARTH_HIDDEN;
+bool reg_fiber_known_slow(earth_fiber_fn f) EARTH_HIDDEN;
+/* earth_slot_init: f (not null) may now be run by a slot. EU. */
+static inline void reg_fiber_add(earth_fiber_fn f)
+{
+	if (q_unlikely(atomic_load_explicit(&reg_fibers[reg_fiber_pos(f)],
+					    memory_order_relaxed) !=
+		       (uintptr_t)f))
+		reg_fiber_add_slow(f);
+}
+/* Did this node arm a slot with f? (For a null f the answer means
+ * nothing: callers reject a null fiber themselves.) Any thread: the EU's
+ * arming of a slot happens before any signal of it. */
+static inline bool reg_fiber_known(earth_fiber_fn f)
+{
+	if (q_likely(atomic_load_explicit(&reg_fibers[reg_fiber_pos(f)],
+					  memory_order_relaxed) ==
+		     (uintptr_t)f))
+		return true;
+	return reg_fiber_known_slow(f);
+}
 
 /* Adds/removes [base, base+len) to the memory remote nodes may access.
  * Any thread; segments must not overlap. Returns 0 or -errno. */

@@ -134,7 +134,8 @@ earth_gslot earth_slot_global(earth_slot *slot);
 
 /*
  * Memory other nodes may read and write through global pointers: frames
- * and the program's static data (its writable segments) always are; add
+ * and the program's static data (its writable segments, less what is
+ * read-only after relocation and the runtime's own state) always are; add
  * heap or mmap'd memory with earth_register_memory before handing out
  * global pointers to it. Returns 0, -EINVAL (null or empty), -EEXIST
  * (overlaps a registered range), -ENOENT (unregister: not registered).

@@ -199,8 +199,29 @@ static void push_data(struct earth_node *n, const void *src, uint64_t len,
 
 /* ---- signalling a slot named by a global slot pointer ---- */
 
-static earth_slot *checked_slot(struct earth_node *n, uint64_t gslot,
-				uint32_t from, const char *what)
+static EARTH_COLD _Noreturn void forged_slot(const earth_slot *s, uint32_t from,
+					     const char *what)
+{
+	earth_fatal("message %s from node %u rejected: field a (slot %p "
+		    "holds fiber %p, which is not a fiber this node armed a "
+		    "slot with: a forged or overwritten slot)",
+		    what, from, (const void *)s, (void *)(uintptr_t)s->fiber);
+}
+
+/* A slot a message makes fire runs only a fiber this node armed a slot
+ * with (gas/registry.h): its fields lie in memory peers may write, so
+ * this is checked after the message's own data landed. An uninitialised
+ * slot (fiber 0) is left to su_slot_signal's message. */
+static inline void check_fiber(const earth_slot *s, uint32_t from,
+			       const char *what)
+{
+	if (q_unlikely(!reg_fiber_known(s->fiber)) && s->fiber)
+		forged_slot(s, from, what);
+}
+
+static inline __attribute__((always_inline)) earth_slot *
+checked_slot(struct earth_node *n, uint64_t gslot, uint32_t from,
+	     const char *what)
 {
 	earth_gslot g = {gslot};
 	uint64_t addr = (uintptr_t)earth_gslot_addr(g);
@@ -210,7 +231,9 @@ static earth_slot *checked_slot(struct earth_node *n, uint64_t gslot,
 			    "%#llx is not an aligned slot in this node's "
 			    "registered memory)",
 			    what, from, (unsigned long long)gslot);
-	return (earth_slot *)(uintptr_t)addr;
+	earth_slot *s = (earth_slot *)(uintptr_t)addr;
+	check_fiber(s, from, what);
+	return s;
 }
 
 void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
@@ -243,8 +266,8 @@ static bool deliver_value(const struct wire_hdr *h, earth_slot *s, void *d,
 /* The slot a message from `from` names in field a, when it is on this
  * node: checked to be an aligned slot in registered memory, else the
  * message is rejected. NULL when the slot is another node's. */
-static earth_slot *local_slot(struct earth_node *n, const struct wire_hdr *h,
-			      uint32_t from)
+static inline __attribute__((always_inline)) earth_slot *
+local_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from)
 {
 	if (earth_gslot_node((earth_gslot){h->a}) != n->id)
 		return NULL;
@@ -253,13 +276,17 @@ static earth_slot *local_slot(struct earth_node *n, const struct wire_hdr *h,
 
 /* Signals the slot of a message's field a: s (from local_slot) here, or
  * a SYNC to the slot's node. */
-static void signal_of(struct earth_node *n, const struct wire_hdr *h,
-		      earth_slot *s, const char *op)
+static inline __attribute__((always_inline)) void
+signal_of(struct earth_node *n, const struct wire_hdr *h, earth_slot *s,
+	  const char *op, uint32_t from)
 {
-	if (s)
+	if (s) {
+		/* The data just written may have been the slot itself. */
+		check_fiber(s, from, wire_type_name(h->type));
 		su_slot_signal(&su_g, s, op);
-	else
+	} else {
 		send_sync(n, h->a, W_SYNC, 1);
+	}
 }
 
 /* ---- requests with remote operands (from su_handle) ---- */
@@ -437,7 +464,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 					    : local_slot(n, h, from);
 			memmove(d, src, (size_t)h->n);
 			if (!(h->flags & WIRE_F_NOSLOT))
-				signal_of(n, h, s, "BLKMOV_SYNC");
+				signal_of(n, h, s, "BLKMOV_SYNC", from);
 		} else {
 			/* Back to the node that asked: its read ends. */
 			push_data(n, src, (uint64_t)h->n, dst, h->a,
@@ -462,7 +489,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 		if (h->len && !(h->flags & WIRE_F_PLACED))
 			memcpy(d, payload, h->len);
 		if (sig)
-			signal_of(n, h, s, "DATA_SYNC");
+			signal_of(n, h, s, "DATA_SYNC", from);
 		EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
 		return;
 	}

@@ -33,3 +33,11 @@ void su_slot_invalid(const earth_slot *s, const char *op)
 		    "signal fewer",
 		    op, (const void *)s);
 }
+
+void su_slot_forged(const earth_slot *s, const char *op)
+{
+	earth_fatal("%s: slot %p holds fiber %p, which is not a fiber this "
+		    "node armed a slot with (earth_slot_init): the slot was "
+		    "forged or overwritten, by a store from another node?",
+		    op, (const void *)s, (void *)(uintptr_t)s->fiber);
+}

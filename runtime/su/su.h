@@ -11,6 +11,7 @@
 #error "su.h is internal to the EARTH runtime"
 #endif
 
+#include "gas/registry.h"
 #include "unit/unit.h"
 
 #include <signal.h>
@@ -183,17 +184,23 @@ su_slot_resolve(struct earth_node *n, const struct su_req *r, const char *op)
 }
 _Noreturn void su_slot_invalid(const earth_slot *s,
 			       const char *op) EARTH_HIDDEN;
+/* A slot fired with a fiber this node never armed a slot with. */
+_Noreturn void su_slot_forged(const earth_slot *s, const char *op) EARTH_HIDDEN
+    __attribute__((cold));
 
 /* A signal: count down; at zero the fiber becomes ready and the count
- * reloads from reset. */
-static inline void su_slot_signal(struct su_state *su, earth_slot *s,
-				  const char *op)
+ * reloads from reset. The fiber must be one this node armed a slot with
+ * (gas/registry.h): a slot lies in memory other nodes may write. */
+static inline __attribute__((always_inline)) void
+su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 {
 	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber || s->count <= 0))
 		su_slot_invalid(s, op);
 	su->slot_signals++;
 	if (--s->count == 0) {
 		s->count = s->reset;
+		if (q_unlikely(!reg_fiber_known(s->fiber)))
+			su_slot_forged(s, op);
 		su_ready_push(su, s->fiber, s->frame);
 	}
 }
@@ -212,8 +219,8 @@ static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
 				  uint64_t v, unsigned size)
 {
 	if (s->count != 1 || ((uintptr_t)s & 7) || !s->fiber || su->rmsg ||
-	    su->rovf_len)
-		return false;
+	    su->rovf_len || q_unlikely(!reg_fiber_known(s->fiber)))
+		return false; /* a forged fiber: su_slot_signal says so */
 	struct q_msg *m = q_ring_reserve(su->ready);
 	if (q_unlikely(!m))
 		return false;
