@@ -98,6 +98,11 @@ const struct earth_setting
     .help = "leave the JSON statistics in one part per node for earthrun "
 	    "to join (set by earthrun)"
 }
+, E(PARTS_ID),
+    .type = EARTH_SET_T_UINT, .max = UINT32_MAX, .dflt = NULL,
+    .help = "the job's number in its part files' names, FILE.ID.nodeK.part "
+	    "(set by earthrun: its pid; unset: the node's pid)"
+}
 , E(NODE), .type = EARTH_SET_T_UINT, .max = 65535, .dflt = NULL,
 	   .help = "this node's number, below EARTH_NODES (set by earthrun; "
 		   "else from Slurm, Open MPI or Hydra)"
