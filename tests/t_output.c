@@ -181,14 +181,25 @@ static void full_target(const char *flag, const char *file, const char *d,
 			 names);
 }
 
-Test(output, full_file_system_fails_and_leaves_nothing)
+/* The tmpfs is unmounted and the directory removed even when an assertion
+ * ends the test early. */
+static char fs[128];
+static void unmount_fs(void)
+{
+	if (fs[0])
+		umount2(fs, MNT_DETACH);
+	fs[0] = 0;
+	remove_dir();
+}
+
+Test(output, full_file_system_fails_and_leaves_nothing, .fini = unmount_fs)
 {
 	make_dir();
-	char fs[128], file[160];
+	char file[160];
 	snprintf(fs, sizeof(fs), "%s/fs", dir);
 	cr_assert(mkdir(fs, 0755) == 0);
 	if (mount("tmpfs", fs, "tmpfs", 0, "size=4k") != 0) {
-		remove_dir();
+		fs[0] = 0;
 		cr_skip_test("cannot mount a tmpfs here (%s): the /dev/full "
 			     "test covers a full target",
 			     strerror(errno));
@@ -197,8 +208,6 @@ Test(output, full_file_system_fails_and_leaves_nothing)
 	full_target("--trace", file, fs, "");
 	snprintf(file, sizeof(file), "%s/s.json", fs);
 	full_target("--stats=json", file, fs, "");
-	umount(fs);
-	remove_dir();
 }
 
 Test(output, full_device_fails_and_leaves_nothing)
