@@ -177,3 +177,23 @@ Test(reject, store_into_relro_or_got_is_rejected)
 	forged(&c, "tcp", "got",
 	       "message from node 0 rejected: field b (BLK_DATA destination");
 }
+
+/* A local process that rewrites the shm job header's geometry mid-job
+ * (tests/progs/scribble.c: node 1 maps the job area itself and writes
+ * nonsense into nodes, ring_bytes, total and the global-memory fields):
+ * the nodes read the geometry once when they attached, so the job goes
+ * on correctly; never a crash. */
+Test(reject, scribbled_shm_header_does_not_crash_the_nodes)
+{
+	struct t_cmd c;
+	t_sh(&c, 60, "%s --transport shm -n 2 %s/scribble", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert(strstr(c.err, "scribble: node 1 rewrote the job header"),
+		  "status %d\n%s", c.status, c.err);
+	cr_assert(!strstr(c.err, "SEGV") && !strstr(c.err, "signal"),
+		  "status %d\n%s", c.status, c.err);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, "scribble: 100 round trips after the "
+				"scribble: correct"),
+		  "%s\n%s", c.out, c.err);
+}

@@ -133,6 +133,14 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "0",
 	 .help = "leave the JSON statistics in one part per node for earthrun "
 		 "to join (set by earthrun)"},
+    [EARTH_SET_PARTS_ID] =
+	{.env = "EARTH_PARTS_ID",
+	 .type = EARTH_SET_T_UINT,
+	 .max = UINT32_MAX,
+	 .dflt = NULL,
+	 .help = "the job's number in its part files' names, "
+		 "FILE.ID.nodeK.part (set by earthrun: its pid; unset: the "
+		 "node's pid)"},
     [EARTH_SET_NODE] =
 	{.env = "EARTH_NODE",
 	 .type = EARTH_SET_T_UINT,

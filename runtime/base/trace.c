@@ -5,10 +5,13 @@
  * final file. Format and viewing: docs/user-guide.md, "Seeing where the
  * time went".
  *
- * Files: with EARTH_TRACE=FILE the node writes FILE.node<k>.part. earthrun
- * --trace FILE sets EARTH_TRACE_PARTS=1 and joins the parts of all nodes
- * into FILE after the job; without a launcher a one-node job writes FILE
- * itself and node k of a larger job FILE.node<k>.json.
+ * Files: with EARTH_TRACE=FILE the node writes FILE.<id>.node<k>.part (id:
+ * EARTH_PARTS_ID, else the node's pid). earthrun --trace FILE sets
+ * EARTH_TRACE_PARTS=1 and joins the parts of all nodes into FILE after the
+ * job; without a launcher a one-node job writes FILE itself and node k of
+ * a larger job FILE.node<k>.json (base/jsonparts.h: through a temporary
+ * file, or in place for a device). A write error stops tracing, removes
+ * the part and makes trace_close fail.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
@@ -41,6 +44,7 @@ static struct {
 	int64_t ns0; /* ns from the job's epoch to tsc0 */
 	int fd;
 	bool parts; /* a launcher joins the parts */
+	int failed; /* errno of the first write that failed (0: none) */
 	char base[3072];
 	char part[4096];
 	uint64_t *seq_out, *seq_in;
@@ -78,6 +82,7 @@ static void put(const char *buf, size_t len)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			tr.failed = errno;
 			fprintf(stderr,
 				"earth: node %u: trace: cannot write %s: %s "
 				"(tracing stops)\n",
@@ -101,8 +106,13 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 		return 0;
 	uint64_t cap = earth_setting_u64(EARTH_SET_TRACE_EVENTS);
 	uint64_t epoch = earth_setting_u64(EARTH_SET_TRACE_EPOCH_NS);
+	unsigned long job =
+	    earth_setting_given(EARTH_SET_PARTS_ID)
+		? (unsigned long)earth_setting_u64(EARTH_SET_PARTS_ID)
+		: (unsigned long)getpid();
+	tr.failed = 0;
 	if (strlen(path) >= sizeof(tr.base) ||
-	    !jsonparts_name(tr.part, sizeof(tr.part), path, node)) {
+	    !jsonparts_name(tr.part, sizeof(tr.part), path, job, node)) {
 		fprintf(stderr,
 			"earth: EARTH_TRACE: path too long (%zu bytes)\n",
 			strlen(path));
@@ -353,8 +363,9 @@ void trace_flush(enum trace_unit unit)
 	b->len = 0;
 }
 
-void trace_close(void)
+int trace_close(void)
 {
+	int bad = 0;
 	bool was_on = trace_on && tr.fd >= 0;
 	if (was_on) {
 		trace_flush(TRACE_EU);
@@ -380,22 +391,32 @@ void trace_close(void)
 				trace_bufs[TRACE_SU].dropped);
 	}
 	trace_on = false;
-	if (tr.fd >= 0)
-		close(tr.fd);
-	tr.fd = -1;
-	if (was_on && !tr.parts) {
-		char out[4096];
+	if (tr.fd >= 0 && close(tr.fd) != 0 && was_on && !tr.failed) {
+		tr.failed = errno;
+		fprintf(stderr, "earth: node %u: trace: cannot write %s: %s\n",
+			tr.node, tr.part, strerror(errno));
+	}
+	if (tr.fd >= 0 && tr.failed) {
+		/* Nothing partial: the part goes, the node's status says. */
+		unlink(tr.part);
+		bad = -1;
+	} else if (was_on && !tr.parts) {
+		char out[4096], err[4400];
 		if (tr.nodes > 1)
 			snprintf(out, sizeof(out), "%s.node%u.json", tr.base,
 				 tr.node);
 		else
 			snprintf(out, sizeof(out), "%s", tr.base);
-		if (rename(tr.part, out) != 0)
-			fprintf(stderr,
-				"earth: node %u: trace: cannot rename "
-				"%s to %s: %s\n",
-				tr.node, tr.part, out, strerror(errno));
+		/* The part is the whole file already: head and tail. */
+		const char *p = tr.part;
+		if (jsonparts_join(out, &p, 1, "", "", 0, err, sizeof(err))) {
+			fprintf(stderr, "earth: node %u: trace: %s\n", tr.node,
+				err);
+			bad = -1;
+		}
 	}
+	tr.fd = -1;
+	tr.failed = 0;
 	for (int u = 0; u < TRACE_UNITS_; u++) {
 		free(trace_bufs[u].ev);
 		trace_bufs[u] = (struct trace_buf){0};
@@ -409,4 +430,5 @@ void trace_close(void)
 	tr.seq_out = tr.seq_in = NULL;
 	tr.names = NULL;
 	tr.nodes = 0;
+	return bad;
 }

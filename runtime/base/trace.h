@@ -95,8 +95,10 @@ static inline void trace_idle(enum trace_unit unit)
 
 /* Node end (earth_run thread, after the units ended): flushes what is
  * left, writes the totals, and — when no launcher merges the parts — turns
- * this node's part into the final trace file. */
-void trace_close(void);
+ * this node's part into the final trace file. 0, or -1 when a write,
+ * close or rename failed (said on stderr, naming the file; the part and
+ * any temporary file are removed). */
+int trace_close(void);
 /* Sequence numbers of the messages between this node and `peer`, counted
  * even when tracing drops events (SU thread). */
 uint64_t trace_next_seq_out(uint32_t peer);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GMEM_GRAIN 64u /* every object starts on a cache line */
@@ -60,6 +61,18 @@ static int shared_fd(struct shm_job *hdr, uint32_t nodes)
 	return (int)fd;
 }
 
+/* The segments' fields of the header (read once, into *hdr) lie within
+ * the mapping's file: checked before they are used. */
+static bool segments_fit(int fd, const struct shm_job *hdr, uint32_t nodes)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < 0)
+		return false;
+	uint64_t size = (uint64_t)st.st_size;
+	return hdr->gmem_off <= size &&
+	       (uint64_t)nodes * hdr->gmem_seg <= size - hdr->gmem_off;
+}
+
 static void map_failed(uint64_t at, uint64_t len, int err)
 {
 	snprintf(why, sizeof(why),
@@ -90,7 +103,8 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 	int fd = net ? shared_fd(&hdr, nodes) : -1;
 	if (fd >= 0) {
 		if (hdr.gmem_seg % GMEM_ALIGN || hdr.gmem_off % GMEM_ALIGN ||
-		    hdr.gmem_seg > GMEM_SPAN / nodes)
+		    hdr.gmem_seg > GMEM_SPAN / nodes ||
+		    !segments_fit(fd, &hdr, nodes))
 			return "the job mapping's global memory fields are "
 			       "malformed (started by another earthrun?)";
 		g->seg = hdr.gmem_seg;

@@ -35,6 +35,10 @@ extern "C" {
 #define EARTH_EXIT_USAGE 70
 /* Exit status of a node stopped because another node of its job died. */
 #define EARTH_EXIT_PEER_DIED 71
+/* Exit status of a node (and of earthrun) whose statistics or trace file
+ * could not be written (EARTH_STATS_JSON, EARTH_TRACE, --stats=json,
+ * --trace): the message on stderr names the file and the error. */
+#define EARTH_EXIT_OUTPUT 74
 
 /* ------------------------------------------------------------------ */
 /* Fibers, frames, sync slots                                          */

@@ -128,30 +128,34 @@ static int transport_env(const struct er_opts *o, struct er_job *j)
 	return 0;
 }
 
-/* --stats=json and --trace: every node writes FILE.node<k>.part (the
- * EARTH_*_PARTS variables tell it a launcher joins them), trace times
- * count from one epoch. Refuses a file that cannot be written now. */
+/* --stats=json and --trace: every node writes FILE.<id>.node<k>.part,
+ * id being earthrun's pid (EARTH_PARTS_ID: two jobs writing the same FILE
+ * do not share parts; the EARTH_*_PARTS variables tell the nodes a
+ * launcher joins them), trace times count from one epoch. Refuses a file
+ * that cannot be written now, without creating or changing it. */
 static int observe_env(const char *stats_json, const char *trace)
 {
 	const char *files[2] = {stats_json, trace};
 	for (int k = 0; k < 2; k++) {
 		if (!files[k])
 			continue;
-		char part[4096];
-		if (!jsonparts_name(part, sizeof(part), files[k], MAX_NODES)) {
+		char part[4096], err[4400];
+		if (!jsonparts_name(part, sizeof(part), files[k], UINT32_MAX,
+				    MAX_NODES)) {
 			fprintf(stderr, "earthrun: %s: path too long\n",
 				files[k]);
 			return -1;
 		}
-		FILE *f = fopen(files[k], "a");
-		if (!f) {
-			fprintf(stderr,
-				"earthrun: %s %s: cannot write it: %s\n",
-				k ? "--trace" : "--stats=json", files[k],
-				strerror(errno));
+		if (jsonparts_check(files[k], err, sizeof(err))) {
+			fprintf(stderr, "earthrun: %s %s\n",
+				k ? "--trace" : "--stats=json", err);
 			return -1;
 		}
-		fclose(f);
+	}
+	if (stats_json || trace) {
+		char id[24];
+		snprintf(id, sizeof(id), "%d", (int)getpid());
+		setenv("EARTH_PARTS_ID", id, 1);
 	}
 	if (stats_json) {
 		setenv("EARTH_STATS_JSON", stats_json, 1);

@@ -5,7 +5,9 @@
  * one (in the mapping) and stopped with SIGTERM, then SIGKILL after 2 s
  * (tcp: the nodes notice a dead peer themselves; SIGTERM follows only
  * after 3 s); earthrun exits non-zero naming the node. Afterwards the
- * nodes' statistics/trace parts are joined into one file each.
+ * nodes' statistics/trace parts are joined into one file each; a node that
+ * could not write its part (status EARTH_EXIT_OUTPUT, the part removed) or
+ * a join that fails leaves no file and makes earthrun exit non-zero.
  */
 #define _GNU_SOURCE 1
 #include "earth.h" /* EARTH_EXIT_USAGE */
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig)
@@ -97,8 +100,11 @@ static void node_ended(struct watch *w, long k, int st)
 	w->alive--;
 	/* Node 0 ends the job, with any status; but a node 0
 	 * stopped by a runtime error did not tell the others. */
+	/* A node that could not write its statistics or trace part ran
+	 * its job: that file fails (join_outputs), the job goes on. */
 	int bad = WIFSIGNALED(st) ||
 		  (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+		   WEXITSTATUS(st) != EARTH_EXIT_OUTPUT &&
 		   (k != 0 || WEXITSTATUS(st) == EARTH_EXIT_USAGE));
 	/* Node 0 ended: the others end on its SHUTDOWN. If it
 	 * failed it may not have sent one: wait 1 s, not 5. */
@@ -159,10 +165,21 @@ static void deadlines(struct watch *w)
 	}
 }
 
-/* After the job: one file from the nodes' parts (a node that died may
- * have written none). */
-static void join_outputs(long nodes, const char *stats_json, const char *trace)
+/* Whether node k said it could not write one of its parts. */
+static int output_failed(const struct er_child *ch)
 {
+	return ch->done && WIFEXITED(ch->status) &&
+	       WEXITSTATUS(ch->status) == EARTH_EXIT_OUTPUT;
+}
+
+/* After the job: one file from the nodes' parts (a node that died may
+ * have written none; one that could not write its part removed it and
+ * exited with EARTH_EXIT_OUTPUT: then no file). Returns -1 if a file was
+ * not written (said on stderr, naming it and why). */
+static int join_outputs(long nodes, const char *stats_json, const char *trace,
+			const struct er_child *ch)
+{
+	int bad = 0;
 	const char *base[2] = {stats_json, trace};
 	const char *head[2] = {"{\"nodes\":[\n", "{\"traceEvents\":[\n"};
 	const char *tail[2] = {"\n]}\n", "\n],\"displayTimeUnit\":\"ns\"}\n"};
@@ -175,22 +192,39 @@ static void join_outputs(long nodes, const char *stats_json, const char *trace)
 		if (!names || !parts) {
 			fprintf(stderr, "earthrun: out of memory joining %s\n",
 				base[k]);
+			bad = -1;
+			free(names);
+			free(parts);
+			continue;
+		}
+		long lost = -1;
+		for (long j = 0; j < nodes; j++) {
+			parts[j] = jsonparts_name(
+			    names[j], sizeof(names[j]), base[k],
+			    (unsigned long)getpid(), (unsigned)j);
+			if (lost < 0 && output_failed(&ch[j]) &&
+			    access(names[j], F_OK) != 0)
+				lost = j;
+		}
+		if (lost >= 0) {
+			jsonparts_remove(parts, (unsigned)nodes);
+			fprintf(stderr,
+				"earthrun: %s not written: node %ld could not "
+				"write its part (its message above says why)\n",
+				base[k], lost);
+			bad = -1;
+		} else if (jsonparts_join(base[k], parts, (unsigned)nodes,
+					  head[k], tail[k], 1, err,
+					  sizeof(err))) {
+			fprintf(stderr, "earthrun: %s\n", err);
+			bad = -1;
 		} else {
-			for (long j = 0; j < nodes; j++)
-				parts[j] =
-				    jsonparts_name(names[j], sizeof(names[j]),
-						   base[k], (unsigned)j);
-			if (jsonparts_join(base[k], parts, (unsigned)nodes,
-					   head[k], tail[k], 1, err,
-					   sizeof(err)))
-				fprintf(stderr, "earthrun: %s\n", err);
-			else
-				fprintf(stderr, "earthrun: %s written\n",
-					base[k]);
+			fprintf(stderr, "earthrun: %s written\n", base[k]);
 		}
 		free(names);
 		free(parts);
 	}
+	return bad;
 }
 
 /* earthrun's status: the failure that stopped the job, else node 0's. */
@@ -223,6 +257,10 @@ int er_watch(const struct er_opts *o, const struct er_job *j,
 		deadlines(&w);
 	}
 	free(pf);
-	join_outputs(o->nodes, o->stats_json, o->trace);
-	return exit_status(&w);
+	int bad = join_outputs(o->nodes, o->stats_json, o->trace, ch);
+	int status = exit_status(&w);
+	for (long k = 0; k < o->nodes && !status; k++)
+		if (output_failed(&ch[k]))
+			bad = -1;
+	return bad && !status ? EARTH_EXIT_OUTPUT : status;
 }

@@ -19,14 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 struct shm_net {
 	struct net base;
 	struct shm_job *job;
+	/* The geometry, read once at attach and checked (net_shm_open):
+	 * the header in the mapping is never read for it again. */
 	size_t total;
 	uint64_t mask;
+	struct shm_ring **ring_to;   /* per peer: ring self -> peer */
+	struct shm_ring **ring_from; /* per peer: ring peer -> self */
 	/* Per peer: our writer position and the reader head seen last. */
 	struct shm_out {
 		uint64_t tail, head_seen, published;
@@ -71,13 +76,23 @@ static int shm_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 		    const void *payload)
 {
 	struct shm_net *s = (struct shm_net *)t;
-	struct shm_ring *r = shm_ring_at(s->job, t->self, peer);
+	struct shm_ring *r = s->ring_to[peer];
 	struct shm_out *o = &s->out[peer];
 	size_t need = msg_bytes(h->len);
 	if (o->tail + need - o->head_seen > s->mask + 1) {
 		/* Pairs with the reader's release store of head. */
-		o->head_seen =
+		uint64_t head =
 		    atomic_load_explicit(&r->head, memory_order_acquire);
+		/* Shared: the reader's head lies between the head seen
+		 * last and our tail, or the ring was written by another. */
+		if (head - o->head_seen > o->tail - o->head_seen)
+			earth_fatal("shm transport: ring to node %u claims "
+				    "its reader is at %llu, outside the "
+				    "%llu..%llu written (field: head)",
+				    peer, (unsigned long long)head,
+				    (unsigned long long)o->head_seen,
+				    (unsigned long long)o->tail);
+		o->head_seen = head;
 		if (o->tail + need - o->head_seen > s->mask + 1)
 			return -EAGAIN;
 	}
@@ -119,8 +134,8 @@ static void shm_flush(struct net *t)
 		o->published = o->tail;
 		o->fresh = true;
 		/* Pairs with the reader's acquire load of tail. */
-		atomic_store_explicit(&shm_ring_at(s->job, t->self, p)->tail,
-				      o->tail, memory_order_release);
+		atomic_store_explicit(&s->ring_to[p]->tail, o->tail,
+				      memory_order_release);
 		any = true;
 	}
 	if (!any)
@@ -154,7 +169,7 @@ static unsigned shm_poll(struct net *t, void *ctx, net_deliver_fn deliver,
 		uint32_t p = (s->next_peer + k) % t->nodes;
 		if (p == t->self)
 			continue;
-		struct shm_ring *r = shm_ring_at(s->job, p, t->self);
+		struct shm_ring *r = s->ring_from[p];
 		/* Pairs with the writer's release store of tail. */
 		uint64_t tail =
 		    atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -222,7 +237,7 @@ static bool shm_pending(struct net *t)
 	for (uint32_t p = 0; p < t->nodes; p++) {
 		if (p == t->self)
 			continue;
-		struct shm_ring *r = shm_ring_at(s->job, p, t->self);
+		struct shm_ring *r = s->ring_from[p];
 		if (atomic_load_explicit(&r->tail, memory_order_acquire) !=
 		    s->in_head[p])
 			return true;
@@ -330,6 +345,8 @@ static void shm_fini(struct net *t)
 	shm_irq(t, 0, 0, 0);
 	death_job = NULL;
 	munmap(s->job, s->total);
+	free(s->ring_to);
+	free(s->ring_from);
 	free(s->out);
 	free(s->in_head);
 	free(s->scratch);
@@ -358,21 +375,28 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 		return NULL;
 	}
 	int fd = (int)earth_setting_u64(EARTH_SET_SHM_FD);
+	/* The geometry, once, into private memory; checked against our node
+	 * count and the size of the mapping's file. */
 	struct shm_job probe;
-	if (pread((int)fd, &probe, sizeof(probe), 0) != sizeof(probe) ||
-	    probe.magic != SHM_MAGIC) {
+	struct stat st;
+	if (pread(fd, &probe, sizeof(probe), 0) != sizeof(probe) ||
+	    probe.magic != SHM_MAGIC || fstat(fd, &st) != 0) {
 		*err = "EARTH_SHM_FD does not name an earthrun job mapping";
 		return NULL;
 	}
-	if (probe.nodes != nodes || probe.ring_bytes < 4096 ||
+	if (probe.nodes != nodes || nodes > SHM_MAX_NODES ||
+	    probe.ring_bytes < 4096 || probe.ring_bytes > SHM_MAX_RING ||
 	    (probe.ring_bytes & (probe.ring_bytes - 1)) ||
-	    probe.total != shm_total(nodes, probe.ring_bytes)) {
+	    probe.total != shm_total(nodes, probe.ring_bytes) ||
+	    st.st_size < 0 || probe.total > (uint64_t)st.st_size) {
 		*err = "the job mapping does not match EARTH_NODES (started "
 		       "by another earthrun?)";
 		return NULL;
 	}
-	void *map = mmap(NULL, probe.total, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 (int)fd, 0);
+	const uint64_t ring_bytes = probe.ring_bytes;
+	const size_t total = (size_t)probe.total;
+	void *map =
+	    mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		*err = "cannot map the job's shared memory";
 		return NULL;
@@ -381,16 +405,21 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 	if (s) {
 		s->out = calloc(nodes, sizeof(*s->out));
 		s->in_head = calloc(nodes, sizeof(*s->in_head));
+		s->ring_to = calloc(nodes, sizeof(*s->ring_to));
+		s->ring_from = calloc(nodes, sizeof(*s->ring_from));
 		s->scratch = malloc(WIRE_MAX_PAYLOAD);
 	}
-	if (!s || !s->out || !s->in_head || !s->scratch) {
+	if (!s || !s->out || !s->in_head || !s->ring_to || !s->ring_from ||
+	    !s->scratch) {
 		if (s) {
 			free(s->out);
 			free(s->in_head);
+			free(s->ring_to);
+			free(s->ring_from);
 			free(s->scratch);
 		}
 		free(s);
-		munmap(map, probe.total);
+		munmap(map, total);
 		*err = "out of memory";
 		return NULL;
 	}
@@ -398,10 +427,29 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 	s->base.self = self;
 	s->base.nodes = nodes;
 	s->job = map;
-	s->total = probe.total;
-	s->mask = probe.ring_bytes - 1;
+	s->total = total;
+	s->mask = ring_bytes - 1;
+	for (uint32_t p = 0; p < nodes; p++) {
+		s->ring_to[p] = shm_ring_at(map, nodes, ring_bytes, self, p);
+		s->ring_from[p] = shm_ring_at(map, nodes, ring_bytes, p, self);
+	}
+	/* Resume where the rings are (a fresh job: all zero); the indices
+	 * are shared, so they are checked like every later read. */
+	for (uint32_t p = 0; p < nodes; p++) {
+		uint64_t tail = atomic_load(&s->ring_to[p]->tail);
+		uint64_t head = atomic_load(&s->ring_to[p]->head);
+		if (tail - head > ring_bytes) {
+			shm_fini(&s->base);
+			*err = "the job mapping's rings are malformed (field: "
+			       "head)";
+			return NULL;
+		}
+		s->out[p].tail = s->out[p].published = tail;
+		s->out[p].head_seen = head;
+		s->in_head[p] = atomic_load(&s->ring_from[p]->head);
+	}
 	/* A message must fit a ring with room to spare for the next one. */
-	uint64_t maxp = probe.ring_bytes / 4;
+	uint64_t maxp = ring_bytes / 4;
 	s->base.max_payload =
 	    maxp < WIRE_MAX_PAYLOAD ? (uint32_t)maxp : WIRE_MAX_PAYLOAD;
 	death_self = self;
@@ -411,11 +459,5 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 	sa.sa_handler = on_sigterm;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
-	/* Resume where the rings are (a fresh job: all zero). */
-	for (uint32_t p = 0; p < nodes; p++) {
-		s->out[p].tail = s->out[p].published = s->out[p].head_seen =
-		    atomic_load(&shm_ring_at(map, self, p)->tail);
-		s->in_head[p] = atomic_load(&shm_ring_at(map, p, self)->head);
-	}
 	return &s->base;
 }

@@ -7,6 +7,12 @@
  * per node (gmem_seg bytes each), which every node maps at the same
  * address, GMEM_BASE + k * gmem_seg for node k (gas/gmem.c). Shared by the
  * launcher, the shm transport and global memory.
+ *
+ * Every process of the job can write the whole mapping: a node reads the
+ * geometry (nodes, ring_bytes, total, gmem_seg, gmem_off) once when it
+ * attaches, checks it against what it knows (its node count, the
+ * mapping's size) and uses only its private copies afterwards; the ring
+ * indices it must read again are checked against those bounds each time.
  */
 #ifndef EARTH_SHM_LAYOUT_H
 #define EARTH_SHM_LAYOUT_H
@@ -17,6 +23,10 @@
 
 #define SHM_MAGIC 0x4541525448534d31ull /* "EARTHSM1" */
 #define SHM_LINE 64
+/* The most nodes and ring bytes a node accepts from a job header (so that
+ * shm_total cannot overflow); earthrun makes far fewer and smaller. */
+#define SHM_MAX_NODES 65535u
+#define SHM_MAX_RING (1ull << 30)
 /* Where node k's global segment lives in every process of a job (any
  * transport): GMEM_BASE + k * segment bytes. Inside the application
  * range of ASan and of TSan (the PIE range, 0x5500..0x5680 << 32) and far
@@ -86,12 +96,16 @@ static inline struct shm_node *shm_node_at(struct shm_job *j, uint32_t i)
 	return (struct shm_node *)(j + 1) + i;
 }
 
-static inline struct shm_ring *shm_ring_at(struct shm_job *j, uint32_t from,
+/* Ring from -> to. nodes and ring_bytes are the node's private copies,
+ * read and checked once when it attached (net/shm.c): never the header's
+ * fields, which any local process that can map the job may rewrite. */
+static inline struct shm_ring *shm_ring_at(struct shm_job *j, uint32_t nodes,
+					   uint64_t ring_bytes, uint32_t from,
 					   uint32_t to)
 {
-	char *rings = (char *)shm_node_at(j, j->nodes);
-	return (struct shm_ring *)(rings + ((size_t)from * j->nodes + to) *
-					       shm_ring_stride(j->ring_bytes));
+	char *rings = (char *)shm_node_at(j, nodes);
+	return (struct shm_ring *)(rings + ((size_t)from * nodes + to) *
+					       shm_ring_stride(ring_bytes));
 }
 
 #endif /* EARTH_SHM_LAYOUT_H */

@@ -319,9 +319,14 @@ int earth_run(const struct earth_options *opts,
 		earth_stats_get(&s);
 		earth_stats_print(&s);
 	}
-	acct_close(n);
-	trace_close();
+	int out_bad = acct_close(n);
+	out_bad |= trace_close();
 	int status = n->id == 0 ? n->exit_status : n->stop_status;
+	/* A statistics or trace file not written (the node said why): a
+	 * failure, and earthrun's sign that this node's part is missing.
+	 * Node 0 keeps a non-zero status of the program's. */
+	if (out_bad && (status == 0 || n->id != 0))
+		status = EARTH_EXIT_OUTPUT;
 	node_free(n);
 	return status;
 }

@@ -37,7 +37,7 @@ void *eu_single_thread(void *start) EARTH_HIDDEN;
 int acct_open(struct earth_node *n) EARTH_HIDDEN;
 /* Node end (earth_run thread, units ended): prints the breakdown table
  * when statistics were asked for, and writes the JSON record. */
-void acct_close(struct earth_node *n) EARTH_HIDDEN;
+int acct_close(struct earth_node *n) EARTH_HIDDEN;
 
 /* EARTH_MODE's values, indexed by enum earth_node_mode (options.c). */
 extern const char *const earth_mode_names[3] EARTH_HIDDEN;

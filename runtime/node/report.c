@@ -2,9 +2,9 @@
 /*
  * report.c - the time breakdown and switch accounting of base/acct.h:
  * turning it on, the table printed at exit, the JSON record
- * (EARTH_STATS_JSON=FILE: FILE.node<k>.part, joined by earthrun --stats=json
- * FILE; without a launcher a one-node job writes FILE, node k of a larger job
- * FILE.node<k>.json). Format: docs/user-guide.md.
+ * (EARTH_STATS_JSON=FILE: FILE.<id>.node<k>.part, joined by earthrun
+ * --stats=json FILE; without a launcher a one-node job writes FILE, node k of a
+ * larger job FILE.node<k>.json). Format: docs/user-guide.md.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const sw_names[ACCT_SW_KINDS_] = {
     [ACCT_SW_READY] = "ready", [ACCT_SW_REMOTE] = "remote",
@@ -160,13 +161,18 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 	fputc('\n', f);
 }
 
-static void write_json(const struct earth_node *n, const struct breakdown *b,
-		       const char *base)
+/* 0, or -1 after an error said on stderr (nothing partial is left). */
+static int write_json(const struct earth_node *n, const struct breakdown *b,
+		      const char *base)
 {
 	char part[4096];
-	if (!jsonparts_name(part, sizeof(part), base, n->id)) {
+	unsigned long job =
+	    earth_setting_given(EARTH_SET_PARTS_ID)
+		? (unsigned long)earth_setting_u64(EARTH_SET_PARTS_ID)
+		: (unsigned long)getpid();
+	if (!jsonparts_name(part, sizeof(part), base, job, n->id)) {
 		fprintf(stderr, "earth: EARTH_STATS_JSON: path too long\n");
-		return;
+		return -1;
 	}
 	FILE *f = fopen(part, "w");
 	if (!f) {
@@ -174,7 +180,7 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 			"earth: node %u: EARTH_STATS_JSON: cannot create "
 			"%s: %s\n",
 			n->id, part, strerror(errno));
-		return;
+		return -1;
 	}
 	struct earth_stats st;
 	earth_stats_get(&st);
@@ -222,15 +228,19 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 		st.tokens_given, st.steal_requests, bb.recv_direct,
 		bb.recv_copied, bb.sent_ref, bb.sent_copied, su_g.queued_ref,
 		su_g.queued_copied);
-	if (fclose(f) != 0) {
+	int werr = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+	if (fclose(f) != 0 && !werr)
+		werr = errno;
+	if (werr) {
 		fprintf(stderr,
 			"earth: node %u: EARTH_STATS_JSON: cannot write "
 			"%s: %s\n",
-			n->id, part, strerror(errno));
-		return;
+			n->id, part, strerror(werr));
+		unlink(part);
+		return -1;
 	}
 	if (earth_setting_on(EARTH_SET_STATS_PARTS))
-		return; /* earthrun joins the parts */
+		return 0; /* earthrun joins the parts */
 	char out[4096], err[512];
 	if (n->num_nodes > 1)
 		snprintf(out, sizeof(out), "%s.node%u.json", base, n->id);
@@ -238,15 +248,18 @@ static void write_json(const struct earth_node *n, const struct breakdown *b,
 		snprintf(out, sizeof(out), "%s", base);
 	const char *p = part;
 	if (jsonparts_join(out, &p, 1, "{\"nodes\":[\n", "\n]}\n", 0, err,
-			   sizeof(err)))
+			   sizeof(err))) {
 		fprintf(stderr, "earth: node %u: EARTH_STATS_JSON: %s\n", n->id,
 			err);
+		return -1;
+	}
+	return 0;
 }
 
-void acct_close(struct earth_node *n)
+int acct_close(struct earth_node *n)
 {
 	if (!acct_on)
-		return;
+		return 0;
 	/* From each unit's last segment to the node's end: the EU leaving
 	 * its loop, the SU with nothing more to do. */
 	if (n->end_tsc > acct_eu.mark)
@@ -258,7 +271,7 @@ void acct_close(struct earth_node *n)
 	if (n->opts.print_stats)
 		print_table(n, &b);
 	const char *js = earth_setting_str(EARTH_SET_STATS_JSON);
-	if (js)
-		write_json(n, &b, js);
+	int bad = js ? write_json(n, &b, js) : 0;
 	acct_on = false;
+	return bad;
 }
