@@ -41,22 +41,30 @@ Test(peer_end, bye_before_the_end_stops_the_job)
 	cr_assert_lt(s, 10.0, "the job took %.1f s to end", s);
 }
 
-Test(peer_end, a_peer_that_does_not_read_its_answers_is_named)
+/* Node 1 stops while a child floods requests (`how`: STEAL, or BLK_REQ of
+ * 64 MiB) on its connection to node 0 and never reads the answers. */
+static void flood_is_named(const char *how)
 {
 	struct t_cmd c;
 	uint64_t t0 = t_now_ns();
 	t_sh(&c, 30,
-	     "env EARTH_PEER_QUEUE_MB=4 %s -n 2 --transport tcp %s/rogue steal",
-	     T_EARTHRUN, T_PROG_DIR);
+	     "env EARTH_PEER_QUEUE_MB=4 %s -n 2 --transport tcp %s/rogue %s",
+	     T_EARTHRUN, T_PROG_DIR, how);
 	double s = (double)(t_now_ns() - t0) / 1e9;
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE,
-		     "status %d after %.1f s (124: it never ended)\n%s",
-		     c.status, s, c.err);
+		     "%s: status %d after %.1f s (124: it never ended)\n%s",
+		     how, c.status, s, c.err);
 	cr_assert(strstr(c.err, "earth: node 0: error: node 1 does not read "
 				"its answers: 4 MiB of them are queued here "
 				"for it (EARTH_PEER_QUEUE_MB allows 4)"),
-		  "%s", c.err);
-	cr_assert_lt(s, 15.0, "the job took %.1f s to end", s);
+		  "%s: %s", how, c.err);
+	cr_assert_lt(s, 15.0, "%s: the job took %.1f s to end", how, s);
+}
+
+Test(peer_end, a_peer_that_does_not_read_its_answers_is_named)
+{
+	flood_is_named("steal");
+	flood_is_named("blkreq");
 }
 
 Test(peer_end, a_peer_that_stops_reading_is_named)

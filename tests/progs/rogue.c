@@ -13,6 +13,9 @@
  *                writes STEAL requests on that connection as fast as it
  *                can: node 1 asks and never reads the answers.
  *
+ *   rogue blkreq the same with BLK_REQs of 64 MiB of node 0's static data
+ *                back to node 1.
+ *
  *   rogue stall  stops its process while node 0 moves 64 MiB to it: node
  *                1 stops reading mid-move.
  *
@@ -39,7 +42,7 @@
 
 struct rogue_args {
 	earth_gslot answer;
-	int how; /* 0: bye, 1: steal, 2: stall */
+	int how; /* 0: bye, 1: steal, 2: stall, 3: blkreq */
 };
 struct rogue_frame {
 	struct rogue_args a;
@@ -74,9 +77,13 @@ static int tcp_peer_fd(void)
 	return found;
 }
 
-/* The forked child: once node 1 is stopped, STEAL requests, 1024 per
- * write, until the connection fails or 1 Mi of them went. */
-static _Noreturn void flood_steal(int fd, pid_t node)
+/* Static data: registered on every node. */
+static char big[64 << 20];
+
+/* The forked child: once node 1 is stopped, requests (STEAL, or BLK_REQ
+ * of `big` back to node 1), 1024 per write, until the connection fails or
+ * 1 Mi of them went. */
+static _Noreturn void flood(int fd, pid_t node, bool blkreq)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	char path[64], st[256];
@@ -96,8 +103,14 @@ static _Noreturn void flood_steal(int fd, pid_t node)
 	for (size_t i = 0; i < 1024; i++) {
 		batch[i].magic = WIRE_MAGIC;
 		batch[i].version = WIRE_VERSION;
-		batch[i].type = W_STEAL;
+		batch[i].type = blkreq ? W_BLK_REQ : W_STEAL;
 		batch[i].src = 1;
+		if (blkreq) {
+			batch[i].flags = WIRE_F_NOSLOT;
+			batch[i].n = (int32_t)sizeof(big);
+			batch[i].b = (uintptr_t)big;
+			batch[i].c = earth_gptr_make(1, big).bits;
+		}
 	}
 	for (int k = 0; k < 1024; k++)
 		if (send(fd, batch, sizeof(batch), MSG_NOSIGNAL) <= 0)
@@ -117,10 +130,10 @@ static void rogue_entry(void *frame)
 		raise(SIGSTOP);
 		return;
 	}
-	if (f->a.how == 1) {
+	if (f->a.how == 1 || f->a.how == 3) {
 		pid_t self = getpid();
 		if (fork() == 0)
-			flood_steal(fd, self);
+			flood(fd, self, f->a.how == 3);
 		raise(SIGSTOP);
 		return;
 	}
@@ -137,9 +150,6 @@ static void rogue_entry(void *frame)
 EARTH_THREADED_FUNCTION(rogue_fn, rogue_entry, struct rogue_frame,
 			sizeof(struct rogue_args));
 
-/* Static data: registered on every node. */
-static char big[64 << 20];
-
 struct main_frame {
 	struct earth_main_args a;
 	earth_slot answer;
@@ -151,14 +161,15 @@ static void main_answer(void *frame)
 static void main_entry(void *frame)
 {
 	struct main_frame *m = frame;
-	int how = m->a.argc < 2			   ? -1
-		  : !strcmp(m->a.argv[1], "bye")   ? 0
-		  : !strcmp(m->a.argv[1], "steal") ? 1
-		  : !strcmp(m->a.argv[1], "stall") ? 2
-						   : -1;
+	int how = m->a.argc < 2			    ? -1
+		  : !strcmp(m->a.argv[1], "bye")    ? 0
+		  : !strcmp(m->a.argv[1], "steal")  ? 1
+		  : !strcmp(m->a.argv[1], "stall")  ? 2
+		  : !strcmp(m->a.argv[1], "blkreq") ? 3
+						    : -1;
 	if (earth_num_nodes() != 2 || how < 0) {
 		fprintf(stderr, "rogue: run as earthrun -n 2 --transport tcp "
-				"rogue bye|steal|stall\n");
+				"rogue bye|steal|blkreq|stall\n");
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
 	}
