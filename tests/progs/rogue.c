@@ -16,8 +16,8 @@
  *   rogue blkreq the same with BLK_REQs of 64 MiB of node 0's static data
  *                back to node 1.
  *
- *   rogue stall  stops its process while node 0 moves 64 MiB to it: node
- *                1 stops reading mid-move.
+ *   rogue stall  tells node 0 to move 64 MiB to it, then stops its
+ *                process before the move: node 1 stops reading mid-move.
  *
  * Node 0 must end the job naming node 1 (tests/t_peer_end.c); before, it
  * took the BYE for a clean end and waited forever, and it queued the
@@ -118,6 +118,13 @@ static _Noreturn void flood(int fd, pid_t node, bool blkreq)
 	_exit(0);
 }
 
+static void stop_fiber(void *unused)
+{
+	(void)unused;
+	usleep(100000);
+	raise(SIGSTOP);
+}
+
 static void rogue_entry(void *frame)
 {
 	struct rogue_frame *f = frame;
@@ -127,7 +134,11 @@ static void rogue_entry(void *frame)
 		exit(3);
 	}
 	if (f->a.how == 2) {
-		raise(SIGSTOP);
+		/* Tell node 0 to start the move, and stop once the SU sent
+		 * that (stop_fiber). */
+		earth_rsync(f->a.answer);
+		earth_spawn(stop_fiber, NULL);
+		EARTH_END_FUNCTION(f);
 		return;
 	}
 	if (f->a.how == 1 || f->a.how == 3) {
@@ -152,11 +163,20 @@ EARTH_THREADED_FUNCTION(rogue_fn, rogue_entry, struct rogue_frame,
 
 struct main_frame {
 	struct earth_main_args a;
-	earth_slot answer;
+	earth_slot answer, moved;
 };
 static void main_answer(void *frame)
 {
 	EARTH_END_FUNCTION(frame);
+}
+/* stall: node 1 is about to stop; half a second later it surely has,
+ * and 64 MiB cannot all fit in the sockets' buffers. */
+static void main_move(void *frame)
+{
+	struct main_frame *m = frame;
+	usleep(500000);
+	earth_blkmov_sync(earth_to_global(big), earth_gptr_make(1, big),
+			  sizeof(big), &m->moved);
 }
 static void main_entry(void *frame)
 {
@@ -173,12 +193,11 @@ static void main_entry(void *frame)
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
 	}
-	earth_slot_init(&m->answer, 1, 0, main_answer, m);
+	earth_slot_init(&m->answer, 1, 0, how == 2 ? main_move : main_answer,
+			m);
+	earth_slot_init(&m->moved, 1, 0, main_answer, m);
 	struct rogue_args ra = {earth_slot_global(&m->answer), how};
 	earth_invoke(1, &rogue_fn, &ra, sizeof(ra));
-	if (how == 2)
-		earth_blkmov_sync(earth_to_global(big), earth_gptr_make(1, big),
-				  sizeof(big), &m->answer);
 }
 EARTH_THREADED_FUNCTION(rogue_main, main_entry, struct main_frame,
 			sizeof(struct earth_main_args));
