@@ -65,6 +65,15 @@
 #ifndef EARTH_READY_CREDIT_BATCH
 #define EARTH_READY_CREDIT_BATCH 128
 #endif
+/* While more ready fibers than this wait beyond the ready ring (the EU is
+ * behind: INVOKEs and TOKENs from peers each add one, with their
+ * arguments), the SU takes no messages from peers: a peer sending work
+ * faster than the EU runs it fills its own transport, not this node's
+ * memory. The EU drains the backlog by running fibers, so this cannot
+ * deadlock. */
+#ifndef EARTH_READY_BACKLOG_MAX
+#define EARTH_READY_BACKLOG_MAX 65536
+#endif
 /* Requests the SU handles before it looks at its other sources. */
 #ifndef EARTH_SU_BATCH
 #define EARTH_SU_BATCH 64

@@ -148,8 +148,11 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 			k += su_net_drain(n); /* flushed below */
 		if (q_unlikely(obs))
 			acct_su_to(&acct_su.send_ticks);
-		/* Delivery charges itself to serve (su_net_deliver). */
-		if (poll_net)
+		/* Delivery charges itself to serve (su_net_deliver). While
+		 * the EU is far behind, peers wait (EARTH_READY_BACKLOG_MAX).
+		 */
+		if (poll_net &&
+		    q_likely(su->rovf_len <= EARTH_READY_BACKLOG_MAX))
 			k += n->net->ops->poll(n->net, n, su_net_deliver,
 					       EARTH_SU_BATCH);
 		if (q_unlikely(obs))
