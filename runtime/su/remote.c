@@ -431,8 +431,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 	switch (h->type) {
 	case W_SYNC: {
 		earth_slot *s = checked_slot(n, h->a, from, what);
-		for (int32_t i = 0; i < h->n; i++)
-			su_slot_signal(su, s, "RSYNC");
+		su_slot_signal(su, s, "RSYNC"); /* n is 1 (wire_check) */
 		return;
 	}
 	case W_INCR: {
