@@ -11,7 +11,8 @@
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
 #
-# Each target names the runtime sources it links. They are built with
+# Each target names the runtime sources it links (fuzz_hello includes
+# tcp_rendezvous.c, to reach its static functions: FUZZ_hello_DEPS). They are built with
 # -DEARTH_FATAL_HOOK (base/base.h), so a clean rejection (earth_fatal)
 # returns to the harness instead of exiting. A target's corpus starts from
 # tests/fuzz/corpus-<target>/ when there is one (crashes found and fixed).
@@ -34,12 +35,15 @@ FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/slot.c runtime/su/ready.c \
   runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
   runtime/base/arch.c
 FUZZ_deliver_LIBS := -lnuma
-FUZZ_TARGETS := wire deliver
+FUZZ_hello_SRC   := runtime/net/wire.c
+FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c
+FUZZ_hello_LIBS  := -lsodium
+FUZZ_TARGETS := wire deliver hello
 
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
 $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_$(1)_SRC) \
-  $$(wildcard runtime/*/*.h)
+  $$(FUZZ_$(1)_DEPS) $$(wildcard runtime/*/*.h)
 	@mkdir -p $$(@D); $$(if $$(Q),echo "  LD fuzz $$@";)
 	$$(Q)$$(FUZZ_CC) $$(FUZZ_FLAGS) tests/fuzz/fuzz_$(1).c \
 	  $$(FUZZ_$(1)_SRC) $$(FUZZ_$(1)_LIBS) -o $$@
