@@ -38,7 +38,9 @@ FUZZ_deliver_LIBS := -lnuma
 FUZZ_hello_SRC   := runtime/net/wire.c
 FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c
 FUZZ_hello_LIBS  := -lsodium
-FUZZ_TARGETS := wire deliver hello
+FUZZ_shm_SRC     := runtime/net/shm.c runtime/net/wire.c runtime/base/fatal.c
+FUZZ_shm_LIBS    :=
+FUZZ_TARGETS := wire deliver hello shm
 
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
