@@ -89,6 +89,14 @@ Test(wire, each_bad_field_is_named)
 	h = good(W_SYNC, 2);
 	h.n = 0;
 	expect_bad(&h, 2, "len/n");
+	/* One SYNC is one signal: a count would let one 40-byte message make
+	 * a re-armed slot fire two billion times, every fiber kept in the
+	 * SU's overflow list (found by tests/fuzz/fuzz_deliver.c). */
+	h = good(W_SYNC, 2);
+	h.n = 2;
+	expect_bad(&h, 2, "len/n");
+	h.n = INT32_MAX;
+	expect_bad(&h, 2, "len/n");
 	h = good(W_INCR, 2);
 	h.n = -5;
 	expect_bad(&h, 2, "len/n");

@@ -25,6 +25,14 @@
  * (fatal.c). N is what earth_fatal_set_node last set (0 before). */
 _Noreturn void earth_fatal(const char *fmt, ...) EARTH_HIDDEN
     __attribute__((format(printf, 1, 2), cold));
+#ifdef EARTH_FATAL_HOOK
+/* Tests only: the libFuzzer targets (tests/fuzz) build the runtime's
+ * sources with -DEARTH_FATAL_HOOK and set this to a function that
+ * longjmps back to the harness, so that a clean rejection ends one input
+ * instead of the process (the hook must not return). Absent from every
+ * other build. */
+extern void (*earth_fatal_hook)(const char *msg) EARTH_HIDDEN;
+#endif
 /* The node number earth_fatal names; the node sets it at bring-up. */
 void earth_fatal_set_node(uint32_t id) EARTH_HIDDEN;
 

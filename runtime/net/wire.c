@@ -40,8 +40,10 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 		return "len (payload larger than the protocol maximum)";
 	switch (h->type) {
 	case W_SYNC:
-		if (h->len != 0 || h->n < 1)
-			return "len/n (SYNC carries no payload and n >= 1)";
+		/* One signal each: a count would let one message make a
+		 * re-armed slot fire billions of times. */
+		if (h->len != 0 || h->n != 1)
+			return "len/n (SYNC carries no payload and n = 1)";
 		break;
 	case W_BLK_REQ:
 		if (h->len != 0 || h->n < 0)

@@ -26,7 +26,7 @@
 #define WIRE_MAX_BLK_DATA (16u * 1024u * 1024u)
 
 enum wire_type {
-	W_SYNC = 1, /* signal slot (a) n times (n = 1 for SYNC)         */
+	W_SYNC = 1, /* signal slot (a) once (n = 1)                      */
 	W_BLK_REQ,  /* read len bytes at src (b); send them to dst (c),  */
 	/* then signal slot (a)                              */
 	W_BLK_DATA, /* write the payload at dst (b); if LAST, signal (a) */

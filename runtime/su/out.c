@@ -44,9 +44,9 @@ void *su_out_alloc(size_t bytes)
 
 void su_out_free(void *p)
 {
-	unsigned char *c = p;
-	if (c >= pool[0] && c < pool[EARTH_IRQ_POOL]) {
-		pool_used &= ~(1u << ((size_t)(c - pool[0]) / POOL_ENTRY));
+	unsigned char *c = p, *lo = (unsigned char *)(void *)pool;
+	if (c >= lo && c < lo + sizeof(pool)) {
+		pool_used &= ~(1u << ((size_t)(c - lo) / POOL_ENTRY));
 		return;
 	}
 	free(p);

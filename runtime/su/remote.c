@@ -263,14 +263,28 @@ static bool deliver_value(const struct wire_hdr *h, earth_slot *s, void *d,
 	return su_ready_value(&su_g, s, d, v, h->len);
 }
 
+static EARTH_COLD _Noreturn void slot_node_bad(const struct wire_hdr *h,
+					       uint32_t from, uint32_t nodes)
+{
+	earth_fatal("message %s from node %u rejected: field a (slot on node "
+		    "%u of %u)",
+		    wire_type_name(h->type), from,
+		    earth_gslot_node((earth_gslot){h->a}), nodes);
+}
+
 /* The slot a message from `from` names in field a, when it is on this
  * node: checked to be an aligned slot in registered memory, else the
- * message is rejected. NULL when the slot is another node's. */
+ * message is rejected. NULL when the slot is another node's (one of the
+ * job's: its SYNC goes there). */
 static inline __attribute__((always_inline)) earth_slot *
 local_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from)
 {
-	if (earth_gslot_node((earth_gslot){h->a}) != n->id)
+	uint32_t node = earth_gslot_node((earth_gslot){h->a});
+	if (node != n->id) {
+		if (q_unlikely(node >= n->num_nodes))
+			slot_node_bad(h, from, n->num_nodes);
 		return NULL;
+	}
 	return checked_slot(n, h->a, from, wire_type_name(h->type));
 }
 
@@ -431,16 +445,17 @@ static void deliver(struct earth_node *n, uint32_t from,
 	switch (h->type) {
 	case W_SYNC: {
 		earth_slot *s = checked_slot(n, h->a, from, what);
-		for (int32_t i = 0; i < h->n; i++)
-			su_slot_signal(su, s, "RSYNC");
+		su_slot_signal(su, s, "RSYNC"); /* n is 1 (wire_check) */
 		return;
 	}
 	case W_INCR: {
 		earth_slot *s = checked_slot(n, h->a, from, what);
-		if (!s->fiber || h->n > INT32_MAX - s->count)
+		/* (A count below 0 was written by a peer: INT32_MAX minus
+		 * it would overflow.) */
+		if (!s->fiber || s->count < 0 || h->n > INT32_MAX - s->count)
 			earth_fatal("message INCR from node %u rejected: field "
-				    "n (slot %p uninitialised, or count %d + "
-				    "%d overflows)",
+				    "n (slot %p uninitialised or negative, or "
+				    "count %d + %d overflows)",
 				    from, (void *)s, s->count, h->n);
 		s->count += h->n;
 		return;

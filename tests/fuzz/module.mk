@@ -1,43 +1,78 @@
-# tests/fuzz/module.mk - libFuzzer target for the tcp message decoder
-# (runtime/net/stream.c + wire.c); included by the root Makefile.
+# tests/fuzz/module.mk - libFuzzer targets; included by the root Makefile.
+#
+#   fuzz-wire     the tcp message decoder (runtime/net/stream.c + wire.c)
+#   fuzz-deliver  handling messages from peers against a node's state
+#                 (runtime/su/remote.c and what it calls)
+#   fuzz-hello    the tcp hello and proof exchange, both sides
+#                 (runtime/net/tcp_rendezvous.c)
+#   fuzz-shm      polling shm rings a hostile local process wrote
+#                 (runtime/net/shm.c)
 #
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
 #
-# make test runs the short run first; without clang-14 it says so and
-# skips it.
+# Each target names the runtime sources it links (fuzz_hello includes
+# tcp_rendezvous.c, to reach its static functions: FUZZ_hello_DEPS). They are built with
+# -DEARTH_FATAL_HOOK (base/base.h), so a clean rejection (earth_fatal)
+# returns to the harness instead of exiting. A target's corpus starts from
+# tests/fuzz/corpus-<target>/ when there is one (crashes found and fixed).
+# make test runs the short runs first; without clang-14 it says so and
+# skips them.
 
 FUZZ_CC    := clang-14
 FUZZ_DIR   := $(BUILD)/fuzz
-FUZZ_BIN   := $(FUZZ_DIR)/fuzz_wire
-FUZZ_SRC   := tests/fuzz/fuzz_wire.c runtime/net/stream.c runtime/net/wire.c
 FUZZ_RUNS  ?= 20000
 FUZZ_TIME  ?= 120
+FUZZ_FLAGS := -std=gnu17 -g -O1 -Wall -Wextra -Werror \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -DEARTH_FATAL_HOOK -Iruntime -Iruntime/include
 
-.PHONY: fuzz-wire test-fuzz
+FUZZ_wire_SRC    := runtime/net/stream.c runtime/net/wire.c
+FUZZ_wire_LIBS   :=
+FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/slot.c runtime/su/ready.c \
+  runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
+  runtime/gas/registry.c runtime/queues/q_ring.c runtime/net/wire.c \
+  runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
+  runtime/base/arch.c
+FUZZ_deliver_LIBS := -lnuma
+FUZZ_hello_SRC   := runtime/net/wire.c
+FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c
+FUZZ_hello_LIBS  := -lsodium
+FUZZ_shm_SRC     := runtime/net/shm.c runtime/net/wire.c runtime/base/fatal.c
+FUZZ_shm_LIBS    :=
+FUZZ_TARGETS := wire deliver hello shm
 
-$(FUZZ_BIN): $(FUZZ_SRC) runtime/net/stream.h runtime/net/wire.h
-	@mkdir -p $(@D); $(if $(Q),echo "  LD fuzz $@";)
-	$(Q)$(FUZZ_CC) -std=gnu17 -g -O1 -Wall -Wextra -Werror \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -Iruntime $(FUZZ_SRC) -o $@
+# $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
+define FUZZ_template
+$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_$(1)_SRC) \
+  $$(FUZZ_$(1)_DEPS) $$(wildcard runtime/*/*.h)
+	@mkdir -p $$(@D); $$(if $$(Q),echo "  LD fuzz $$@";)
+	$$(Q)$$(FUZZ_CC) $$(FUZZ_FLAGS) tests/fuzz/fuzz_$(1).c \
+	  $$(FUZZ_$(1)_SRC) $$(FUZZ_$(1)_LIBS) -o $$@
 
-fuzz-wire: $(FUZZ_BIN)
-	$(Q)mkdir -p $(FUZZ_DIR)/corpus
-	$(Q)$(FUZZ_BIN) -runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_TIME) \
+.PHONY: fuzz-$(1)
+fuzz-$(1): $(FUZZ_DIR)/fuzz_$(1)
+	$$(Q)mkdir -p $(FUZZ_DIR)/corpus-$(1)
+	$$(Q)$(FUZZ_DIR)/fuzz_$(1) -runs=$$(FUZZ_RUNS) \
+	  -max_total_time=$$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	  -seed=1 -use_value_profile=1 -max_len=4096 \
-	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus \
-	  > $(FUZZ_DIR)/fuzz_wire.log 2>&1 \
-	  || { tail -n 60 $(FUZZ_DIR)/fuzz_wire.log; \
-	       echo "fuzz: fuzz_wire FAILED (log: $(FUZZ_DIR)/fuzz_wire.log)"; exit 1; }
-	$(Q)echo "fuzz: fuzz_wire: $$(grep -o 'Done [0-9]* runs' $(FUZZ_DIR)/fuzz_wire.log), no failure"
+	  -artifact_prefix=$(FUZZ_DIR)/fuzz_$(1)- $(FUZZ_DIR)/corpus-$(1) \
+	  $$(wildcard tests/fuzz/corpus-$(1)) \
+	  > $(FUZZ_DIR)/fuzz_$(1).log 2>&1 \
+	  || { tail -n 60 $(FUZZ_DIR)/fuzz_$(1).log; \
+	       echo "fuzz: fuzz_$(1) FAILED (log: $(FUZZ_DIR)/fuzz_$(1).log)"; \
+	       exit 1; }
+	$$(Q)echo "fuzz: fuzz_$(1): $$$$(grep -o 'Done [0-9]* runs' $(FUZZ_DIR)/fuzz_$(1).log), no failure"
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_template,$(t))))
 
+.PHONY: test-fuzz
 test-fuzz:
 	$(Q)if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory fuzz-wire; \
+	  $(MAKE) --no-print-directory $(FUZZ_TARGETS:%=fuzz-%); \
 	else \
-	  echo "fuzz: $(FUZZ_CC) is not installed: skipping the libFuzzer run" \
-	       "of the message decoder (apt-get install clang-14)"; \
+	  echo "fuzz: $(FUZZ_CC) is not installed: skipping the libFuzzer runs" \
+	       "($(FUZZ_TARGETS:%=fuzz-%)) (apt-get install clang-14)"; \
 	fi
 
 test: test-fuzz
