@@ -26,7 +26,9 @@ TC_HAVE_CLANG   = command -v $(TC_CLANG) >/dev/null 2>&1 && \
                   command -v $(TC_LLVM_CONFIG) >/dev/null 2>&1 && \
                   [ -f "$$($(TC_LLVM_CONFIG) --includedir)/clang/AST/ASTConsumer.h" ]
 
-.PHONY: tc tc-plugin install-tc bench-tc
+.PHONY: tc tc-plugin install-tc install-tc-pc bench-tc
+# The project's version (VERSION at the top): earthcc --version, earth-tc.pc.
+TC_VERSION := $(strip $(file <VERSION))
 
 tc: $(TC_LIB) $(BUILD)/rel/lib/libearth.a
 	$(Q)if $(TC_HAVE_CLANG); then \
@@ -61,16 +63,23 @@ test-asan: tc $(BUILD)/rel/bin/earthrun
 test-asan bench bench-tc: export EARTH_BUILD := $(abspath $(BUILD))
 
 install: install-tc
-install-tc: tc
+install-tc: tc install-tc-pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/lib/earth
-	install -m 755 threaded-c/earthcc $(DESTDIR)$(PREFIX)/bin/earthcc
+	sed -e 's|@EARTH_VERSION@|$(TC_VERSION)|' threaded-c/earthcc \
+	  > $(DESTDIR)$(PREFIX)/bin/earthcc
+	chmod 755 $(DESTDIR)$(PREFIX)/bin/earthcc
 	install -m 644 threaded-c/include/threadedc.h threaded-c/include/tc_stats.h \
 	  $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(TC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	$(Q)if [ -f $(TC_PLUGIN) ]; then \
 	  install -m 644 $(TC_PLUGIN) $(DESTDIR)$(PREFIX)/lib/earth/; \
 	else echo "install-tc: no plugin built; earthcc will compile plain C only"; fi
+# pkg-config --cflags --libs earth-tc: C against threadedc.h without earthcc.
+install-tc-pc:
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TC_VERSION)|' \
+	  threaded-c/earth-tc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth-tc.pc
 
 bench-tc: tc
 	$(Q)threaded-c/bench/table3.sh
