@@ -170,7 +170,8 @@ Test(launcher, bad_setting_said_once)
 {
 	struct t_cmd c;
 	for (int prefix = 0; prefix < 2; prefix++) {
-		t_sh(&c, 30, "env EARTH_SPIN_US=bogus %s -n 4 %s %s/multinode 10",
+		t_sh(&c, 30,
+		     "env EARTH_SPIN_US=bogus %s -n 4 %s %s/multinode 10",
 		     T_EARTHRUN, prefix ? "--prefix" : "", T_PROG_DIR);
 		cr_assert_neq(c.status, 0, "%s", c.err);
 		const char *p = strstr(c.err, "EARTH_SPIN_US='bogus'");

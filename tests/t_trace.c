@@ -681,15 +681,16 @@ Test(trace, renderer_reads_any_layout_and_merges_nodes)
 	cr_expect_eq(count_in(svg, ">SU idle"), 1);
 	/* One file per node, events shuffled, merged into one timeline. */
 	t_sh(&c, 60,
-	     "cd %s && python3 -c 'import json, random\n"
-	     "ev = json.load(open(\"t.json\"))[\"traceEvents\"]\n"
+	     "python3 -c 'import json, random, sys\n"
+	     "d = sys.argv[1]\n"
+	     "ev = json.load(open(d + \"/t.json\"))[\"traceEvents\"]\n"
 	     "random.shuffle(ev)\n"
 	     "json.dump({\"traceEvents\": [e for e in ev if e.get(\"pid\") "
-	     "== 0]}, open(\"n0.json\", \"w\"))\n"
+	     "== 0]}, open(d + \"/n0.json\", \"w\"))\n"
 	     "json.dump([e for e in ev if e.get(\"pid\") == 1], "
-	     "open(\"n1.json\", \"w\"), indent=1)' && "
-	     "%s -o m.svg n0.json n1.json",
-	     dir, T_EARTHTRACE);
+	     "open(d + \"/n1.json\", \"w\"), indent=1)' %s && "
+	     "%s -o %s/m.svg %s/n0.json %s/n1.json",
+	     dir, T_EARTHTRACE, dir, dir, dir);
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	snprintf(svg, sizeof(svg), "%s/m.svg", dir);
 	cr_expect_eq(count_in(svg, "busy</text>"), 4);

@@ -20,31 +20,32 @@
 
 static void usage(FILE *to)
 {
-	fprintf(to,
-		"usage: earthrun -n N [options] [--] program [args...]\n"
-		"  -n N, -nN, -np N  number of nodes (1..%d), one process each\n"
-		"  --prefix          prefix every output line with \"[node] \"\n"
-		"  --ring-kb=K       bytes of each node-to-node ring, in KiB "
-		"(power of two, 64..65536; default 1024)\n"
-		"  --transport=T     shm (shared memory, the default) or tcp "
-		"(loopback TCP, as between hosts)\n"
-		"  --gmem-mb=M       global memory per node, in MiB (0..%llu, "
-		"nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
-		"  --remote=R        shm: GET/DATA/BLKMOV on global memory "
-		"served direct (one-sided, the default) or su (by the remote "
-		"SU)\n"
-		"  --stats           every node prints its statistics and time "
-		"breakdown at exit\n"
-		"  --stats-json=FILE the statistics of all nodes as one JSON "
-		"file\n"
-		"  --trace=FILE      the job's timeline as Chrome trace-event "
-		"JSON (Perfetto; earthtrace draws it)\n"
-		"  --help, --version this text; earthrun's version\n"
-		"Every option with a value takes it as --opt=VALUE or --opt "
-		"VALUE.\n"
-		"Old spellings kept as aliases: --stats=json FILE (for "
-		"--stats-json).\n",
-		MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
+	fprintf(
+	    to,
+	    "usage: earthrun -n N [options] [--] program [args...]\n"
+	    "  -n N, -nN, -np N  number of nodes (1..%d), one process each\n"
+	    "  --prefix          prefix every output line with \"[node] \"\n"
+	    "  --ring-kb=K       bytes of each node-to-node ring, in KiB "
+	    "(power of two, 64..65536; default 1024)\n"
+	    "  --transport=T     shm (shared memory, the default) or tcp "
+	    "(loopback TCP, as between hosts)\n"
+	    "  --gmem-mb=M       global memory per node, in MiB (0..%llu, "
+	    "nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
+	    "  --remote=R        shm: GET/DATA/BLKMOV on global memory "
+	    "served direct (one-sided, the default) or su (by the remote "
+	    "SU)\n"
+	    "  --stats           every node prints its statistics and time "
+	    "breakdown at exit\n"
+	    "  --stats-json=FILE the statistics of all nodes as one JSON "
+	    "file\n"
+	    "  --trace=FILE      the job's timeline as Chrome trace-event "
+	    "JSON (Perfetto; earthtrace draws it)\n"
+	    "  --help, --version this text; earthrun's version\n"
+	    "Every option with a value takes it as --opt=VALUE or --opt "
+	    "VALUE.\n"
+	    "Old spellings kept as aliases: --stats=json FILE (for "
+	    "--stats-json).\n",
+	    MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
 }
 
 static _Noreturn void usage_error(void)
@@ -129,8 +130,15 @@ static int parse_remote(const char *v, struct er_opts *o)
 }
 
 /* The options that take a value, and where it goes. */
-enum er_opt { OPT_NODES, OPT_RING, OPT_TRANSPORT, OPT_GMEM, OPT_REMOTE,
-	      OPT_STATS_JSON, OPT_TRACE };
+enum er_opt {
+	OPT_NODES,
+	OPT_RING,
+	OPT_TRANSPORT,
+	OPT_GMEM,
+	OPT_REMOTE,
+	OPT_STATS_JSON,
+	OPT_TRACE
+};
 
 static const struct {
 	const char *name;
@@ -202,8 +210,8 @@ static int valued_option(int argc, char **argv, int *i, struct er_opts *o,
 			v = argv[++*i];
 		} else if (a[n] == '=') {
 			v = a + n + 1;
-		} else if (valued[k].id == OPT_NODES && n == 2 &&
-			   a[n] >= '0' && a[n] <= '9') {
+		} else if (valued[k].id == OPT_NODES && n == 2 && a[n] >= '0' &&
+			   a[n] <= '9') {
 			v = a + n; /* -n4 */
 		} else {
 			continue;

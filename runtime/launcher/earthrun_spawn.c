@@ -126,8 +126,8 @@ static int repeated(int k, const char *b, size_t n)
 }
 
 /* One line of node k: "[k] line" with --prefix, else as it is. */
-static void emit_line(const struct er_opts *o, int k, int which,
-		      const char *b, size_t n)
+static void emit_line(const struct er_opts *o, int k, int which, const char *b,
+		      size_t n)
 {
 	if (which && repeated(k, b, n))
 		return;
@@ -140,8 +140,8 @@ static void emit_line(const struct er_opts *o, int k, int which,
 
 /* Node k's complete lines of stdout (which 0) or stderr (1); final: also
  * the rest (end of output, or a full buffer). */
-static void emit(const struct er_opts *o, struct er_child *c, int k,
-		 int which, int final)
+static void emit(const struct er_opts *o, struct er_child *c, int k, int which,
+		 int final)
 {
 	FILE *to = which ? stderr : stdout;
 	char *b = c->buf[which];
@@ -162,8 +162,7 @@ static void emit(const struct er_opts *o, struct er_child *c, int k,
 }
 
 /* Reads what node k's pipe w holds, if anything; closes it at its end. */
-static void pump_one(const struct er_opts *o, struct er_child *c, int k,
-		     int w)
+static void pump_one(const struct er_opts *o, struct er_child *c, int k, int w)
 {
 	struct pollfd q = {c->out[w], POLLIN, 0};
 	if (poll(&q, 1, 0) <= 0)

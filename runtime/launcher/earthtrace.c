@@ -236,7 +236,7 @@ static void legend(FILE *o, double left, double y)
 	}
 	fprintf(o,
 		"<text x=\"%.1f\" y=\"%.1f\" fill=\"#555\">the darker a "
-		"column, the more of its time the unit was busy</text>\n"
+		"column, the busier the unit in that stretch of time</text>\n"
 		"</g>\n",
 		left, y + 20);
 }
