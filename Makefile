@@ -67,7 +67,7 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun
 # packages the build and the tests need (a failure stops), then those only
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
-            libsodium-dev iproute2 clang-format
+            libsodium-dev iproute2 clang-format libjansson-dev
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
@@ -124,6 +124,13 @@ $(BUILD)/rel/lib/libearth.a $(BUILD)/asan/lib/libearth.a $(BUILD)/tsan/lib/libea
 	$(Q)objcopy $(RT_SECTIONS) $@
 
 # ---- programs ----
+# The version every tool and program prints (--version, --earth-version).
+VERSION := $(shell cat VERSION)
+VERSIONED := runtime/launcher/earthrun_parse.c runtime/launcher/earthtrace.c \
+             runtime/node/options.c
+$(foreach v,rel asan tsan,$(call objs,$(v),$(VERSIONED))): VERSION
+$(foreach v,rel asan tsan,$(call objs,$(v),$(VERSIONED))): CFLAGS += -DEARTH_VERSION='"$(VERSION)"'
+
 $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) -o $@
@@ -135,9 +142,10 @@ $(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c \
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 
+# earthtrace reads any trace-event JSON with jansson.
 $(BUILD)/rel/bin/earthtrace: $(call objs,rel,runtime/launcher/earthtrace.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
-	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
+	$(Q)$(CC) $(BASE) $(OPT) $^ -ljansson -o $@
 
 $(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c $(BENCH_LIB) $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)

@@ -114,3 +114,69 @@ Test(launcher, killed_node_stops_the_job)
 	snprintf(path, sizeof(path), "%s.o", out);
 	unlink(path);
 }
+
+/* The version in the VERSION file at the root (the tests run there). */
+static void version(char *buf, size_t len)
+{
+	t_slurp("VERSION", buf, len);
+	buf[strcspn(buf, "\n")] = 0;
+	cr_assert(buf[0], "no VERSION file");
+}
+
+Test(launcher, help_and_version)
+{
+	struct t_cmd c;
+	char v[64];
+	version(v, sizeof(v));
+	t_sh(&c, 30, "%s --help", T_EARTHRUN);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, "usage: earthrun") && strstr(c.out, "-np N"),
+		  "%s", c.out);
+	t_sh(&c, 30, "%s --version", T_EARTHRUN);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, v), "%s", c.out);
+	/* A program's own: the settings table, the runtime's version. */
+	t_sh(&c, 30, "%s/multinode --earth-help", T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, "--earth-stats-json"), "%s", c.out);
+	t_sh(&c, 30, "%s/multinode --earth-version", T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_assert(strstr(c.out, v), "%s", c.out);
+}
+
+/* -np N, -nN, --opt=value: the forms mpirun and most tools take. */
+Test(launcher, usual_option_forms)
+{
+	struct t_cmd c;
+	static const char *const forms[] = {
+	    "-np 2", "-n2", "-n=2 --transport=tcp", "--nodes 2 --transport tcp",
+	    "-n 2 --ring-kb=128 --gmem-mb=16 --remote=su"};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		t_sh(&c, 30, "%s %s --prefix %s/multinode 10", T_EARTHRUN,
+		     forms[i], T_PROG_DIR);
+		cr_assert_eq(c.status, 0, "%s: status %d\n%s", forms[i],
+			     c.status, c.err);
+		cr_assert(strstr(c.out, "[0] multinode: 2 nodes"), "%s: %s",
+			  forms[i], c.out);
+	}
+	t_sh(&c, 30, "%s -n 2 --transport=udp %s/multinode 10", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
+}
+
+/* Every node refuses the same bad EARTH_* value: the job says it once. */
+Test(launcher, bad_setting_said_once)
+{
+	struct t_cmd c;
+	for (int prefix = 0; prefix < 2; prefix++) {
+		t_sh(&c, 30,
+		     "env EARTH_SPIN_US=bogus %s -n 4 %s %s/multinode 10",
+		     T_EARTHRUN, prefix ? "--prefix" : "", T_PROG_DIR);
+		cr_assert_neq(c.status, 0, "%s", c.err);
+		const char *p = strstr(c.err, "EARTH_SPIN_US='bogus'");
+		cr_assert(p, "%s", c.err);
+		cr_assert_null(strstr(p + 1, "EARTH_SPIN_US='bogus'"),
+			       "said more than once:\n%s", c.err);
+	}
+}

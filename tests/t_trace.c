@@ -631,3 +631,70 @@ Test(trace, renderer_rejects_foreign_input)
 	cr_expect(strstr(c.err, "no complete"), "%s", c.err);
 	remove_dir();
 }
+
+Test(trace, renderer_help_and_version)
+{
+	static struct t_cmd c;
+	char v[64];
+	t_slurp("VERSION", v, sizeof(v));
+	v[strcspn(v, "\n")] = 0;
+	t_sh(&c, 30, "%s --help", T_EARTHTRACE);
+	cr_expect_eq(c.status, 0, "%s", c.err);
+	cr_expect(strstr(c.out, "usage: earthtrace"), "%s", c.out);
+	t_sh(&c, 30, "%s --version", T_EARTHTRACE);
+	cr_expect_eq(c.status, 0, "%s", c.err);
+	cr_expect(v[0] && strstr(c.out, v), "%s", c.out);
+}
+
+/* Occurrences of s in the file at path. */
+static int count_in(const char *path, const char *s)
+{
+	static char buf[1 << 20];
+	t_slurp(path, buf, sizeof(buf));
+	int n = 0;
+	for (const char *p = buf; (p = strstr(p, s)); p++)
+		n++;
+	return n;
+}
+
+/* A 2-node trace as any JSON tool re-writes it (indented), and as the
+ * per-node files of an mpirun job (one node each, as an object and as a
+ * bare array), all drawn with an axis of ticks and a legend. */
+Test(trace, renderer_reads_any_layout_and_merges_nodes)
+{
+	make_dir();
+	static struct t_cmd c;
+	t_sh(&c, 60, "%s -n 2 --trace=%s/t.json %s/fibnodes 15", T_EARTHRUN,
+	     dir, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+	char svg[128];
+	snprintf(svg, sizeof(svg), "%s/i.svg", dir);
+	t_sh(&c, 60,
+	     "python3 -m json.tool %s/t.json > %s/i.json && "
+	     "%s --title=indented %s/i.json -o %s",
+	     dir, dir, T_EARTHTRACE, dir, svg);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_expect_eq(count_in(svg, "busy</text>"), 4);
+	cr_expect_geq(count_in(svg, "class=\"tick\""), 3, "no time ticks");
+	cr_expect_eq(count_in(svg, "id=\"legend\""), 1, "no legend");
+	cr_expect_eq(count_in(svg, ">EU busy"), 1);
+	cr_expect_eq(count_in(svg, ">SU idle"), 1);
+	/* One file per node, events shuffled, merged into one timeline. */
+	t_sh(&c, 60,
+	     "python3 -c 'import json, random, sys\n"
+	     "d = sys.argv[1]\n"
+	     "ev = json.load(open(d + \"/t.json\"))[\"traceEvents\"]\n"
+	     "random.shuffle(ev)\n"
+	     "json.dump({\"traceEvents\": [e for e in ev if e.get(\"pid\") "
+	     "== 0]}, open(d + \"/n0.json\", \"w\"))\n"
+	     "json.dump([e for e in ev if e.get(\"pid\") == 1], "
+	     "open(d + \"/n1.json\", \"w\"), indent=1)' %s && "
+	     "%s -o %s/m.svg %s/n0.json %s/n1.json",
+	     dir, T_EARTHTRACE, dir, dir, dir);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	snprintf(svg, sizeof(svg), "%s/m.svg", dir);
+	cr_expect_eq(count_in(svg, "busy</text>"), 4);
+	cr_expect_eq(count_in(svg, ">node 0 EU<"), 1);
+	cr_expect_eq(count_in(svg, ">node 1 SU<"), 1);
+	remove_dir();
+}

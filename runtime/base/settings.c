@@ -95,6 +95,7 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .help = "busy/idle timing without printing (for earth_stats_get)"},
     [EARTH_SET_TRACE] =
 	{.env = "EARTH_TRACE",
+	 .flag = "trace",
 	 .type = EARTH_SET_T_FILE,
 	 .dflt = NULL,
 	 .help = "write a timeline of the units to this file (Chrome "
@@ -121,6 +122,7 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "(set by earthrun)"},
     [EARTH_SET_STATS_JSON] =
 	{.env = "EARTH_STATS_JSON",
+	 .flag = "stats-json",
 	 .type = EARTH_SET_T_FILE,
 	 .flags = EARTH_SET_NONEMPTY,
 	 .dflt = NULL,
@@ -265,6 +267,7 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 static struct earth_set_value values[EARTH_SET_COUNT_];
 static char *texts[EARTH_SET_COUNT_]; /* copies values[i].s points to */
 static bool loaded[EARTH_SET_COUNT_];
+static bool by_flag[EARTH_SET_COUNT_]; /* given as --earth-<flag> */
 
 static int bad(enum earth_set id, const char *what, const char *v, char *msg,
 	       size_t len)
@@ -467,11 +470,19 @@ int earth_setting_load(enum earth_set id, char *msg, size_t len)
 	return r;
 }
 
+void earth_setting_store_flag(enum earth_set id,
+			      const struct earth_set_value *v)
+{
+	earth_setting_store(id, v);
+	by_flag[id] = true;
+}
+
 int earth_settings_load(void)
 {
 	int status = 0;
 	for (int i = 0; i < EARTH_SET_COUNT_; i++) {
-		if (earth_settings[i].flags & EARTH_SET_OPTION)
+		/* Flags win over the environment. */
+		if ((earth_settings[i].flags & EARTH_SET_OPTION) || by_flag[i])
 			continue;
 		char msg[512];
 		if (earth_setting_load((enum earth_set)i, msg, sizeof(msg))) {
@@ -593,5 +604,5 @@ void earth_settings_flags(char *buf, size_t len)
 		at += (size_t)w;
 	}
 	if (at < len)
-		snprintf(buf + at, len - at, ", --earth-help");
+		snprintf(buf + at, len - at, ", --earth-help, --earth-version");
 }

@@ -121,6 +121,11 @@ int earth_setting_load(enum earth_set id, char *msg, size_t len);
 
 /* Stores a parsed value (copying its text). */
 void earth_setting_store(enum earth_set id, const struct earth_set_value *v);
+/* The same for a value given as --earth-<flag>: earth_settings_load then
+ * leaves it (a setting outside struct earth_options that has a flag:
+ * --earth-trace, --earth-stats-json). */
+void earth_setting_store_flag(enum earth_set id,
+			      const struct earth_set_value *v);
 
 /* The value kept: of the last load or store, else the default. */
 const struct earth_set_value *earth_setting(enum earth_set id);

@@ -148,7 +148,7 @@ static int observe_env(const char *stats_json, const char *trace)
 		}
 		if (jsonparts_check(files[k], err, sizeof(err))) {
 			fprintf(stderr, "earthrun: %s %s\n",
-				k ? "--trace" : "--stats=json", err);
+				k ? "--trace" : "--stats-json", err);
 			return -1;
 		}
 	}

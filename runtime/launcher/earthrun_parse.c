@@ -14,29 +14,43 @@
 /* parse_option: the program starts here (else 0, or an exit status). */
 #define PROGRAM_STARTS (-1)
 
-static void usage(void)
+#ifndef EARTH_VERSION
+#error "EARTH_VERSION (the VERSION file) must be defined"
+#endif
+
+static void usage(FILE *to)
 {
-	fprintf(stderr,
-		"usage: earthrun -n N [--prefix] [--ring-kb K] [--transport "
-		"shm|tcp] [--gmem-mb M] [--remote su|direct] [--] program "
-		"[args...]\n"
-		"  -n N         number of nodes (1..%d), one process each\n"
-		"  --prefix     prefix every output line with \"[node] \"\n"
-		"  --ring-kb K  bytes of each node-to-node ring, in KiB "
-		"(power of two, 64..65536; default 1024)\n"
-		"  --transport  shm (shared memory, the default) or tcp "
-		"(loopback TCP, as between hosts)\n"
-		"  --gmem-mb M  global memory per node, in MiB (0..%llu, "
-		"nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
-		"  --remote     shm: GET/DATA/BLKMOV on global memory served "
-		"direct (one-sided, the default) or su (by the remote SU)\n"
-		"  --stats      every node prints its statistics and time "
-		"breakdown at exit\n"
-		"  --stats=json FILE   the statistics of all nodes as one JSON "
-		"file\n"
-		"  --trace FILE the job's timeline as Chrome trace-event JSON "
-		"(Perfetto)\n",
-		MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
+	fprintf(
+	    to,
+	    "usage: earthrun -n N [options] [--] program [args...]\n"
+	    "  -n N, -nN, -np N  number of nodes (1..%d), one process each\n"
+	    "  --prefix          prefix every output line with \"[node] \"\n"
+	    "  --ring-kb=K       bytes of each node-to-node ring, in KiB "
+	    "(power of two, 64..65536; default 1024)\n"
+	    "  --transport=T     shm (shared memory, the default) or tcp "
+	    "(loopback TCP, as between hosts)\n"
+	    "  --gmem-mb=M       global memory per node, in MiB (0..%llu, "
+	    "nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
+	    "  --remote=R        shm: GET/DATA/BLKMOV on global memory "
+	    "served direct (one-sided, the default) or su (by the remote "
+	    "SU)\n"
+	    "  --stats           every node prints its statistics and time "
+	    "breakdown at exit\n"
+	    "  --stats-json=FILE the statistics of all nodes as one JSON "
+	    "file\n"
+	    "  --trace=FILE      the job's timeline as Chrome trace-event "
+	    "JSON (Perfetto; earthtrace draws it)\n"
+	    "  --help, --version this text; earthrun's version\n"
+	    "Every option with a value takes it as --opt=VALUE or --opt "
+	    "VALUE.\n"
+	    "Old spellings kept as aliases: --stats=json FILE (for "
+	    "--stats-json).\n",
+	    MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
+}
+
+static _Noreturn void usage_error(void)
+{
+	usage(stderr);
 	exit(2);
 }
 
@@ -115,53 +129,140 @@ static int parse_remote(const char *v, struct er_opts *o)
 	return 0;
 }
 
+/* The options that take a value, and where it goes. */
+enum er_opt {
+	OPT_NODES,
+	OPT_RING,
+	OPT_TRANSPORT,
+	OPT_GMEM,
+	OPT_REMOTE,
+	OPT_STATS_JSON,
+	OPT_TRACE
+};
+
+static const struct {
+	const char *name;
+	enum er_opt id;
+} valued[] = {
+    {"-n", OPT_NODES},
+    {"-np", OPT_NODES},
+    {"--nodes", OPT_NODES},
+    {"--ring-kb", OPT_RING},
+    {"--transport", OPT_TRANSPORT},
+    {"--gmem-mb", OPT_GMEM},
+    {"--remote", OPT_REMOTE},
+    {"--stats-json", OPT_STATS_JSON},
+    {"--stats=json", OPT_STATS_JSON}, /* old spelling, kept */
+    {"--trace", OPT_TRACE},
+};
+
+static int set_value(enum er_opt id, const char *v, struct er_opts *o)
+{
+	switch (id) {
+	case OPT_NODES:
+		return parse_nodes(v, o);
+	case OPT_RING:
+		return parse_ring_kb(v, o);
+	case OPT_TRANSPORT:
+		return parse_transport(v, o);
+	case OPT_GMEM:
+		return parse_gmem_opt(v, o);
+	case OPT_REMOTE:
+		return parse_remote(v, o);
+	case OPT_STATS_JSON:
+		if (!*v) {
+			fprintf(stderr, "earthrun: --stats-json: give the "
+					"file to write\n");
+			return 2;
+		}
+		o->stats_json = v;
+		return 0;
+	case OPT_TRACE:
+		if (!*v) {
+			fprintf(stderr,
+				"earthrun: --trace: give the file to write\n");
+			return 2;
+		}
+		o->trace = v;
+		return 0;
+	}
+	return 2;
+}
+
+/* An option with a value in any of its forms: "--opt=V", "--opt V", and for
+ * -n also "-nV". 1 when a[] named one (*rc: its status), else 0. */
+static int valued_option(int argc, char **argv, int *i, struct er_opts *o,
+			 int *rc)
+{
+	const char *a = argv[*i];
+	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+		size_t n = strlen(valued[k].name);
+		if (strncmp(a, valued[k].name, n))
+			continue;
+		const char *v;
+		if (!a[n]) {
+			if (*i + 1 >= argc) {
+				fprintf(stderr,
+					"earthrun: %s: give its value\n", a);
+				*rc = 2;
+				return 1;
+			}
+			v = argv[++*i];
+		} else if (a[n] == '=') {
+			v = a + n + 1;
+		} else if (valued[k].id == OPT_NODES && n == 2 && a[n] >= '0' &&
+			   a[n] <= '9') {
+			v = a + n; /* -n4 */
+		} else {
+			continue;
+		}
+		*rc = set_value(valued[k].id, v, o);
+		return 1;
+	}
+	return 0;
+}
+
 /* The option at argv[*i] (and its value, *i moved past it): 0 when taken,
  * PROGRAM_STARTS when the program starts at the new *i, else the status to
  * exit with. */
 static int parse_option(int argc, char **argv, int *i, struct er_opts *o)
 {
 	const char *a = argv[*i];
-	int val = *i + 1 < argc; /* a value follows */
-	if (!strcmp(a, "-n") && val)
-		return parse_nodes(argv[++*i], o);
+	int rc;
+	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		usage(stdout);
+		exit(0);
+	}
+	if (!strcmp(a, "--version")) {
+		printf("earthrun (EARTH) %s\n", EARTH_VERSION);
+		exit(0);
+	}
 	if (!strcmp(a, "--prefix")) {
 		o->prefix = 1;
 		return 0;
 	}
-	if (!strcmp(a, "--ring-kb") && val)
-		return parse_ring_kb(argv[++*i], o);
-	if (!strcmp(a, "--transport") && val)
-		return parse_transport(argv[++*i], o);
-	if (!strcmp(a, "--gmem-mb") && val)
-		return parse_gmem_opt(argv[++*i], o);
-	if (!strcmp(a, "--remote") && val)
-		return parse_remote(argv[++*i], o);
 	if (!strcmp(a, "--stats")) {
 		o->stats = 1;
 		return 0;
 	}
-	if (!strcmp(a, "--stats=json") && val) {
-		o->stats_json = argv[++*i];
-		return 0;
-	}
+	if (valued_option(argc, argv, i, o, &rc))
+		return rc;
 	if (!strncmp(a, "--stats=", 8)) {
 		fprintf(stderr,
-			"earthrun: %s: give --stats, or --stats=json "
-			"FILE\n",
+			"earthrun: %s: give --stats, or --stats-json=FILE\n",
 			a);
 		return 2;
-	}
-	if (!strcmp(a, "--trace") && val) {
-		o->trace = argv[++*i];
-		return 0;
 	}
 	if (!strcmp(a, "--")) {
 		++*i;
 		return PROGRAM_STARTS;
 	}
 	if (a[0] == '-') {
-		fprintf(stderr, "earthrun: unknown option '%s'\n", a);
-		usage();
+		fprintf(stderr,
+			"earthrun: unknown option '%s' (earthrun --help lists "
+			"them)\n",
+			a);
+		usage_error();
 	}
 	return PROGRAM_STARTS;
 }
@@ -183,7 +284,7 @@ int er_parse(int argc, char **argv, struct er_opts *o)
 	if (rc > 0)
 		return rc;
 	if (o->nodes < 1 || i >= argc)
-		usage();
+		usage_error();
 	o->prog = argv + i;
 	if ((unsigned long long)(o->nodes * o->gmem_mb) > (GMEM_SPAN >> 20)) {
 		fprintf(stderr,

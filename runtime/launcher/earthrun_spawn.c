@@ -3,8 +3,9 @@
  * earthrun: starts the N node processes with EARTH_NODE, EARTH_NODES,
  * EARTH_LOCAL_NODE(S) and (shm) EARTH_SHM_FD set, without address-space
  * randomisation (EARTH_ASLR=1 keeps it: a static variable then has the
- * same address on every node), and with --prefix passes their output on
- * line by line as "[k] line".
+ * same address on every node), and passes their stderr on line by line
+ * (with --prefix also their stdout, as "[k] line"), a runtime message
+ * ("earth: ...") that several nodes print alike only once.
  */
 #define _GNU_SOURCE 1
 #include "earthrun.h"
@@ -52,12 +53,12 @@ static void run_node(const struct er_opts *o, const struct er_job *j, long k,
 	}
 	if (o->prefix) {
 		dup2(p[0][1], 1);
-		dup2(p[1][1], 2);
 		close(p[0][0]);
-		close(p[1][0]);
 		close(p[0][1]);
-		close(p[1][1]);
 	}
+	dup2(p[1][1], 2);
+	close(p[1][0]);
+	close(p[1][1]);
 	execvp(o->prog[0], o->prog);
 	fprintf(stderr, "earthrun: cannot run %s: %s\n", o->prog[0],
 		strerror(errno));
@@ -70,7 +71,9 @@ int er_spawn(const struct er_opts *o, const struct er_job *j,
 	pid_t parent = getpid();
 	for (long k = 0; k < o->nodes; k++) {
 		int p[2][2] = {{-1, -1}, {-1, -1}};
-		if (o->prefix && (pipe(p[0]) || pipe(p[1]))) {
+		/* stderr always passes through earthrun (the runtime's
+		 * messages, said once per job); stdout with --prefix. */
+		if ((o->prefix && pipe(p[0])) || pipe(p[1])) {
 			fprintf(stderr, "earthrun: pipe: %s\n",
 				strerror(errno));
 			return 1;
@@ -87,19 +90,58 @@ int er_spawn(const struct er_opts *o, const struct er_job *j,
 		ch[k].out[0] = ch[k].out[1] = -1;
 		if (o->prefix) {
 			close(p[0][1]);
-			close(p[1][1]);
 			ch[k].out[0] = p[0][0];
-			ch[k].out[1] = p[1][0];
 			ch[k].buf[0] = malloc(ER_OUTBUF);
-			ch[k].buf[1] = malloc(ER_OUTBUF);
 		}
+		close(p[1][1]);
+		ch[k].out[1] = p[1][0];
+		ch[k].buf[1] = malloc(ER_OUTBUF);
 	}
 	return 0;
 }
 
-/* Node k's complete lines of stdout (which 0) or stderr (1) as "[k] line";
- * final: also the rest (end of output, or a full buffer). */
-static void emit(struct er_child *c, int k, int which, int final)
+/* The runtime's messages ("earth: ...") on stderr already passed on, and
+ * the node that said each: the same line from another node is a message
+ * about the job (every node refused the same EARTH_* value) and is said
+ * once. */
+#define SAID_MAX 64
+static struct {
+	char *line;
+	int node;
+} said[SAID_MAX];
+static int nsaid;
+
+/* Whether node k's stderr line b[0..n) repeats another node's message. */
+static int repeated(int k, const char *b, size_t n)
+{
+	if (n < 7 || strncmp(b, "earth: ", 7))
+		return 0;
+	for (int i = 0; i < nsaid; i++)
+		if (said[i].node != k && strlen(said[i].line) == n &&
+		    !memcmp(said[i].line, b, n))
+			return 1;
+	if (nsaid < SAID_MAX && (said[nsaid].line = strndup(b, n)))
+		said[nsaid++].node = k;
+	return 0;
+}
+
+/* One line of node k: "[k] line" with --prefix, else as it is. */
+static void emit_line(const struct er_opts *o, int k, int which, const char *b,
+		      size_t n)
+{
+	if (which && repeated(k, b, n))
+		return;
+	FILE *to = which ? stderr : stdout;
+	if (o->prefix)
+		fprintf(to, "[%d] %.*s\n", k, (int)n, b);
+	else
+		fprintf(to, "%.*s\n", (int)n, b);
+}
+
+/* Node k's complete lines of stdout (which 0) or stderr (1); final: also
+ * the rest (end of output, or a full buffer). */
+static void emit(const struct er_opts *o, struct er_child *c, int k, int which,
+		 int final)
 {
 	FILE *to = which ? stderr : stdout;
 	char *b = c->buf[which];
@@ -107,12 +149,11 @@ static void emit(struct er_child *c, int k, int which, int final)
 	for (size_t i = 0; i < c->len[which]; i++) {
 		if (b[i] != '\n')
 			continue;
-		fprintf(to, "[%d] %.*s\n", k, (int)(i - start), b + start);
+		emit_line(o, k, which, b + start, i - start);
 		start = i + 1;
 	}
 	if (final && start < c->len[which]) {
-		fprintf(to, "[%d] %.*s\n", k, (int)(c->len[which] - start),
-			b + start);
+		emit_line(o, k, which, b + start, c->len[which] - start);
 		start = c->len[which];
 	}
 	memmove(b, b + start, c->len[which] - start);
@@ -121,7 +162,7 @@ static void emit(struct er_child *c, int k, int which, int final)
 }
 
 /* Reads what node k's pipe w holds, if anything; closes it at its end. */
-static void pump_one(struct er_child *c, int k, int w)
+static void pump_one(const struct er_opts *o, struct er_child *c, int k, int w)
 {
 	struct pollfd q = {c->out[w], POLLIN, 0};
 	if (poll(&q, 1, 0) <= 0)
@@ -129,13 +170,13 @@ static void pump_one(struct er_child *c, int k, int w)
 	ssize_t r =
 	    read(c->out[w], c->buf[w] + c->len[w], ER_OUTBUF - c->len[w]);
 	if (r <= 0) {
-		emit(c, k, w, 1);
+		emit(o, c, k, w, 1);
 		close(c->out[w]);
 		c->out[w] = -1;
 		return;
 	}
 	c->len[w] += (size_t)r;
-	emit(c, k, w, c->len[w] == ER_OUTBUF);
+	emit(o, c, k, w, c->len[w] == ER_OUTBUF);
 }
 
 void er_pump_output(const struct er_opts *o, struct er_child *ch,
@@ -154,5 +195,5 @@ void er_pump_output(const struct er_opts *o, struct er_child *ch,
 	for (long k = 0; k < o->nodes; k++)
 		for (int w = 0; w < 2; w++)
 			if (ch[k].out[w] >= 0)
-				pump_one(&ch[k], (int)k, w);
+				pump_one(o, &ch[k], (int)k, w);
 }

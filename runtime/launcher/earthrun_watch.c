@@ -256,6 +256,16 @@ int er_watch(const struct er_opts *o, const struct er_job *j,
 		reap(&w);
 		deadlines(&w);
 	}
+	/* What the nodes wrote just before they ended (up to 1 s: a pipe
+	 * a process the program started still holds is left). */
+	for (int t = 0; t < 50; t++) {
+		int open = 0;
+		for (long k = 0; k < o->nodes; k++)
+			open |= ch[k].out[0] >= 0 || ch[k].out[1] >= 0;
+		if (!open)
+			break;
+		er_pump_output(o, ch, pf);
+	}
 	free(pf);
 	int bad = join_outputs(o->nodes, o->stats_json, o->trace, ch);
 	int status = exit_status(&w);

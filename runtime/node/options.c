@@ -2,7 +2,8 @@
 /*
  * options.c - struct earth_options from the settings table
  * (base/settings.h): defaults, EARTH_* environment variables, --earth-*
- * flags, --earth-help (docs/user-guide.md lists them all).
+ * flags (--earth-X=V or --earth-X V), --earth-help, --earth-version
+ * (docs/user-guide.md lists them all).
  */
 #define EARTH_INTERNAL 1
 #include "node/node.h"
@@ -12,6 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The VERSION file, from the Makefile. */
+#ifndef EARTH_VERSION
+#define EARTH_VERSION "unknown"
+#endif
 
 const char *const earth_mode_names[3] = {
     [EARTH_MODE_DUAL] = "dual",
@@ -84,6 +90,11 @@ int earth_options_parse(struct earth_options *o, int *argc, char **argv)
 			fflush(stdout);
 			exit(0);
 		}
+		if (!strcmp(a, "--earth-version")) {
+			printf("EARTH runtime %s\n", EARTH_VERSION);
+			fflush(stdout);
+			exit(0);
+		}
 		const char *eq = strchr(a + 8, '=');
 		size_t len = eq ? (size_t)(eq - (a + 8)) : strlen(a + 8);
 		int id = earth_setting_by_flag(a + 8, len);
@@ -96,8 +107,18 @@ int earth_options_parse(struct earth_options *o, int *argc, char **argv)
 			status = -EINVAL;
 			continue;
 		}
-		/* A flag alone is "1": --earth-stats. */
+		/* --earth-X=V, or --earth-X V; a bool alone is "1":
+		 * --earth-stats. */
 		const char *v = eq ? eq + 1 : "1";
+		if (!eq && earth_settings[id].type != EARTH_SET_T_BOOL) {
+			if (i + 1 >= *argc) {
+				fprintf(stderr, "earth: %s: give its value\n",
+					a);
+				status = -EINVAL;
+				continue;
+			}
+			v = argv[++i];
+		}
 		struct earth_set_value val;
 		char msg[512];
 		if (earth_setting_parse((enum earth_set)id, a, v, &val, msg,
@@ -106,7 +127,7 @@ int earth_options_parse(struct earth_options *o, int *argc, char **argv)
 			status = -EINVAL;
 			continue;
 		}
-		earth_setting_store((enum earth_set)id, &val);
+		earth_setting_store_flag((enum earth_set)id, &val);
 		to_field(o, (enum earth_set)id, &val);
 	}
 	argv[out] = NULL;
