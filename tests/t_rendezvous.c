@@ -305,7 +305,7 @@ Test(rendezvous, tcp_killed_node_stops_the_others)
 		unlink(path[k]);
 }
 
-/* Issue 13, 1: something already listening on EARTH_RENDEZVOUS (not node 0)
+/* Something already listening on EARTH_RENDEZVOUS (not node 0)
  * that answers node 1's JOIN with a WELCOME it made from net/tcp.h without
  * the secret. Node 1 refuses it, naming the failed proof, and never sends
  * the secret: not in its bytes, not as hex. */
@@ -376,7 +376,7 @@ Test(rendezvous, tcp_squatter_is_refused_and_never_sees_the_secret)
 	unlink(path);
 }
 
-/* Issue 13, 3: idle connections to node 0's rendezvous (each would have
+/* Idle connections to node 0's rendezvous (each would have
  * held it up 5 s) do not delay the job. */
 Test(rendezvous, tcp_idle_connections_do_not_hold_up_the_job)
 {
@@ -411,7 +411,7 @@ Test(rendezvous, tcp_idle_connections_do_not_hold_up_the_job)
 		unlink(path[k]);
 }
 
-/* Issue 13, 3: a port out of range is refused naming the variable (it
+/* A port out of range is refused naming the variable (it
  * wrapped before); a descriptor that is not a listener likewise. */
 Test(rendezvous, tcp_rendezvous_port_and_fd_checked)
 {
@@ -440,7 +440,7 @@ Test(rendezvous, tcp_rendezvous_port_and_fd_checked)
 		  "%s", c.err);
 }
 
-/* Issue 13, 3: out of descriptors is named, not blamed on the secret, and
+/* Out of descriptors is named, not blamed on the secret, and
  * the job stops well before EARTH_CONNECT_TIMEOUT (60 s): node 0 of 24
  * needs 23 sockets, its listener and stdio, more than 24. */
 Test(rendezvous, tcp_out_of_descriptors_is_named)

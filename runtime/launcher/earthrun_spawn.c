@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* In the child: node k's environment and output, then the program. */
@@ -74,8 +75,22 @@ int er_spawn(const struct er_opts *o, const struct er_job *j,
 		/* stderr always passes through earthrun (the runtime's
 		 * messages, said once per job); stdout with --prefix. */
 		if ((o->prefix && pipe(p[0])) || pipe(p[1])) {
-			fprintf(stderr, "earthrun: pipe: %s\n",
-				strerror(errno));
+			int e = errno;
+			if (e == EMFILE || e == ENFILE) {
+				struct rlimit rl = {0, 0};
+				getrlimit(RLIMIT_NOFILE, &rl);
+				fprintf(stderr,
+					"earthrun: out of file descriptors for "
+					"node %ld's output (pipe: %s): raise "
+					"ulimit -n (now %llu; %ld nodes need "
+					"about %ld)\n",
+					k, strerror(e),
+					(unsigned long long)rl.rlim_cur,
+					o->nodes, 3 * o->nodes + 16);
+			} else {
+				fprintf(stderr, "earthrun: pipe: %s\n",
+					strerror(e));
+			}
 			return 1;
 		}
 		pid_t pid = fork();
