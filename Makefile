@@ -22,7 +22,7 @@ CSTD    := -std=gnu17
 INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
-LIBS    := -lnuma -ldl -lpthread -luring -lsodium
+LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium
 ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
@@ -67,7 +67,7 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun
 # packages the build and the tests need (a failure stops), then those only
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
-            libsodium-dev iproute2 clang-format
+            libsodium-dev libhwloc-dev iproute2 clang-format
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
