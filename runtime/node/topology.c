@@ -54,8 +54,8 @@ static int numa_of(hwloc_topology_t t, int cpu)
 		return -1;
 	if (t) {
 		hwloc_obj_t nn = NULL;
-		while ((nn = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE,
-							nn)))
+		while ((
+		    nn = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nn)))
 			if (nn->cpuset &&
 			    hwloc_bitmap_isset(nn->cpuset, (unsigned)cpu))
 				return (int)nn->os_index;
@@ -78,8 +78,8 @@ static hwloc_obj_t llc_of(hwloc_obj_t pu)
 static int pair_score(hwloc_topology_t t, int e, int c)
 {
 	int s = 0;
-	hwloc_obj_t pu = t ? hwloc_get_pu_obj_by_os_index(t, (unsigned)e)
-			   : NULL;
+	hwloc_obj_t pu =
+	    t ? hwloc_get_pu_obj_by_os_index(t, (unsigned)e) : NULL;
 	if (pu) {
 		hwloc_obj_t llc = llc_of(pu);
 		if (llc && hwloc_bitmap_isset(llc->cpuset, (unsigned)c))
