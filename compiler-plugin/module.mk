@@ -26,7 +26,7 @@ TC_HAVE_CLANG   = command -v $(TC_CLANG) >/dev/null 2>&1 && \
                   command -v $(TC_LLVM_CONFIG) >/dev/null 2>&1 && \
                   [ -f "$$($(TC_LLVM_CONFIG) --includedir)/clang/AST/ASTConsumer.h" ]
 
-.PHONY: tc tc-plugin install-tc bench-tc
+.PHONY: tc tc-plugin install-tc uninstall-tc bench-tc
 
 tc: $(TC_LIB) $(BUILD)/rel/lib/libearth.a
 	$(Q)if $(TC_HAVE_CLANG); then \
@@ -60,17 +60,27 @@ all: tc
 test-asan: tc $(BUILD)/rel/bin/earthrun
 test-asan bench bench-tc: export EARTH_BUILD := $(abspath $(BUILD))
 
+# What install-tc puts under $(PREFIX); uninstall-tc removes exactly that
+# (the plugin's folder too when it is left empty).
+TC_INST_FILES := $(PREFIX)/bin/earthcc $(PREFIX)/include/threadedc.h \
+                 $(PREFIX)/include/tc_stats.h $(PREFIX)/lib/libearth_tc.a \
+                 $(PREFIX)/lib/earth/earth_tc.so
 install: install-tc
+uninstall: uninstall-tc
 install-tc: tc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
-	  $(DESTDIR)$(PREFIX)/lib/earth
+	  $(DESTDIR)$(PREFIX)/lib
 	install -m 755 threaded-c/earthcc $(DESTDIR)$(PREFIX)/bin/earthcc
 	install -m 644 threaded-c/include/threadedc.h threaded-c/include/tc_stats.h \
 	  $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(TC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	$(Q)if [ -f $(TC_PLUGIN) ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/lib/earth && \
 	  install -m 644 $(TC_PLUGIN) $(DESTDIR)$(PREFIX)/lib/earth/; \
 	else echo "install-tc: no plugin built; earthcc will compile plain C only"; fi
+uninstall-tc:
+	rm -f $(addprefix $(DESTDIR),$(TC_INST_FILES))
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/earth 2>/dev/null || true
 
 bench-tc: tc
 	$(Q)threaded-c/bench/table3.sh
