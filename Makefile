@@ -221,6 +221,7 @@ run: $(DEPS_STAMP)
 test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-format
 	$(Q)$(MAKE) --no-print-directory test-layers
+	$(Q)$(MAKE) --no-print-directory test-man
 	$(Q)$(MAKE) --no-print-directory test-install
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -263,7 +264,7 @@ INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/lib/libearth.a \
               $(PREFIX)/bin/earthrun $(PREFIX)/bin/earthtrace \
               $(MAN1:man/%=$(PREFIX)/share/man/%) \
               $(MAN3:man/%=$(PREFIX)/share/man/%)
-.PHONY: uninstall test-install
+.PHONY: uninstall test-install test-man
 install: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) \
          $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	install -d $(DESTDIR)$(PREFIX)/include $(INST_LIB)/pkgconfig \
@@ -285,7 +286,11 @@ uninstall:
 # Installs into a temporary prefix, builds a program against it through
 # pkg-config (static and shared), uninstalls (tests/install.sh).
 test-install:
-	$(Q)tests/install.sh
+	$(Q)BUILD=$(BUILD) tests/install.sh
+# Every man page formats without a warning; every function of earth.h has
+# a page (tests/man.sh).
+test-man:
+	$(Q)tests/man.sh
 
 # Every C and C++ source of the project in the style of the root
 # .clang-format (compiler-plugin/ has its own); generated and corpus files
