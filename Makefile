@@ -4,7 +4,7 @@
 #   make test       install what is missing, run the Criterion suite with
 #                   ASan+UBSan, then the queue and runtime tests with TSan
 #   make bench      run the benchmarks (QUICK=1 for a short run)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local    (make uninstall, same PREFIX, undoes it)
 # V=1 shows full commands.
 
 CC      ?= gcc
