@@ -4,7 +4,7 @@
 #   make test       install what is missing, run the Criterion suite with
 #                   ASan+UBSan, then the queue and runtime tests with TSan
 #   make bench      run the benchmarks (QUICK=1 for a short run)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local    (make uninstall, same PREFIX, undoes it)
 # V=1 shows full commands.
 
 CC      ?= gcc
@@ -22,10 +22,15 @@ CSTD    := -std=gnu17
 INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
-LIBS    := -lnuma -ldl -lpthread -luring -lsodium
+LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium
 ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
+
+# The shared library's soname and file (version from earth.h).
+EARTH_MINOR := $(shell sed -n 's/^\#define EARTH_VERSION_MINOR //p' runtime/include/earth.h)
+SO_NAME := libearth.so.0
+SO_REAL := libearth.so.0.$(EARTH_MINOR).0
 
 # The node's layers, bottom to top (docs/architecture.md, "Layers").
 LAYERS  := base queues net gas unit eu su node
@@ -57,7 +62,7 @@ objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
 .PHONY: all run test test-asan test-tsan test-layers test-format bench bench-extra install deps clean format
-all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
+all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
 
@@ -67,7 +72,7 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun
 # packages the build and the tests need (a failure stops), then those only
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
-            libsodium-dev iproute2 clang-format libjansson-dev
+            libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
@@ -108,6 +113,18 @@ $(BUILD)/asan/obj/%.o: %.c
 $(BUILD)/tsan/obj/%.o: %.c
 	@mkdir -p $(@D); $(if $(Q),echo "  CC tsan $<";)
 	$(Q)$(CC) $(BASE) $(TSAN) $(CFLAGS) -c $< -o $@
+
+# The shared library: its objects built with -fPIC in a variant of its
+# own. Its data stays in the library's segment, which is never memory
+# other nodes may reach, so it needs no renamed sections.
+$(BUILD)/pic/obj/%.o: %.c
+	@mkdir -p $(@D); $(if $(Q),echo "  CC pic  $<";)
+	$(Q)$(CC) $(BASE) $(OPT) -fPIC $(CFLAGS) -c $< -o $@
+$(BUILD)/pic/lib/$(SO_REAL): $(call objs,pic,$(LIB_SRC))
+	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) -shared -pthread -Wl,-soname,$(SO_NAME) -Wl,-z,defs $^ \
+	  $(LIBS) -o $@
+	$(Q)ln -sf $(SO_REAL) $(@D)/$(SO_NAME) && ln -sf $(SO_NAME) $(@D)/libearth.so
 
 # The runtime's own writable data in sections of its own, which
 # gas/registry.c leaves out of the memory other nodes may reach.
@@ -212,6 +229,8 @@ run: $(DEPS_STAMP)
 test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-format
 	$(Q)$(MAKE) --no-print-directory test-layers
+	$(Q)$(MAKE) --no-print-directory test-man
+	$(Q)$(MAKE) --no-print-directory test-install
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-tsan
 # No layer includes or calls one above it or beside it (the sources, then
@@ -240,15 +259,46 @@ bench: $(DEPS_STAMP)
 	$(Q)QUICK=$(QUICK) threaded-c/bench/table3.sh | tee $${RESULTS_DIR:-docs/results}/table3.log
 
 # ---- install ----
-install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+# `make install` builds what it installs but never installs packages (deps
+# is not one of its prerequisites). What it installs under $(PREFIX) is in
+# INST_FILES (and TC_INST_FILES, compiler-plugin/module.mk); `make uninstall`
+# removes exactly those (README.md, "Install").
+MAN1 := $(wildcard man/man1/*.1)
+MAN3 := $(wildcard man/man3/*.3)
+INST_LIB := $(DESTDIR)$(PREFIX)/lib
+INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/lib/libearth.a \
+              $(PREFIX)/lib/$(SO_REAL) $(PREFIX)/lib/$(SO_NAME) \
+              $(PREFIX)/lib/libearth.so $(PREFIX)/lib/pkgconfig/earth.pc \
+              $(PREFIX)/bin/earthrun $(PREFIX)/bin/earthtrace \
+              $(MAN1:man/%=$(PREFIX)/share/man/%) \
+              $(MAN3:man/%=$(PREFIX)/share/man/%)
+.PHONY: uninstall test-install test-man
+install: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) \
+         $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
+	install -d $(DESTDIR)$(PREFIX)/include $(INST_LIB)/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 runtime/include/earth.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(BUILD)/rel/lib/libearth.a $(DESTDIR)$(PREFIX)/lib/
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(BUILD)/rel/lib/libearth.a $(INST_LIB)/
+	install -m 755 $(BUILD)/pic/lib/$(SO_REAL) $(INST_LIB)/
+	ln -sf $(SO_REAL) $(INST_LIB)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(INST_LIB)/libearth.so
 	install -m 755 $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace \
 	  $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' runtime/earth.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.$(EARTH_MINOR).0|' runtime/earth.pc.in \
+	  > $(INST_LIB)/pkgconfig/earth.pc
+	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3/
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
+# Installs into a temporary prefix, builds a program against it through
+# pkg-config (static and shared), uninstalls (tests/install.sh).
+test-install:
+	$(Q)BUILD=$(BUILD) tests/install.sh
+# Every man page formats without a warning; every function of earth.h has
+# a page (tests/man.sh).
+test-man:
+	$(Q)tests/man.sh
 
 # Every C and C++ source of the project in the style of the root
 # .clang-format (compiler-plugin/ has its own); generated and corpus files

@@ -26,7 +26,7 @@ TC_HAVE_CLANG   = command -v $(TC_CLANG) >/dev/null 2>&1 && \
                   command -v $(TC_LLVM_CONFIG) >/dev/null 2>&1 && \
                   [ -f "$$($(TC_LLVM_CONFIG) --includedir)/clang/AST/ASTConsumer.h" ]
 
-.PHONY: tc tc-plugin install-tc install-tc-pc bench-tc
+.PHONY: tc tc-plugin install-tc install-tc-pc uninstall-tc bench-tc
 # The project's version (VERSION at the top): earthcc --version, earth-tc.pc.
 TC_VERSION := $(strip $(file <VERSION))
 
@@ -62,10 +62,17 @@ all: tc
 test-asan: tc $(BUILD)/rel/bin/earthrun
 test-asan bench bench-tc: export EARTH_BUILD := $(abspath $(BUILD))
 
+# What install-tc puts under $(PREFIX); uninstall-tc removes exactly that
+# (the plugin's folder too when it is left empty).
+TC_INST_FILES := $(PREFIX)/bin/earthcc $(PREFIX)/include/threadedc.h \
+                 $(PREFIX)/include/tc_stats.h $(PREFIX)/lib/libearth_tc.a \
+                 $(PREFIX)/lib/earth/earth_tc.so \
+                 $(PREFIX)/lib/pkgconfig/earth-tc.pc
 install: install-tc
+uninstall: uninstall-tc
 install-tc: tc install-tc-pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
-	  $(DESTDIR)$(PREFIX)/lib/earth
+	  $(DESTDIR)$(PREFIX)/lib
 	sed -e 's|@EARTH_VERSION@|$(TC_VERSION)|' threaded-c/earthcc \
 	  > $(DESTDIR)$(PREFIX)/bin/earthcc
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/earthcc
@@ -73,6 +80,7 @@ install-tc: tc install-tc-pc
 	  $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(TC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	$(Q)if [ -f $(TC_PLUGIN) ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/lib/earth && \
 	  install -m 644 $(TC_PLUGIN) $(DESTDIR)$(PREFIX)/lib/earth/; \
 	else echo "install-tc: no plugin built; earthcc will compile plain C only"; fi
 # pkg-config --cflags --libs earth-tc: C against threadedc.h without earthcc.
@@ -80,6 +88,9 @@ install-tc-pc:
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TC_VERSION)|' \
 	  threaded-c/earth-tc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth-tc.pc
+uninstall-tc:
+	rm -f $(addprefix $(DESTDIR),$(TC_INST_FILES))
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/earth 2>/dev/null || true
 
 bench-tc: tc
 	$(Q)threaded-c/bench/table3.sh

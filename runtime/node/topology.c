@@ -4,11 +4,16 @@
  * may use, preferring a pair that shares the last-level cache (one CCX /
  * tile) and is not an SMT sibling pair, on one NUMA node. EARTH_CPUS=eu,su
  * overrides. With a single usable CPU both units share it (oversubscribed).
+ * The machine is read through hwloc: its topology is loaded once, when the
+ * node starts, restricted to the CPUs this thread may run on, and dropped
+ * once the CPUs are chosen.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node/node.h"
 
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 #include <numa.h>
 #include <pthread.h>
 #include <sched.h>
@@ -16,57 +21,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses a sysfs cpulist ("0-3,8") into set; 0 or -1. */
-static int read_cpulist(int cpu, const char *leaf, cpu_set_t *set)
+/* Loads the topology restricted to the calling thread's CPU binding and
+ * fills allowed with that binding; NULL (allowed from sched_getaffinity)
+ * when hwloc cannot read the machine. */
+static hwloc_topology_t topo_load(cpu_set_t *allowed)
 {
-	char path[256], buf[1024];
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/%s", cpu,
-		 leaf);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	char *ok = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!ok)
-		return -1;
-	CPU_ZERO(set);
-	for (char *p = buf; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-		if (end == p)
-			return -1;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p)
-				return -1;
-		}
-		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
-			CPU_SET((int)c, set);
-		p = *end == ',' ? end + 1 : end;
+	hwloc_topology_t t;
+	CPU_ZERO(allowed);
+	if (hwloc_topology_init(&t) != 0)
+		goto plain;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	if (!set || hwloc_topology_load(t) != 0 ||
+	    hwloc_get_cpubind(t, set, HWLOC_CPUBIND_THREAD) != 0 ||
+	    hwloc_cpuset_to_glibc_sched_affinity(t, set, allowed,
+						 sizeof(*allowed)) != 0 ||
+	    hwloc_topology_restrict(t, set, 0) != 0) {
+		hwloc_bitmap_free(set);
+		hwloc_topology_destroy(t);
+		goto plain;
 	}
-	return 0;
+	hwloc_bitmap_free(set);
+	return t;
+plain:
+	if (sched_getaffinity(0, sizeof(*allowed), allowed) != 0)
+		CPU_ZERO(allowed);
+	return NULL;
 }
 
-static int numa_of(int cpu)
+static int numa_of(hwloc_topology_t t, int cpu)
 {
 	if (cpu < 0 || numa_available() < 0)
 		return -1;
+	if (t) {
+		hwloc_obj_t nn = NULL;
+		while ((
+		    nn = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nn)))
+			if (nn->cpuset &&
+			    hwloc_bitmap_isset(nn->cpuset, (unsigned)cpu))
+				return (int)nn->os_index;
+	}
 	return numa_node_of_cpu(cpu);
 }
 
-/* Score of SU candidate c for EU cpu e: higher is better. */
-static int pair_score(int e, int c)
+/* The last-level cache above CPU cpu: its topmost cache ancestor. */
+static hwloc_obj_t llc_of(hwloc_obj_t pu)
 {
-	cpu_set_t l3, smt;
+	hwloc_obj_t llc = NULL;
+	for (hwloc_obj_t o = pu ? pu->parent : NULL; o; o = o->parent)
+		if (hwloc_obj_type_is_cache(o->type) &&
+		    !hwloc_obj_type_is_icache(o->type))
+			llc = o;
+	return llc;
+}
+
+/* Score of SU candidate c for EU cpu e: higher is better. */
+static int pair_score(hwloc_topology_t t, int e, int c)
+{
 	int s = 0;
-	if (read_cpulist(e, "cache/index3/shared_cpu_list", &l3) == 0 &&
-	    CPU_ISSET(c, &l3))
-		s += 4;
-	if (read_cpulist(e, "topology/thread_siblings_list", &smt) == 0 &&
-	    !CPU_ISSET(c, &smt))
-		s += 2;
-	if (numa_of(e) == numa_of(c))
+	hwloc_obj_t pu =
+	    t ? hwloc_get_pu_obj_by_os_index(t, (unsigned)e) : NULL;
+	if (pu) {
+		hwloc_obj_t llc = llc_of(pu);
+		if (llc && hwloc_bitmap_isset(llc->cpuset, (unsigned)c))
+			s += 4;
+		hwloc_obj_t core =
+		    hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu);
+		if (core && !hwloc_bitmap_isset(core->cpuset, (unsigned)c))
+			s += 2;
+	}
+	if (numa_of(t, e) == numa_of(t, c))
 		s += 1;
 	return s;
 }
@@ -74,8 +97,7 @@ static int pair_score(int e, int c)
 int earth_topology_choose(struct earth_node *n)
 {
 	cpu_set_t allowed;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-		CPU_ZERO(&allowed);
+	hwloc_topology_t topo = topo_load(&allowed);
 	int count = CPU_COUNT(&allowed);
 	const struct earth_options *o = &n->opts;
 	n->oversubscribed = false;
@@ -89,6 +111,8 @@ int earth_topology_choose(struct earth_node *n)
 					"one this process may run on; see "
 					"`taskset -p $$` or `nproc`\n",
 					cpus[i], i ? "SU" : "EU");
+				if (topo)
+					hwloc_topology_destroy(topo);
 				return -22;
 			}
 		}
@@ -134,7 +158,7 @@ int earth_topology_choose(struct earth_node *n)
 		for (int c = 0; c < CPU_SETSIZE; c++) {
 			if (c == e || !CPU_ISSET(c, &allowed))
 				continue;
-			int s = pair_score(e, c);
+			int s = pair_score(topo, e, c);
 			if (s > best_score) {
 				best_score = s;
 				best = c;
@@ -143,6 +167,8 @@ int earth_topology_choose(struct earth_node *n)
 		n->eu_cpu = e;
 		n->su_cpu = best;
 	}
-	n->numa_node = numa_of(n->eu_cpu);
+	n->numa_node = numa_of(topo, n->eu_cpu);
+	if (topo)
+		hwloc_topology_destroy(topo);
 	return 0;
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# install.sh - `make install` into a temporary prefix: the files it puts
+# there (checked against the list below and README.md's "Install"), a
+# program built against them with pkg-config, linked statically against
+# libearth.a and dynamically against libearth.so, then `make uninstall`
+# leaves no file behind. Run by `make test-install` (and `make test`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/earth-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "test-install: FAILED: $*" >&2; exit 1; }
+
+make --no-print-directory -s install PREFIX="$tmp" DESTDIR= BUILD="$BUILD" \
+	>"$tmp.log" 2>&1 || { cat "$tmp.log"; rm -f "$tmp.log"; fail "make install"; }
+rm -f "$tmp.log"
+
+# What must be there; earthcc, threadedc.h, tc_stats.h, libearth_tc.a and
+# the plugin come from install-tc (compiler-plugin/module.mk).
+want=(include/earth.h lib/libearth.a lib/libearth.so lib/libearth.so.0
+      lib/libearth.so.0.1.0 lib/pkgconfig/earth.pc bin/earthrun bin/earthtrace
+      bin/earthcc include/threadedc.h include/tc_stats.h lib/libearth_tc.a
+      lib/pkgconfig/earth-tc.pc)
+for m in man/man1/*.1 man/man3/*.3; do want+=("share/$m"); done
+for f in "${want[@]}"; do
+	[ -e "$tmp/$f" ] || fail "$f was not installed"
+done
+[ "$(readlink "$tmp/lib/libearth.so")" = libearth.so.0 ] ||
+	fail "lib/libearth.so should link to libearth.so.0"
+[ "$(readlink "$tmp/lib/libearth.so.0")" = libearth.so.0.1.0 ] ||
+	fail "lib/libearth.so.0 should link to libearth.so.0.1.0"
+objdump -p "$tmp/lib/libearth.so.0.1.0" | grep -q 'SONAME *libearth.so.0$' ||
+	fail "libearth.so.0.1.0 has no soname libearth.so.0"
+# Nothing else (the plugin only when it was built).
+extra=$(cd "$tmp" && find . -type f -o -type l | sed 's|^\./||' | sort |
+	grep -vxF -f <(printf '%s\n' "${want[@]}" lib/earth/earth_tc.so) || true)
+[ -z "$extra" ] || fail "installed but not expected: $extra"
+# Every installed file is named in README.md's install section.
+for f in "${want[@]}"; do
+	case $f in share/man/*) continue ;; esac
+	grep -qF "${f##*/}" README.md || fail "README.md does not list $f"
+done
+
+# A program against the installed files, through pkg-config.
+export PKG_CONFIG_PATH="$tmp/lib/pkgconfig"
+cflags=$(pkg-config --cflags earth)
+libs=$(pkg-config --libs earth)
+slibs=$(pkg-config --static --libs earth)
+for l in hwloc numa dl pthread uring sodium; do
+	[[ " $slibs " == *" -l$l "* ]] || fail "earth.pc: -l$l is not a private lib"
+done
+[[ " $libs " != *" -lnuma "* ]] || fail "earth.pc: the private libs are in Libs"
+cc=${CC:-gcc}
+# shellcheck disable=SC2086
+$cc -O1 $cflags tests/install/prog.c ${slibs/-learth/-l:libearth.a} \
+	-o "$tmp/prog-static" || fail "static link"
+# shellcheck disable=SC2086
+$cc -O1 $cflags tests/install/prog.c $libs -o "$tmp/prog-shared" ||
+	fail "shared link"
+! ldd "$tmp/prog-static" | grep -q libearth ||
+	fail "prog-static depends on libearth.so"
+LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/prog-shared" | grep -q "$tmp/lib/libearth.so.0" ||
+	fail "prog-shared does not load the installed libearth.so.0"
+for p in prog-static prog-shared; do
+	out=$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/$p" 2>&1) ||
+		fail "$p: exit $?: $out"
+	grep -q "installed earth: 42" <<<"$out" || fail "$p printed: $out"
+done
+# The man pages are found where they were installed.
+if command -v man >/dev/null; then
+	MANPATH="$tmp/share/man" man -w earth_sync >/dev/null ||
+		fail "man -w earth_sync: not found under share/man"
+fi
+
+make --no-print-directory -s uninstall PREFIX="$tmp" DESTDIR= BUILD="$BUILD" ||
+	fail "make uninstall"
+left=$(cd "$tmp" && find . -type f -o -type l -name '*' | grep -v '^\./prog-' || true)
+[ -z "$left" ] || fail "make uninstall left: $left"
+echo "test-install: ${#want[@]} files installed, a program linked static and" \
+	"shared through pkg-config ran, uninstall removed them all"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# man.sh - the manual pages of man/: each formats with groff without a
+# warning (-ww: all of them, as errors), each .so alias names a page that
+# exists, and every function earth.h declares (after the preprocessor,
+# which spells out the GET_SYNC/DATA_SYNC families) has a page or alias in
+# man/man3. Run by `make test-man` (and `make test`).
+set -euo pipefail
+cd "$(dirname "$0")/../man"
+CC=${CC:-gcc}
+fail() { echo "test-man: FAILED: $*" >&2; bad=1; }
+bad=0 n=0
+for p in man1/*.1 man3/*.3; do
+	n=$((n + 1))
+	if so=$(sed -n 's/^\.so //p' "$p") && [ -n "$so" ]; then
+		[ "$(wc -l <"$p")" = 1 ] || fail "$p: an alias is one .so line"
+		[ -f "$so" ] || fail "$p: .so $so: no such page"
+		continue
+	fi
+	grep -q '^\.TH ' "$p" || fail "$p: no .TH"
+	out=$(groff -man -Tutf8 -ww -z "$p" 2>&1) || fail "$p: groff failed"
+	[ -z "$out" ] || fail "$p: $out"
+	if command -v man >/dev/null; then
+		out=$(MANWIDTH=80 man -l "$p" 2>&1 >/dev/null) || fail "$p: man -l failed"
+		[ -z "$out" ] || fail "$p: man -l: $out"
+	fi
+done
+# The functions of earth.h: every identifier earth_* followed by "(" in
+# the preprocessed header (declarations and inline definitions).
+funcs=$(echo '#include "earth.h"' | $CC -E -P -I../runtime/include -x c - |
+	grep -o '\bearth_[a-z0-9_]*[[:space:]]*(' | tr -d ' (' | sort -u)
+[ "$(wc -w <<<"$funcs")" -gt 50 ] || fail "parsed only $(wc -w <<<"$funcs") functions from earth.h"
+nf=0
+for f in $funcs; do
+	nf=$((nf + 1))
+	[ -f "man3/$f.3" ] || fail "$f (earth.h) has no page man/man3/$f.3"
+done
+[ "$bad" = 0 ] || exit 1
+echo "test-man: $n pages format cleanly; the $nf functions of earth.h all have one"
