@@ -62,9 +62,12 @@ ptop = 1 - top_px / height
 pbot = key_px / height
 ph = (ptop - pbot) / rows
 
-set multiplot title \
-	sprintf("Livermore Loop 7 latency hiding (Figure 3 of EARTH-MANNA), %s\n%s\n%s\n%s\n100 %% = fetch all of Y first, then compute; 0 %% = Y already local. Points: median; bars: fastest to slowest repetition", \
-		modename, netname, cond, place) font ",11"
+caption = "Livermore Loop 7 latency hiding (Figure 3 of EARTH-MANNA), " . modename . "\n" . netname
+if (strlen(cond) > 0) { caption = caption . "\n" . cond }
+if (strlen(place) > 0) { caption = caption . "\n" . place }
+caption = caption . "\n100 % = fetch all of Y first, then compute; 0 % = Y already local. Points: median" . \
+	(reps > 0 ? "; bars: fastest to slowest repetition" : "")
+set multiplot title caption font ",11"
 unset key
 panel = 0
 do for [n in ns] {
@@ -78,9 +81,9 @@ do for [n in ns] {
 	# The y range: from the decade below the smallest positive bar or
 	# bound (0.01 % at least, 1 % at most, so that the targets show) to
 	# the highest bar; what lies below is drawn on the floor.
-	# (stats keeps only the values in the x range: none yet)
+	# (stats keeps only the values inside the previous panel's ranges)
 	unset logscale y
-	set autoscale x
+	set autoscale xy
 	lo = 1.0
 	do for [f in fs] {
 		stats rows_of(n, f) using ($3 > 0 ? $3 : NaN) nooutput
