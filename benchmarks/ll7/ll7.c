@@ -117,7 +117,8 @@ static char earthrun[PATH_MAX + 32], self[PATH_MAX], outdir[PATH_MAX];
 /* The run's conditions, for the plots' captions: CPUs, threads,
  * placement (a gnuplot string in a shell's double quotes: no quote of
  * either kind, no $). */
-static char cond[512], place[256];
+static char place[256];
+static int cpus;
 
 /* Runs one job, its standard error with its output; returns its exit
  * status (-1: could not start). */
@@ -179,6 +180,21 @@ static int plot(const char *net, const char *mode, const char *ns,
 	snprintf(tag, sizeof(tag), "%s%s%s", net,
 		 strcmp(mode, "dual") ? "-" : "",
 		 strcmp(mode, "dual") ? mode : "");
+	char cond[512];
+	if (!strcmp(mode, "dual"))
+		snprintf(cond, sizeof(cond),
+			 "2 nodes x 2 threads (EU + SU) = 4 runtime threads "
+			 "on %d CPU%s%s",
+			 cpus, cpus == 1 ? "" : "s",
+			 cpus < 4 ? " (oversubscribed: the EU of node 0 alone "
+				    "on the first, the 3 others share the "
+				    "second)"
+				  : "");
+	else
+		snprintf(cond, sizeof(cond),
+			 "2 nodes x 1 thread (the EU does the work of the SU) "
+			 "= 2 runtime threads on %d CPU%s",
+			 cpus, cpus == 1 ? "" : "s");
 	const char *terms[] = {"svg", "png"};
 	int bad = 0;
 	for (int i = 0; i < 2; i++) {
@@ -319,14 +335,7 @@ int main(int argc, char **argv)
 	       bench_quick ? "" : " (the emulated and single-core runs: 3)",
 	       LL7_SHORT_X, LL7_SHORT_N);
 	{
-		snprintf(cond, sizeof(cond),
-			 "2 nodes x 2 threads (EU + SU) = 4 runtime threads "
-			 "on %d CPU%s%s",
-			 p.cpus, p.cpus == 1 ? "" : "s",
-			 p.cpus < 4 ? " (oversubscribed: the EU of node 0 "
-				      "alone on the first, the 3 others "
-				      "share the second)"
-				    : "");
+		cpus = p.cpus;
 		if (p.cpus >= 2)
 			snprintf(place, sizeof(place),
 				 "placement: CPUs %d and %d, cache-line round "

@@ -65,8 +65,10 @@ ph = (ptop - pbot) / rows
 caption = "Livermore Loop 7 latency hiding (Figure 3 of EARTH-MANNA), " . modename . "\n" . netname
 if (strlen(cond) > 0) { caption = caption . "\n" . cond }
 if (strlen(place) > 0) { caption = caption . "\n" . place }
+# CSVs from before pct_min and pct_max: no bars
+spread = system(sprintf("awk -F, 'NR == 1 { print (NF >= 16) }' %s", csv)) + 0
 caption = caption . "\n100 % = fetch all of Y first, then compute; 0 % = Y already local. Points: median" . \
-	(reps > 0 ? "; bars: fastest to slowest repetition" : "")
+	(spread ? "; bars: fastest to slowest repetition" : "")
 set multiplot title caption font ",11"
 unset key
 panel = 0

@@ -25,7 +25,10 @@ set datafile separator ","
 caption = "Remote loads per second with k loads outstanding, 2 nodes over shm"
 if (strlen(cond) > 0) { caption = caption . "\n" . cond }
 if (strlen(place) > 0) { caption = caption . "\n" . place }
-caption = caption . "\nPoints: median" . (reps > 1 ? sprintf(" of %d jobs; bars: slowest to fastest job", reps) : "")
+# CSVs from before loads_per_s_min and loads_per_s_max: no bars
+spread = system(sprintf("awk -F, 'NR == 1 { print (NF >= 6) }' %s", csv)) + 0
+caption = caption . (reps > 1 ? sprintf("\nPoints: median of %d jobs", reps) : "") . \
+	(reps > 1 && spread ? "; bars: slowest to fastest job" : "")
 set title caption font ",11"
 set logscale x 2
 set logscale y
