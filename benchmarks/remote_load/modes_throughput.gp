@@ -38,8 +38,10 @@ set xlabel "k: remote loads outstanding on node 0 (k chains of load, then 1 us o
 set ylabel "loads per second (log scale)"
 set format y "%.0s%c"
 set yrange [*:*]
+set autoscale yfix
+set offsets 0, 0, graph 0.05, graph 0.22
 set grid xtics ytics mytics lw 0.5 lc rgb "#dddddd", lw 0.5 lc rgb "#eeeeee"
-set key top left Left reverse vertical font ",10" opaque
+set key bottom right Left reverse vertical font ",10" opaque
 set bars 0.6
 modes = "dual single_irq single_poll"
 mname(m) = m eq 'dual' ? "dual: EU and SU on threads of their own (the EARTH node)" : \
