@@ -41,7 +41,7 @@ modename = mode eq 'dual' ? "dual nodes (EU and SU on threads of their own)" : \
 
 set logscale x
 set format x "%.0f"
-set format y "%g %%"
+set format y "%.12g %%"
 set xlabel "fiber size s (loop iterations per fiber; the loop is cut into n/s fibers)"
 set ylabel "% of the fetch-first overhead left (log scale)"
 set grid xtics ytics mxtics mytics lw 0.5 lc rgb "#dddddd", lw 0.5 lc rgb "#eeeeee"
@@ -76,7 +76,7 @@ do for [n in ns] {
 	c = panel % cols
 	rw = panel / cols
 	panel = panel + 1
-	set lmargin at screen (c == 0 ? 0.075 : 0.575)
+	set lmargin at screen (c == 0 ? 0.085 : 0.585)
 	set rmargin at screen (c == 0 ? (cols == 1 ? 0.97 : 0.47) : 0.97)
 	set tmargin at screen (ptop - rw * ph - 0.035)
 	set bmargin at screen (ptop - (rw + 1) * ph + 0.07)
