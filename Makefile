@@ -253,10 +253,27 @@ test-tsan: $(TSAN_BINS)
 	  tests/run.sh tsan $(TSAN_BINS)
 
 # ---- benchmarks ----
+# `make bench` writes into a results folder of its own,
+# $(BUILD)/results/<UTC date-time>-<host>/, and leaves the committed
+# docs/results alone; `make bench UPDATE_DOCS=1` (or RESULTS_DIR=docs/results)
+# updates those, RESULTS_DIR=DIR writes into DIR. The same for
+# `make apps-bench`.
+ifneq ($(filter bench apps-bench,$(MAKECMDGOALS)),)
+ifeq ($(UPDATE_DOCS),1)
+RESULTS_DIR := docs/results
+endif
+ifeq ($(strip $(RESULTS_DIR)),)
+RESULTS_DIR := $(BUILD)/results/$(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname -s 2>/dev/null || echo host)
+endif
+export RESULTS_DIR
+endif
 bench: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory all bench-extra
-	$(Q)QUICK=$(QUICK) benchmarks/run.sh $(BUILD)/rel/bench
-	$(Q)QUICK=$(QUICK) threaded-c/bench/table3.sh | tee $${RESULTS_DIR:-docs/results}/table3.log
+	@echo "bench: results into $(RESULTS_DIR)"
+	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) benchmarks/run.sh $(BUILD)/rel/bench
+	@echo "bench: table3 (Threaded-C context switches)"
+	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) threaded-c/bench/table3.sh | tee $(RESULTS_DIR)/table3.log
+	@echo "bench: results in $(RESULTS_DIR)"
 
 # ---- install ----
 # `make install` builds what it installs but never installs packages (deps

@@ -11,12 +11,17 @@
 #      breakdown.
 # Prints where every result file is at the end.
 #
-#   benchmarks/main_job.sh BUILD_DIR [OUT_DIR]    (OUT_DIR: BUILD_DIR/main-job)
+#   benchmarks/main_job.sh BUILD_DIR [OUT_DIR]
+# OUT_DIR: else RESULTS_DIR, else BUILD_DIR/main-job. Nothing committed is
+# written unless asked: the default folder is under the build folder, and
+# docs/results only when OUT_DIR or RESULTS_DIR names it
+# (`make run RESULTS_DIR=docs/results`).
 set -uo pipefail
 build=${1:?usage: main_job.sh BUILD_DIR [OUT_DIR]}
-out=${2:-$build/main-job}
+out=${2:-${RESULTS_DIR:-$build/main-job}}
 bin=$build/rel
 mkdir -p "$out"
+echo "main job: results into $out"
 for f in bench/eu_overhead bench/ll7 bin/earthrun bin/earthtrace; do
 	if [ ! -x "$bin/$f" ]; then
 		echo "main job: $bin/$f is missing: run 'make' first" >&2
@@ -103,5 +108,6 @@ for f in table2.txt table2.log ll7-summary.md ll7-summary.csv ll7.csv \
 	[ -e "$out/$f" ] && printf '  %s\n' "$out/$f"
 done
 echo "Open timeline.json in https://ui.perfetto.dev (or chrome://tracing);"
-echo "full runs of every benchmark: make bench (docs/results/README.md)."
+echo "full runs of every benchmark: make bench (into $build/results/<date>-<host>/;"
+echo "make bench UPDATE_DOCS=1 updates docs/results, see docs/results/README.md)."
 exit $status

@@ -48,7 +48,7 @@ $(APPS_OUT)/%: $(APPS_DIR)/%.tc $(APPS_DIR)/%.h $(APPS_HDRS) $(TC_PLUGIN)
 	$(Q)$(APPS_TCC) $(APPS_FP) -Wall -Wextra -Werror $< -o $@
 
 apps-bench: apps
-	$(Q)QUICK=$(QUICK) BUILD=$(BUILD) $(APPS_DIR)/run_apps.sh
+	$(Q)QUICK=$(QUICK) BUILD=$(BUILD) $(if $(RESULTS_DIR),RESULTS_DIR=$(RESULTS_DIR) )$(APPS_DIR)/run_apps.sh
 
 # Hook: `make bench` also runs the benchmark programs.
 bench: apps-bench

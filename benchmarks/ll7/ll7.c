@@ -114,6 +114,11 @@ static int job_main(int argc, char **argv)
 
 static FILE *rows_csv, *sum_csv;
 static char earthrun[PATH_MAX + 32], self[PATH_MAX], outdir[PATH_MAX];
+/* The run's conditions, for the plots' captions: CPUs, threads,
+ * placement (a gnuplot string in a shell's double quotes: no quote of
+ * either kind, no $). */
+static char place[256];
+static int cpus;
 
 /* Runs one job, its standard error with its output; returns its exit
  * status (-1: could not start). */
@@ -162,7 +167,7 @@ static int run_job(const char *env, const char *transport, const char *label,
 /* Draws ll7-<net>[-<mode>].svg and .png with gnuplot; 0, or 1 when
  * gnuplot is there but a plot did not come out (a missing ll7.gp, say). */
 static int plot(const char *net, const char *mode, const char *ns,
-		const char *fs)
+		const char *fs, int reps)
 {
 	if (!bench_have_gnuplot()) {
 		printf("# ll7: no gnuplot (Debian gnuplot-nox; `make bench` "
@@ -175,6 +180,21 @@ static int plot(const char *net, const char *mode, const char *ns,
 	snprintf(tag, sizeof(tag), "%s%s%s", net,
 		 strcmp(mode, "dual") ? "-" : "",
 		 strcmp(mode, "dual") ? mode : "");
+	char cond[512];
+	if (!strcmp(mode, "dual"))
+		snprintf(cond, sizeof(cond),
+			 "2 nodes x 2 threads (EU + SU) = 4 runtime threads "
+			 "on %d CPU%s%s",
+			 cpus, cpus == 1 ? "" : "s",
+			 cpus < 4 ? " (oversubscribed: the EU of node 0 alone "
+				    "on the first, the 3 others share the "
+				    "second)"
+				  : "");
+	else
+		snprintf(cond, sizeof(cond),
+			 "2 nodes x 1 thread (the EU does the work of the SU) "
+			 "= 2 runtime threads on %d CPU%s",
+			 cpus, cpus == 1 ? "" : "s");
 	const char *terms[] = {"svg", "png"};
 	int bad = 0;
 	for (int i = 0; i < 2; i++) {
@@ -183,8 +203,11 @@ static int plot(const char *net, const char *mode, const char *ns,
 			 terms[i]);
 		snprintf(vars, sizeof(vars),
 			 "csv='%s/ll7.csv'; net='%s'; mode='%s'; ns='%s'; "
-			 "fs='%s'; out='%s'; term='%s'",
-			 outdir, net, mode, ns, fs, out, terms[i]);
+			 "fs='%s'; out='%s'; term='%s'; cond='%s'; place='%s'; "
+			 "reps=%d; "
+			 "short_n=%d; short_x=%d",
+			 outdir, net, mode, ns, fs, out, terms[i], cond, place,
+			 reps, LL7_SHORT_N, LL7_SHORT_X);
 		bad |= bench_gnuplot("ll7", gp, vars, out);
 	}
 	if (!bad)
@@ -294,7 +317,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(rows_csv,
 		"net,mode,n,factor,s,fibers,seq_ns,ff_ns,fetch_ns,"
-		"threaded_ns,first_chunk_ns,comm_comp,pct,bound_pct\n");
+		"threaded_ns,first_chunk_ns,comm_comp,pct,bound_pct,pct_min,"
+		"pct_max\n");
 	fprintf(sum_csv,
 		"net,mode,n,factor,comm_comp,best_s,residual_pct,"
 		"bound_pct,bound_at_best_pct,s_lo_3pct,s_hi_3pct,"
@@ -310,6 +334,20 @@ int main(int argc, char **argv)
 	       reps,
 	       bench_quick ? "" : " (the emulated and single-core runs: 3)",
 	       LL7_SHORT_X, LL7_SHORT_N);
+	{
+		cpus = p.cpus;
+		if (p.cpus >= 2)
+			snprintf(place, sizeof(place),
+				 "placement: CPUs %d and %d, cache-line round "
+				 "trip between them %.0f ns at the start%s",
+				 p.cpu_list[0], p.cpu_list[1],
+				 bench_xcore_rtt_ns(p.cpu_list[0],
+						    p.cpu_list[1], 20000),
+				 bench_quick ? "; QUICK run" : "");
+		else
+			snprintf(place, sizeof(place), "%s",
+				 bench_quick ? "QUICK run" : "");
+	}
 	long cap = bench_quick ? 1L << 16 : 1L << 18;
 	char nsp[64], fsp[64];
 	spaced(nsp, sizeof(nsp), ns);
@@ -317,17 +355,17 @@ int main(int argc, char **argv)
 	int bad = 0;
 	bad |= run_job("", "shm", "shm", "dual", ns, fs, reps, dec, cap) != 0;
 	fflush(rows_csv);
-	bad |= plot("shm", "dual", nsp, fsp);
+	bad |= plot("shm", "dual", nsp, fsp, reps);
 	/* Y in node 1's global memory, read one-sided by node 0's SU: the
 	 * transfer of a memory-mapped network interface, without node 1's
 	 * SU (which shares a CPU with node 0's on a 2-CPU host). */
 	bad |= run_job("LL7_Y=global", "shm", "shm_direct", "dual", ns, fs,
 		       reps, dec, cap) != 0;
 	fflush(rows_csv);
-	bad |= plot("shm_direct", "dual", nsp, fsp);
+	bad |= plot("shm_direct", "dual", nsp, fsp, reps);
 	bad |= run_job("", "tcp", "tcp", "dual", ns, fs, reps, dec, cap) != 0;
 	fflush(rows_csv);
-	bad |= plot("tcp", "dual", nsp, fsp);
+	bad |= plot("tcp", "dual", nsp, fsp, reps);
 	if (bench_quick) {
 		printf("# ll7: QUICK: emulated network and single-core modes "
 		       "skipped\n");
@@ -342,7 +380,7 @@ int main(int argc, char **argv)
 			       "dual", "9900,1000000", "1,4,16", 3, 2,
 			       1L << 16) != 0;
 		fflush(rows_csv);
-		bad |= plot("shm_emu", "dual", "9900 1000000", "1 4 16");
+		bad |= plot("shm_emu", "dual", "9900 1000000", "1 4 16", 3);
 		const char *modes[] = {"single-poll", "single-interrupt"};
 		for (int i = 0; i < 2; i++) {
 			int st =
@@ -357,7 +395,8 @@ int main(int argc, char **argv)
 			}
 			bad |= st != 0;
 			fflush(rows_csv);
-			bad |= plot("shm", modes[i], "9900 1000000", "1 4 16");
+			bad |=
+			    plot("shm", modes[i], "9900 1000000", "1 4 16", 3);
 		}
 	}
 	fclose(rows_csv);

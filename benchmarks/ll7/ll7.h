@@ -58,6 +58,9 @@ struct ll7_result {
 	long s[LL7_MAX_S];
 	double th[LL7_MAX_S], first[LL7_MAX_S]; /* medians, ns */
 	double pct[LL7_MAX_S], bound[LL7_MAX_S];
+	/* The spread of pct over the repetitions: pct of the fastest and of
+	 * the slowest threaded run (seq and comm as for pct). */
+	double pct_min[LL7_MAX_S], pct_max[LL7_MAX_S];
 	double seq, ff, fetch, comm, comm_comp;
 	int best;	  /* index of the smallest pct */
 	double bound_min; /* smallest bound(s) */

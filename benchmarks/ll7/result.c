@@ -78,6 +78,15 @@ void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,
 		r->th[i] = bench_median(th + i * reps, reps);
 		r->first[i] = bench_median(first + i * reps, reps);
 		r->pct[i] = (r->th[i] - r->seq) / r->comm * 100.0;
+		double lo = th[i * reps], hi = th[i * reps];
+		for (int k = 1; k < reps; k++) {
+			if (th[i * reps + k] < lo)
+				lo = th[i * reps + k];
+			if (th[i * reps + k] > hi)
+				hi = th[i * reps + k];
+		}
+		r->pct_min[i] = (lo - r->seq) / r->comm * 100.0;
+		r->pct_max[i] = (hi - r->seq) / r->comm * 100.0;
 		r->bound[i] = r->first[i] / r->comm * 100.0;
 		if (r->pct[i] < r->pct[r->best])
 			r->best = i;
@@ -92,11 +101,11 @@ void ll7_print(const struct ll7_plan *p, const struct ll7_result *r)
 {
 	for (int i = 0; i < r->ns; i++)
 		printf("ll7row,%s,%s,%ld,%ld,%ld,%ld,%.0f,%.0f,%.0f,%.0f,%.0f,"
-		       "%.4f,%.2f,%.2f\n",
+		       "%.4f,%.2f,%.2f,%.2f,%.2f\n",
 		       p->label, p->mode, r->n, r->f, r->s[i],
 		       (r->n + r->s[i] - 1) / r->s[i], r->seq, r->ff, r->fetch,
 		       r->th[i], r->first[i], r->comm_comp, r->pct[i],
-		       r->bound[i]);
+		       r->bound[i], r->pct_min[i], r->pct_max[i]);
 	int b = r->best;
 	printf("ll7sum,%s,%s,%ld,%ld,%.4f,%ld,%.2f,%.2f,%.2f,%ld,%ld,%.0f,"
 	       "%.0f,%.0f,%ld,%ld\n",

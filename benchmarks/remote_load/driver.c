@@ -146,11 +146,28 @@ static double med_field(struct result *rs, int n, size_t off)
 	return k ? bench_median(v, k) : NAN;
 }
 
+/* The smallest and the largest of a field over the jobs that ran. */
+static void range_field(struct result *rs, int n, size_t off, double *lo,
+			double *hi)
+{
+	*lo = *hi = NAN;
+	for (int i = 0; i < n; i++) {
+		if (!rs[i].ok)
+			continue;
+		double v = *(double *)(void *)((char *)&rs[i] + off);
+		if (isnan(*lo) || v < *lo)
+			*lo = v;
+		if (isnan(*hi) || v > *hi)
+			*hi = v;
+	}
+}
+
 /* DIR/modes_throughput.csv, and from it DIR/modes_throughput.svg with
  * gnuplot (modes_throughput.gp beside this program). 0, or 1 when a file
  * could not be written or gnuplot, there, drew nothing. */
-static int write_results(const char *self, const char *dir,
-			 double thr[NMODES][NKS], double busy[NMODES][NKS])
+static int write_results(const char *self, const char *dir, int reps,
+			 double thr[NMODES][NKS], double thr_lo[NMODES][NKS],
+			 double thr_hi[NMODES][NKS], double busy[NMODES][NKS])
 {
 	char p[PATH_MAX];
 	mkdir(dir, 0755);
@@ -160,14 +177,17 @@ static int write_results(const char *self, const char *dir,
 		perror(p);
 		return 1;
 	}
-	fprintf(f, "k,mode,loads_per_s,eu_busy_pct\n");
+	fprintf(f, "k,mode,loads_per_s,eu_busy_pct,loads_per_s_min,"
+		   "loads_per_s_max\n");
 	for (int m = 0; m < NMODES; m++)
 		for (int i = 0; i < NKS; i++)
-			fprintf(f, "%d,%s,%.0f,%.1f\n", ks[i], mode_key[m],
-				thr[m][i], busy[m][i]);
+			fprintf(f, "%d,%s,%.0f,%.1f,%.0f,%.0f\n", ks[i],
+				mode_key[m], thr[m][i], busy[m][i],
+				thr_lo[m][i], thr_hi[m][i]);
 	fclose(f);
 	/* The plot: loads/s against k (log2), one line per mode. */
 	char svg[PATH_MAX + 32], gp[PATH_MAX + 32], vars[3 * PATH_MAX];
+	char cond[256] = "", place[160] = "";
 	snprintf(svg, sizeof(svg), "%s/modes_throughput.svg", dir);
 	if (!bench_have_gnuplot()) {
 		printf("# remote_load: no gnuplot (Debian gnuplot-nox; `make "
@@ -176,7 +196,24 @@ static int write_results(const char *self, const char *dir,
 		return 0;
 	}
 	bench_beside(self, "modes_throughput.gp", gp, sizeof(gp));
-	snprintf(vars, sizeof(vars), "csv='%s'; out='%s'", p, svg);
+	/* The run's conditions, for the caption (a gnuplot string in a
+	 * shell's double quotes: no quote of either kind, no $). */
+	int cpus = bench_job_cpus(), eu, su;
+	snprintf(cond, sizeof(cond),
+		 "4 runtime threads in dual mode%s, 2 in the single modes, "
+		 "on %d CPU%s; %.0f ns of work per load",
+		 cpus < 4 ? " (oversubscribed)" : "", cpus,
+		 cpus == 1 ? "" : "s", WORK_NS);
+	bench_cpus(&eu, &su);
+	if (eu != su)
+		snprintf(place, sizeof(place),
+			 "placement: CPUs %d and %d, cache-line round trip "
+			 "between them %.0f ns; %d job%s per mode%s",
+			 eu, su, bench_xcore_rtt_ns(eu, su, 20000), reps,
+			 reps == 1 ? "" : "s", bench_quick ? " (QUICK)" : "");
+	snprintf(vars, sizeof(vars),
+		 "csv='%s'; out='%s'; cond='%s'; place='%s'; reps=%d", p, svg,
+		 cond, place, reps);
 	if (bench_gnuplot("remote_load", gp, vars, svg))
 		return 1;
 	printf("# remote_load: plot %s\n", svg);
@@ -224,6 +261,7 @@ int main(int argc, char **argv)
 	double stage[NMODES][S_COUNT], total[NMODES], over[NMODES];
 	double over_lo[NMODES], over_hi[NMODES];
 	double thr[NMODES][NKS], busy[NMODES][NKS];
+	double thr_lo[NMODES][NKS], thr_hi[NMODES][NKS];
 	for (int m = 0; m < NMODES; m++) {
 		double ov[REPS_MAX];
 		int k = 0;
@@ -242,6 +280,10 @@ int main(int argc, char **argv)
 			    med_field(rs[m], reps,
 				      offsetof(struct result, thr_loads) +
 					  i * sizeof(double));
+			range_field(rs[m], reps,
+				    offsetof(struct result, thr_loads) +
+					i * sizeof(double),
+				    &thr_lo[m][i], &thr_hi[m][i]);
 			busy[m][i] =
 			    med_field(rs[m], reps,
 				      offsetof(struct result, thr_busy) +
@@ -348,7 +390,7 @@ int main(int argc, char **argv)
 	const char *out = getenv("REMOTE_LOAD_OUT");
 	if (!out || !*out)
 		out = getenv("RESULTS_DIR");
-	bad |=
-	    write_results(self, out && *out ? out : "docs/results", thr, busy);
+	bad |= write_results(self, out && *out ? out : "docs/results", reps,
+			     thr, thr_lo, thr_hi, busy);
 	return bad;
 }
