@@ -51,6 +51,27 @@ struct acct_eu {
 	uint64_t reads_posted, colls_posted;
 } __attribute__((aligned(64)));
 
+/* The requests acct_su counts: enum su_op, and a SYNC of a global slot
+ * (earth_rsync) as a kind of its own. */
+enum { ACCT_OP_RSYNC = SU_OP_COUNT_, ACCT_OP_COUNT_ };
+
+/* A request's kind as acct_su counts it (SU_OP_INVOKE_REMOTE is INVOKE);
+ * gslot: its slot is a global one. */
+static inline unsigned acct_op_of(unsigned op, bool gslot)
+{
+	if (op == SU_OP_INVOKE_REMOTE)
+		return SU_OP_INVOKE;
+	if (op == SU_OP_SYNC && gslot)
+		return ACCT_OP_RSYNC;
+	return op;
+}
+
+/* Its name: su_op_name's, or "RSYNC". */
+static inline const char *acct_op_name(unsigned op)
+{
+	return op == ACCT_OP_RSYNC ? "RSYNC" : su_op_name(op);
+}
+
 /* Owned by the thread doing the SU's work. */
 struct acct_su {
 	uint64_t mark;	      /* end of the last accounted segment         */
@@ -58,8 +79,10 @@ struct acct_su {
 	uint64_t recv_ticks;  /* polling the transport, delivery excluded */
 	uint64_t send_ticks;  /* flushing and retrying sends              */
 	uint64_t idle_ticks;  /* nothing to do: spinning or asleep        */
-	uint64_t ops[SU_OP_COUNT_];    /* EU requests handled, by type  */
-	uint64_t remote[SU_OP_COUNT_]; /* ... of which needed another node */
+	uint64_t ops[ACCT_OP_COUNT_];	 /* EU requests handled, by type */
+	uint64_t remote[ACCT_OP_COUNT_]; /* ... of which needed another
+					  * node (a TOKEN: ran on another
+					  * node, given when it stole) */
 	bool in_step; /* inside su_step: the segments above are open   */
 	bool sent;    /* handling this request needed another node: a
 		       * message left, or its memory was accessed

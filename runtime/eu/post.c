@@ -154,7 +154,7 @@ void earth_rsync(earth_gslot slot)
 	EU_CHECK_IN_FIBER("RSYNC");
 	check_gslot("RSYNC", slot);
 	post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
-	eu_g.ops[EARTH_OP_SYNC]++;
+	eu_g.ops[EARTH_OP_RSYNC]++;
 }
 
 void earth_incr_sync(earth_slot *slot, int32_t n)

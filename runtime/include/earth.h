@@ -378,6 +378,7 @@ enum earth_op {
 	EARTH_OP_TOKEN,
 	EARTH_OP_END_FUNCTION,
 	EARTH_OP_COLLECTIVE,
+	EARTH_OP_RSYNC, /* a SYNC of a global slot (earth_rsync) */
 	EARTH_OP_COUNT_
 };
 

@@ -92,6 +92,40 @@ static void node_failed(struct watch *w, long k, int st)
 	}
 }
 
+/* Whether st, the status of a node other than 0 that ended after node 0,
+ * is a failure: killed by a signal (SIGKILL included: earthrun's, after
+ * the grace), or a non-zero exit that is not node 0's status (the others
+ * end with node 0's status, from its SHUTDOWN) nor a part not written. */
+static int failed_at_end(const struct watch *w, int st)
+{
+	if (WIFSIGNALED(st))
+		return 1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 0 ||
+	    WEXITSTATUS(st) == EARTH_EXIT_OUTPUT)
+		return 0;
+	int s0 = w->ch[0].status;
+	return !(WIFEXITED(s0) && WEXITSTATUS(s0) == WEXITSTATUS(st));
+}
+
+/* Node k failed after node 0 ended the job (while the nodes were exiting:
+ * an atexit handler, a destructor, a late error): said, and the job fails
+ * with its status; the others are ending already. */
+static void node_failed_at_end(struct watch *w, long k, int st)
+{
+	w->failed = (int)k;
+	w->fail_status = st;
+	if (WIFSIGNALED(st))
+		fprintf(stderr,
+			"earthrun: node %ld was killed by signal %d (%s) "
+			"after node 0 ended the job\n",
+			k, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		fprintf(stderr,
+			"earthrun: node %ld exited with status %d after "
+			"node 0 ended the job\n",
+			k, WEXITSTATUS(st));
+}
+
 /* Node k ended with status st. */
 static void node_ended(struct watch *w, long k, int st)
 {
@@ -114,6 +148,9 @@ static void node_ended(struct watch *w, long k, int st)
 	}
 	if (bad && w->failed < 0 && !(k != 0 && w->ch[0].done))
 		node_failed(w, k, st);
+	else if (k != 0 && w->ch[0].done && w->failed < 0 &&
+		 failed_at_end(w, st))
+		node_failed_at_end(w, k, st);
 }
 
 static void reap(struct watch *w)

@@ -313,12 +313,8 @@ int earth_run(const struct earth_options *opts,
 	}
 	n->end_tsc = q_tsc();
 	node_quiesce_inbox();
-	if (n->opts.print_stats) {
-		fflush(stdout);
-		struct earth_stats s;
-		earth_stats_get(&s);
-		earth_stats_print(&s);
-	}
+	if (n->opts.print_stats)
+		fflush(stdout); /* the program's output before the tables */
 	int out_bad = acct_close(n);
 	out_bad |= trace_close();
 	int status = n->id == 0 ? n->exit_status : n->stop_status;

@@ -16,6 +16,8 @@
 #include "su/su.h"
 #include "unit/unit.h"
 
+#include <stdio.h>
+
 /* Node number, node count and local rank from the environment (job.c).
  * Returns NULL or what is wrong. */
 const char *earth_job_from_env(struct earth_node *n) EARTH_HIDDEN;
@@ -35,9 +37,15 @@ void *eu_single_thread(void *start) EARTH_HIDDEN;
  * trace were asked for. Returns 0 or -EINVAL after printing what is wrong
  * with EARTH_STATS_JSON. */
 int acct_open(struct earth_node *n) EARTH_HIDDEN;
-/* Node end (earth_run thread, units ended): prints the breakdown table
- * when statistics were asked for, and writes the JSON record. */
+/* Node end (earth_run thread, units ended): prints the statistics and
+ * breakdown tables when statistics were asked for (one write(2), so the
+ * lines of two nodes never mix), and writes the JSON record. */
 int acct_close(struct earth_node *n) EARTH_HIDDEN;
+/* earth_stats_print's table, into f (stats.c). */
+void stats_print_to(FILE *f, const struct earth_stats *st) EARTH_HIDDEN;
+/* Writes the len bytes at buf to stderr with as few write(2) calls as it
+ * takes (one, unless interrupted or cut short) (stats.c). */
+void stats_write_err(const char *buf, size_t len) EARTH_HIDDEN;
 
 /* EARTH_MODE's values, indexed by enum earth_node_mode (options.c). */
 extern const char *const earth_mode_names[3] EARTH_HIDDEN;

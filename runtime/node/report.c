@@ -75,6 +75,19 @@ static void blk_bytes(const struct earth_node *n, struct net_blk_bytes *b)
 		n->net->ops->blk_bytes(n->net, b);
 }
 
+/* Requests of kind op that stayed on this node, and those that needed
+ * another (a TOKEN given away after it was counted local is remote). */
+static uint64_t remote_of(unsigned op)
+{
+	return acct_su.remote[op] < acct_su.ops[op] ? acct_su.remote[op]
+						    : acct_su.ops[op];
+}
+
+static uint64_t local_of(unsigned op)
+{
+	return acct_su.ops[op] - remote_of(op);
+}
+
 static uint64_t switches(void)
 {
 	uint64_t s = 0;
@@ -83,9 +96,9 @@ static uint64_t switches(void)
 	return s;
 }
 
-static void print_table(const struct earth_node *n, const struct breakdown *b)
+static void print_table(FILE *f, const struct earth_node *n,
+			const struct breakdown *b)
 {
-	FILE *f = stderr;
 	double w = b->wall > 0 ? b->wall : 1.0;
 #define PCT(x) (x) / 1e6, 100.0 * (x) / w
 	unsigned m = (unsigned)n->opts.node_mode;
@@ -137,12 +150,11 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 			q / (1 << 20), 100.0 * (double)su->queued_ref / q,
 			100.0 * (double)su->queued_copied / q);
 	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
-	for (int op = 1; op < SU_OP_COUNT_; op++) {
+	for (unsigned op = 1; op < ACCT_OP_COUNT_; op++) {
 		if (!acct_su.ops[op])
 			continue;
 		fprintf(f, "  %-14s %12" PRIu64 " %12" PRIu64 "\n",
-			su_op_name(op), acct_su.ops[op] - acct_su.remote[op],
-			acct_su.remote[op]);
+			acct_op_name(op), local_of(op), remote_of(op));
 	}
 	uint64_t s = switches();
 	double sd = s ? (double)s : 1.0;
@@ -159,6 +171,26 @@ static void print_table(const struct earth_node *n, const struct breakdown *b)
 		fprintf(f, " %s: %" PRIu64, bucket_names[k],
 			acct_eu.overlap_hist[k]);
 	fputc('\n', f);
+}
+
+/* The statistics table and the breakdown, with one write(2) (node.h). */
+static void print_tables(const struct earth_node *n, const struct breakdown *b)
+{
+	struct earth_stats st;
+	earth_stats_get(&st);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		stats_print_to(stderr, &st);
+		print_table(stderr, n, b);
+		return;
+	}
+	stats_print_to(f, &st);
+	print_table(f, n, b);
+	if (fclose(f) == 0)
+		stats_write_err(buf, len);
+	free(buf);
 }
 
 /* 0, or -1 after an error said on stderr (nothing partial is left). */
@@ -195,14 +227,13 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 	    n->id, n->num_nodes, b->wall, b->eu_fiber, b->eu_runtime,
 	    b->eu_idle, b->su_serve, b->su_recv, b->su_send, b->su_idle);
 	/* INVOKE_REMOTE requests are counted as remote INVOKEs. */
-	for (int op = 1; op < SU_OP_COUNT_; op++)
+	for (unsigned op = 1; op < ACCT_OP_COUNT_; op++)
 		if (op != SU_OP_INVOKE_REMOTE)
 			fprintf(f,
 				"%s\"%s\":{\"local\":%" PRIu64
 				",\"remote\":%" PRIu64 "}",
-				op > 1 ? "," : "", su_op_name(op),
-				acct_su.ops[op] - acct_su.remote[op],
-				acct_su.remote[op]);
+				op > 1 ? "," : "", acct_op_name(op),
+				local_of(op), remote_of(op));
 	fprintf(f, "},\"switches\":{");
 	for (int k = 0; k < ACCT_SW_KINDS_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", sw_names[k],
@@ -269,7 +300,7 @@ int acct_close(struct earth_node *n)
 	struct breakdown b;
 	breakdown_of(n, &b);
 	if (n->opts.print_stats)
-		print_table(n, &b);
+		print_tables(n, &b);
 	const char *js = earth_setting_str(EARTH_SET_STATS_JSON);
 	int bad = js ? write_json(n, &b, js) : 0;
 	acct_on = false;

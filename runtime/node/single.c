@@ -26,10 +26,13 @@
 #include <string.h>
 
 /* The SU's work for what the EU posted: the whole request ring, and the
- * requests that spilled while it was full. */
+ * requests that spilled while it was full. Its time, when it did some,
+ * is the SU's busy time (earth_stats), as a dual node's SU thread counts
+ * it. */
 static inline unsigned single_su(struct earth_node *n, struct eu_state *eu,
 				 bool poll_net)
 {
+	uint64_t t0 = q_unlikely(n->timing) ? q_tsc() : 0;
 	unsigned k = 0, step;
 	for (;;) {
 		step = su_step(n, poll_net);
@@ -37,9 +40,12 @@ static inline unsigned single_su(struct earth_node *n, struct eu_state *eu,
 		if (q_unlikely(eu->ovf_len))
 			eu_ovf_drain(eu);
 		else if (q_likely(step < EARTH_SU_BATCH))
-			return k;
+			break;
 		poll_net = false;
 	}
+	if (q_unlikely(n->timing) && k)
+		su_g.busy_ticks += q_tsc() - t0;
+	return k;
 }
 
 /* A fiber, then the SU work its end calls for. irq is a constant in each

@@ -7,8 +7,11 @@
 #include "node/node.h"
 #include "node/irq.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const names[EARTH_OP_COUNT_] = {
     [EARTH_OP_SYNC] = "SYNC",
@@ -21,6 +24,7 @@ static const char *const names[EARTH_OP_COUNT_] = {
     [EARTH_OP_TOKEN] = "TOKEN",
     [EARTH_OP_END_FUNCTION] = "END_FUNCTION",
     [EARTH_OP_COLLECTIVE] = "COLLECTIVE",
+    [EARTH_OP_RSYNC] = "RSYNC",
 };
 
 const char *earth_op_name(enum earth_op op)
@@ -74,9 +78,39 @@ void earth_stats_get(struct earth_stats *st)
 	}
 }
 
+void stats_write_err(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(2, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		buf += w;
+		len -= (size_t)w;
+	}
+}
+
+/* The table is built in memory and written with one write(2): earthrun's
+ * prefixing and the terminal see it whole, never mixed with another
+ * node's lines. */
 void earth_stats_print(const struct earth_stats *st)
 {
-	FILE *f = stderr;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		stats_print_to(stderr, st);
+		return;
+	}
+	stats_print_to(f, st);
+	if (fclose(f) == 0)
+		stats_write_err(buf, len);
+	free(buf);
+}
+
+void stats_print_to(FILE *f, const struct earth_stats *st)
+{
 	const struct earth_node *n = &earth_node_g;
 	double wall = st->wall_ns ? (double)st->wall_ns : 1.0;
 	fprintf(f,

@@ -11,6 +11,7 @@
  * work never moves.
  */
 #define EARTH_INTERNAL 1
+#include "base/acct.h"
 #include "gas/registry.h"
 #include "su/su.h"
 
@@ -42,6 +43,8 @@ static void give_oldest(struct earth_node *n, uint32_t to)
 	su_net_send(n, to, &h, e.frame);
 	su_ready_push(su, n->token_gone_fiber, e.frame);
 	su->tokens_given++;
+	if (acct_on) /* a TOKEN posted here that runs on another node */
+		acct_su.remote[SU_OP_TOKEN]++;
 }
 
 void su_balance_token_added(struct earth_node *n)

@@ -19,12 +19,15 @@ static EARTH_COLD void handle_observed(struct earth_node *n,
 				       const struct su_req *r)
 {
 	unsigned op = r->op == SU_OP_INVOKE_REMOTE ? SU_OP_INVOKE : r->op;
+	unsigned k = acct_op_of(r->op, r->flags & SU_REQ_GSLOT);
 	uint64_t t0 = trace_on ? q_tsc() : 0;
 	acct_su.sent = false;
 	su_handle(n, r);
 	if (op < SU_OP_COUNT_) {
-		acct_su.ops[op]++;
-		acct_su.remote[op] += acct_su.sent;
+		acct_su.ops[k]++;
+		/* A TOKEN is remote when given away (balance.c). */
+		if (k != SU_OP_TOKEN)
+			acct_su.remote[k] += acct_su.sent;
 	}
 	if (trace_on)
 		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0,
