@@ -9,14 +9,17 @@
  *    and in the JSON record;
  *  - a TOKEN that another node stole counts as remote;
  *  - single-poll nodes account their SU's busy time;
- *  - with 4 nodes, each node's tables are one block of lines in earthrun's
- *    output.
+ *  - a node writes its tables with one write(2): with 4 nodes, each
+ *    node's tables are one block of lines in earthrun's output, and a
+ *    reader of a node's stderr gets them whole in its first read.
  */
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -168,7 +171,7 @@ Test(failure, tables_not_interleaved)
 {
 	make_dir();
 	static char buf[1 << 18];
-	for (int round = 0; round < 4; round++) {
+	for (int round = 0; round < 10; round++) {
 		static struct t_cmd c;
 		t_sh(&c, 60,
 		     "sh -c 'EARTH_STATS=1 %s -n 4 --prefix %s/multinode "
@@ -203,4 +206,42 @@ Test(failure, tables_not_interleaved)
 		}
 	}
 	remove_dir();
+}
+
+/* A node's stderr read as soon as it holds anything: the first read has
+ * both tables, whole (one write of less than PIPE_BUF bytes). */
+Test(failure, tables_in_one_write)
+{
+	static char buf[65536];
+	for (int round = 0; round < 5; round++) {
+		int p[2];
+		cr_assert_eq(pipe(p), 0);
+		pid_t pid = fork();
+		cr_assert(pid >= 0);
+		if (!pid) {
+			int nul = open("/dev/null", O_WRONLY);
+			dup2(nul, 1);
+			dup2(p[1], 2);
+			close(p[0]);
+			close(p[1]);
+			setenv("EARTH_STATS", "1", 1);
+			execl(T_PROG_DIR "/fibnodes", "fibnodes", "14",
+			      (char *)NULL);
+			_exit(127);
+		}
+		close(p[1]);
+		ssize_t r = read(p[0], buf, sizeof(buf) - 1);
+		buf[r > 0 ? r : 0] = 0;
+		char rest[4096];
+		while (read(p[0], rest, sizeof(rest)) > 0)
+			;
+		close(p[0]);
+		int st;
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d",
+			  st);
+		cr_expect(strstr(buf, "earth: node 0 statistics") &&
+			      strstr(buf, "  remote reads in flight"),
+			  "round %d: the first read got only:\n%s", round, buf);
+	}
 }
