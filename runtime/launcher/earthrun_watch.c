@@ -4,7 +4,11 @@
  * (signal or non-zero exit before the job ended) the others are told which
  * one (in the mapping) and stopped with SIGTERM, then SIGKILL after 2 s
  * (tcp: the nodes notice a dead peer themselves; SIGTERM follows only
- * after 3 s); earthrun exits non-zero naming the node. Afterwards the
+ * after 3 s); earthrun exits non-zero naming the node. A node that fails
+ * after node 0 ended the job (while the nodes exit: a non-zero status other
+ * than node 0's, which the others repeat, or a signal, earthrun's SIGKILL
+ * 5 s after node 0 included) is named too and fails the job with its
+ * status (the first such node's). Afterwards the
  * nodes' statistics/trace parts are joined into one file each; a node that
  * could not write its part (status EARTH_EXIT_OUTPUT, the part removed) or
  * a join that fails leaves no file and makes earthrun exit non-zero.
