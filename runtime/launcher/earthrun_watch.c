@@ -190,8 +190,11 @@ static void deadlines(struct watch *w)
 	double t = now_s();
 	if ((w->kill_at && t > w->kill_at) ||
 	    (w->end_deadline && t > w->end_deadline)) {
+		long first = -1; /* the job fails naming it */
 		for (long o = 0; o < w->o->nodes; o++)
 			if (!w->ch[o].done) {
+				if (first < 0)
+					first = o;
 				if (w->end_deadline && !w->kill_at)
 					fprintf(
 					    stderr,
@@ -202,7 +205,8 @@ static void deadlines(struct watch *w)
 			}
 		w->kill_at = w->end_deadline = 0;
 		if (w->failed < 0)
-			w->failed = 0, w->fail_status = 1 << 8;
+			w->failed = first > 0 ? (int)first : 0,
+			w->fail_status = 1 << 8;
 	}
 }
 
