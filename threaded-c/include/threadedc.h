@@ -70,7 +70,7 @@ static inline void *tc_from_gptr(earth_gptr g)
 #ifdef EARTH_TC_PARSE
 #define TO_GLOBAL(local_addr) ((void *GLOBAL)tc_to_global(local_addr))
 #define GLOBAL_AT(node, addr) ((void *GLOBAL)tc_global_at((node), (addr)))
-#define GPTR_TO(T, gp) ((T *GLOBAL)tc_from_gptr(gp))
+#define GPTR_TO(T, gp) ((T * GLOBAL) tc_from_gptr(gp))
 #else
 #define TO_GLOBAL(local_addr) tc_to_global(local_addr)
 #define GLOBAL_AT(node, addr) tc_global_at((node), (addr))
