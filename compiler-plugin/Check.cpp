@@ -11,6 +11,7 @@
 #include "EarthTC.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Type.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -101,6 +102,57 @@ std::string globalName(const Expr *G) {
   if (const auto *DR = dyn_cast<DeclRefExpr>(G->IgnoreParenImpCasts()))
     return "GLOBAL pointer '" + DR->getDecl()->getNameAsString() + "'";
   return "a GLOBAL pointer";
+}
+
+// The source text of E as the user wrote it (macro arguments included).
+std::string sourceText(ASTContext &Ctx, const Expr *E) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  CharSourceRange R = CharSourceRange::getTokenRange(
+      SM.getFileLoc(E->getBeginLoc()), SM.getFileLoc(E->getEndLoc()));
+  return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
+}
+
+// The Threaded-C suffix that moves a value of type T ('\0': none).
+char suffixFor(ASTContext &Ctx, QualType T) {
+  T = T.getCanonicalType();
+  if (T->isPointerType())
+    return 'G';
+  if (T->isSpecificBuiltinType(BuiltinType::Float))
+    return 'F';
+  if (T->isSpecificBuiltinType(BuiltinType::Double))
+    return 'D';
+  if (T->isIntegerType() && !T->isBooleanType()) {
+    switch (Ctx.getTypeSize(T)) {
+    case 8:
+      return 'C';
+    case 16:
+      return 'S';
+    case 32:
+      return 'I';
+    case 64:
+      return 'L';
+    }
+  }
+  return 0;
+}
+
+const char *suffixWhat(char Sfx) {
+  switch (Sfx) {
+  case 'C':
+    return "1-byte integers (char)";
+  case 'S':
+    return "2-byte integers (short)";
+  case 'I':
+    return "4-byte integers (int)";
+  case 'L':
+    return "8-byte integers (long)";
+  case 'F':
+    return "floats";
+  case 'D':
+    return "doubles";
+  default:
+    return "GLOBAL pointers";
+  }
 }
 
 class Visitor : public RecursiveASTVisitor<Visitor> {
@@ -239,11 +291,154 @@ public:
       nestedFiberLabel(L);
     return true;
   }
+  // The operand the user wrote in a split-phase macro, under what
+  // threadedc.h adds (tc_gptr_x(...) and its casts).
+  const Expr *userOperand(const Expr *E) {
+    for (;;) {
+      E = E->IgnoreParenImpCasts();
+      if (const auto *C = dyn_cast<CallExpr>(E))
+        if (const FunctionDecl *FD = C->getDirectCallee())
+          if (FD->getName().startswith("tc_gptr") && C->getNumArgs() == 1) {
+            E = C->getArg(0);
+            continue;
+          }
+      if (const auto *C = dyn_cast<ExplicitCastExpr>(E))
+        if (inLanguageHeader(C->getBeginLoc()) &&
+            !isGlobalPtrType(Ctx, C->getType())) {
+          E = C->getSubExpr();
+          continue;
+        }
+      return E;
+    }
+  }
+
+  // The pointee of operand E must be what suffix Sfx moves.
+  void checkWidth(const std::string &Macro, char Sfx, const Expr *E,
+                  const char *Role) {
+    QualType T = E->getType();
+    if (!T->isPointerType() || T->getPointeeType()->isVoidType())
+      return;
+    QualType PT = T->getPointeeType();
+    char Have = suffixFor(Ctx, PT);
+    if (Have == Sfx)
+      return;
+    std::string PS = PT.getAsString();
+    std::string Size =
+        PT->isIncompleteType()
+            ? ""
+            : " (" + std::to_string(Ctx.getTypeSizeInChars(PT).getQuantity()) +
+                  " bytes)";
+    std::string Fix =
+        Have ? "use the suffix for '" + PS +
+                   "': " + Macro.substr(0, Macro.size() - 1) + Have +
+                   " (suffixes: _C char, _S short, _I int, _L long, _F "
+                   "float, _D double, _G a GLOBAL pointer)"
+             : "move '" + PS + "' with BLKMOV_SYNC(src, dst, sizeof(" + PS +
+                   "), slot)";
+    fail(E->getBeginLoc(),
+         Macro + " moves " + suffixWhat(Sfx) + ", but its " + Role + " '" +
+             sourceText(Ctx, E) + "' points to '" + PS + "'" + Size,
+         Fix);
+  }
+
+  // GET_SYNC_x / GET_RSYNC_x / DATA_SYNC_x / DATA_RSYNC_x / BLKMOV_SYNC /
+  // BLKMOV_RSYNC as threadedc.h expands them (the runtime call spelled in
+  // the header): direction of each pointer and width against the suffix.
+  // Returns false for any other call.
+  bool checkSplitPhase(const CallExpr *C, llvm::StringRef N) {
+    if (!C->getBeginLoc().isMacroID() || !inLanguageHeader(C->getRParenLoc()) ||
+        !N.consume_front("earth_") || C->getNumArgs() < 2)
+      return false;
+    llvm::StringRef Rest = N;
+    enum { Get, Data, Blk } Op;
+    if (Rest.consume_front("get_"))
+      Op = Get;
+    else if (Rest.consume_front("data_"))
+      Op = Data;
+    else if (Rest.consume_front("blkmov_"))
+      Op = Blk;
+    else
+      return false;
+    if (!Rest.consume_front("sync") && !Rest.consume_front("rsync"))
+      return false;
+    char Sfx = 0;
+    if (Op != Blk) {
+      if (!Rest.consume_front("_") || Rest.size() != 1)
+        return false;
+      Sfx = llvm::toUpper(Rest[0]);
+    } else if (!Rest.empty()) {
+      return false;
+    }
+    std::string Macro = N.upper();
+    const Expr *A0 = userOperand(C->getArg(0)), *A1 = userOperand(C->getArg(1));
+    bool G0 = hasGlobalType(Ctx, A0), G1 = hasGlobalType(Ctx, A1);
+    std::string T0 = sourceText(Ctx, A0), T1 = sourceText(Ctx, A1);
+    const char *Where = " (T *GLOBAL, TO_GLOBAL(&x) for this node's memory, "
+                        "GLOBAL_AT(node, addr) for another node's)";
+    bool Ok = true;
+    auto bad = [&](const Expr *E, const std::string &What,
+                   const std::string &Fix) {
+      fail(E->getBeginLoc(), What, Fix);
+      Ok = false;
+    };
+    if (Op == Get) {
+      if (!G0 && G1)
+        bad(A0,
+            Macro + " reads its first argument and writes its second, but '" +
+                T0 + "' is a local pointer and '" + T1 + "' is GLOBAL",
+            "the order is " + Macro +
+                "(global source, local destination, ...), not memcpy's: "
+                "write " +
+                Macro + "(" + T1 + ", " + T0 + ", ...)");
+      else if (!G0)
+        bad(A0,
+            "the source of " + Macro + ", '" + T0 +
+                "', is a local pointer, not GLOBAL",
+            "pass a GLOBAL pointer" + std::string(Where) + ": " + Macro +
+                "(global source, local destination, ...)");
+      else if (G1)
+        bad(A1,
+            "the destination of " + Macro + ", '" + T1 +
+                "', is GLOBAL, not a local pointer",
+            Macro + " writes a variable of this fiber: pass &local; to copy "
+                    "from one GLOBAL pointer to another use BLKMOV_SYNC");
+    } else if (Op == Data) {
+      if (!G1)
+        bad(A1,
+            "the destination of " + Macro + ", '" + T1 +
+                "', is a local pointer, not GLOBAL",
+            "pass a GLOBAL pointer" + std::string(Where) + ": " + Macro +
+                "(value, global destination, ...)");
+    } else {
+      if (!G0)
+        bad(A0,
+            "the source of " + Macro + ", '" + T0 +
+                "', is a local pointer, not GLOBAL",
+            "pass a GLOBAL pointer" + std::string(Where) + ": " + Macro +
+                "(global source, global destination, bytes, ...)");
+      if (!G1)
+        bad(A1,
+            "the destination of " + Macro + ", '" + T1 +
+                "', is a local pointer, not GLOBAL",
+            "pass a GLOBAL pointer" + std::string(Where) + ": " + Macro +
+                "(global source, global destination, bytes, ...)");
+    }
+    if (Ok && Op == Get) {
+      checkWidth(Macro, Sfx, A0, "source");
+      checkWidth(Macro, Sfx, A1, "destination");
+    } else if (Ok && Op == Data) {
+      checkWidth(Macro, Sfx, A1, "destination");
+    }
+    return true;
+  }
+
   bool VisitCallExpr(CallExpr *C) {
     const FunctionDecl *Callee = C->getDirectCallee();
     if (!Callee)
       return true;
     llvm::StringRef N = Callee->getName();
+    if (checkSplitPhase(C, N))
+      return true;
     if (!inLanguageHeader(Callee->getLocation())) // tc_gptr_x: by design
       for (unsigned I = 0; I < C->getNumArgs() && I < Callee->getNumParams();
            ++I)
@@ -313,6 +508,15 @@ void checkCall(CompilerInstance &CI, ThreadedFn &F, const Marker &M) {
     return;
   }
   Sema &S = CI.getSema();
+  // INVOKE(NODE_ID, ...) stays on this node; any other INVOKE, and TOKEN,
+  // may run the callee on another node.
+  bool Remote = true;
+  if (M.Kind == MarkerKind::Invoke) {
+    const Expr *Node = C->getArg(0)->IgnoreParenCasts();
+    if (const auto *NC = dyn_cast<CallExpr>(Node))
+      if (const FunctionDecl *NF = NC->getDirectCallee())
+        Remote = NF->getName() != "earth_node_id";
+  }
   for (unsigned I = 0; I < Want; ++I) {
     const Expr *A = C->getArg(I + 2)->IgnoreImpCasts();
     const ParmVarDecl *P = T->getParamDecl(I);
@@ -348,14 +552,93 @@ void checkCall(CompilerInstance &CI, ThreadedFn &F, const Marker &M) {
                 (WantGlobal ? "GLOBAL" : "a local pointer"),
             WantGlobal ? "wrap the address with TO_GLOBAL(&x): the callee "
                          "may run on another node"
-                       : "declare the parameter GLOBAL, or pass a local "
-                         "pointer");
+                       : "declare the parameter GLOBAL, after the '*': '" +
+                             PT->getPointeeType().getAsString() + " *GLOBAL " +
+                             P->getNameAsString() + "'");
+      F.Failed = true;
+    } else if (!Null && Remote && PT->isPointerType() &&
+               !PT->isFunctionPointerType() &&
+               !isGlobalPtrType(Ctx, P->getType())) {
+      error(Ctx, A->getBeginLoc(),
+            Where + " is a local pointer ('" + A->getType().getAsString() +
+                "'), and '" + T->getNameAsString() +
+                "' may run on another node, where that address means nothing",
+            "declare parameter '" + P->getNameAsString() + "' as '" +
+                PT->getPointeeType().getAsString() + " *GLOBAL " +
+                P->getNameAsString() +
+                "', pass TO_GLOBAL(...) and use GET_SYNC_x / DATA_SYNC_x / "
+                "BLKMOV_SYNC through it; or pass the value; or "
+                "INVOKE(NODE_ID, ...) to stay on this node");
       F.Failed = true;
     }
   }
 }
 
+// GLOBAL on a type that is not a pointer: `long GLOBAL *p` (GLOBAL before
+// the '*') would be a local pointer to a "global long".
+class PlacementVisitor : public RecursiveASTVisitor<PlacementVisitor> {
+  ASTContext &Ctx;
+
+  // The type under GLOBAL's tag.
+  QualType untagged(QualType T) {
+    for (;;) {
+      const Type *Ty = T.getTypePtr();
+      if (const auto *MQ = dyn_cast<MacroQualifiedType>(Ty))
+        T = MQ->getModifiedType();
+      else if (const auto *AT = dyn_cast<AttributedType>(Ty))
+        T = AT->getModifiedType();
+      else
+        return T;
+    }
+  }
+
+public:
+  explicit PlacementVisitor(ASTContext &Ctx) : Ctx(Ctx) {}
+  bool VisitDeclaratorDecl(DeclaratorDecl *D) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceLocation L = SM.getFileLoc(D->getLocation());
+    if (L.isInvalid() || SM.isInSystemHeader(L) ||
+        SM.getFilename(L).endswith("threadedc.h"))
+      return true;
+    QualType T = D->getType();
+    std::string Stars;
+    for (;;) {
+      if (isGlobalPtrType(Ctx, T) && !T->isPointerType()) {
+        std::string Name = D->getNameAsString();
+        std::string Want = untagged(T).getAsString() + " *GLOBAL " +
+                           (Stars.size() > 1 ? Stars.substr(1) : "") + Name;
+        if (Stars.empty())
+          error(Ctx, D->getLocation(),
+                "GLOBAL on '" + Name + "', which is not a pointer",
+                "only a pointer can be GLOBAL: write '" + Want + "'");
+        else
+          error(Ctx, D->getLocation(),
+                "GLOBAL before the '*' in the declaration of '" + Name +
+                    "' qualifies the pointed-to type, so '" + Name +
+                    "' is a local pointer",
+                "write '" + Want +
+                    "' (GLOBAL goes after the '*' of the pointer it makes "
+                    "global, as const does)");
+        return true;
+      }
+      if (const auto *PT = T->getAs<PointerType>()) {
+        T = PT->getPointeeType();
+        Stars += "*";
+      } else if (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+        T = AT->getElementType();
+      } else {
+        return true;
+      }
+    }
+  }
+};
+
 } // namespace
+
+void checkGlobalPlacement(ASTContext &Ctx) {
+  PlacementVisitor V(Ctx);
+  V.TraverseDecl(Ctx.getTranslationUnitDecl());
+}
 
 void check(CompilerInstance &CI, ThreadedFn &F) {
   ASTContext &Ctx = CI.getASTContext();

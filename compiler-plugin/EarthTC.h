@@ -98,6 +98,8 @@ unsigned fileOffset(const clang::SourceManager &SM, clang::SourceLocation L);
 bool analyze(clang::CompilerInstance &CI, ThreadedFn &F, const Options &O);
 // Check.cpp: misuse diagnostics that need no CFG.
 void check(clang::CompilerInstance &CI, ThreadedFn &F);
+// Check.cpp: GLOBAL written before the '*' of a declaration (whole file).
+void checkGlobalPlacement(clang::ASTContext &Ctx);
 // Emit.cpp: the generated C for the whole main file.
 bool emit(clang::CompilerInstance &CI, std::vector<ThreadedFn> &Fns,
           const std::vector<const clang::FunctionDecl *> &Protos,

@@ -300,7 +300,8 @@ void Emitter::rewriteFrameRefs(ThreadedFn &F) {
       } else if (F.FrameResident.count(Var)) {
         if (Var->hasInit()) {
           QualType T = Var->getType();
-          if (!T->isArrayType() && !Brace && !isa<InitListExpr>(Var->getInit()))
+          if (!T->isArrayType() && !Brace &&
+              !isa<InitListExpr>(Var->getInit()) && !T.isConstQualified())
             Part = fieldRef(F, Var) + " = " + Init;
           else
             Part = "__builtin_memcpy((void *)&" + fieldRef(F, Var) + ", &(" +
@@ -410,8 +411,9 @@ void Emitter::function(ThreadedFn &F) {
   P += "struct tc_frame_" + N + " {\n\tstruct tc_args_" + N + " tc_a;\n";
   for (const VarDecl *V : F.Locals)
     if (F.Field.count(V))
-      P +=
-          "\t" + decl(V->getType().getUnqualifiedType(), F.Field.at(V)) + ";\n";
+      // Qualifiers kept (const, volatile, _Atomic): the field is the
+      // variable; a const one is initialized by memcpy above.
+      P += "\t" + decl(V->getType(), F.Field.at(V)) + ";\n";
   P += "};\n";
   std::string Run = "tc_run_" + N, Frame = "struct tc_frame_" + N;
   P += "static void " + Run + "(" + Frame + " *tc_f, int tc_fiber);\n";

@@ -69,6 +69,7 @@ public:
     if (Ctx.getDiagnostics().hasErrorOccurred())
       return;
     SourceManager &SM = Ctx.getSourceManager();
+    checkGlobalPlacement(Ctx);
     std::vector<ThreadedFn> Fns;
     std::vector<const FunctionDecl *> Protos;
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {

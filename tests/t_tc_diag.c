@@ -76,7 +76,11 @@ DIAG(no_slots)
 DIAG(macro_body)
 DIAG(shadowed_macro)
 DIAG(header_def)
-#define N_DIAG 21
+DIAG(global_placement)
+DIAG(get_order)
+DIAG(op_width)
+DIAG(remote_local_ptr)
+#define N_DIAG 25
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

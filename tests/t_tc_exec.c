@@ -90,6 +90,13 @@ Test(tc_exec, corpus_ops)
 	run_ok("tests/tc/corpus/ops.tc", "", "",
 	       "ops: 0.5 1.25 x -7 99 abcdefg 1");
 }
+/* GLOBAL_AT, GPTR_TO / TO_GPTR, a registered heap buffer as a BLKMOV
+ * destination, const and volatile frame fields (on 2 nodes below). */
+Test(tc_exec, corpus_global_at)
+{
+	run_ok("tests/tc/corpus/global_at.tc", "", "",
+	       "global_at: 1000 2000 3000 3003, ok");
+}
 Test(tc_exec, corpus_odd_save_all)
 {
 	run_ok("tests/tc/corpus/odd.tc", "--save-all", "", "ok");
@@ -203,26 +210,41 @@ Test(tc_exec, other_clang_major_is_refused)
  * result: every node says hello; fib and N-Queens spread TOKENs over the
  * nodes; the pipeline GETs from the last node; the reduction's leaves
  * BLKMOV node 0's array. */
-static void on_nodes(const char *example, const char *transport, int nodes,
-		     const char *args, const char *want)
+static void on_nodes_src(const char *src, const char *transport, int nodes,
+			 const char *args, const char *want)
 {
-	char dir[64], src[128], earthrun[512];
+	char dir[64], earthrun[512];
 	tc_require();
 	snprintf(earthrun, sizeof earthrun, "%s/rel/bin/earthrun",
 		 tc_build_dir());
 	if (access(earthrun, X_OK) != 0)
 		cr_skip_test("%s is not built (make all)", earthrun);
-	snprintf(src, sizeof src, "threaded-c/examples/%s.tc", example);
 	tc_tmpdir(dir);
 	tc_build(dir, src, "");
 	int rc = tc_sh(out, sizeof out,
 		       "timeout 90 %s --transport %s -n %d %s/prog %s",
 		       earthrun, transport, nodes, dir, args);
-	cr_expect_eq(rc, 0, "%s on %d nodes (%s): %d\n%s", example, nodes,
+	cr_expect_eq(rc, 0, "%s on %d nodes (%s): %d\n%s", src, nodes,
 		     transport, rc, out);
-	cr_expect(strstr(out, want), "%s on %d nodes: no '%s' in\n%s", example,
+	cr_expect(strstr(out, want), "%s on %d nodes: no '%s' in\n%s", src,
 		  nodes, want, out);
 	tc_cleanup(dir);
+}
+static void on_nodes(const char *example, const char *transport, int nodes,
+		     const char *args, const char *want)
+{
+	char src[128];
+	snprintf(src, sizeof src, "threaded-c/examples/%s.tc", example);
+	on_nodes_src(src, transport, nodes, args, want);
+}
+
+/* Node 0 reads node 1's static data (GLOBAL_AT), node 1 writes node 0's
+ * earth_galloc block (GPTR_TO) and BLKMOVs into node 0's registered heap
+ * buffer. */
+Test(tc_exec, global_at_on_2_nodes)
+{
+	on_nodes_src("tests/tc/corpus/global_at.tc", "shm", 2, "",
+		     "global_at: 1001 2001 3010 3013, ok");
 }
 
 Test(tc_exec, hello_on_3_nodes)

@@ -49,11 +49,34 @@ static inline void *tc_to_global(const void *local_addr)
 	return (void *)(uintptr_t)earth_to_global(local_addr).bits;
 }
 
+static inline void *tc_global_at(int node, const void *addr)
+{
+	return (void *)(uintptr_t)earth_gptr_make((uint32_t)node, addr).bits;
+}
+static inline void *tc_from_gptr(earth_gptr g)
+{
+	return (void *)(uintptr_t)g.bits;
+}
+
+/*
+ * TO_GLOBAL(&x): the global pointer of this node's memory.
+ * GLOBAL_AT(node, addr): the global pointer (node, addr): addr is an address
+ *   in node's memory (its static data, its global-memory segment, memory it
+ *   registered), e.g. `long *GLOBAL p = GLOBAL_AT(1, &table[0]);`.
+ * GPTR_TO(T, gp): the earth_gptr of the global-memory API (earth_galloc,
+ *   earth_garray_at, earth_gptr_add) as a `T *GLOBAL`.
+ * TO_GPTR(p): a GLOBAL pointer as an earth_gptr, back to that API.
+ */
 #ifdef EARTH_TC_PARSE
 #define TO_GLOBAL(local_addr) ((void *GLOBAL)tc_to_global(local_addr))
+#define GLOBAL_AT(node, addr) ((void *GLOBAL)tc_global_at((node), (addr)))
+#define GPTR_TO(T, gp) ((T * GLOBAL) tc_from_gptr(gp))
 #else
 #define TO_GLOBAL(local_addr) tc_to_global(local_addr)
+#define GLOBAL_AT(node, addr) tc_global_at((node), (addr))
+#define GPTR_TO(T, gp) ((T *)tc_from_gptr(gp))
 #endif
+#define TO_GPTR(global_ptr) tc_gptr(global_ptr)
 #define NODE_ID ((int)earth_node_id())
 #define NUM_NODES ((int)earth_num_nodes())
 #define SET_EXIT_STATUS(status) earth_set_exit_status(status)
