@@ -204,7 +204,10 @@ Test(blkmove, tcp_large_block_outside_registered_memory_is_rejected)
 		     c.out, c.err);
 	cr_assert(strstr(c.err, "earth: node 1: error: message from node 0 "
 				"rejected: field b (BLK_DATA destination "
-				"outside this node's registered memory)"),
+				"outside this node's registered memory; "
+				"memory from malloc or mmap that other nodes "
+				"write must be registered with "
+				"earth_register_memory)"),
 		  "%s", c.err);
 }
 

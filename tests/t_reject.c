@@ -35,6 +35,9 @@ Test(reject, write_outside_registered_memory_is_rejected)
 		  "%s", c.err);
 	cr_assert(strstr(c.err, "outside this node's registered memory"), "%s",
 		  c.err);
+	cr_assert(
+	    strstr(c.err, "must be registered with earth_register_memory"),
+	    "%s", c.err);
 	cr_assert(strstr(c.err, "earthrun: node 1 exited with status 70"), "%s",
 		  c.err);
 }
@@ -50,7 +53,10 @@ Test(reject, tcp_write_outside_registered_memory_is_rejected)
 		     c.err);
 	cr_assert(strstr(c.err, "earth: node 1: error: message from node 0 "
 				"rejected: field b (BLK_DATA destination "
-				"outside this node's registered memory)"),
+				"outside this node's registered memory; "
+				"memory from malloc or mmap that other nodes "
+				"write must be registered with "
+				"earth_register_memory)"),
 		  "%s", c.err);
 	t_sh(&c, 30, "%s --transport tcp -n 2 %s/badmsg slot", T_EARTHRUN,
 	     T_PROG_DIR);

@@ -62,7 +62,9 @@ static const char *place_start(struct wire_stream *s, const struct wire_hdr *h,
 	void *dst = s->place(ctx, s->from, h);
 	if (!dst)
 		return "b (BLK_DATA destination outside this node's "
-		       "registered memory)";
+		       "registered memory; memory from malloc or mmap that "
+		       "other nodes write must be registered with "
+		       "earth_register_memory)";
 	s->placing = true;
 	s->ph = *h;
 	s->ph.flags |= WIRE_F_PLACED;

@@ -430,7 +430,9 @@ static void *checked_mem(struct earth_node *n, uint64_t addr, uint64_t len,
 	if (!reg_mem_contains(addr, len ? len : 1))
 		earth_fatal("message %s from node %u rejected: field %s "
 			    "([%#llx, +%llu) is outside this node's registered "
-			    "memory)",
+			    "memory; memory from malloc or mmap that other "
+			    "nodes read or write must be registered with "
+			    "earth_register_memory)",
 			    wire_type_name(h->type), from, field,
 			    (unsigned long long)addr, (unsigned long long)len);
 	return (void *)(uintptr_t)addr;
