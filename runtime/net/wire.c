@@ -13,7 +13,8 @@ static const char *const names[W_TYPE_COUNT_] = {
     [W_SHUTDOWN] = "SHUTDOWN", [W_INCR] = "INCR",
     [W_COLL_UP] = "COLL_UP",   [W_COLL_DOWN] = "COLL_DOWN",
     [W_STEAL] = "STEAL",       [W_STEAL_NONE] = "STEAL_NONE",
-    [W_TOKEN] = "TOKEN",
+    [W_TOKEN] = "TOKEN",       [W_PROBE] = "PROBE",
+    [W_PROBE_ACK] = "PROBE_ACK", [W_STUCK] = "STUCK",
 };
 
 const char *wire_type_name(unsigned type)
@@ -75,12 +76,20 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 		if (h->n < 0)
 			return "n (function id)";
 		break;
+	case W_PROBE:
+		if (h->len != 0 || from != 0 || h->n < 1)
+			return "src/len/n (only node 0 probes; n is the wave)";
+		break;
+	case W_PROBE_ACK:
+		if (h->len != 0 || self != 0 || h->n < 0)
+			return "len/n (answers go to node 0; n is the wave)";
+		break;
+	case W_STUCK:
 	case W_SHUTDOWN:
 		if (h->len != 0 || from != 0)
 			return "src/len (only node 0 ends a job)";
 		break;
 	}
-	(void)self;
 	(void)nodes;
 	return 0;
 }

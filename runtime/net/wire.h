@@ -39,6 +39,10 @@ enum wire_type {
 	W_STEAL,      /* the sender is idle: send a token if you have one  */
 	W_STEAL_NONE, /* no token to give                                  */
 	W_TOKEN,      /* a token: function id (n), the payload as args     */
+	W_PROBE,      /* node 0: stuck-job wave n; answer when idle        */
+	W_PROBE_ACK,  /* to node 0: idle for wave n (0: active again since */
+	/* the last answer); messages sent (b), received (c) */
+	W_STUCK, /* node 0: the job is stuck: report, end (status n)  */
 	W_TYPE_COUNT_
 };
 

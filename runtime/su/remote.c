@@ -541,6 +541,12 @@ static void deliver(struct earth_node *n, uint32_t from,
 	case W_COLL_DOWN:
 		su_coll_receive(n, from, h);
 		return;
+	case W_PROBE:
+	case W_PROBE_ACK:
+	case W_STUCK:
+		su->msgs_received--; /* the detection's own: not counted */
+		su_quiet_receive(n, from, h);
+		return;
 	case W_SHUTDOWN:
 		n->stop_status = h->n;
 		/* Pairs with the EU's acquire loads of stop. */
