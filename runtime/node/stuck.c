@@ -127,9 +127,9 @@ static const char *fiber_name(earth_fiber_fn fn, char *buf, size_t room)
 	Dl_info di;
 	if (dladdr((void *)(uintptr_t)fn, &di) && di.dli_fname) {
 		const char *m = strrchr(di.dli_fname, '/');
-		snprintf(buf, room, "%s+0x%lx", m ? m + 1 : di.dli_fname,
-			 (unsigned long)((uintptr_t)fn -
-					 (uintptr_t)di.dli_fbase));
+		snprintf(
+		    buf, room, "%s+0x%lx", m ? m + 1 : di.dli_fname,
+		    (unsigned long)((uintptr_t)fn - (uintptr_t)di.dli_fbase));
 	} else {
 		snprintf(buf, room, "0x%lx", (unsigned long)(uintptr_t)fn);
 	}
@@ -166,10 +166,9 @@ static unsigned scan(struct earth_node *n, uintptr_t lo, uintptr_t hi,
 			"earth: node %u: stuck: slot %p in %s%s: count %d, "
 			"reset %d: fiber %s waits for %d more signal%s\n",
 			n->id, (const void *)s, fn ? "a frame of " : "",
-			fn ? fn->name : "static or registered memory",
-			s->count, s->reset,
-			fiber_name(s->fiber, buf, sizeof(buf)), s->count,
-			s->count == 1 ? "" : "s");
+			fn ? fn->name : "static or registered memory", s->count,
+			s->reset, fiber_name(s->fiber, buf, sizeof(buf)),
+			s->count, s->count == 1 ? "" : "s");
 		found++;
 		p += sizeof(earth_slot) - 8;
 	}

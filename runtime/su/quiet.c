@@ -55,8 +55,8 @@ static void send_ctl(struct earth_node *n, uint32_t peer, uint8_t type,
 
 /* Node 0: the job is stuck. Report, then end like main's end with the
  * stuck status (the EU leaves its loop on stop; su_end_job sends
- * W_STUCK). The EU sleeps: what it wrote is visible (the caller's acquire
- * load of its sleep word). */
+ * W_SHUTDOWN with WIRE_F_STUCK). The EU sleeps: what it wrote is visible (the
+ * caller's acquire load of its sleep word). */
 static EARTH_COLD void declare_stuck(struct earth_node *n)
 {
 	n->stuck = true;
@@ -119,7 +119,8 @@ static void node0_idle(struct earth_node *n)
 		q->prev_sent = s;
 		q->prev_recv = r;
 		if (clean || moved)
-			start_wave(n); /* confirm, or look again after activity */
+			start_wave(
+			    n); /* confirm, or look again after activity */
 		/* Else messages are in flight: their receivers tell us. */
 		return;
 	}
@@ -188,17 +189,14 @@ void su_quiet_receive(struct earth_node *n, uint32_t from,
 		}
 		(void)from;
 		return;
-	case W_STUCK:
+	case W_SHUTDOWN: /* with WIRE_F_STUCK; the caller ends the node */
 		/* Idle since its last answer (else node 0 would not have
-		 * decided): the EU sleeps. Peers end with status 0 after
-		 * their part of the report: the job's status is node 0's
-		 * (a peer ending non-zero first would look like a death). */
+		 * decided): the EU sleeps. Peers end with status 0 (node 0
+		 * sends 0) after their part of the report: the job's status
+		 * is node 0's (a peer ending non-zero first would look like a
+		 * death to earthrun). */
 		if (n->stuck_report)
 			n->stuck_report(n);
-		n->stop_status = 0;
-		/* Pairs with the EU's acquire loads of stop. */
-		atomic_store_explicit(&n->stop, true, memory_order_release);
-		su->wake_check = true;
 		return;
 	}
 }

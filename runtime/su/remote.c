@@ -543,11 +543,12 @@ static void deliver(struct earth_node *n, uint32_t from,
 		return;
 	case W_PROBE:
 	case W_PROBE_ACK:
-	case W_STUCK:
 		su->msgs_received--; /* the detection's own: not counted */
 		su_quiet_receive(n, from, h);
 		return;
 	case W_SHUTDOWN:
+		if (q_unlikely(h->flags & WIRE_F_STUCK))
+			su_quiet_receive(n, from, h);
 		n->stop_status = h->n;
 		/* Pairs with the EU's acquire loads of stop. */
 		atomic_store_explicit(&n->stop, true, memory_order_release);

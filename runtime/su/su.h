@@ -318,7 +318,7 @@ void su_coll_receive(struct earth_node *n, uint32_t from,
  * tells node 0 of activity since the last answer, or (node 0) starts or
  * judges a wave and declares the job stuck. Same threads as su_step. */
 void su_quiet_idle(struct earth_node *n, bool eu_idle) EARTH_HIDDEN;
-/* W_PROBE, W_PROBE_ACK, W_STUCK from a peer. */
+/* W_PROBE, W_PROBE_ACK, W_SHUTDOWN with WIRE_F_STUCK from a peer. */
 void su_quiet_receive(struct earth_node *n, uint32_t from,
 		      const struct wire_hdr *h) EARTH_HIDDEN;
 

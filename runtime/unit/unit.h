@@ -81,7 +81,7 @@ struct earth_node {
 	bool (*may_signal)(struct earth_node *n);
 	void (*stuck_report)(struct earth_node *n);
 	/* Set by node 0's SU when it declares the job stuck: its end of the
-	 * job sends W_STUCK instead of W_SHUTDOWN. SU only. */
+	 * job sends W_SHUTDOWN with WIRE_F_STUCK. SU only. */
 	bool stuck;
 	/* Futex word of the EU: UNIT_SLEEPING while the EU blocks. Stored
 	 * seq_cst by the EU before its last look at the ready ring; the SU
