@@ -88,6 +88,7 @@ static bool node_others_signal(struct earth_node *n)
 static void *su_thread_known(void *arg)
 {
 	node_tid_known();
+	node_tids_started(); /* before the SU can look */
 	return su_thread(arg);
 }
 
@@ -100,6 +101,7 @@ static void *eu_thread_known(void *arg)
 static void *single_thread_known(void *arg)
 {
 	node_tid_known();
+	node_tids_started();
 	return eu_single_thread(arg);
 }
 

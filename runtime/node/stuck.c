@@ -61,9 +61,27 @@ static bool tid_known(int tid)
 	return false;
 }
 
+static void add_all_threads(void);
+
+/* The units have started. TSan starts its helper thread with the first
+ * pthread_create (ours): taken as the runtime's, with (under TSan only)
+ * any thread the program started before earth_run. */
+void node_tids_started(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	add_all_threads();
+#endif
+}
+
 /* The threads of the process when it started: the main thread and the
  * sanitizers' own. */
 __attribute__((constructor)) static void node_threads_at_start(void)
+{
+	add_all_threads();
+	atomic_store(&nstart, atomic_load(&nknown));
+}
+
+static void add_all_threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	if (!d)
@@ -71,14 +89,13 @@ __attribute__((constructor)) static void node_threads_at_start(void)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		int tid = atoi(e->d_name);
-		if (tid > 0) {
+		if (tid > 0 && !tid_known(tid)) {
 			unsigned i = atomic_fetch_add(&nknown, 1);
 			if (i < KNOWN_MAX)
 				atomic_store(&known_tids[i], tid);
 		}
 	}
 	closedir(d);
-	atomic_store(&nstart, atomic_load(&nknown));
 }
 
 bool node_may_signal(struct earth_node *n, _Atomic uint32_t *inbox_users)
