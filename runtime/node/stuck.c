@@ -38,10 +38,27 @@
 #define KNOWN_MAX 64
 static _Atomic int known_tids[KNOWN_MAX];
 static _Atomic unsigned nknown, nstart;
+/* Threads alive when earth_run started (the program's among them). */
+static _Atomic int before_tids[KNOWN_MAX];
+static _Atomic unsigned nbefore;
 
 void node_tids_reset(void)
 {
 	atomic_store(&nknown, atomic_load(&nstart));
+	atomic_store(&nbefore, 0);
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int tid = atoi(e->d_name);
+		unsigned i = atomic_load(&nbefore);
+		if (tid > 0 && i < KNOWN_MAX) {
+			atomic_store(&before_tids[i], tid);
+			atomic_store(&nbefore, i + 1);
+		}
+	}
+	closedir(d);
 }
 
 void node_tid_known(void)
@@ -61,15 +78,24 @@ static bool tid_known(int tid)
 	return false;
 }
 
-static void add_all_threads(void);
+static void add_all_threads(bool new_only);
+
+static bool tid_before(int tid)
+{
+	unsigned k = atomic_load(&nbefore);
+	for (unsigned i = 0; i < k && i < KNOWN_MAX; i++)
+		if (atomic_load(&before_tids[i]) == tid)
+			return true;
+	return false;
+}
 
 /* The units have started. TSan starts its helper thread with the first
- * pthread_create (ours): taken as the runtime's, with (under TSan only)
- * any thread the program started before earth_run. */
+ * pthread_create (ours): a thread that appeared since earth_run started
+ * and before the units look is taken as the runtime's (TSan only). */
 void node_tids_started(void)
 {
 #if defined(__SANITIZE_THREAD__)
-	add_all_threads();
+	add_all_threads(true);
 #endif
 }
 
@@ -77,11 +103,11 @@ void node_tids_started(void)
  * sanitizers' own. */
 __attribute__((constructor)) static void node_threads_at_start(void)
 {
-	add_all_threads();
+	add_all_threads(false);
 	atomic_store(&nstart, atomic_load(&nknown));
 }
 
-static void add_all_threads(void)
+static void add_all_threads(bool new_only)
 {
 	DIR *d = opendir("/proc/self/task");
 	if (!d)
@@ -89,7 +115,8 @@ static void add_all_threads(void)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		int tid = atoi(e->d_name);
-		if (tid > 0 && !tid_known(tid)) {
+		if (tid > 0 && !tid_known(tid) &&
+		    !(new_only && tid_before(tid))) {
 			unsigned i = atomic_fetch_add(&nknown, 1);
 			if (i < KNOWN_MAX)
 				atomic_store(&known_tids[i], tid);
