@@ -44,10 +44,13 @@ static void expect_bad(const struct wire_hdr *h, uint32_t from,
 Test(wire, good_headers_pass)
 {
 	for (uint8_t t = 1; t < W_TYPE_COUNT_; t++) {
-		struct wire_hdr h = good(t, 0);
+		/* Answers to node 0's probes go to node 0. */
+		uint32_t from = t == W_PROBE_ACK ? 1 : 0;
+		uint32_t self = t == W_PROBE_ACK ? 0 : 1;
+		struct wire_hdr h = good(t, from);
 		if (t == W_BLK_DATA || t == W_INVOKE || t == W_TOKEN)
 			h.len = 100;
-		const char *why = wire_check(&h, 0, 1, 4);
+		const char *why = wire_check(&h, from, self, 4);
 		cr_assert_null(why, "type %s rejected: %s", wire_type_name(t),
 			       why);
 	}

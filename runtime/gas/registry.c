@@ -174,6 +174,20 @@ bool reg_mem_contains(uint64_t addr, uint64_t len)
 	return ok;
 }
 
+size_t reg_mem_list(uint64_t (*out)[2], size_t max)
+{
+	int crit = irq_crit_enter();
+	pthread_mutex_lock(&seg_lock);
+	size_t k = nsegs;
+	for (size_t i = 0; i < nsegs && i < max; i++) {
+		out[i][0] = segs[i].base;
+		out[i][1] = segs[i].end;
+	}
+	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
+	return k;
+}
+
 void reg_mem_clear(void)
 {
 	int crit = irq_crit_enter();

@@ -75,6 +75,9 @@ int reg_mem_remove(const void *base);
 bool reg_mem_contains(uint64_t addr, uint64_t len);
 /* Registers the executable's static data (node start). */
 void reg_mem_add_static(void);
+/* Copies up to max segments [base, end) in address order into out;
+ * returns how many there are (the stuck-job report searches them). */
+size_t reg_mem_list(uint64_t (*out)[2], size_t max);
 /* Drops every segment (node end). */
 void reg_mem_clear(void);
 

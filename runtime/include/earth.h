@@ -39,6 +39,11 @@ extern "C" {
  * could not be written (EARTH_STATS_JSON, EARTH_TRACE, --stats=json,
  * --trace): the message on stderr names the file and the error. */
 #define EARTH_EXIT_OUTPUT 74
+/* Exit status of a job that can make no more progress: every node idle,
+ * nothing in flight, main not ended (node 0; earthrun returns it). The
+ * report on stderr names each slot still waiting: node, function, fiber,
+ * count and reset (docs/architecture.md, "Stuck jobs"). */
+#define EARTH_EXIT_STUCK 75
 
 /* ------------------------------------------------------------------ */
 /* Fibers, frames, sync slots                                          */

@@ -8,12 +8,13 @@
 #include "net/wire.h"
 
 static const char *const names[W_TYPE_COUNT_] = {
-    [W_SYNC] = "SYNC",	       [W_BLK_REQ] = "BLK_REQ",
-    [W_BLK_DATA] = "BLK_DATA", [W_INVOKE] = "INVOKE",
-    [W_SHUTDOWN] = "SHUTDOWN", [W_INCR] = "INCR",
-    [W_COLL_UP] = "COLL_UP",   [W_COLL_DOWN] = "COLL_DOWN",
-    [W_STEAL] = "STEAL",       [W_STEAL_NONE] = "STEAL_NONE",
-    [W_TOKEN] = "TOKEN",
+    [W_SYNC] = "SYNC",		 [W_BLK_REQ] = "BLK_REQ",
+    [W_BLK_DATA] = "BLK_DATA",	 [W_INVOKE] = "INVOKE",
+    [W_SHUTDOWN] = "SHUTDOWN",	 [W_INCR] = "INCR",
+    [W_COLL_UP] = "COLL_UP",	 [W_COLL_DOWN] = "COLL_DOWN",
+    [W_STEAL] = "STEAL",	 [W_STEAL_NONE] = "STEAL_NONE",
+    [W_TOKEN] = "TOKEN",	 [W_PROBE] = "PROBE",
+    [W_PROBE_ACK] = "PROBE_ACK",
 };
 
 const char *wire_type_name(unsigned type)
@@ -33,7 +34,8 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 	if (h->src != from)
 		return "src (sender field does not match the connection)";
 	if (h->type != W_COLL_UP && h->type != W_COLL_DOWN &&
-	    (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT | WIRE_F_REPLY)))
+	    (h->flags & ~(WIRE_F_LAST | WIRE_F_NOSLOT | WIRE_F_REPLY |
+			  (h->type == W_SHUTDOWN ? WIRE_F_STUCK : 0))))
 		return "flags (unknown bits)";
 	if (h->len > WIRE_MAX_PAYLOAD &&
 	    (h->type != W_BLK_DATA || h->len > WIRE_MAX_BLK_DATA))
@@ -75,12 +77,19 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 		if (h->n < 0)
 			return "n (function id)";
 		break;
+	case W_PROBE:
+		if (h->len != 0 || from != 0 || h->n < 1)
+			return "src/len/n (only node 0 probes; n is the wave)";
+		break;
+	case W_PROBE_ACK:
+		if (h->len != 0 || self != 0 || h->n < 0)
+			return "len/n (answers go to node 0; n is the wave)";
+		break;
 	case W_SHUTDOWN:
 		if (h->len != 0 || from != 0)
 			return "src/len (only node 0 ends a job)";
 		break;
 	}
-	(void)self;
 	(void)nodes;
 	return 0;
 }

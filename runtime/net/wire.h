@@ -39,6 +39,9 @@ enum wire_type {
 	W_STEAL,      /* the sender is idle: send a token if you have one  */
 	W_STEAL_NONE, /* no token to give                                  */
 	W_TOKEN,      /* a token: function id (n), the payload as args     */
+	W_PROBE,      /* node 0: stuck-job wave n; answer when idle        */
+	W_PROBE_ACK,  /* to node 0: idle for wave n (0: active again since */
+	/* the last answer); messages sent (b), received (c) */
 	W_TYPE_COUNT_
 };
 
@@ -47,6 +50,9 @@ enum wire_type {
 /* W_BLK_DATA: the data a BLK_REQ of the receiver asked for (statistics
  * count the receiver's reads in flight with it). */
 #define WIRE_F_REPLY 0x8u
+/* W_SHUTDOWN: the job is stuck (su/quiet.c): report the slots that wait
+ * here, then end. */
+#define WIRE_F_STUCK 0x10u
 #define WIRE_F_COLL_SHIFT 8 /* W_COLL_*: kind | type << 4 in flags >> 8   */
 /* Never on the wire (wire_check rejects it): set by a transport that has
  * already written a W_BLK_DATA payload at b; the message comes with no

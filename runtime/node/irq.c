@@ -86,8 +86,9 @@ static bool irq_safe(struct earth_node *n, const struct wire_hdr *h)
 	switch (h->type) {
 	case W_SYNC:
 		return h->n <= 0 || (size_t)h->n <= room;
+	case W_SHUTDOWN: /* a stuck job's report prints: not here */
+		return !(h->flags & WIRE_F_STUCK);
 	case W_INCR:
-	case W_SHUTDOWN:
 		return true;
 	case W_BLK_DATA:
 		if (!(h->flags & WIRE_F_LAST) || (h->flags & WIRE_F_NOSLOT))

@@ -79,6 +79,32 @@ static void node_quiesce_inbox(void)
 		sched_yield();
 }
 
+static bool node_others_signal(struct earth_node *n)
+{
+	return node_may_signal(n, &inbox_users);
+}
+
+/* The units' threads, known as the node's own (stuck.c). */
+static void *su_thread_known(void *arg)
+{
+	node_tid_known();
+	node_tids_started(); /* before the SU can look */
+	return su_thread(arg);
+}
+
+static void *eu_thread_known(void *arg)
+{
+	node_tid_known();
+	return eu_thread(arg);
+}
+
+static void *single_thread_known(void *arg)
+{
+	node_tid_known();
+	node_tids_started();
+	return eu_single_thread(arg);
+}
+
 /* The trace's name for a fiber: the threaded function it enters. */
 static const char *node_tfunc_name(uintptr_t fn)
 {
@@ -145,11 +171,11 @@ static void node_free(struct earth_node *n)
 static int node_run_dual(struct earth_node *n, struct eu_start *st)
 {
 	pthread_t eu_tid, su_tid;
-	if (pthread_create(&su_tid, NULL, su_thread, n) != 0) {
+	if (pthread_create(&su_tid, NULL, su_thread_known, n) != 0) {
 		fprintf(stderr, "earth: cannot start the SU thread\n");
 		return -1;
 	}
-	if (pthread_create(&eu_tid, NULL, eu_thread, st) != 0) {
+	if (pthread_create(&eu_tid, NULL, eu_thread_known, st) != 0) {
 		fprintf(stderr, "earth: cannot start the EU thread\n");
 		/* seq_cst store, then earth_su_wake's seq_cst load of the
 		 * SU's state (Dekker with su_try_sleep). */
@@ -168,7 +194,7 @@ static int node_run_single(struct earth_node *n, struct eu_start *st)
 {
 	(void)n;
 	pthread_t tid;
-	if (pthread_create(&tid, NULL, eu_single_thread, st) != 0) {
+	if (pthread_create(&tid, NULL, single_thread_known, st) != 0) {
 		fprintf(stderr, "earth: cannot start the node's thread\n");
 		return -1;
 	}
@@ -215,6 +241,10 @@ int earth_run(const struct earth_options *opts,
 	memset(&su_g, 0, sizeof(su_g));
 	n->invoke_fiber = eu_invoke_trampoline;
 	n->token_gone_fiber = eu_token_gone;
+	n->may_signal = node_others_signal;
+	n->stuck_report = node_stuck_report;
+	node_tids_reset();
+	node_tid_known(); /* waits in earth_run meanwhile */
 	if (opts)
 		n->opts = *opts;
 	else

@@ -31,6 +31,15 @@ void earth_stats_print(const struct earth_stats *st) EARTH_HIDDEN;
 
 /* The one thread of a single-core node (single.c): EU and SU work. */
 void *eu_single_thread(void *start) EARTH_HIDDEN;
+/* Stuck jobs (stuck.c): the calling thread is the node's own; may a
+ * thread that is not still signal a slot; the report of this node's
+ * waiting slots. */
+void node_tid_known(void) EARTH_HIDDEN;
+void node_tids_reset(void) EARTH_HIDDEN;
+void node_tids_started(void) EARTH_HIDDEN;
+bool node_may_signal(struct earth_node *n,
+		     _Atomic uint32_t *inbox_users) EARTH_HIDDEN;
+void node_stuck_report(struct earth_node *n) EARTH_HIDDEN;
 
 /* The breakdown of base/acct.h (report.c). Node bring-up (earth_run
  * thread): clears the counters, turns counting on when statistics or a

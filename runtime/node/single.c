@@ -108,6 +108,8 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	 * after they made work visible and fenced (Dekker, as su_try_sleep);
 	 * the signal is muted meanwhile, the futex wake is enough. */
 	su_idle_step(n, true); /* never sleep without asking for work */
+	su_quiet_idle(n, !q_ring_nonempty(eu->ready) && !eu->ovf_len &&
+			     !(irq && irq_backlog()));
 	su_publish_counters(&su_g);
 	if (irq && t && t->ops->irq_arm)
 		t->ops->irq_arm(t, false);

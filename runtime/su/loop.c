@@ -106,8 +106,10 @@ void su_end_job(struct earth_node *n)
 	struct su_state *su = &su_g;
 	if (n->id == 0) {
 		for (uint32_t p = 1; p < n->num_nodes; p++) {
-			struct wire_hdr h = {.type = W_SHUTDOWN,
-					     .n = n->exit_status};
+			struct wire_hdr h = {
+			    .type = W_SHUTDOWN,
+			    .flags = n->stuck ? WIRE_F_STUCK : 0,
+			    .n = n->stuck ? 0 : n->exit_status};
 			su_net_send(n, p, &h, NULL);
 		}
 	}
@@ -247,6 +249,12 @@ void *su_thread(void *arg)
 				trace_idle(TRACE_SU);
 		} else if (now - idle_since > n->spin_ticks) {
 			su_idle_step(n, true); /* never sleep without asking */
+			/* Pairs with the EU's seq_cst store before it sleeps:
+			 * what it wrote before is visible to a report. */
+			su_quiet_idle(
+			    n, atomic_load_explicit(&n->eu_word,
+						    memory_order_acquire) ==
+				   UNIT_SLEEPING);
 			su_try_sleep(n);
 			idle_since = idle_from = 0;
 			yielding = false;

@@ -543,7 +543,14 @@ static void deliver(struct earth_node *n, uint32_t from,
 	case W_COLL_DOWN:
 		su_coll_receive(n, from, h);
 		return;
+	case W_PROBE:
+	case W_PROBE_ACK:
+		su->msgs_received--; /* the detection's own: not counted */
+		su_quiet_receive(n, from, h);
+		return;
 	case W_SHUTDOWN:
+		if (q_unlikely(h->flags & WIRE_F_STUCK))
+			su_quiet_receive(n, from, h);
 		n->stop_status = h->n;
 		/* Pairs with the EU's acquire loads of stop. */
 		atomic_store_explicit(&n->stop, true, memory_order_release);

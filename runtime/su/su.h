@@ -83,6 +83,22 @@ struct su_state {
 		uint64_t acc, result;
 		earth_slot *slot;
 	} coll;
+	/* Stuck-job detection (su/quiet.c). */
+	struct su_quiet {
+		/* Node 0: the wave in flight (active) or the last one, the
+		 * answers still to come and their sums; the sums of the wave
+		 * before; a peer was active again since it answered (dirty);
+		 * this node's activity when the wave started. */
+		uint32_t wave, acks_left;
+		bool active, done, dirty, have_prev;
+		uint64_t sum_sent, sum_recv, prev_sent, prev_recv;
+		uint64_t act[4];
+		/* A peer: the wave to answer when idle (0: none); it answered
+		 * and watches for activity (counts at the answer). */
+		uint32_t owed;
+		bool watching;
+		uint64_t mark_sent, mark_recv;
+	} quiet;
 	uint64_t busy_ticks;
 	/* Copies of the counters above, stored relaxed by the SU when it goes
 	 * idle; read relaxed by earth_stats_get on the EU. */
@@ -294,6 +310,17 @@ void su_balance_receive(struct earth_node *n, uint32_t from,
 void su_coll_post(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 void su_coll_receive(struct earth_node *n, uint32_t from,
 		     const struct wire_hdr *h) EARTH_HIDDEN;
+
+/* ---- stuck jobs (quiet.c) ---- */
+
+/* The node is about to sleep; eu_idle: the EU sleeps (or, on a
+ * single-core node, has nothing ready or spilled). Answers node 0's wave,
+ * tells node 0 of activity since the last answer, or (node 0) starts or
+ * judges a wave and declares the job stuck. Same threads as su_step. */
+void su_quiet_idle(struct earth_node *n, bool eu_idle) EARTH_HIDDEN;
+/* W_PROBE, W_PROBE_ACK, W_SHUTDOWN with WIRE_F_STUCK from a peer. */
+void su_quiet_receive(struct earth_node *n, uint32_t from,
+		      const struct wire_hdr *h) EARTH_HIDDEN;
 
 /* ---- requests (handle.c) ---- */
 

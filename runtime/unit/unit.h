@@ -74,6 +74,15 @@ struct earth_node {
 	 * the units start; never chosen by a message): a remote INVOKE's
 	 * trampoline, and the one returning a frame whose token left. */
 	earth_fiber_fn invoke_fiber, token_gone_fiber;
+	/* Stuck-job detection (su/quiet.c), set by the node before the units
+	 * start: may a thread other than the node's own still signal a slot
+	 * here (earth_sync_from_thread)? And the report of this node's
+	 * waiting slots, printed by the SU while the EU sleeps. */
+	bool (*may_signal)(struct earth_node *n);
+	void (*stuck_report)(struct earth_node *n);
+	/* Set by node 0's SU when it declares the job stuck: its end of the
+	 * job sends W_SHUTDOWN with WIRE_F_STUCK. SU only. */
+	bool stuck;
 	/* Futex word of the EU: UNIT_SLEEPING while the EU blocks. Stored
 	 * seq_cst by the EU before its last look at the ready ring; the SU
 	 * stores the ready ring, fences, then loads it (Dekker pair in
