@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -282,4 +283,18 @@ bool t_file_has(const char *path, const char *s, char *buf, size_t len)
 {
 	t_slurp(path, buf, len);
 	return strstr(buf, s) != NULL;
+}
+
+void t_scratch_dir(char *dir, size_t len, const char *name)
+{
+	int k = snprintf(dir, len, "/tmp/earth_%s.XXXXXX", name);
+	cr_assert(k > 0 && (size_t)k < len, "scratch folder name too long");
+	cr_assert(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
+}
+
+int t_remove_dir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
 }

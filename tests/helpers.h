@@ -97,6 +97,13 @@ int t_run(const struct earth_options *opts, const struct earth_tfunc *main_fn);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t t_now_ns(void);
 
+/* A new scratch folder for a test: /tmp/earth_<name>.XXXXXX, the X's
+ * filled in by mkdtemp, into dir (len bytes); the test fails if it cannot
+ * be made. */
+void t_scratch_dir(char *dir, size_t len, const char *name);
+/* Removes folder dir and what it holds; the status of rm -rf. */
+int t_remove_dir(const char *dir);
+
 /*
  * The lowest CPU this process may run on into *cpu (-1 if none); returns
  * what sched_getaffinity returned (0, or -1 with *cpu left alone).

@@ -16,15 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "job.h"
 #include "json.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
 
 TestSuite(blkmove, .timeout = 120);
 

@@ -22,15 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "job.h"
 #include "json.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
 
 TestSuite(failure, .timeout = 180);
 
@@ -65,15 +58,12 @@ static char dir[64];
 
 static void make_dir(void)
 {
-	strcpy(dir, "/tmp/earth_t_failure.XXXXXX");
-	cr_assert(mkdtemp(dir), "mkdtemp failed");
+	t_scratch_dir(dir, sizeof(dir), "t_failure");
 }
 
 static void remove_dir(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_expect_eq(system(cmd), 0);
+	cr_expect_eq(t_remove_dir(dir), 0);
 }
 
 /* ops.KIND.{local,remote} of node record nd. */

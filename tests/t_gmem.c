@@ -25,15 +25,8 @@
 #include <unistd.h>
 
 #include "gas/gheap.h"
-#include "helpers.h"
+#include "job.h"
 #include "net/shm_layout.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
 
 TestSuite(gmem, .timeout = 180);
 

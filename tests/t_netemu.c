@@ -21,16 +21,10 @@
 #include <unistd.h>
 
 #include "net/emu.h"
-#include "helpers.h"
+#include "job.h"
 
 #ifndef T_LL7
 #error "T_LL7 (the ASan build of the ll7 benchmark) must be defined"
-#endif
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
 #endif
 
 TestSuite(netemu, .timeout = 240);

@@ -14,14 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "helpers.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
+#include "job.h"
 
 TestSuite(ops_remote, .timeout = 120);
 

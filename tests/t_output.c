@@ -20,15 +20,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "job.h"
 #include "json.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
 
 TestSuite(output, .timeout = 240);
 
@@ -36,14 +29,12 @@ static char dir[64];
 
 static void make_dir(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/earth_t_output.XXXXXX");
-	cr_assert(mkdtemp(dir), "mkdtemp");
+	t_scratch_dir(dir, sizeof(dir), "t_output");
 }
 
 static void remove_dir(void)
 {
-	static struct t_cmd c;
-	t_sh(&c, 30, "rm -rf %s", dir);
+	t_remove_dir(dir);
 }
 
 /* The names in directory d other than . and .., space-separated. */

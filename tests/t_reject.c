@@ -13,14 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "helpers.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
+#include "job.h"
 
 TestSuite(reject, .timeout = 120);
 

@@ -26,15 +26,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "helpers.h"
+#include "job.h"
 #include "net/tcp.h"
-
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
 
 TestSuite(rendezvous, .timeout = 120);
 

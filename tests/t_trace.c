@@ -20,15 +20,9 @@
 #include <unistd.h>
 
 #include "fib_tf.h"
-#include "helpers.h"
+#include "job.h"
 #include "json.h"
 
-#ifndef T_PROG_DIR
-#error "T_PROG_DIR (the built tests/progs) must be defined"
-#endif
-#ifndef T_EARTHRUN
-#error "T_EARTHRUN must be defined"
-#endif
 #ifndef T_EARTHTRACE
 #error "T_EARTHTRACE must be defined"
 #endif
@@ -39,15 +33,12 @@ static char dir[64];
 
 static void make_dir(void)
 {
-	strcpy(dir, "/tmp/earth_t_trace.XXXXXX");
-	cr_assert(mkdtemp(dir), "mkdtemp failed");
+	t_scratch_dir(dir, sizeof(dir), "t_trace");
 }
 
 static void remove_dir(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_expect_eq(system(cmd), 0);
+	cr_expect_eq(t_remove_dir(dir), 0);
 }
 
 /* ---- one node, in a child process ---- */
