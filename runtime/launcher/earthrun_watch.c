@@ -69,6 +69,19 @@ static void signal_others(struct watch *w, int sig)
 			kill(w->ch[o].pid, sig);
 }
 
+/* "earthrun: node K was killed by signal N (name)" or "... exited with
+ * status S", then tail. */
+static void say_end(long k, int st, const char *tail)
+{
+	if (WIFSIGNALED(st))
+		fprintf(stderr,
+			"earthrun: node %ld was killed by signal %d (%s)%s\n",
+			k, WTERMSIG(st), strsignal(WTERMSIG(st)), tail);
+	else
+		fprintf(stderr, "earthrun: node %ld exited with status %d%s\n",
+			k, WEXITSTATUS(st), tail);
+}
+
 /* Node k failed first with status st: the others are told and stopped. */
 static void node_failed(struct watch *w, long k, int st)
 {
@@ -77,16 +90,7 @@ static void node_failed(struct watch *w, long k, int st)
 	atomic_store(&w->job->dead_how,
 		     WIFSIGNALED(st) ? WTERMSIG(st) : 256 + WEXITSTATUS(st));
 	atomic_store(&w->job->dead_node, (int32_t)k);
-	if (WIFSIGNALED(st))
-		fprintf(stderr,
-			"earthrun: node %ld was killed by signal %d "
-			"(%s); stopping the job\n",
-			k, WTERMSIG(st), strsignal(WTERMSIG(st)));
-	else
-		fprintf(stderr,
-			"earthrun: node %ld exited with status %d; "
-			"stopping the job\n",
-			k, WEXITSTATUS(st));
+	say_end(k, st, "; stopping the job");
 	if (w->o->tcp) {
 		/* Let the nodes notice (and say) it. */
 		w->term_at = now_s() + 3;
@@ -118,16 +122,7 @@ static void node_failed_at_end(struct watch *w, long k, int st)
 {
 	w->failed = (int)k;
 	w->fail_status = st;
-	if (WIFSIGNALED(st))
-		fprintf(stderr,
-			"earthrun: node %ld was killed by signal %d (%s) "
-			"after node 0 ended the job\n",
-			k, WTERMSIG(st), strsignal(WTERMSIG(st)));
-	else
-		fprintf(stderr,
-			"earthrun: node %ld exited with status %d after "
-			"node 0 ended the job\n",
-			k, WEXITSTATUS(st));
+	say_end(k, st, " after node 0 ended the job");
 }
 
 /* Node k ended with status st. */

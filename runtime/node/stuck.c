@@ -69,24 +69,26 @@ void node_tid_known(void)
 		atomic_store(&known_tids[i], tid);
 }
 
-static bool tid_known(int tid)
+/* Is tid among the first *n of tids? */
+static bool tid_in(_Atomic int *tids, _Atomic unsigned *n, int tid)
 {
-	unsigned k = atomic_load(&nknown);
+	unsigned k = atomic_load(n);
 	for (unsigned i = 0; i < k && i < KNOWN_MAX; i++)
-		if (atomic_load(&known_tids[i]) == tid)
+		if (atomic_load(&tids[i]) == tid)
 			return true;
 	return false;
+}
+
+static bool tid_known(int tid)
+{
+	return tid_in(known_tids, &nknown, tid);
 }
 
 static void add_all_threads(bool new_only);
 
 static bool tid_before(int tid)
 {
-	unsigned k = atomic_load(&nbefore);
-	for (unsigned i = 0; i < k && i < KNOWN_MAX; i++)
-		if (atomic_load(&before_tids[i]) == tid)
-			return true;
-	return false;
+	return tid_in(before_tids, &nbefore, tid);
 }
 
 /* The units have started. TSan starts its helper thread with the first
