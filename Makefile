@@ -18,11 +18,16 @@ Q       := $(if $(V),,@)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
            -Wmissing-prototypes -Wno-missing-field-initializers
 CSTD    := -std=gnu17
+# UCX and PMIx (the ucx transport): PMIx's headers and library live in
+# a folder of their own on Debian (pkg-config pmix).
+PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
+PMIX_LIBS := $(shell pkg-config --libs pmix 2>/dev/null || echo -lpmix)
 # Runtime headers are included by layer folder: "su/su.h", "base/arch.h".
-INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples
+INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples $(PMIX_CFLAGS)
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
-LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium
+LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium -lucp -luct -lucs \
+           $(PMIX_LIBS)
 ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
@@ -73,7 +78,8 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/de
 # packages the build and the tests need (a failure stops), then those only
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
-            libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format
+            libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format \
+            libucx-dev ucx-utils libpmix-dev
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons

@@ -14,6 +14,7 @@
 #endif
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "net/wire.h"
@@ -74,6 +75,9 @@ struct net_ops {
 	/* Optional: what the transport did with BLK_DATA payloads so far
 	 * (struct net_blk_bytes). The SU's thread, or any once it ended. */
 	void (*blk_bytes)(struct net *t, struct net_blk_bytes *b);
+	/* Optional: a line on how the transport reaches its peers (ucx: the
+	 * lanes UCX chose), for --stats. Any thread once the SU ended. */
+	void (*describe)(struct net *t, char *buf, size_t len);
 };
 
 struct net {
@@ -101,9 +105,16 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err);
  * with EARTH_JOB_SECRET. Blocks until every node is connected
  * (EARTH_CONNECT_TIMEOUT, default 60 s). Same contract as net_shm_open. */
 struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err);
-/* The transport EARTH_TRANSPORT=shm|tcp names (net.c); without it, shm
- * when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, else shm (whose
- * error says how to start a job). */
+/* Transport over UCX active messages (ucx.c, ucx_boot.c): worker
+ * addresses exchanged through PMIx under a PMIx launcher, else through
+ * the tcp rendezvous (earthrun --transport ucx); every peer proves itself
+ * with the job secret before anything else it sends is delivered. Same
+ * contract as net_shm_open. */
+struct net *net_ucx_open(uint32_t self, uint32_t nodes, const char **err);
+/* The transport EARTH_TRANSPORT=shm|tcp|ucx names (net.c); without it,
+ * shm when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, ucx under a
+ * PMIx launcher (PMIX_RANK set), else shm (whose error says how to start
+ * a job). */
 struct net *net_open(uint32_t self, uint32_t nodes, const char **err);
 
 /* Bytes of global memory per node (EARTH_GMEM_MB, default
