@@ -48,7 +48,7 @@ bool ucx_boot_under_pmix(void);
 
 /* Publishes mine (card_len bytes) and collects every node's card into b:
  * through PMIx when started by a PMIx launcher (node 0 makes the job
- * secret unless EARTH_JOB_SECRET is set), else through the tcp
+ * secret unless EARTH_JOB_SECRET is set on every node), else through the tcp
  * rendezvous (earthrun --transport ucx: EARTH_RENDEZVOUS and
  * EARTH_JOB_SECRET), whose connections prove both ends before a card
  * travels. Blocking, earth_run thread. NULL, or what went wrong. */

@@ -5,9 +5,10 @@
  * starts.
  *
  * Under a PMIx launcher (mpirun, srun --mpi=pmix): PMIx_Init, each node
- * PMIx_Put's its card, node 0 also the job secret it made (or
- * EARTH_JOB_SECRET when given), PMIx_Commit, PMIx_Fence collecting the
- * data, PMIx_Get of every other card. PMIx is the launcher's channel to
+ * PMIx_Put's its card, node 0 also a job secret it made (unless
+ * EARTH_JOB_SECRET is given: then every node uses its own, and the proofs
+ * show whether they agree), PMIx_Commit, PMIx_Fence collecting the data,
+ * PMIx_Get of every other card. PMIx is the launcher's channel to
  * its own processes: it is trusted with the secret (docs/architecture.md,
  * "Threat model").
  * Under earthrun (--transport ucx): the tcp rendezvous connects every pair
@@ -158,15 +159,12 @@ static const char *pmix_fail(const char *what, pmix_status_t rc)
 	return errbuf;
 }
 
-/* Node 0's job secret for PMIx: EARTH_JOB_SECRET when given, else fresh
- * random bytes. */
-static const char *lead_secret(struct ucx_boot *b)
+/* Node 0's job secret for PMIx when EARTH_JOB_SECRET is not given:
+ * fresh random bytes. */
+static void lead_secret(struct ucx_boot *b)
 {
-	if (earth_setting_given(EARTH_SET_JOB_SECRET))
-		return net_secret_parse(b->secret, &b->secret_len, "ucx");
 	b->secret_len = 32;
 	net_random(b->secret, b->secret_len);
-	return NULL;
 }
 
 static const char *put_bytes(const char *key, const void *p, size_t len)
@@ -229,9 +227,15 @@ static const char *by_pmix(uint32_t self, uint32_t nodes,
 			 (unsigned)me.rank, size, self, nodes);
 		return errbuf;
 	}
-	const char *e = self == 0 ? lead_secret(b) : NULL;
-	if (!e && self == 0)
+	/* EARTH_JOB_SECRET given: every node uses its own (they must
+	 * agree: the proofs check it); else node 0 makes one for all. */
+	bool given = earth_setting_given(EARTH_SET_JOB_SECRET);
+	const char *e =
+	    given ? net_secret_parse(b->secret, &b->secret_len, "ucx") : NULL;
+	if (!given && self == 0) {
+		lead_secret(b);
 		e = put_bytes(SECRET_KEY, b->secret, b->secret_len);
+	}
 	if (!e)
 		e = put_bytes(CARD_KEY, mine, card_len);
 	if (e)
@@ -246,7 +250,7 @@ static const char *by_pmix(uint32_t self, uint32_t nodes,
 	PMIX_INFO_DESTRUCT(&info);
 	if (rc != PMIX_SUCCESS)
 		return pmix_fail("PMIx_Fence", rc);
-	if (self != 0) {
+	if (self != 0 && !given) {
 		void *s = NULL;
 		size_t sl = 0;
 		e = get_bytes(me.nspace, 0, SECRET_KEY, NET_SECRET_MAX, &s,

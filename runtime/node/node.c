@@ -234,6 +234,7 @@ int earth_run(const struct earth_options *opts,
 	}
 	/* Every setting but those of struct earth_options, validated
 	 * before anything starts (base/settings.h). */
+	node_same_layout(); /* under a PMIx launcher (aslr.c) */
 	if (earth_settings_load() != 0)
 		return EARTH_EXIT_USAGE;
 	memset(n, 0, sizeof(*n));
