@@ -267,6 +267,18 @@ Test(gmem, tcp_every_operation)
 	gmem_job("--transport tcp", 3, 65536);
 }
 
+Test(gmem, ucx_every_operation)
+{
+	/* Served by the remote SU over both kinds of UCX lanes. */
+	const char *tls[][2] = {{"tcp", "lo"}, {"posix,cma", ""}};
+	for (size_t i = 0; i < T_NCASES(tls); i++) {
+		setenv("UCX_TLS", tls[i][0], 1);
+		setenv("UCX_NET_DEVICES", *tls[i][1] ? tls[i][1] : "all", 1);
+		gmem_job("--transport ucx", 2, 100000);
+		gmem_job("--transport ucx", 3, 65536);
+	}
+}
+
 static void expect_rejected(const char *opts, const char *mode)
 {
 	struct t_cmd c;
@@ -288,7 +300,7 @@ Test(gmem, outside_a_segment_is_rejected)
 	 * a pointer naming node 1: neither is served one-sided. */
 	const char *modes[] = {"past", "other"};
 	const char *opts[] = {"--remote direct", "--remote su",
-			      "--transport tcp"};
+			      "--transport tcp", "--transport ucx"};
 	for (size_t m = 0; m < T_NCASES(modes); m++)
 		for (size_t o = 0; o < T_NCASES(opts); o++)
 			expect_rejected(opts[o], modes[m]);

@@ -986,6 +986,12 @@ static void note_lanes(struct ucx_net *t)
 			at = sizeof(t->lanes) - 1;
 	}
 	free(text);
+	/* One space between words (UCX aligns its columns). */
+	size_t w = 0;
+	for (size_t r = 0; t->lanes[r]; r++)
+		if (t->lanes[r] != ' ' || (w && t->lanes[w - 1] != ' '))
+			t->lanes[w++] = t->lanes[r];
+	t->lanes[w] = 0;
 }
 
 /* Creates the endpoints, sends every peer our proof and progresses until
