@@ -174,8 +174,9 @@ Test(blkmove, tcp_large_block_lands_in_place)
 }
 
 /* Over ucx a 1 MiB chunk goes as a rendezvous active message, received
- * with ucp_am_recv_data_nbx straight into its destination: all of it
- * skips a copy, over both kinds of lanes. */
+ * with ucp_am_recv_data_nbx straight into its destination: all of it but
+ * the program's few small messages skips a copy, over both kinds of
+ * lanes. */
 Test(blkmove, ucx_large_block_lands_in_place)
 {
 	const char *tls[] = {"tcp", "posix,cma"};
@@ -185,9 +186,9 @@ Test(blkmove, ucx_large_block_lands_in_place)
 		blkmove_job_over("ucx", 2, "pull 67108864 2", &r);
 		double total = 2 * 67108864.0;
 		expect_received(&r, 0, total, 16, "pull 67108864 2");
-		cr_assert_eq(r.copied[0], 0,
-			     "%s: %.0f of %.0f bytes copied (%.0f in place)",
-			     tls[i], r.copied[0], total, r.direct[0]);
+		cr_assert_leq(r.copied[0], 16,
+			      "%s: %.0f of %.0f bytes copied (%.0f in place)",
+			      tls[i], r.copied[0], total, r.direct[0]);
 	}
 }
 

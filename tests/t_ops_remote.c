@@ -33,16 +33,17 @@ static struct transport transports[] = {
     {"ucx", "UCX_TLS=posix,cma"}};
 /* Runs the multinode program on `nodes` nodes over transport tr and
  * checks that every remote path gave the right values. */
-static void check_job_on(const struct transport *tr, int nodes,
-			 const char *env, long blk)
+static void check_job_on(const struct transport *tr, int nodes, const char *env,
+			 long blk)
 {
 	struct t_cmd c;
 	uint64_t t0 = t_now_ns();
 	const char *transport = tr->name;
 	t_sh(&c, 30, "env %s %s %s --transport %s -n %d %s/multinode %ld", env,
 	     tr->env, T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
-	cr_assert_eq(c.status, 0, "%s %s, %d nodes, %s, block %ld: status %d\n%s",
-		     transport, tr->env, nodes, env, blk, c.status, c.err);
+	cr_assert_eq(c.status, 0,
+		     "%s %s, %d nodes, %s, block %ld: status %d\n%s", transport,
+		     tr->env, nodes, env, blk, c.status, c.err);
 	char want[128];
 	snprintf(want, sizeof(want),
 		 "multinode: %d nodes, %ld-byte blocks: "

@@ -23,7 +23,7 @@ TestSuite(ucx, .timeout = 120);
  * libpmix keeps. */
 #define MPIRUN                                                                 \
 	"env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "       \
-	"LSAN_OPTIONS=suppressions=tests/pmix.supp:print_suppressions=0 "     \
+	"LSAN_OPTIONS=suppressions=tests/pmix.supp:print_suppressions=0 "      \
 	"mpirun -x LSAN_OPTIONS --oversubscribe "
 
 static bool have_mpirun(void)
@@ -116,8 +116,8 @@ static bool hang_pids(const char *path, long *pid, int nodes)
 			char key[32];
 			snprintf(key, sizeof(key), "node %d pid ", k);
 			char *p = strstr(buf, key);
-			pid[k] = p && strchr(p, '\n') ? atol(p + strlen(key))
-						      : -1;
+			pid[k] =
+			    p && strchr(p, '\n') ? atol(p + strlen(key)) : -1;
 			got += pid[k] > 0;
 		}
 		if (got == nodes)
@@ -186,8 +186,8 @@ Test(ucx, killed_node_named_within_5s)
 			  "%s: %s", tls[i], err);
 		cr_assert(strstr(err, "earth: node 2: error: ucx: lost node 1"),
 			  "%s: %s", tls[i], err);
-		cr_log_info("%s: the others ended %.2f s after the kill", tls[i],
-			    s);
+		cr_log_info("%s: the others ended %.2f s after the kill",
+			    tls[i], s);
 	}
 }
 
