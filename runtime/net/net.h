@@ -29,6 +29,10 @@ struct net_blk_bytes {
 	uint64_t sent_ref, sent_copied;
 };
 
+/* A one-sided read finished (net_ops.rma_get): called by the transport's
+ * poll, outside its own progress, with the argument given. */
+typedef void (*net_rma_done_fn)(void *arg);
+
 /* Called for each message received; payload has h->len bytes; ctx is
  * what the caller of poll passed. */
 typedef void (*net_deliver_fn)(void *ctx, uint32_t from,
@@ -47,7 +51,8 @@ struct net_ops {
 			const void *payload);
 	/* Makes sent messages visible and wakes sleeping peers. */
 	void (*flush)(struct net *t);
-	/* Delivers received messages, at most `budget`; returns how many. */
+	/* Delivers received messages, at most `budget`; returns how many
+	 * (with the one-sided reads whose callbacks it ran: work done). */
 	unsigned (*poll)(struct net *t, void *ctx, net_deliver_fn deliver,
 			 unsigned budget);
 	/* Has anything arrived (for the last look before sleeping)? */
@@ -78,6 +83,18 @@ struct net_ops {
 	/* Optional: a line on how the transport reaches its peers (ucx: the
 	 * lanes UCX chose), for --stats. Any thread once the SU ended. */
 	void (*describe)(struct net *t, char *buf, size_t len);
+	/* Optional, one-sided reads of the peers' global memory: the
+	 * earth_run thread, once after open on every node, registers
+	 * [base, base + len) (this node's global segment; NULL, 0: none)
+	 * for the peers to read and learns theirs (blocking until every
+	 * peer's came). NULL, or what went wrong. */
+	const char *(*rma_expose)(struct net *t, void *base, uint64_t len);
+	/* Optional (with rma_expose), SU thread: starts reading len bytes at
+	 * raddr of peer's registered segment into dst; done(arg) once they
+	 * are there. 0, or -1 when [raddr, raddr + len) is not in what peer
+	 * exposed (nothing started: the caller sends a request instead). */
+	int (*rma_get)(struct net *t, uint32_t peer, void *dst, uint64_t raddr,
+		       uint64_t len, net_rma_done_fn done, void *arg);
 };
 
 struct net {

@@ -38,6 +38,7 @@
 #include "net/net.h"
 #include "base/base.h"
 #include "base/settings.h"
+#include "net/shm_layout.h"
 #include "net/ucx.h"
 
 #include <errno.h>
@@ -55,7 +56,7 @@
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
 
-enum { AM_MSG = 1, AM_PROOF, AM_BYE };
+enum { AM_MSG = 1, AM_PROOF, AM_BYE, AM_RKEY };
 
 #define BLK_CHUNK (1u << 20) /* BLK_DATA payload per message */
 #define IMM_MAX 8192u	     /* larger payloads never try an inline send */
@@ -91,6 +92,22 @@ struct ucx_msg {
 	struct ucx_net *t;
 };
 
+/* What AM_RKEY's header says: the sender's exposed global segment; the
+ * data is its packed rkey (none when len is 0). */
+struct ucx_rkey_hdr {
+	uint32_t magic, node;
+	uint64_t base, len;
+};
+
+/* A one-sided read in flight, then done (its callback waits for poll). */
+struct ucx_rma {
+	struct ucx_rma *next;
+	struct ucx_net *t;
+	net_rma_done_fn done;
+	void *arg;
+	uint32_t peer;
+};
+
 /* A send whose buffers UCX still uses. */
 struct ucx_send {
 	struct ucx_net *t;
@@ -109,6 +126,10 @@ struct ucx_peer {
 	struct ucx_msg *head, *tail;
 	struct ucx_net *t;
 	uint32_t id;
+	/* Its global segment, readable one-sided (rkey unpacked once). */
+	bool rkey_in;
+	ucp_rkey_h rkey;
+	uint64_t rbase, rlen;
 };
 
 struct ucx_net {
@@ -133,6 +154,13 @@ struct ucx_net {
 	uint64_t recv_direct, recv_copied, sent_ref, sent_copied;
 	struct ucx_msg *free_msgs;
 	char lanes[512];
+	/* One-sided reads: this node's segment registered once, the peers'
+	 * keys received, the reads done whose callbacks poll runs. */
+	ucp_mem_h memh;
+	struct ucx_rkey_hdr rkey_hdr;
+	uint32_t rkeys_in;
+	struct ucx_rma *done_head, *done_tail;
+	uint64_t rma_reads;
 };
 
 static uint64_t mono_ns(void)
@@ -236,6 +264,40 @@ static ucs_status_t on_bye(void *arg, const void *header, size_t hlen,
 		t->bye_deadline = mono_ns() + BYE_GRACE_NS;
 		t->bye_peer = p;
 	}
+	return UCS_OK;
+}
+
+static ucs_status_t on_rkey(void *arg, const void *header, size_t hlen,
+			    void *data, size_t len,
+			    const ucp_am_recv_param_t *param)
+{
+	struct ucx_net *t = arg;
+	struct ucx_rkey_hdr rh;
+	if (hlen != sizeof(rh) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+		return UCS_OK;
+	memcpy(&rh, header, sizeof(rh));
+	uint32_t p = sender(t, rh.node, param, "a memory key");
+	if (p == UINT32_MAX || !t->peer[p].proven || t->peer[p].rkey_in)
+		return UCS_OK;
+	struct ucx_peer *pp = &t->peer[p];
+	uint64_t seg = t->mine->gmem_seg;
+	uint64_t want = GMEM_BASE + (uint64_t)p * seg;
+	if (rh.magic != UCX_CARD_MAGIC || (rh.len && (rh.base != want ||
+						      rh.len != seg || !len)))
+		earth_fatal("ucx: node %u offered a memory key for something "
+			    "other than its global memory segment",
+			    p);
+	if (rh.len) {
+		ucs_status_t st = ucp_ep_rkey_unpack(pp->ep, data, &pp->rkey);
+		if (st != UCS_OK)
+			earth_fatal("ucx: cannot unpack node %u's memory key: "
+				    "%s",
+				    p, ucs_status_string(st));
+		pp->rbase = rh.base;
+		pp->rlen = rh.len;
+	}
+	pp->rkey_in = true;
+	t->rkeys_in++;
 	return UCS_OK;
 }
 
@@ -573,22 +635,41 @@ static unsigned deliver_some(struct ucx_net *t, void *ctx,
 	return done;
 }
 
+/* The callbacks of the one-sided reads that finished (outside progress:
+ * they may send); how many. */
+static unsigned rma_run_done(struct ucx_net *t)
+{
+	unsigned k = 0;
+	for (; t->done_head; k++) {
+		struct ucx_rma *r = t->done_head;
+		t->done_head = r->next;
+		if (!t->done_head)
+			t->done_tail = NULL;
+		r->done(r->arg);
+		free(r);
+	}
+	return k;
+}
+
 static unsigned ucx_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
 			 unsigned budget)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	progress(t);
+	/* Finished reads count as work done (their slots were signalled):
+	 * the SU hands what they made ready to the EU. */
+	unsigned k = t->done_head ? rma_run_done(t) : 0;
 	if (q_unlikely(t->pidfds) && ++t->polls % PIDFD_EVERY == 0)
 		pidfd_check(t);
 	fault_check(t);
-	return deliver_some(t, ctx, deliver, budget);
+	return k + deliver_some(t, ctx, deliver, budget);
 }
 
 static bool ucx_pending(struct net *nt)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	progress(t);
-	return t->ready_msgs != 0;
+	return t->ready_msgs != 0 || t->done_head;
 }
 
 /* After the end: progress until every send is out (5 s at most). */
@@ -640,7 +721,7 @@ static void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	struct ucx_net *t = (struct ucx_net *)nt;
 	while (ucp_worker_progress(t->worker))
 		;
-	if (t->ready_msgs ||
+	if (t->ready_msgs || t->done_head ||
 	    atomic_load_explicit(word, memory_order_seq_cst) != expected)
 		return;
 	int ms = 1000;
@@ -774,6 +855,11 @@ static void ucx_fini(struct net *nt)
 	uint32_t nodes = t->base.nodes;
 	if (t->worker && t->peer) {
 		void **req = calloc(nodes, sizeof(*req));
+		for (uint32_t p = 0; p < nodes; p++)
+			if (t->peer[p].rkey) {
+				ucp_rkey_destroy(t->peer[p].rkey);
+				t->peer[p].rkey = NULL;
+			}
 		if (req) {
 			if (t->ending)
 				send_byes(t, req);
@@ -798,8 +884,15 @@ static void ucx_fini(struct net *nt)
 		t->free_msgs = m->next;
 		free(m);
 	}
+	while (t->done_head) {
+		struct ucx_rma *r = t->done_head;
+		t->done_head = r->next;
+		free(r);
+	}
 	if (t->worker)
 		ucp_worker_destroy(t->worker);
+	if (t->memh)
+		ucp_mem_unmap(t->ctx, t->memh);
 	if (t->ctx)
 		ucp_cleanup(t->ctx);
 	ucx_boot_fini(&t->boot, nodes);
@@ -823,6 +916,151 @@ static void ucx_describe(struct net *nt, char *buf, size_t len)
 	snprintf(buf, len, "%s", t->lanes);
 }
 
+/* ---- one-sided reads ---- */
+
+static const char *ucx_fail(const char *what, ucs_status_t st)
+{
+	static char buf[300];
+	snprintf(buf, sizeof(buf),
+		 "ucx transport: %s: %s (check UCX_TLS / UCX_NET_DEVICES; "
+		 "ucx_info -d lists what this host has)",
+		 what, ucs_status_string(st));
+	return buf;
+}
+
+
+static void rma_queue(struct ucx_net *t, struct ucx_rma *r)
+{
+	r->next = NULL;
+	if (t->done_tail)
+		t->done_tail->next = r;
+	else
+		t->done_head = r;
+	t->done_tail = r;
+}
+
+static void rma_cb(void *req, ucs_status_t st, void *user)
+{
+	struct ucx_rma *r = user;
+	struct ucx_net *t = r->t;
+	if (st != UCS_OK)
+		earth_fatal("ucx: a one-sided read from node %u failed: %s",
+			    r->peer, ucs_status_string(st));
+	t->base.sends_out--;
+	ucp_request_free(req);
+	rma_queue(t, r);
+}
+
+static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst,
+		       uint64_t raddr, uint64_t len, net_rma_done_fn done,
+		       void *arg)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	if (!pp->rkey || pp->lost || raddr < pp->rbase || len > pp->rlen ||
+	    raddr - pp->rbase > pp->rlen - len)
+		return -1;
+	struct ucx_rma *r = malloc(sizeof(*r));
+	if (!r)
+		return -1;
+	r->t = t;
+	r->done = done;
+	r->arg = arg;
+	r->peer = peer;
+	ucp_request_param_t rp;
+	memset(&rp, 0, sizeof(rp));
+	rp.op_attr_mask =
+	    UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	rp.cb.send = rma_cb;
+	rp.user_data = r;
+	ucs_status_ptr_t sp =
+	    ucp_get_nbx(pp->ep, dst, (size_t)len, raddr, pp->rkey, &rp);
+	if (UCS_PTR_IS_ERR(sp)) {
+		free(r);
+		return -1;
+	}
+	t->rma_reads++;
+	if (!sp)
+		rma_queue(t, r);
+	else
+		t->base.sends_out++;
+	return 0;
+}
+
+/* Registers [base, base + len) once and sends every peer its key; waits
+ * (progressing) until every peer's key came (EARTH_CONNECT_TIMEOUT). */
+static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	uint32_t nodes = t->base.nodes;
+	void *packed = NULL;
+	size_t plen = 0;
+	if (base && len) {
+		ucp_mem_map_params_t mp;
+		memset(&mp, 0, sizeof(mp));
+		mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+				UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+		mp.address = base;
+		mp.length = (size_t)len;
+		ucs_status_t st = ucp_mem_map(t->ctx, &mp, &t->memh);
+		if (st != UCS_OK) {
+			t->memh = NULL;
+			return ucx_fail("registering global memory", st);
+		}
+		st = ucp_rkey_pack(t->ctx, t->memh, &packed, &plen);
+		if (st != UCS_OK)
+			return ucx_fail("packing the global memory key", st);
+	}
+	t->rkey_hdr = (struct ucx_rkey_hdr){UCX_CARD_MAGIC, t->base.self,
+					    packed ? (uintptr_t)base : 0,
+					    packed ? len : 0};
+	void **req = calloc(nodes, sizeof(*req));
+	if (!req) {
+		if (packed)
+			ucp_rkey_buffer_release(packed);
+		return "out of memory";
+	}
+	ucp_request_param_t rp;
+	memset(&rp, 0, sizeof(rp));
+	rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+	rp.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+	const char *e = NULL;
+	for (uint32_t p = 0; p < nodes && !e; p++) {
+		if (p == t->base.self)
+			continue;
+		ucs_status_ptr_t sp =
+		    ucp_am_send_nbx(t->peer[p].ep, AM_RKEY, &t->rkey_hdr,
+				    sizeof(t->rkey_hdr), packed, plen, &rp);
+		if (UCS_PTR_IS_ERR(sp))
+			e = ucx_fail("sending the global memory key",
+				     UCS_PTR_STATUS(sp));
+		else
+			req[p] = sp;
+	}
+	double tmo = earth_setting_real(EARTH_SET_CONNECT_TIMEOUT);
+	uint64_t deadline = mono_ns() + (uint64_t)(tmo * 1e9);
+	wait_reqs(t, req, nodes, deadline);
+	for (uint32_t p = 0; p < nodes; p++)
+		if (req[p]) {
+			ucp_request_cancel(t->worker, req[p]);
+			ucp_request_free(req[p]);
+			if (!e)
+				e = "ucx transport: our memory key did not "
+				    "reach every node in time";
+		}
+	free(req);
+	if (packed)
+		ucp_rkey_buffer_release(packed);
+	while (!e && t->rkeys_in < nodes - 1) {
+		ucp_worker_progress(t->worker);
+		fault_check(t);
+		if (mono_ns() > deadline)
+			e = "ucx transport: not every node's memory key came "
+			    "in time (EARTH_CONNECT_TIMEOUT)";
+	}
+	return e;
+}
+
 static const struct net_ops ucx_ops = {
     .name = "ucx",
     .send = ucx_send,
@@ -836,19 +1074,12 @@ static const struct net_ops ucx_ops = {
     .wake = ucx_wake,
     .blk_bytes = ucx_blk_bytes,
     .describe = ucx_describe,
+    .rma_expose = ucx_rma_expose,
+    .rma_get = ucx_rma_get,
 };
 
 /* ---- opening (earth_run thread) ---- */
 
-static const char *ucx_fail(const char *what, ucs_status_t st)
-{
-	static char buf[300];
-	snprintf(buf, sizeof(buf),
-		 "ucx transport: %s: %s (check UCX_TLS / UCX_NET_DEVICES; "
-		 "ucx_info -d lists what this host has)",
-		 what, ucs_status_string(st));
-	return buf;
-}
 
 /* This host's boot id and this process's pid namespace: processes with
  * the same see each other's pids. */
@@ -883,7 +1114,7 @@ static const char *make_worker(struct ucx_net *t)
 	ucp_params_t pp;
 	memset(&pp, 0, sizeof(pp));
 	pp.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
-	pp.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+	pp.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
 	pp.name = "earth";
 	st = ucp_init(&pp, cfg, &t->ctx);
 	ucp_config_release(cfg);
@@ -903,7 +1134,10 @@ static const char *make_worker(struct ucx_net *t)
 	static const struct {
 		unsigned id;
 		ucp_am_recv_callback_t cb;
-	} h[] = {{AM_MSG, on_msg}, {AM_PROOF, on_proof}, {AM_BYE, on_bye}};
+	} h[] = {{AM_MSG, on_msg},
+		 {AM_PROOF, on_proof},
+		 {AM_BYE, on_bye},
+		 {AM_RKEY, on_rkey}};
 	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++) {
 		ucp_am_handler_param_t ap;
 		memset(&ap, 0, sizeof(ap));

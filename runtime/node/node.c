@@ -278,6 +278,8 @@ int earth_run(const struct earth_options *opts,
 	}
 	reg_mem_add_static();
 	const char *gerr = gmem_open(n->id, n->num_nodes, n->net);
+	if (!gerr)
+		gerr = gmem_expose(n->net);
 	if (gerr) {
 		fprintf(stderr, "earth: node %u: %s\n", n->id, gerr);
 		node_free(n);
