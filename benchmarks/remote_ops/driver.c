@@ -12,9 +12,9 @@
  *   blkmov_bw.<shm|tcp>  blkmov_bw_su.shm  memcpy_bw  tcp_stream_bw
  *   blkmov_bw_over_memcpy.shm  blkmov_bw_over_stream.tcp
  *   barrier.<shm|tcp>
- *   get_remote_rtt_su.<ucx_shm|ucx_tcp>  blkmov_bw.<ucx_shm|ucx_tcp>
- *   invoke_rtt.<ucx_shm|ucx_tcp>  barrier.<ucx_shm|ucx_tcp>
- *     (UCX_TLS=posix,cma and tcp; every path through node 1's SU)
+ *   get_remote_rtt.<ucx_shm|ucx_tcp> (one-sided)  blkmov_bw.<ucx_*>
+ *   get_remote_rtt_su.<ucx_*>  invoke_rtt.<ucx_*>  barrier.<ucx_*>
+ *     (UCX_TLS=posix,cma and tcp)
  *   balance.<fib|nqueens>.<busy_share.min|busy_share.max|work_share.min|
  *                          steals|time>
  *
@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 		bad |= run_pairs(run, self, tr, rounds);
 		bad |= run_table(run, self, tr);
 	}
-	/* ucx over both kinds of lanes: every path through node 1's SU. */
+	/* ucx over both kinds of lanes: GET and block moves from global
+	 * memory one-sided, the rest through node 1's SU. */
 	static const char *const lanes[][2] = {{"posix,cma", "ucx_shm"},
 					       {"tcp", "ucx_tcp"}};
 	for (int l = 0; l < 2; l++) {
@@ -230,8 +231,8 @@ int main(int argc, char **argv)
 		int st = run_job(run, self, "ucx", "REMOTE_OPS_PART", "ucx",
 				 out, sizeof(out));
 		unsetenv("UCX_TLS");
-		printf("# remote_ops %s (UCX_TLS=%s): through node 1's SU\n",
-		       lanes[l][1], lanes[l][0]);
+		printf("# remote_ops %s (UCX_TLS=%s)\n", lanes[l][1],
+		       lanes[l][0]);
 		fputs(out, stdout);
 		if (st) {
 			printf("# remote_ops: the %s job failed (status %d)\n",

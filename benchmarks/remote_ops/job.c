@@ -442,8 +442,8 @@ static void print_pair(const char *sfx)
 	}
 }
 
-/* A ucx job's figures (every path through node 1's SU), as METRIC
- * lines. */
+/* A ucx job's figures, as METRIC lines: the GET on global memory
+ * one-sided (ucp_get_nbx), the rest through node 1's SU. */
 static void print_ucx(const char *sfx)
 {
 	for (int i = 0; i < nphases; i++) {
@@ -451,6 +451,10 @@ static void print_ucx(const char *sfx)
 		double med = bench_median(p->v, p->nv);
 		char name[96];
 		switch (p->op) {
+		case OP_GETRTT_G:
+			snprintf(name, sizeof(name), "get_remote_rtt.%s", sfx);
+			bench_metric_ns(name, med);
+			break;
 		case OP_GETRTT:
 			snprintf(name, sizeof(name), "get_remote_rtt_su.%s",
 				 sfx);
@@ -493,10 +497,14 @@ int remote_ops_job_node(int argc, char **argv)
 	const char *sfx = transport_sfx();
 	const char *part = getenv("REMOTE_OPS_PART");
 	if (part && !strcmp(part, "ucx")) {
-		/* GET on node 1's static data, a block move from its global
-		 * memory, an INVOKE that signals back, a barrier. */
+		/* GET on node 1's global memory (one-sided) and on its
+		 * static data (through its SU), a block move from its global
+		 * memory into node 0's (one-sided), an INVOKE that signals
+		 * back, a barrier. */
 		int n = bench_quick ? 200 : 1000;
 		bench_reps = bench_quick ? 5 : 9;
+		add(OP_GETRTT_G, 0, 1, n);
+		cur_block++;
 		add(OP_GETRTT, 0, 1, n);
 		cur_block++;
 		add(OP_BLK_G, 0, 1, 1);

@@ -165,9 +165,9 @@ const char *gmem_expose(struct net *net)
 	if (!net || !net->ops->rma_expose)
 		return NULL;
 	bool own = g->mapped && !g->shared;
-	void *base = own ? (void *)(uintptr_t)(GMEM_BASE + (uint64_t)g->self *
-							       g->seg)
-			 : NULL;
+	void *base =
+	    own ? (void *)(uintptr_t)(GMEM_BASE + (uint64_t)g->self * g->seg)
+		: NULL;
 	return net->ops->rma_expose(net, base, own ? g->seg : 0);
 }
 

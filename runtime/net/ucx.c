@@ -273,7 +273,8 @@ static ucs_status_t on_rkey(void *arg, const void *header, size_t hlen,
 {
 	struct ucx_net *t = arg;
 	struct ucx_rkey_hdr rh;
-	if (hlen != sizeof(rh) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+	if (hlen != sizeof(rh) ||
+	    (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
 		return UCS_OK;
 	memcpy(&rh, header, sizeof(rh));
 	uint32_t p = sender(t, rh.node, param, "a memory key");
@@ -282,8 +283,8 @@ static ucs_status_t on_rkey(void *arg, const void *header, size_t hlen,
 	struct ucx_peer *pp = &t->peer[p];
 	uint64_t seg = t->mine->gmem_seg;
 	uint64_t want = GMEM_BASE + (uint64_t)p * seg;
-	if (rh.magic != UCX_CARD_MAGIC || (rh.len && (rh.base != want ||
-						      rh.len != seg || !len)))
+	if (rh.magic != UCX_CARD_MAGIC ||
+	    (rh.len && (rh.base != want || rh.len != seg || !len)))
 		earth_fatal("ucx: node %u offered a memory key for something "
 			    "other than its global memory segment",
 			    p);
@@ -928,7 +929,6 @@ static const char *ucx_fail(const char *what, ucs_status_t st)
 	return buf;
 }
 
-
 static void rma_queue(struct ucx_net *t, struct ucx_rma *r)
 {
 	r->next = NULL;
@@ -951,9 +951,8 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 	rma_queue(t, r);
 }
 
-static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst,
-		       uint64_t raddr, uint64_t len, net_rma_done_fn done,
-		       void *arg)
+static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
+		       uint64_t len, net_rma_done_fn done, void *arg)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	struct ucx_peer *pp = &t->peer[peer];
@@ -1079,7 +1078,6 @@ static const struct net_ops ucx_ops = {
 };
 
 /* ---- opening (earth_run thread) ---- */
-
 
 /* This host's boot id and this process's pid namespace: processes with
  * the same see each other's pids. */
