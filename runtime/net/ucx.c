@@ -998,9 +998,15 @@ static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len)
 		ucp_mem_map_params_t mp;
 		memset(&mp, 0, sizeof(mp));
 		mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-				UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+				UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+				UCP_MEM_MAP_PARAM_FIELD_PROT;
 		mp.address = base;
 		mp.length = (size_t)len;
+		/* Peers read it one-sided; they write only through this
+		 * node's SU (which checks every message). */
+		mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ |
+			  UCP_MEM_MAP_PROT_LOCAL_WRITE |
+			  UCP_MEM_MAP_PROT_REMOTE_READ;
 		ucs_status_t st = ucp_mem_map(t->ctx, &mp, &t->memh);
 		if (st != UCS_OK) {
 			t->memh = NULL;

@@ -10,6 +10,10 @@
  * mapped here (gas/gmem.h, EARTH_REMOTE=direct) are served by this SU
  * itself: a copy through the mapping, then the slot is signalled (a
  * remote slot by a SYNC message), like a memory-mapped network interface.
+ * Over a transport that reads peers' global memory one-sided
+ * (net_ops.rma_get: ucx), a GET and a BLKMOV from another node's global
+ * memory into this node are read so; the completion, run by the
+ * transport's poll, signals the slot.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
