@@ -442,8 +442,10 @@ static void print_pair(const char *sfx)
 	}
 }
 
-/* A ucx job's figures, as METRIC lines: the GET on global memory
- * one-sided (ucp_get_nbx), the rest through node 1's SU. */
+/* A ucx job's figures, as METRIC lines: the GET and the block move on
+ * global memory one-sided (ucp_get_nbx) where UCX has a lane that reads
+ * remote memory (cma: ucx_shm; over its tcp lanes through node 1's SU),
+ * the rest through node 1's SU. */
 static void print_ucx(const char *sfx)
 {
 	for (int i = 0; i < nphases; i++) {

@@ -127,7 +127,7 @@ struct ucx_peer {
 	struct ucx_net *t;
 	uint32_t id;
 	/* Its global segment, readable one-sided (rkey unpacked once). */
-	bool rkey_in;
+	bool rkey_in, rma_lane;
 	ucp_rkey_h rkey;
 	uint64_t rbase, rlen;
 };
@@ -956,8 +956,8 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	struct ucx_peer *pp = &t->peer[peer];
-	if (!pp->rkey || pp->lost || raddr < pp->rbase || len > pp->rlen ||
-	    raddr - pp->rbase > pp->rlen - len)
+	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
+	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
 		return -1;
 	struct ucx_rma *r = malloc(sizeof(*r));
 	if (!r)
@@ -1195,16 +1195,45 @@ static const char *make_worker(struct ucx_net *t)
 }
 
 /* The lanes of the endpoint to the first peer, from ucp_ep_print_info. */
-static void note_lanes(struct ucx_net *t)
+/* What ucp_ep_print_info says of ep, malloc'd (NULL when out of memory). */
+static char *ep_info(ucp_ep_h ep)
 {
-	uint32_t p = t->base.self == 0 ? 1 : 0;
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *f = open_memstream(&text, &tlen);
 	if (!f)
-		return;
-	ucp_ep_print_info(t->peer[p].ep, f);
+		return NULL;
+	ucp_ep_print_info(ep, f);
 	fclose(f);
+	return text;
+}
+
+/* For each peer, whether UCX has a lane that reads its memory itself
+ * (cma, verbs: "rma" in the lane list); without one UCX emulates a read
+ * with an active message the peer's worker answers, slower than asking
+ * its SU: such reads go as messages. */
+static void note_rma_lanes(struct ucx_net *t)
+{
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		if (p == t->base.self)
+			continue;
+		char *text = ep_info(t->peer[p].ep);
+		bool rma = false;
+		for (char *l = text ? strtok(text, "\n") : NULL; l && !rma;
+		     l = strtok(NULL, "\n"))
+			rma = strstr(l, "lane[") && strstr(l, " rma");
+		t->peer[p].rma_lane = rma;
+		free(text);
+	}
+}
+
+static void note_lanes(struct ucx_net *t)
+{
+	uint32_t p = t->base.self == 0 ? 1 : 0;
+	note_rma_lanes(t);
+	char *text = ep_info(t->peer[p].ep);
+	if (!text)
+		return;
 	size_t at = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char *l = strstr(line, "lane[");
