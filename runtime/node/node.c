@@ -280,6 +280,7 @@ int earth_run(const struct earth_options *opts,
 	const char *gerr = gmem_open(n->id, n->num_nodes, n->net);
 	if (!gerr)
 		gerr = gmem_expose(n->net);
+	node_tids_transport();
 	if (gerr) {
 		fprintf(stderr, "earth: node %u: %s\n", n->id, gerr);
 		node_free(n);

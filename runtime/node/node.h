@@ -40,6 +40,7 @@ void *eu_single_thread(void *start) EARTH_HIDDEN;
 void node_tid_known(void) EARTH_HIDDEN;
 void node_tids_reset(void) EARTH_HIDDEN;
 void node_tids_started(void) EARTH_HIDDEN;
+void node_tids_transport(void) EARTH_HIDDEN;
 bool node_may_signal(struct earth_node *n,
 		     _Atomic uint32_t *inbox_users) EARTH_HIDDEN;
 void node_stuck_report(struct earth_node *n) EARTH_HIDDEN;
