@@ -125,8 +125,13 @@ Test(modes, one_node_same_result_every_mode)
 			     mode_names[i], g_fib_result);
 		struct earth_stats st;
 		earth_stats_get(&st);
-		cr_assert_eq(st.fibers_run, st.fibers_ready + 1,
-			     "%s: every fiber made ready ran", mode_names[i]);
+		cr_assert_eq(st.fibers_run, st.fibers_ready + st.tokens_run + 1,
+			     "%s: every fiber made ready and every token ran",
+			     mode_names[i]);
+		/* One node: every token ran from the EU's own deque. */
+		cr_assert_gt(st.tokens_run, 0, "%s", mode_names[i]);
+		cr_assert_eq(st.tokens_run, st.ops[EARTH_OP_TOKEN], "%s",
+			     mode_names[i]);
 	}
 }
 
