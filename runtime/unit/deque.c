@@ -77,10 +77,9 @@ bool deque_grow(struct deque *d)
 void *deque_steal(struct deque *d)
 {
 	for (;;) {
-		int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-		atomic_thread_fence(memory_order_seq_cst);
+		int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
 		int64_t b =
-		    atomic_load_explicit(&d->bottom, memory_order_acquire);
+		    atomic_load_explicit(&d->bottom, memory_order_seq_cst);
 		if (t >= b)
 			return NULL;
 		struct deque_array *a =

@@ -16,7 +16,12 @@
  * Orders. push publishes the slot with a release store of bottom (the
  * paper's release fence plus relaxed store: the same code on x86, and a
  * pairing ThreadSanitizer sees); a thief that took an item also sees what
- * the owner wrote into the frame before pushing it.
+ * the owner wrote into the frame before pushing it. Where the paper puts a
+ * seq_cst fence (pop, between storing bottom and loading top; steal,
+ * between loading top and bottom), these accesses are seq_cst operations
+ * instead: the pop's store an exchange, one XCHG on x86 where the paper
+ * has a store and an MFENCE, the steal's loads plain loads; ThreadSanitizer
+ * does not model fences.
  */
 #ifndef EARTH_DEQUE_H
 #define EARTH_DEQUE_H
@@ -86,9 +91,8 @@ static inline void *deque_pop(struct deque *d)
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	struct deque_array *a =
 	    atomic_load_explicit(&d->array, memory_order_relaxed);
-	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+	atomic_exchange_explicit(&d->bottom, b, memory_order_seq_cst);
+	int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
 	if (q_unlikely(t > b)) { /* empty */
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
 		return NULL;
