@@ -259,6 +259,21 @@ Test(modes, tokens_and_collectives_every_mode)
 	}
 }
 
+/* Tokens run from each EU's deque and are stolen from it by the SUs of
+ * idle nodes: both token programs exact on 1-4 nodes in every mode. */
+Test(modes, token_programs_one_to_four_nodes_every_mode)
+{
+	for (int i = 0; i < 3; i++)
+		for (int nodes = 1; nodes <= 4; nodes++) {
+			expect_job(mode_names[i], "shm", nodes, "fibnodes",
+				   "17",
+				   "fibnodes: fib(17)=1597 correct, "
+				   "collectives correct");
+			expect_job(mode_names[i], "shm", nodes, "nqueens",
+				   "9 3", "nqueens: n=9 solutions=352 correct");
+		}
+}
+
 /* ---- the signal storm ---- */
 
 /* "interrupts N  (in a fiber K, ...)" of the node that printed it first
