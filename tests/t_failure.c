@@ -111,15 +111,12 @@ Test(failure, rsync_counted_as_itself)
 	remove_dir();
 }
 
-/* fibnodes on 2 nodes: the tokens another node stole ran there. fib(24):
- * node 0 runs its tokens from its own deque without the SU, so a smaller
- * tree (fib(20), 22K tokens) can end before node 1 has started and asked
- * (6 runs in 20 here on a loaded 2-CPU host). */
+/* fibnodes on 2 nodes: the tokens another node stole ran there. */
 Test(failure, stolen_tokens_are_remote)
 {
 	static struct t_cmd c;
 	make_dir();
-	t_sh(&c, 120, "%s -n 2 --stats=json %s/s.json %s/fibnodes 24",
+	t_sh(&c, 120, "%s -n 2 --stats=json %s/s.json %s/fibnodes 20",
 	     T_EARTHRUN, dir, T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	char path[128];
