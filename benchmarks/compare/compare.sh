@@ -100,14 +100,14 @@ for tree in t1 t3; do
 		e_uts=$(grab "$out" median)
 		metric compare.uts_$tree.earth_token "$e_uts" ns
 		metric compare.uts_$tree.earth_token_nodes_per_s \
-			"$(grab "$out" "nodes/s")" nodes/s
+			"$(grab "$out" "nodes.s")" nodes/s
 	}
 	EARTH_MODE=single-poll run "$earthrun" -n 1 "$bin/earth_uts" "$tree" \
 		"$uts_reps" && {
 		s_uts=$(grab "$out" median)
 		metric compare.uts_$tree.earth_token_single "$s_uts" ns
 		metric compare.uts_$tree.earth_token_single_nodes_per_s \
-			"$(grab "$out" "nodes/s")" nodes/s
+			"$(grab "$out" "nodes.s")" nodes/s
 	}
 	if [ -x "$bin/tbb_uts" ]; then
 		for th in 1 2; do
@@ -116,7 +116,7 @@ for tree in t1 t3; do
 				t=$(grab "$out" median)
 				metric compare.uts_$tree.$sfx "$t" ns
 				metric compare.uts_$tree.${sfx}_nodes_per_s \
-					"$(grab "$out" "nodes/s")" nodes/s
+					"$(grab "$out" "nodes.s")" nodes/s
 				r=$(ratio "$t" "$e_uts")
 				[ -n "$r" ] && metric compare.uts_$tree.${sfx}_over_earth "$r" x
 				r=$(ratio "$t" "$s_uts")
