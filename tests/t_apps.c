@@ -118,16 +118,17 @@ Test(apps, nqueens)
 Test(apps, token_programs_every_mode_one_to_four_nodes)
 {
 	static const char *const modes[] = {"dual", "single-interrupt",
-					     "single-poll"};
+					    "single-poll"};
 	require_apps();
 	for (int m = 0; m < 3; m++)
 		for (int nodes = 1; nodes <= 4; nodes++) {
-			int rc = tc_sh(out, sizeof out,
-				       "EARTH_MODE=%s timeout 60 " T_APPS_EARTHRUN
-				       " -n %d " T_APPS_DIR "/fib 18 5 && "
-				       "EARTH_MODE=%s timeout 60 " T_APPS_EARTHRUN
-				       " -n %d " T_APPS_DIR "/nqueens 9 3",
-				       modes[m], nodes, modes[m], nodes);
+			int rc =
+			    tc_sh(out, sizeof out,
+				  "EARTH_MODE=%s timeout 60 " T_APPS_EARTHRUN
+				  " -n %d " T_APPS_DIR "/fib 18 5 && "
+				  "EARTH_MODE=%s timeout 60 " T_APPS_EARTHRUN
+				  " -n %d " T_APPS_DIR "/nqueens 9 3",
+				  modes[m], nodes, modes[m], nodes);
 			cr_expect_eq(rc, 0, "%s, %d nodes: exit %d\n%s",
 				     modes[m], nodes, rc, out);
 			cr_expect(strstr(out, "answer: fib(18) = 2584") &&
