@@ -137,6 +137,14 @@ Test(apps, token_programs_every_mode_one_to_four_nodes)
 		}
 }
 
+/* UTS: the binomial and geometric small trees as the sequential twin
+ * counts them, on 1 and 3 nodes. */
+Test(apps, uts)
+{
+	expect_twin("uts", "s3", "s3", 3);
+	expect_twin("uts", "s1", "s1", 2);
+}
+
 Test(apps, paraffins)
 {
 	expect_answer("paraffins", "14", 2,
