@@ -33,3 +33,10 @@ ucx-floor-extra:
 	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor; \
 	else echo "ucx_floor: Open MPI (libopenmpi-dev) missing: MPI floors skipped"; fi
 bench-extra: ucx-floor-extra
+
+# Its test (tests/t_ucx_floor.c) runs the driver at tiny sizes: the
+# programs first, mpi_floor where mpicc is.
+$(BUILD)/asan/obj/tests/t_ucx_floor.o: CFLAGS += -DT_UCX_FLOOR_DIR='"$(UF_OUT)"' \
+  -DT_UCX_FLOOR_DRIVER='"$(BUILD)/rel/bench/ucx_floor"'
+$(BUILD)/asan/tests/t_ucx_floor: | $(UF_OUT)/ucp_floor $(BUILD)/rel/bench/ucx_floor \
+  $(if $(shell command -v mpicc 2>/dev/null),$(UF_OUT)/mpi_floor)

@@ -20,7 +20,11 @@
  * target compares its whole region); a wrong byte prints WRONG and the
  * program exits 1.
  *
- *   ucp_floor shm|tcp [ROUNDS [BLOCK]]
+ *   ucp_floor shm|tcp [ROUNDS [BLOCK [BLOCKS]]]
+ *
+ * ROUNDS: ping-pongs and gets per repetition (QUICK 2000, else 20000);
+ * BLOCK: bytes per put (REMOTE_OPS_BLK); BLOCKS: puts per repetition (64
+ * MiB worth with QUICK, else 256 MiB, at least 4).
  */
 #define _GNU_SOURCE 1
 #include <sched.h>
@@ -240,23 +244,25 @@ int main(int argc, char **argv)
 	const char *medium = argc > 1 ? argv[1] : "";
 	static char name[64]; /* bench_init keeps it for its end line */
 	snprintf(name, sizeof(name), "ucp_floor.%s", medium);
-	if (!ucp_pair_tls(medium) || argc > 4) {
-		fprintf(stderr, "usage: ucp_floor shm|tcp [ROUNDS [BLOCK]]\n");
+	if (!ucp_pair_tls(medium) || argc > 5) {
+		fprintf(stderr,
+			"usage: ucp_floor shm|tcp [ROUNDS [BLOCK [BLOCKS]]]\n");
 		return 2;
 	}
 	bench_init(name, 1, argv);
 	long rounds = argc > 2 ? atol(argv[2]) : bench_quick ? 2000 : 20000;
 	long block = argc > 3 ? atol(argv[3]) : (long)REMOTE_OPS_BLK;
-	/* bytes per repetition of the puts: 64 MiB (QUICK), 256 MiB */
-	long blocks =
-	    ((bench_quick ? 64l : 256l) << 20) / (block > 0 ? block : 1);
-	if (rounds < 1 || block < 4096 || block % 8) {
-		fprintf(stderr, "ucp_floor: ROUNDS must be >= 1 and BLOCK a "
-				"multiple of 8, >= 4096\n");
+	/* puts per repetition: 64 MiB worth (QUICK), else 256 MiB */
+	long blocks = argc > 4 ? atol(argv[4])
+			       : ((bench_quick ? 64l : 256l) << 20) /
+				     (block > 0 ? block : 1);
+	if (argc <= 4 && blocks < 4)
+		blocks = 4;
+	if (rounds < 1 || block < 4096 || block % 8 || blocks < 1) {
+		fprintf(stderr, "ucp_floor: ROUNDS and BLOCKS must be >= 1, "
+				"BLOCK a multiple of 8 and >= 4096\n");
 		return 2;
 	}
-	if (blocks < 4)
-		blocks = 4;
 	/* a stuck peer must not hang make bench */
 	alarm(bench_quick ? 120 : 600);
 	struct ucp_pair p;

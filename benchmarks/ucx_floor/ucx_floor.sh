@@ -14,6 +14,7 @@
 #      on here for tcp). Skipped with a message without Open MPI.
 # Every program checks the data it moved and exits 1 on a wrong byte.
 # QUICK=1: fewer rounds and bytes. EARTH_CPUS: the two CPUs (else 0,1).
+#   ucx_floor [ROUNDS [BLOCK [BLOCKS]]]   (ucp_floor's; ROUNDS for MPI too)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(dirname "$here")/ucx_floor
@@ -22,7 +23,7 @@ quick=${QUICK:-0}
 reps=${BENCH_REPS:-$([ -n "$quick" ] && echo 5 || echo 11)}
 [ "$reps" -ge 5 ] 2>/dev/null || reps=5
 [ "$reps" -le 64 ] || reps=64
-rounds=$([ -n "$quick" ] && echo 2000 || echo 20000)
+rounds=${1:-$([ -n "$quick" ] && echo 2000 || echo 20000)}
 cpus=${EARTH_CPUS:-0,1}
 cpu0=${cpus%%,*} cpu1=${cpus#*,}
 status=0
@@ -31,7 +32,7 @@ echo "# ucx_floor: $(nproc) usable cores, load average at start $(cut -d' ' -f1-
 trap 'echo "# ucx_floor: load average at end $(cut -d" " -f1-3 /proc/loadavg)"' EXIT
 
 for m in shm tcp; do
-	"$bin/ucp_floor" "$m" "$rounds" || {
+	"$bin/ucp_floor" "$m" "$rounds" "${@:2}" || {
 		echo "# ucx_floor: ucp_floor $m FAILED"; status=1; }
 done
 
