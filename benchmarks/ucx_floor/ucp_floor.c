@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE 1
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,17 @@ static size_t count_wrong(const uint64_t *w, size_t n, uint64_t seed)
 	for (size_t i = 0; i < n; i++)
 		bad += w[i] != pattern(seed, i);
 	return bad;
+}
+
+static const char *alarm_msg = "ucp_floor: no end after the time allowed "
+			       "(peer stuck or dead?): stopped\n";
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	ssize_t w = write(2, alarm_msg, strlen(alarm_msg));
+	(void)w;
+	_exit(1);
 }
 
 static double now_ns(void)
@@ -263,7 +275,9 @@ int main(int argc, char **argv)
 				"BLOCK a multiple of 8 and >= 4096\n");
 		return 2;
 	}
-	/* a stuck peer must not hang make bench */
+	/* a stuck peer must not hang make bench (the target dies with us:
+	 * PR_SET_PDEATHSIG) */
+	signal(SIGALRM, on_alarm);
 	alarm(bench_quick ? 120 : 600);
 	struct ucp_pair p;
 	if (ucp_pair_start(&p, medium, (size_t)block))
