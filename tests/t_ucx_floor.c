@@ -78,6 +78,10 @@ Test(ucx_floor, every_figure_at_tiny_size)
 		cr_assert(!isnan(metric(cmd.out, n, "ns")), "no %s", n);
 		snprintf(n, sizeof(n), "ucp_put_bw.ucx_%s", m[i]);
 		cr_assert(!isnan(metric(cmd.out, n, "MB/s")), "no %s", n);
+		snprintf(n, sizeof(n), "ucp_get_lat_own.ucx_%s", m[i]);
+		cr_assert(!isnan(metric(cmd.out, n, "ns")), "no %s", n);
+		snprintf(n, sizeof(n), "ucp_put_bw_own.ucx_%s", m[i]);
+		cr_assert(!isnan(metric(cmd.out, n, "MB/s")), "no %s", n);
 		snprintf(pl, sizeof(pl),
 			 "# ucp_floor.%s: placement: origin "
 			 "pinned to CPU",

@@ -12,6 +12,12 @@
  *                         (the block of blkmov_bw) into the target's
  *                         region, each flushed to the target before the
  *                         next (MB/s, 10^6 bytes)
+ *   ucp_get_lat_own.ucx_<m>, ucp_put_bw_own.ucx_<m>   the same between
+ *                         regions each process mapped itself and
+ *                         registered, where the others use regions UCX
+ *                         allocated (UCP_MEM_MAP_ALLOCATE): over shm UCX
+ *                         reaches the first through cma (a system call
+ *                         per access), the second in posix shared memory
  *
  * Each figure is the median over the repetitions (bench_reps), after one
  * repetition not recorded (wire-up, first touches). The target
@@ -39,11 +45,16 @@
 #include "remote_ops/remote_ops.h"
 #include "ucp_pair.h"
 
-/* Control messages: command in the top byte, argument below. */
+/* Control messages: command in the top byte, argument below; FILL and
+ * VERIFY name the region in the argument's top byte (REG_OF) and the seed
+ * below. */
 enum { CTL_FILL = 1, CTL_VERIFY, CTL_WHERE, CTL_QUIT, CTL_REPLY };
 #define CTL(cmd, arg) ((uint64_t)(cmd) << 56 | ((arg) & ((1ull << 56) - 1)))
 #define CTL_CMD(v) ((int)((v) >> 56))
 #define CTL_ARG(v) ((v) & ((1ull << 56) - 1))
+#define REG_ARG(reg, seed) ((uint64_t)(reg) << 48 | ((seed)&0xffffffffffffull))
+#define REG_OF(arg) ((int)((arg) >> 48))
+#define SEED_OF(arg) ((arg)&0xffffffffffffull)
 
 /* The word at index i of a region filled with `seed`. */
 static uint64_t pattern(uint64_t seed, size_t i)
@@ -104,12 +115,17 @@ static int target(struct ucp_pair *p)
 			continue;
 		ctls = p->n_ctl;
 		uint64_t v = p->ctl, reply = 0;
-		switch (CTL_CMD(v)) {
+		int cmd = CTL_CMD(v), reg = REG_OF(CTL_ARG(v));
+		if ((cmd == CTL_FILL || cmd == CTL_VERIFY) &&
+		    reg >= UCP_PAIR_REGS)
+			cmd = 0; /* unknown */
+		switch (cmd) {
 		case CTL_FILL:
-			fill(p->region, words, CTL_ARG(v));
+			fill(p->reg[reg].addr, words, SEED_OF(CTL_ARG(v)));
 			break;
 		case CTL_VERIFY:
-			reply = count_wrong(p->region, words, CTL_ARG(v));
+			reply = count_wrong(p->reg[reg].addr, words,
+					    SEED_OF(CTL_ARG(v)));
 			break;
 		case CTL_WHERE: /* the CPU pinned to, the CPU run on */
 			reply =
@@ -165,8 +181,8 @@ static double pingpong(struct ucp_pair *p, long rounds, long *wrong)
 
 /* One repetition of `rounds` 8-byte gets from words spread over the
  * target's region (filled with `seed`): ns per get. */
-static double get_lat(struct ucp_pair *p, long rounds, uint64_t seed,
-		      long *wrong)
+static double get_lat(struct ucp_pair *p, struct ucp_pair_region *r,
+		      long rounds, uint64_t seed, long *wrong)
 {
 	size_t words = p->len / sizeof(uint64_t);
 	ucp_request_param_t rp = {.op_attr_mask = 0};
@@ -176,8 +192,8 @@ static double get_lat(struct ucp_pair *p, long rounds, uint64_t seed,
 		uint64_t v = 0;
 		if (ucp_pair_wait(p,
 				  ucp_get_nbx(p->ep, &v, sizeof(v),
-					      p->peer_addr + w * sizeof(v),
-					      p->peer_rkey, &rp),
+					      r->peer_addr + w * sizeof(v),
+					      r->peer_rkey, &rp),
 				  "ucp_get_nbx"))
 			return -1;
 		*wrong += v != pattern(seed, w);
@@ -187,16 +203,16 @@ static double get_lat(struct ucp_pair *p, long rounds, uint64_t seed,
 
 /* One repetition: `blocks` puts of our whole region (filled with `seed`)
  * into the target's, each flushed before the next: MB/s. */
-static double put_bw(struct ucp_pair *p, long blocks)
+static double put_bw(struct ucp_pair *p, struct ucp_pair_region *r, long blocks)
 {
 	ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH,
-				  .memh = p->memh};
+				  .memh = r->memh};
 	ucp_request_param_t fp = {.op_attr_mask = 0};
 	double t0 = now_ns();
 	for (long i = 0; i < blocks; i++)
 		if (ucp_pair_wait(p,
-				  ucp_put_nbx(p->ep, p->region, p->len,
-					      p->peer_addr, p->peer_rkey, &rp),
+				  ucp_put_nbx(p->ep, r->addr, p->len,
+					      r->peer_addr, r->peer_rkey, &rp),
 				  "ucp_put_nbx") ||
 		    ucp_pair_wait(p, ucp_ep_flush_nbx(p->ep, &fp),
 				  "ucp_ep_flush_nbx"))
@@ -205,32 +221,36 @@ static double put_bw(struct ucp_pair *p, long blocks)
 }
 
 /* Runs one figure bench_reps times after one repetition not recorded,
- * prints its median; the data checks add into *wrong. */
+ * prints its median; the data checks add into *wrong. Gets and puts go
+ * to and from region `reg` (UCP_PAIR_REG_*) on both sides; the figures of
+ * the region we map ourselves are named *_own. */
 enum fig { FIG_PINGPONG, FIG_GET, FIG_PUT };
 
-static int figure(struct ucp_pair *p, enum fig f, long n, long *wrong)
+static int figure(struct ucp_pair *p, enum fig f, int reg, long n, long *wrong)
 {
 	static const char *const names[] = {"pingpong_rtt", "ucp_get_lat",
 					    "ucp_put_bw"};
+	struct ucp_pair_region *rg = &p->reg[reg];
 	double v[64];
 	int reps = bench_reps < 64 ? bench_reps : 64;
 	uint64_t answer;
 	for (int r = -1; r < reps; r++) {
-		uint64_t seed = (uint64_t)(f * 1000 + r + 1);
+		uint64_t seed = (uint64_t)(f * 1000 + reg * 100 + r + 1);
 		double x = -1;
 		switch (f) {
 		case FIG_PINGPONG:
 			x = pingpong(p, r < 0 ? n / 10 + 1 : n, wrong);
 			break;
 		case FIG_GET:
-			if (ctl(p, CTL_FILL, seed, &answer))
+			if (ctl(p, CTL_FILL, REG_ARG(reg, seed), &answer))
 				return -1;
-			x = get_lat(p, r < 0 ? n / 10 + 1 : n, seed, wrong);
+			x = get_lat(p, rg, r < 0 ? n / 10 + 1 : n, seed, wrong);
 			break;
 		case FIG_PUT:
-			fill(p->region, p->len / sizeof(uint64_t), seed);
-			x = put_bw(p, n);
-			if (x > 0 && ctl(p, CTL_VERIFY, seed, &answer))
+			fill(rg->addr, p->len / sizeof(uint64_t), seed);
+			x = put_bw(p, rg, n);
+			if (x > 0 &&
+			    ctl(p, CTL_VERIFY, REG_ARG(reg, seed), &answer))
 				return -1;
 			if (x > 0 && answer) {
 				printf("ucp_floor.%s: put: %llu WRONG words at "
@@ -246,7 +266,9 @@ static int figure(struct ucp_pair *p, enum fig f, long n, long *wrong)
 			v[r] = x;
 	}
 	char name[64];
-	snprintf(name, sizeof(name), "%s.ucx_%s", names[f], p->medium);
+	snprintf(name, sizeof(name), "%s%s.ucx_%s", names[f],
+		 f != FIG_PINGPONG && reg == UCP_PAIR_REG_OWN ? "_own" : "",
+		 p->medium);
 	bench_metric(name, bench_median(v, reps), f == FIG_PUT ? "MB/s" : "ns");
 	return 0;
 }
@@ -293,13 +315,13 @@ int main(int argc, char **argv)
 			     : "none (posix has no peer failure "
 			       "detection)");
 	long wrong = 0;
-	int rc = figure(&p, FIG_PINGPONG, rounds, &wrong);
+	int rc = figure(&p, FIG_PINGPONG, 0, rounds, &wrong);
 	if (!rc)
 		ucp_pair_print_lanes(&p);
-	if (!rc)
-		rc = figure(&p, FIG_GET, rounds, &wrong);
-	if (!rc)
-		rc = figure(&p, FIG_PUT, blocks, &wrong);
+	for (int reg = 0; reg < UCP_PAIR_REGS && !rc; reg++)
+		rc = figure(&p, FIG_GET, reg, rounds, &wrong);
+	for (int reg = 0; reg < UCP_PAIR_REGS && !rc; reg++)
+		rc = figure(&p, FIG_PUT, reg, blocks, &wrong);
 	uint64_t where = 0;
 	if (!rc && ctl(&p, CTL_WHERE, 0, &where))
 		rc = -1;

@@ -185,59 +185,82 @@ static int open_worker(struct ucp_pair *p)
 	}
 	if (st != UCS_OK)
 		return say(p, "ucp_worker_set_am_recv_handler", st);
-	/* The region: mapped by us, registered once, as a node's global
-	 * heap would be. */
-	p->region = mmap(NULL, p->len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->region == MAP_FAILED) {
+	/* The regions, registered once, as a node's global heap would be:
+	 * one allocated by UCX, one mapped by us. */
+	ucp_mem_map_params_t mp = {.field_mask =
+				       UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+				       UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+				       UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+				   .address = NULL,
+				   .length = p->len,
+				   .flags = UCP_MEM_MAP_ALLOCATE};
+	struct ucp_pair_region *r = &p->reg[UCP_PAIR_REG_UCX];
+	st = ucp_mem_map(p->ctx, &mp, &r->memh);
+	if (st != UCS_OK)
+		return say(p, "ucp_mem_map (allocate)", st);
+	ucp_mem_attr_t at = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS |
+					   UCP_MEM_ATTR_FIELD_LENGTH};
+	st = ucp_mem_query(r->memh, &at);
+	if (st != UCS_OK || at.length < p->len)
+		return say(p, "ucp_mem_query",
+			   st == UCS_OK ? UCS_ERR_NO_MEMORY : st);
+	r->addr = at.address;
+	memset(r->addr, 0, p->len);
+	r = &p->reg[UCP_PAIR_REG_OWN];
+	r->addr = mmap(NULL, p->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->addr == MAP_FAILED) {
+		r->addr = NULL;
 		perror("ucp_floor: mmap");
 		return -1;
 	}
-	memset(p->region, 0, p->len);
-	ucp_mem_map_params_t mp = {.field_mask =
-				       UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-				       UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-				   .address = p->region,
-				   .length = p->len};
-	st = ucp_mem_map(p->ctx, &mp, &p->memh);
+	memset(r->addr, 0, p->len);
+	mp.address = r->addr;
+	mp.flags = 0;
+	st = ucp_mem_map(p->ctx, &mp, &r->memh);
 	return st == UCS_OK ? 0 : say(p, "ucp_mem_map", st);
 }
 
-/* Sends our worker address, region address and packed rkey; receives the
- * peer's, creates the endpoint and unpacks the rkey. */
+/* Sends our worker address, then each region's packed rkey and address;
+ * receives the peer's, creates the endpoint and unpacks the rkeys. */
 static int connect_peer(struct ucp_pair *p)
 {
 	ucp_address_t *addr;
-	size_t addr_len, rkey_len, peer_addr_len, peer_rkey_len;
-	void *rkey;
+	size_t addr_len, peer_addr_len;
 	ucs_status_t st = ucp_worker_get_address(p->worker, &addr, &addr_len);
 	if (st != UCS_OK)
 		return say(p, "ucp_worker_get_address", st);
-	st = ucp_rkey_pack(p->ctx, p->memh, &rkey, &rkey_len);
-	if (st != UCS_OK)
-		return say(p, "ucp_rkey_pack", st);
-	uint64_t mine = (uint64_t)(uintptr_t)p->region;
-	int bad = send_blob(p->fd, addr, addr_len) ||
-		  send_blob(p->fd, rkey, rkey_len) ||
-		  send_blob(p->fd, &mine, sizeof(mine));
+	int bad = send_blob(p->fd, addr, addr_len);
 	ucp_worker_release_address(p->worker, addr);
-	ucp_rkey_buffer_release(rkey);
+	for (int i = 0; i < UCP_PAIR_REGS && !bad; i++) {
+		void *rkey;
+		size_t rkey_len;
+		st = ucp_rkey_pack(p->ctx, p->reg[i].memh, &rkey, &rkey_len);
+		if (st != UCS_OK)
+			return say(p, "ucp_rkey_pack", st);
+		uint64_t mine = (uint64_t)(uintptr_t)p->reg[i].addr;
+		bad = send_blob(p->fd, rkey, rkey_len) ||
+		      send_blob(p->fd, &mine, sizeof(mine));
+		ucp_rkey_buffer_release(rkey);
+	}
 	void *peer_addr = bad ? NULL : recv_blob(p->fd, &peer_addr_len);
-	void *peer_rkey = peer_addr ? recv_blob(p->fd, &peer_rkey_len) : NULL;
-	size_t n = 0;
-	void *region = peer_rkey ? recv_blob(p->fd, &n) : NULL;
-	if (!region || n != sizeof(p->peer_addr)) {
+	void *peer_rkey[UCP_PAIR_REGS] = {NULL};
+	for (int i = 0; i < UCP_PAIR_REGS && peer_addr && !bad; i++) {
+		size_t len, n = 0;
+		peer_rkey[i] = recv_blob(p->fd, &len);
+		void *where = peer_rkey[i] ? recv_blob(p->fd, &n) : NULL;
+		bad = !where || n != sizeof(uint64_t);
+		if (!bad)
+			memcpy(&p->reg[i].peer_addr, where, sizeof(uint64_t));
+		free(where);
+	}
+	if (!peer_addr || bad) {
 		fprintf(stderr,
 			"ucp_floor.%s: the exchange with the peer "
 			"failed or was malformed\n",
 			p->medium);
-		free(peer_addr);
-		free(peer_rkey);
-		free(region);
-		return -1;
+		bad = 1;
 	}
-	memcpy(&p->peer_addr, region, sizeof(p->peer_addr));
-	free(region);
 	/* Peer error handling as a node asks for it, where the medium's
 	 * lanes have it: UCX 1.13's posix transport has no peer failure
 	 * detection ("no active messages transport ... posix/memory - no
@@ -250,16 +273,22 @@ static int connect_peer(struct ucp_pair *p)
 	    .err_mode = strcmp(p->medium, "shm") ? UCP_ERR_HANDLING_MODE_PEER
 						 : UCP_ERR_HANDLING_MODE_NONE,
 	    .err_handler = {.cb = on_ep_error, .arg = p}};
-	st = ucp_ep_create(p->worker, &ep, &p->ep);
-	p->peer_errors = ep.err_mode == UCP_ERR_HANDLING_MODE_PEER;
-	free(peer_addr);
-	if (st != UCS_OK) {
-		free(peer_rkey);
-		return say(p, "ucp_ep_create", st);
+	if (!bad) {
+		st = ucp_ep_create(p->worker, &ep, &p->ep);
+		p->peer_errors = ep.err_mode == UCP_ERR_HANDLING_MODE_PEER;
+		if (st != UCS_OK)
+			bad = say(p, "ucp_ep_create", st);
 	}
-	st = ucp_ep_rkey_unpack(p->ep, peer_rkey, &p->peer_rkey);
-	free(peer_rkey);
-	return st == UCS_OK ? 0 : say(p, "ucp_ep_rkey_unpack", st);
+	for (int i = 0; i < UCP_PAIR_REGS && !bad; i++) {
+		st = ucp_ep_rkey_unpack(p->ep, peer_rkey[i],
+					&p->reg[i].peer_rkey);
+		if (st != UCS_OK)
+			bad = say(p, "ucp_ep_rkey_unpack", st);
+	}
+	free(peer_addr);
+	for (int i = 0; i < UCP_PAIR_REGS; i++)
+		free(peer_rkey[i]);
+	return bad ? -1 : 0;
 }
 
 int ucp_pair_start(struct ucp_pair *p, const char *medium, size_t len)
@@ -355,7 +384,8 @@ int ucp_pair_end(struct ucp_pair *p, int status)
 	char b = 0;
 	if (write_all(p->fd, &b, 1) || read_all(p->fd, &b, 1))
 		rc = -1;
-	ucp_rkey_destroy(p->peer_rkey);
+	for (int i = 0; i < UCP_PAIR_REGS; i++)
+		ucp_rkey_destroy(p->reg[i].peer_rkey);
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
 	rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
 	ucs_status_ptr_t req = ucp_ep_close_nbx(p->ep, &rp);
@@ -364,8 +394,9 @@ int ucp_pair_end(struct ucp_pair *p, int status)
 			ucp_worker_progress(p->worker);
 		ucp_request_free(req);
 	}
-	ucp_mem_unmap(p->ctx, p->memh);
-	munmap(p->region, p->len);
+	for (int i = 0; i < UCP_PAIR_REGS; i++)
+		ucp_mem_unmap(p->ctx, p->reg[i].memh);
+	munmap(p->reg[UCP_PAIR_REG_OWN].addr, p->len);
 	ucp_worker_destroy(p->worker);
 	ucp_cleanup(p->ctx);
 	close(p->fd);

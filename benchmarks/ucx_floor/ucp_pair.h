@@ -5,9 +5,11 @@
  * each pins itself to one of the two CPUs a node uses (bench_cpus: the
  * origin on the EU's, the target on the SU's, as the floors of
  * benchmarks/lib do), creates its own context and single-threaded worker
- * on the medium asked for, registers a region of the same length, and the
- * two exchange worker addresses, region addresses and packed rkeys over a
- * socketpair. No PMIx: the floor needs nothing but the two processes.
+ * on the medium asked for, registers two regions of the same length (one
+ * allocated by UCX, UCP_MEM_MAP_ALLOCATE, one mapped by us and registered),
+ * and the two exchange worker addresses, region addresses and packed rkeys
+ * over a socketpair. No PMIx: the floor needs nothing but the two
+ * processes.
  *
  * The origin drives; the target progresses its worker all the time (over
  * tcp a get and a put are carried out in software by the target, as they
@@ -26,6 +28,18 @@
 #define UCP_PAIR_AM_PING 1u
 #define UCP_PAIR_AM_CTL 2u
 
+/* The regions: allocated by UCX (over shm in posix shared memory, which
+ * the peer maps and reaches with loads and stores), or mapped by us and
+ * registered (over shm reached through cma, a system call per access). */
+enum { UCP_PAIR_REG_UCX, UCP_PAIR_REG_OWN, UCP_PAIR_REGS };
+
+struct ucp_pair_region {
+	void *addr; /* ours */
+	ucp_mem_h memh;
+	uint64_t peer_addr; /* the peer's, as the peer sees it */
+	ucp_rkey_h peer_rkey;
+};
+
 struct ucp_pair {
 	int origin;	    /* 1 in the process that started, 0 in the target */
 	int cpu;	    /* the CPU this process pinned itself to */
@@ -33,11 +47,8 @@ struct ucp_pair {
 	ucp_context_h ctx;
 	ucp_worker_h worker;
 	ucp_ep_h ep;
-	void *region; /* this process's registered region */
-	size_t len;
-	ucp_mem_h memh;
-	uint64_t peer_addr; /* the peer's region, as the peer sees it */
-	ucp_rkey_h peer_rkey;
+	struct ucp_pair_region reg[UCP_PAIR_REGS];
+	size_t len; /* of each region */
 	int fd;	    /* the socketpair to the peer */
 	pid_t peer; /* origin: the target's pid */
 	/* 1: the endpoint has peer error handling (over tcp; UCX 1.13's
