@@ -6,7 +6,8 @@
  * a well-formed "METRIC name value unit" line with a positive value, each
  * run says where its two processes ran, nothing moved was wrong (the
  * programs check every pong, word fetched and block put, and exit 1
- * otherwise). Bad arguments are refused with a message.
+ * otherwise). Bad arguments are refused with a message; a target killed
+ * mid-run over tcp ends the origin with a message.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -123,5 +124,20 @@ Test(ucx_floor, bad_arguments_refused)
 	     "--oversubscribe -np 2 " T_UCX_FLOOR_DIR "/mpi_floor shm 10 5 0");
 	cr_assert_neq(cmd.status, 0);
 	cr_assert_not_null(strstr(cmd.err, "usage: mpirun -np 2 mpi_floor"),
+			   "%s", cmd.err);
+}
+
+/* The target killed mid-run over tcp: the origin learns it from its
+ * endpoint (peer error handling) and exits 1 saying so, within seconds,
+ * instead of dying of SIGPIPE at the end. */
+Test(ucx_floor, target_killed_over_tcp)
+{
+	t_sh(&cmd, 60,
+	     "sh -c 'QUICK=1 " T_UCX_FLOOR_DIR "/ucp_floor tcp 1000000000 & "
+	     "sleep 2; pkill -KILL -P $!; wait $!'");
+	cr_assert_eq(cmd.status, 1, "status %d\nerr:\n%s", cmd.status, cmd.err);
+	cr_assert_not_null(strstr(cmd.err, "the peer's endpoint failed"), "%s",
+			   cmd.err);
+	cr_assert_not_null(strstr(cmd.err, "the target process ended badly"),
 			   "%s", cmd.err);
 }

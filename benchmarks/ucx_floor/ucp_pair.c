@@ -96,7 +96,8 @@ static int write_all(int fd, const void *buf, size_t n)
 {
 	const char *b = buf;
 	while (n) {
-		ssize_t w = write(fd, b, n);
+		/* a peer gone is an error returned, not SIGPIPE */
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
