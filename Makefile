@@ -74,11 +74,12 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/de
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
             libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format \
-            libssl-dev
+            libucx-dev ucx-utils libssl-dev
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
-# (benchmarks/compare: oneTBB, Open MPI).
+# (benchmarks/compare: oneTBB, Open MPI), the Open MPI floors beside UCX's
+# (benchmarks/ucx_floor).
 DEB_OPT_PKGS := clang-14 llvm-14-dev libclang-14-dev gnuplot-nox g++ \
                 libtbb-dev libopenmpi-dev openmpi-bin
 DEPS_STAMP := $(BUILD)/.deps-ok
@@ -349,5 +350,6 @@ clean:
 -include benchmarks/apps/module.mk
 -include benchmarks/ll7/module.mk
 -include benchmarks/compare/module.mk
+-include benchmarks/ucx_floor/module.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
