@@ -47,7 +47,7 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
                   t_reject t_gmem t_stuck
 JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
-             t_failure
+             t_failure t_uts
 # Tests that also run under TSan: the queues, the runtime and those jobs.
 TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
@@ -74,7 +74,7 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/de
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
             libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format \
-            libucx-dev ucx-utils
+            libucx-dev ucx-utils libssl-dev
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons

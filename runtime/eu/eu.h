@@ -31,6 +31,7 @@ struct frame_chunk {
 struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
+	struct deque *tokens; /* owner side (earth_node.tokens) */
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -41,6 +42,7 @@ struct eu_state {
 	bool in_fiber;
 	uint64_t ops[EARTH_OP_COUNT_];
 	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
+	uint64_t tokens_run; /* taken from its own deque */
 	uint64_t idle_ticks;
 } q_aligned_line;
 
@@ -53,6 +55,12 @@ extern struct eu_state eu_g EARTH_HIDDEN;
  * token's frame that left for another node goes back to its free list. */
 void eu_invoke_trampoline(void *buf) EARTH_HIDDEN;
 void eu_token_gone(void *frame) EARTH_HIDDEN;
+
+/* The entry fiber of a token's frame (its header names the function). */
+static inline earth_fiber_fn eu_token_fiber(void *frame)
+{
+	return ((const struct frame_hdr *)frame - 1)->fn->entry;
+}
 
 /* True on the EU thread while it runs a fiber. */
 extern __thread bool eu_in_fiber EARTH_HIDDEN

@@ -2,7 +2,9 @@
 /*
  * loop.c - the EU thread: run main's entry fiber, then take ready
  * (fiber, frame) pairs from the SU->EU ring and run them until main's frame
- * ends. When nothing is ready it spins, then blocks until the SU wakes it.
+ * ends; with none ready, run the newest token of its own (work first: the
+ * SU steals the oldest for other nodes). With neither it spins, then
+ * blocks until the SU wakes it.
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
@@ -119,6 +121,15 @@ void *eu_thread(void *arg)
 	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		struct q_msg *m = q_ring_peek(eu->ready);
 		if (q_unlikely(!m)) {
+			void *t = deque_pop(eu->tokens);
+			if (t) {
+				eu->tokens_run++;
+				run_fiber(eu, eu_token_fiber(t), t);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(
+					    eu, deque_size(eu->tokens) != 0);
+				continue;
+			}
 			eu_in_fiber = false;
 			eu_idle(n, eu);
 			eu_in_fiber = true;

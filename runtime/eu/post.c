@@ -460,7 +460,13 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 {
 	EU_CHECK_IN_FIBER("TOKEN");
 	void *frame = new_frame("TOKEN", f, args, size);
-	post_frame(SU_OP_TOKEN, f, frame);
+	if (q_unlikely(!deque_push(eu_g.tokens, frame)))
+		eu_misuse("TOKEN",
+			  "%zu tokens already wait on node %u, the most "
+			  "EARTH_TOKEN_DEQUE_MAX allows (or out of memory): "
+			  "post fewer tokens before running them, or rebuild "
+			  "with a larger EARTH_TOKEN_DEQUE_MAX",
+			  deque_size(eu_g.tokens), earth_node_g.id);
 	eu_g.ops[EARTH_OP_TOKEN]++;
 }
 

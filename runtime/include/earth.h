@@ -410,6 +410,9 @@ struct earth_stats {
 	/* Single-interrupt nodes: interrupts taken, those that did the SU's
 	 * work inside a fiber, messages they left for a safe point. */
 	uint64_t irq_signals, irq_in_fiber, irq_deferred_msgs;
+	/* Tokens the EU took from its own deque and ran (the others posted
+	 * here ran on nodes that stole them: tokens_given). */
+	uint64_t tokens_run;
 };
 
 /*

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loop.c - the SU thread: drain the EU's requests in batches, then the
- * inbox of other threads, hand ready fibers and tokens to the EU; with
- * nothing to do, spin, and block only when the EU is blocked too (the whole
- * node is idle). Leaves when the EU raises shutdown.
+ * inbox of other threads, hand ready fibers to the EU, steal the EU's
+ * tokens for hungry peers; with nothing to do, spin, and block only when
+ * the EU is blocked too (the whole node is idle). Leaves when the EU
+ * raises shutdown.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -25,9 +26,7 @@ static EARTH_COLD void handle_observed(struct earth_node *n,
 	su_handle(n, r);
 	if (op < SU_OP_COUNT_) {
 		acct_su.ops[k]++;
-		/* A TOKEN is remote when given away (balance.c). */
-		if (k != SU_OP_TOKEN)
-			acct_su.remote[k] += acct_su.sent;
+		acct_su.remote[k] += acct_su.sent;
 	}
 	if (trace_on)
 		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0,
@@ -75,7 +74,7 @@ void su_publish_counters(struct su_state *su)
 bool su_has_pending(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
-	return su->rovf_len || su->rmsg || su->ntokens || su->out_pending ||
+	return su->rovf_len || su->rmsg || su->out_pending ||
 	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox) ||
 	       (n->net && n->net->ops->pending(n->net));
 }
@@ -165,9 +164,11 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	}
 	if (q_unlikely(su->rovf_len))
 		k += su_ready_drain_ovf(su);
-	if (su->ntokens) {
+	/* Peers wait for work and the EU has tokens: a stolen token's frame
+	 * comes back to the EU as a ready fiber, counted there. */
+	if (q_unlikely(su->nhungry) && deque_size(&n->tokens)) {
 		uint64_t before = su->fibers_ready;
-		su_tokens_release(n);
+		su_balance_token_added(n);
 		k += (unsigned)(su->fibers_ready - before);
 	}
 	if (k || su->rmsg) {
