@@ -10,6 +10,7 @@
 #error "eu.h is internal to the EARTH runtime"
 #endif
 
+#include "queues/req_line.h"
 #include "unit/unit.h"
 
 #include <string.h>
@@ -31,6 +32,11 @@ struct frame_chunk {
 struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
+	/* The request message being filled (queues/req_line.h): in the ring
+	 * or the last of the overflow list; lw the next word to write, lend
+	 * the end of its payload; all NULL when none is open. */
+	struct q_msg *lm;
+	uint64_t *lw, *lend;
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -184,17 +190,44 @@ static inline struct q_msg *eu_post_begin(struct eu_state *eu)
 	return eu_post_spill(eu);
 }
 
-static inline void eu_post_end(struct eu_state *eu, struct q_msg *m)
+/* Ends the open request message: a zero head after its last record, then
+ * it goes to the SU (HWQ: now; SW: at the next batch or flush). */
+static inline void eu_line_close(struct eu_state *eu)
 {
+	if (eu->lw < eu->lend)
+		*eu->lw = 0;
 	if (q_likely(!eu->ovf_len))
-		q_ring_publish(eu->req, m);
+		q_ring_publish(eu->req, eu->lm);
+	eu->lm = NULL;
+	eu->lw = eu->lend = NULL;
 }
 
-static inline uint64_t eu_req_head(enum su_op op, unsigned size, unsigned flags,
-				   int32_t n)
+/* Closes the open message and opens a new one (post.c). */
+uint64_t *eu_line_open(struct eu_state *eu) EARTH_HIDDEN;
+
+/* Room for a record of `words` words (<= REQ_LINE_WORDS) in the open
+ * message, or a new one. */
+static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 {
-	return (uint64_t)op | (uint64_t)size << 8 | (uint64_t)flags << 16 |
-	       (uint64_t)(uint32_t)n << 32;
+	if (q_likely((size_t)(eu->lend - eu->lw) >= words))
+		return eu->lw;
+	return eu_line_open(eu);
+}
+
+/* The record at w of `words` words is written; a full message goes now. */
+static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
+{
+	eu->lw = w + words;
+	if (eu->lw == eu->lend)
+		eu_line_close(eu);
+}
+
+/* END_THREAD, and before the EU idles: what the fiber posted leaves. */
+static inline void eu_post_flush(struct eu_state *eu)
+{
+	if (eu->lm)
+		eu_line_close(eu);
+	q_ring_flush(eu->req);
 }
 
 /* ---- the EU thread (loop.c) ---- */

@@ -28,8 +28,9 @@ static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
 	else
 		fiber(frame);
 	eu->fibers_run++;
-	/* END_THREAD: make what the fiber posted visible (SW mode). */
-	q_ring_flush(eu->req);
+	/* END_THREAD: what the fiber posted leaves now: its last, partly
+	 * filled message, and the SW tail. */
+	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
 }

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * req_line.h - EU->SU requests packed several per queue message: the
+ * records the EU writes into a message's 48-byte payload (six words) and
+ * the SU's decoder, which checks every record before anything uses it
+ * (docs/architecture.md, "Messages").
+ *
+ * Every record starts with a head word:
+ *   bits  0-47  compact: the local slot address, or 0 when the slot follows
+ *               in the next word (a global slot, or an address beyond 48
+ *               bits); wide: the INCR_SYNC increment / INVOKE node (n)
+ *   bits 48-55  op (enum su_op)
+ *   bits 56-59  value size (GET/DATA: 1, 2, 4 or 8; COLL: its type)
+ *   bits 60-62  flags (SU_REQ_GSLOT, SU_REQ_NOSLOT, SU_REQ_INLINE)
+ *   bit  63     wide: the record is the whole message, struct su_req's
+ *               words 1-5 follow (slot, a, b, c, spare)
+ * Compact records and their words after the head (the slot word first
+ * when the head holds no slot):
+ *   SYNC                    -
+ *   INCR_SYNC               n
+ *   GET_SYNC                a = source gptr, b = destination address
+ *   DATA_SYNC               a = value bits,  b = destination gptr
+ *   SPAWN, INVOKE, TOKEN    a, b (no slot: the head's slot bits are 0)
+ * A zero head word ends the message early.
+ */
+#ifndef EARTH_REQ_LINE_H
+#define EARTH_REQ_LINE_H
+
+#include "queues/req.h"
+
+#define REQ_LINE_WORDS Q_MSG_WORDS
+#define REQ_ADDR_MASK ((1ull << 48) - 1)
+#define REQ_WIDE (1ull << 63)
+
+static inline uint64_t req_head(enum su_op op, unsigned size, unsigned flags,
+				uint64_t low)
+{
+	return low | (uint64_t)op << 48 | (uint64_t)size << 56 |
+	       (uint64_t)flags << 60;
+}
+
+/* Does a record naming this slot need a word for it after the head? */
+static inline unsigned req_slot_words(unsigned flags, uint64_t slot)
+{
+	return (flags & SU_REQ_GSLOT) || (slot & ~REQ_ADDR_MASK) || !slot;
+}
+
+/* Why a record was refused (req_decode returns the negative index). */
+enum req_bad {
+	REQ_BAD_OP = 1,
+	REQ_BAD_WIDE_POS,
+	REQ_BAD_FLAGS,
+	REQ_BAD_SIZE,
+	REQ_BAD_SLOT,
+	REQ_BAD_N,
+	REQ_BAD_LENGTH,
+};
+
+/*
+ * Decodes the record at w[i] (i < REQ_LINE_WORDS) into *r, a copy, so what
+ * the SU acts on cannot change under it. Returns the record's words, 0 at
+ * a zero head (the message ends), or -enum req_bad.
+ */
+static inline int req_decode(const uint64_t *w, unsigned i, struct su_req *r)
+{
+	uint64_t h = w[i];
+	if (!h)
+		return 0;
+	unsigned op = (unsigned)(h >> 48) & 0xff;
+	unsigned size = (unsigned)(h >> 56) & 0xf;
+	unsigned flags = (unsigned)(h >> 60) & 0x7;
+	if (q_unlikely(op == 0 || op >= SU_OP_COUNT_))
+		return -REQ_BAD_OP;
+	r->op = (uint8_t)op;
+	r->size = (uint8_t)size;
+	r->flags = (uint16_t)flags;
+	if (h & REQ_WIDE) {
+		if (q_unlikely(i != 0))
+			return -REQ_BAD_WIDE_POS;
+		if (q_unlikely((h & REQ_ADDR_MASK) >> 32))
+			return -REQ_BAD_N;
+		r->n = (int32_t)(uint32_t)h;
+		r->slot = w[1];
+		r->a = w[2];
+		r->b = w[3];
+		r->c = w[4];
+		r->spare = w[5];
+		return REQ_LINE_WORDS;
+	}
+	unsigned k = i + 1, len;
+	r->n = 0;
+	r->c = r->spare = 0;
+	switch (op) {
+	case SU_OP_SYNC:
+	case SU_OP_INCR_SYNC:
+	case SU_OP_GET_SYNC:
+	case SU_OP_DATA_SYNC:
+		if (q_unlikely(flags & ~SU_REQ_GSLOT))
+			return -REQ_BAD_FLAGS;
+		if (op <= SU_OP_INCR_SYNC ? size != 0
+					  : size > 8 || (size & (size - 1)) ||
+						!size)
+			return -REQ_BAD_SIZE;
+		len = (op == SU_OP_SYNC ? 1 : op == SU_OP_INCR_SYNC ? 2 : 3) +
+		      !(h & REQ_ADDR_MASK);
+		if (q_unlikely(i + len > REQ_LINE_WORDS))
+			return -REQ_BAD_LENGTH;
+		if (h & REQ_ADDR_MASK) {
+			if (q_unlikely(flags))
+				return -REQ_BAD_SLOT;
+			r->slot = h & REQ_ADDR_MASK;
+		} else {
+			r->slot = w[k++];
+		}
+		if (op == SU_OP_INCR_SYNC) {
+			if (q_unlikely(w[k] > INT32_MAX))
+				return -REQ_BAD_N;
+			r->n = (int32_t)w[k];
+		} else if (op != SU_OP_SYNC) {
+			r->a = w[k];
+			r->b = w[k + 1];
+		}
+		return (int)len;
+	case SU_OP_SPAWN:
+	case SU_OP_INVOKE:
+	case SU_OP_TOKEN:
+		if (q_unlikely(flags != SU_REQ_NOSLOT))
+			return -REQ_BAD_FLAGS;
+		if (q_unlikely(size))
+			return -REQ_BAD_SIZE;
+		if (q_unlikely(h & REQ_ADDR_MASK))
+			return -REQ_BAD_SLOT;
+		if (q_unlikely(i + 3 > REQ_LINE_WORDS))
+			return -REQ_BAD_LENGTH;
+		r->slot = 0;
+		r->a = w[i + 1];
+		r->b = w[i + 2];
+		return 3;
+	default:
+		return -REQ_BAD_OP; /* only wide */
+	}
+}
+
+#endif /* EARTH_REQ_LINE_H */
