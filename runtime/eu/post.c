@@ -54,10 +54,9 @@ uint64_t *eu_line_open(struct eu_state *eu)
 }
 
 /* A request that takes a whole message (struct su_req's layout). */
-static inline void post_wide(struct eu_state *eu, enum su_op op,
-			     unsigned size, unsigned flags, int32_t n,
-			     uint64_t slot, uint64_t a, uint64_t b, uint64_t c,
-			     uint64_t spare)
+static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
+			     unsigned flags, int32_t n, uint64_t slot,
+			     uint64_t a, uint64_t b, uint64_t c, uint64_t spare)
 {
 	uint64_t *w = eu_rec_begin(eu, REQ_LINE_WORDS);
 	w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE;
@@ -258,8 +257,8 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	check_gptr(op, "the source", src);
 	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
-	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits,
-		  dst.bits, n, 0);
+	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits, dst.bits,
+		  n, 0);
 	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
 	/* Statistics: a read from another node into this one. */
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id &&
@@ -459,8 +458,8 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 	if (!copy)
 		earth_fatal("out of memory for INVOKE arguments");
 	memcpy(copy, args, size);
-	post_wide(eu, SU_OP_INVOKE_REMOTE, 0, SU_REQ_NOSLOT, 0, 0,
-		  (uintptr_t)f, (uintptr_t)copy, node, 0);
+	post_wide(eu, SU_OP_INVOKE_REMOTE, 0, SU_REQ_NOSLOT, 0, 0, (uintptr_t)f,
+		  (uintptr_t)copy, node, 0);
 }
 
 void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,

@@ -97,11 +97,13 @@ static inline int req_decode(const uint64_t *w, unsigned i, struct su_req *r)
 	case SU_OP_DATA_SYNC:
 		if (q_unlikely(flags & ~SU_REQ_GSLOT))
 			return -REQ_BAD_FLAGS;
-		if (op <= SU_OP_INCR_SYNC ? size != 0
-					  : size > 8 || (size & (size - 1)) ||
-						!size)
+		if (op <= SU_OP_INCR_SYNC
+			? size != 0
+			: size > 8 || (size & (size - 1)) || !size)
 			return -REQ_BAD_SIZE;
-		len = (op == SU_OP_SYNC ? 1 : op == SU_OP_INCR_SYNC ? 2 : 3) +
+		len = (op == SU_OP_SYNC	       ? 1
+		       : op == SU_OP_INCR_SYNC ? 2
+					       : 3) +
 		      !(h & REQ_ADDR_MASK);
 		if (q_unlikely(i + len > REQ_LINE_WORDS))
 			return -REQ_BAD_LENGTH;
