@@ -33,10 +33,11 @@ struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
 	/* The request message being filled (queues/req_line.h): in the ring
-	 * or the last of the overflow list; lw the next word to write, lend
-	 * the end of its payload; all NULL when none is open. */
+	 * or the last of the overflow list; lw the next word to write, lleft
+	 * the words left in it; NULL and 0 when none is open. */
 	struct q_msg *lm;
-	uint64_t *lw, *lend;
+	uint64_t *lw;
+	size_t lleft;
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -194,12 +195,13 @@ static inline struct q_msg *eu_post_begin(struct eu_state *eu)
  * it goes to the SU (HWQ: now; SW: at the next batch or flush). */
 static inline void eu_line_close(struct eu_state *eu)
 {
-	if (eu->lw < eu->lend)
+	if (eu->lleft)
 		*eu->lw = 0;
 	if (q_likely(!eu->ovf_len))
 		q_ring_publish(eu->req, eu->lm);
 	eu->lm = NULL;
-	eu->lw = eu->lend = NULL;
+	eu->lw = NULL;
+	eu->lleft = 0;
 }
 
 /* Closes the open message and opens a new one (post.c). */
@@ -209,7 +211,7 @@ uint64_t *eu_line_open(struct eu_state *eu) EARTH_HIDDEN;
  * message, or a new one. */
 static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 {
-	if (q_likely((size_t)(eu->lend - eu->lw) >= words))
+	if (q_likely(eu->lleft >= words))
 		return eu->lw;
 	return eu_line_open(eu);
 }
@@ -218,7 +220,8 @@ static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
 {
 	eu->lw = w + words;
-	if (eu->lw == eu->lend)
+	eu->lleft -= words;
+	if (!eu->lleft)
 		eu_line_close(eu);
 }
 

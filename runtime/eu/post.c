@@ -49,7 +49,7 @@ uint64_t *eu_line_open(struct eu_state *eu)
 	struct q_msg *m = eu_post_begin(eu);
 	eu->lm = m;
 	eu->lw = m->w;
-	eu->lend = m->w + REQ_LINE_WORDS;
+	eu->lleft = REQ_LINE_WORDS;
 	return eu->lw;
 }
 
@@ -74,16 +74,25 @@ static inline __attribute__((always_inline)) void
 post_small(struct eu_state *eu, enum su_op op, unsigned size, unsigned flags,
 	   uint64_t slot, unsigned nargs, uint64_t a, uint64_t b)
 {
-	unsigned sw = req_slot_words(flags, slot);
-	unsigned words = 1 + sw + nargs;
-	uint64_t *w = eu_rec_begin(eu, words);
-	w[0] = req_head(op, size, flags, sw ? 0 : slot);
-	if (sw)
+	uint64_t *w, *p;
+	unsigned words;
+	if (q_likely(!req_slot_words(flags, slot))) {
+		/* The slot rides in the head. */
+		words = 1 + nargs;
+		w = eu_rec_begin(eu, words);
+		w[0] = req_head(op, size, flags, slot);
+		p = w + 1;
+	} else {
+		words = 2 + nargs;
+		w = eu_rec_begin(eu, words);
+		w[0] = req_head(op, size, flags, 0);
 		w[1] = slot;
+		p = w + 2;
+	}
 	if (nargs > 0)
-		w[1 + sw] = a;
+		p[0] = a;
 	if (nargs > 1)
-		w[2 + sw] = b;
+		p[1] = b;
 	eu_rec_end(eu, w, words);
 }
 

@@ -45,6 +45,24 @@ static inline unsigned req_slot_words(unsigned flags, uint64_t slot)
 	return (flags & SU_REQ_GSLOT) || (slot & ~REQ_ADDR_MASK) || !slot;
 }
 
+/* What a compact record of each operation may be: its words after the
+ * head and the slot word; the value sizes it takes (bit s for size s); the
+ * flags it may carry and must carry. No sizes: only wide. */
+struct req_form {
+	uint8_t args, slotted, flags_ok, flags_req;
+	uint16_t sizes;
+};
+#define REQ_SIZES_VALUE (1u << 1 | 1u << 2 | 1u << 4 | 1u << 8)
+static const struct req_form req_forms[SU_OP_COUNT_] = {
+    [SU_OP_SYNC] = {0, 1, SU_REQ_GSLOT, 0, 1u},
+    [SU_OP_INCR_SYNC] = {1, 1, SU_REQ_GSLOT, 0, 1u},
+    [SU_OP_GET_SYNC] = {2, 1, SU_REQ_GSLOT, 0, REQ_SIZES_VALUE},
+    [SU_OP_DATA_SYNC] = {2, 1, SU_REQ_GSLOT, 0, REQ_SIZES_VALUE},
+    [SU_OP_SPAWN] = {2, 0, SU_REQ_NOSLOT, SU_REQ_NOSLOT, 1u},
+    [SU_OP_INVOKE] = {2, 0, SU_REQ_NOSLOT, SU_REQ_NOSLOT, 1u},
+    [SU_OP_TOKEN] = {2, 0, SU_REQ_NOSLOT, SU_REQ_NOSLOT, 1u},
+};
+
 /* Why a record was refused (req_decode returns the negative index). */
 enum req_bad {
 	REQ_BAD_OP = 1,
@@ -61,7 +79,57 @@ enum req_bad {
  * the SU acts on cannot change under it. Returns the record's words, 0 at
  * a zero head (the message ends), or -enum req_bad.
  */
+static inline int req_decode_any(const uint64_t *w, unsigned i,
+				 struct su_req *r);
+
 static inline int req_decode(const uint64_t *w, unsigned i, struct su_req *r)
+{
+	uint64_t h = w[i];
+	uint64_t x = h & REQ_ADDR_MASK;
+	unsigned key = (unsigned)(h >> 48);
+	/* The common records: a local slot in the head, no flags. */
+	if (q_likely(x && key < 1u << 12)) {
+		unsigned op = key & 0xff, size = key >> 8, len;
+		r->op = (uint8_t)op;
+		r->size = (uint8_t)size;
+		r->flags = 0;
+		r->n = 0;
+		r->slot = x;
+		r->c = r->spare = 0;
+		switch (op) {
+		case SU_OP_SYNC:
+			if (q_unlikely(size))
+				return -REQ_BAD_SIZE;
+			return 1;
+		case SU_OP_INCR_SYNC:
+			if (q_unlikely(size))
+				return -REQ_BAD_SIZE;
+			if (q_unlikely(i + 2 > REQ_LINE_WORDS))
+				return -REQ_BAD_LENGTH;
+			if (q_unlikely(w[i + 1] > INT32_MAX))
+				return -REQ_BAD_N;
+			r->n = (int32_t)w[i + 1];
+			return 2;
+		case SU_OP_GET_SYNC:
+		case SU_OP_DATA_SYNC:
+			if (q_unlikely(!((REQ_SIZES_VALUE >> size) & 1)))
+				return -REQ_BAD_SIZE;
+			len = 3;
+			if (q_unlikely(i + len > REQ_LINE_WORDS))
+				return -REQ_BAD_LENGTH;
+			r->a = w[i + 1];
+			r->b = w[i + 2];
+			return (int)len;
+		default:
+			break;
+		}
+	}
+	return req_decode_any(w, i, r);
+}
+
+/* Every form, and the refusals. */
+static inline int req_decode_any(const uint64_t *w, unsigned i,
+				 struct su_req *r)
 {
 	uint64_t h = w[i];
 	if (!h)
@@ -87,60 +155,35 @@ static inline int req_decode(const uint64_t *w, unsigned i, struct su_req *r)
 		r->spare = w[5];
 		return REQ_LINE_WORDS;
 	}
-	unsigned k = i + 1, len;
+	const struct req_form *f = &req_forms[op];
+	if (q_unlikely(!f->sizes))
+		return -REQ_BAD_OP; /* only wide */
+	if (q_unlikely(!((f->sizes >> size) & 1)))
+		return -REQ_BAD_SIZE;
+	if (q_unlikely((flags & ~f->flags_ok) ||
+		       (flags & f->flags_req) != f->flags_req))
+		return -REQ_BAD_FLAGS;
+	uint64_t x = h & REQ_ADDR_MASK;
+	if (q_unlikely(x && (flags || !f->slotted)))
+		return -REQ_BAD_SLOT;
+	unsigned k = i + 1;
+	unsigned len = 1u + f->args + (f->slotted && !x);
+	if (q_unlikely(i + len > REQ_LINE_WORDS))
+		return -REQ_BAD_LENGTH;
 	r->n = 0;
 	r->c = r->spare = 0;
-	switch (op) {
-	case SU_OP_SYNC:
-	case SU_OP_INCR_SYNC:
-	case SU_OP_GET_SYNC:
-	case SU_OP_DATA_SYNC:
-		if (q_unlikely(flags & ~SU_REQ_GSLOT))
-			return -REQ_BAD_FLAGS;
-		if (op <= SU_OP_INCR_SYNC
-			? size != 0
-			: size > 8 || (size & (size - 1)) || !size)
-			return -REQ_BAD_SIZE;
-		len = (op == SU_OP_SYNC	       ? 1
-		       : op == SU_OP_INCR_SYNC ? 2
-					       : 3) +
-		      !(h & REQ_ADDR_MASK);
-		if (q_unlikely(i + len > REQ_LINE_WORDS))
-			return -REQ_BAD_LENGTH;
-		if (h & REQ_ADDR_MASK) {
-			if (q_unlikely(flags))
-				return -REQ_BAD_SLOT;
-			r->slot = h & REQ_ADDR_MASK;
-		} else {
-			r->slot = w[k++];
-		}
-		if (op == SU_OP_INCR_SYNC) {
-			if (q_unlikely(w[k] > INT32_MAX))
-				return -REQ_BAD_N;
-			r->n = (int32_t)w[k];
-		} else if (op != SU_OP_SYNC) {
-			r->a = w[k];
-			r->b = w[k + 1];
-		}
-		return (int)len;
-	case SU_OP_SPAWN:
-	case SU_OP_INVOKE:
-	case SU_OP_TOKEN:
-		if (q_unlikely(flags != SU_REQ_NOSLOT))
-			return -REQ_BAD_FLAGS;
-		if (q_unlikely(size))
-			return -REQ_BAD_SIZE;
-		if (q_unlikely(h & REQ_ADDR_MASK))
-			return -REQ_BAD_SLOT;
-		if (q_unlikely(i + 3 > REQ_LINE_WORDS))
-			return -REQ_BAD_LENGTH;
-		r->slot = 0;
-		r->a = w[i + 1];
-		r->b = w[i + 2];
-		return 3;
-	default:
-		return -REQ_BAD_OP; /* only wide */
+	r->slot = x;
+	if (f->slotted && !x)
+		r->slot = w[k++];
+	if (op == SU_OP_INCR_SYNC) {
+		if (q_unlikely(w[k] > INT32_MAX))
+			return -REQ_BAD_N;
+		r->n = (int32_t)w[k];
+	} else if (f->args) {
+		r->a = w[k];
+		r->b = w[k + 1];
 	}
+	return (int)len;
 }
 
 #endif /* EARTH_REQ_LINE_H */
