@@ -19,8 +19,8 @@ struct eu_state eu_g;
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
 
-static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
-			     void *frame)
+static inline __attribute__((always_inline)) void
+run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 {
 	eu_cur_fiber = fiber;
 	if (q_unlikely(acct_on))
