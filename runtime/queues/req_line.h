@@ -76,8 +76,9 @@ enum req_bad {
 
 /*
  * Decodes the record at w[i] (i < REQ_LINE_WORDS) into *r, a copy, so what
- * the SU acts on cannot change under it. Returns the record's words, 0 at
- * a zero head (the message ends), or -enum req_bad.
+ * the SU acts on cannot change under it (r->c and r->spare only for the
+ * operations that use them). Returns the record's words, 0 at a zero head
+ * (the message ends), or -enum req_bad.
  */
 static inline int req_decode_any(const uint64_t *w, unsigned i,
 				 struct su_req *r);
@@ -95,7 +96,8 @@ static inline int req_decode(const uint64_t *w, unsigned i, struct su_req *r)
 		r->flags = 0;
 		r->n = 0;
 		r->slot = x;
-		r->c = r->spare = 0;
+		/* c and spare stay unset: only whole-message records (BLKMOV,
+		 * remote INVOKE) carry and read them. */
 		switch (op) {
 		case SU_OP_SYNC:
 			if (q_unlikely(size))

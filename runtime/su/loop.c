@@ -72,15 +72,16 @@ static inline unsigned handle_line(struct earth_node *n, const uint64_t *w,
 	do {
 		struct su_req r;
 		int len = req_decode(w, i, &r);
-		if (len <= 0) {
-			if (q_unlikely(len < 0))
+		if (q_unlikely(len <= 0)) {
+			if (len < 0)
 				bad_record(w, i, len);
 			break;
 		}
 		handle(n, &r, observed);
 		i += (unsigned)len;
 		k++;
-	} while (i < REQ_LINE_WORDS);
+		/* A zero head ends the message (req_decode says so too). */
+	} while (i < REQ_LINE_WORDS && w[i]);
 	return k;
 }
 
