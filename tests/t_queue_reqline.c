@@ -76,6 +76,21 @@ Test(reqline, compact_records_decode)
 	cr_assert_eq(r.slot, 0);
 	cr_assert_eq(r.a, 0x33);
 	cr_assert_eq(r.b, 0x44);
+	/* A local slot beyond 48 bits follows the head, as a global one. */
+	uint64_t hi = 0x00ff000000001000ull;
+	uint64_t q[6] = {req_head(SU_OP_INCR_SYNC, 0, 0, 0), hi, 9,
+			 req_head(SU_OP_SYNC, 0, 0, 0),	     hi, 0};
+	cr_assert_eq(dec(q, 0, &r), 3);
+	cr_assert_eq(r.op, SU_OP_INCR_SYNC);
+	cr_assert_eq(r.flags, 0);
+	cr_assert_eq(r.slot, hi);
+	cr_assert_eq(r.n, 9);
+	cr_assert_eq(dec(q, 3, &r), 2);
+	cr_assert_eq(r.op, SU_OP_SYNC);
+	cr_assert_eq(r.slot, hi);
+	cr_assert_eq(req_slot_words(0, hi), 1);
+	cr_assert_eq(req_slot_words(0, 0x7ffffffff000ull), 0);
+	cr_assert_eq(req_slot_words(SU_REQ_GSLOT, 0x1000), 1);
 	/* A zero head ends the message. */
 	uint64_t z[6] = {req_head(SU_OP_SYNC, 0, 0, slot), 0, 0, 0, 0, 0};
 	cr_assert_eq(dec(z, 1, &r), 0);
