@@ -11,9 +11,9 @@
 
 #include "queues/q_ring.h"
 
-/* ns per message over `count` messages in `mode`, the calling thread
- * producing on cpu_p (its affinity restored after), the consumer on
- * cpu_c. Exits on a lost or reordered message. */
+/* ns per message over `count` messages (the first tenth not timed) in
+ * `mode`, the calling thread producing on cpu_p (its affinity restored
+ * after), the consumer on cpu_c. Exits on a lost or reordered message. */
 double bench_queue_msg_ns(enum q_mode mode, int cpu_p, int cpu_c, long count);
 
 #endif /* EARTH_BENCH_QSTREAM_H */
