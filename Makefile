@@ -242,7 +242,8 @@ test-layers: $(BUILD)/asan/lib/libearth.a
 	$(Q)tools/check-layers.sh $(BUILD)/asan/obj
 # The runtime tests again in each single-core node mode (EARTH_MODE).
 MODE_BINS := $(filter %/t_runtime_modes %/t_runtime_slots %/t_ops_data \
-             %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox,$(ASAN_BINS))
+             %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox \
+             %/t_queue_reqline,$(ASAN_BINS))
 test-asan: $(ASAN_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -408,15 +408,15 @@ Test(runtime_modes, floods_both_ways_with_8_slot_rings_no_deadlock)
 }
 
 /* With a 20 ms delivery latency nothing posted within 20 ms of the first
- * request can be consumed: of 20 requests posted at once into 8 slots,
- * exactly 12 spill. */
+ * request can be consumed: 120 SYNCs posted at once pack six per message
+ * into 20 messages; of those, into 8 slots, exactly 12 spill. */
 static void late_entry(void *f);
 EARTH_THREADED_FUNCTION(late_main, late_entry, struct work_frame, 0);
 
 static void late_entry(void *frame)
 {
-	earth_slot_init(&g_all, 20, 0, flood_end, frame);
-	for (int i = 0; i < 20; i++)
+	earth_slot_init(&g_all, 120, 0, flood_end, frame);
+	for (int i = 0; i < 120; i++)
 		earth_sync(&g_all);
 }
 

@@ -21,8 +21,8 @@ struct eu_state eu_g;
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
 
-static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
-			     void *frame)
+static inline __attribute__((always_inline)) void
+run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 {
 	eu_cur_fiber = fiber;
 	if (q_unlikely(acct_on))
@@ -30,8 +30,9 @@ static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
 	else
 		fiber(frame);
 	eu->fibers_run++;
-	/* END_THREAD: make what the fiber posted visible (SW mode). */
-	q_ring_flush(eu->req);
+	/* END_THREAD: what the fiber posted leaves now: its last, partly
+	 * filled message, and the SW tail. */
+	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
 }

@@ -396,7 +396,7 @@ struct earth_stats {
 	uint64_t fibers_run;	       /* fibers the EU ran                   */
 	uint64_t fibers_ready;	       /* fibers the SU made ready            */
 	uint64_t slot_signals;	       /* slot signals performed by the SU    */
-	uint64_t req_overflow;	       /* posts spilled: EU->SU queue full    */
+	uint64_t req_overflow;	   /* request messages spilled: queue full */
 	uint64_t ready_overflow;   /* ready fibers spilled: ready queue full */
 	uint64_t frames_allocated; /* frames taken from the free lists    */
 	uint64_t msgs_sent, msgs_received; /* to and from other nodes      */

@@ -65,7 +65,7 @@ static inline void single_fiber(struct earth_node *n, struct eu_state *eu,
 	if (irq)
 		irq_fiber_leave();
 	eu->fibers_run++;
-	q_ring_flush(eu->req);
+	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
 	if (irq && q_unlikely(irq_backlog()))

@@ -8,6 +8,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
+#include "queues/req_line.h"
 #include "su/su.h"
 #include "base/trace.h"
 
@@ -40,6 +41,47 @@ static inline void handle(struct earth_node *n, const struct su_req *r,
 		handle_observed(n, r);
 	else
 		su_handle(n, r);
+}
+
+static const char *const req_bad_why[] = {
+    [REQ_BAD_OP] = "unknown operation, or one that needs a whole message",
+    [REQ_BAD_WIDE_POS] = "a whole-message request after other records",
+    [REQ_BAD_FLAGS] = "flags not allowed for this operation",
+    [REQ_BAD_SIZE] = "value size not 1, 2, 4 or 8 (0 for SYNC/INCR_SYNC)",
+    [REQ_BAD_SLOT] = "a global slot flag with a slot address in the head",
+    [REQ_BAD_N] = "increment out of range",
+    [REQ_BAD_LENGTH] = "record runs past the end of the message",
+};
+
+static EARTH_COLD _Noreturn void bad_record(const uint64_t *w, unsigned i,
+					    int why)
+{
+	earth_fatal("SU: request message from the EU rejected: record at "
+		    "word %u (head %#llx): %s; the EU's request ring is "
+		    "corrupt",
+		    i, (unsigned long long)w[i], req_bad_why[-why]);
+}
+
+/* One message of the request ring: its records in order (req_line.h),
+ * each decoded into a private copy and checked before it is performed. */
+static inline unsigned handle_line(struct earth_node *n, const uint64_t *w,
+				   bool observed)
+{
+	unsigned i = 0, k = 0;
+	do {
+		struct su_req r;
+		int len = req_decode(w, i, &r);
+		if (q_unlikely(len <= 0)) {
+			if (len < 0)
+				bad_record(w, i, len);
+			break;
+		}
+		handle(n, &r, observed);
+		i += (unsigned)len;
+		k++;
+		/* A zero head ends the message (req_decode says so too). */
+	} while (i < REQ_LINE_WORDS && w[i]);
+	return k;
 }
 
 /* Requests from other threads (earth_sync_from_thread). */
@@ -134,9 +176,8 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		acct_su.in_step = true;
 	}
 	while (k < EARTH_SU_BATCH && (m = q_ring_peek(su->req))) {
-		handle(n, req_of(m), obs);
+		k += handle_line(n, m->w, obs);
 		q_ring_release(su->req);
-		k++;
 	}
 	/* Requests from the EU mean this node has work: it may ask peers for
 	 * tokens again once it runs dry. Messages alone do not (a
