@@ -27,9 +27,12 @@ ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
 
-# The shared library's soname and file (version from earth.h).
+# The shared library's soname and file (version from earth.h). While the
+# major version is 0 every minor version may change the ABI (a struct that
+# grew), so the soname carries it: programs built against 0.1 do not load
+# 0.2.
 EARTH_MINOR := $(shell sed -n 's/^\#define EARTH_VERSION_MINOR //p' runtime/include/earth.h)
-SO_NAME := libearth.so.0
+SO_NAME := libearth.so.0.$(EARTH_MINOR)
 SO_REAL := libearth.so.0.$(EARTH_MINOR).0
 
 # The node's layers, bottom to top (docs/architecture.md, "Layers").

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define EARTH_VERSION_MAJOR 0
-#define EARTH_VERSION_MINOR 1
+#define EARTH_VERSION_MINOR 2
 
 /* Exit status of a program stopped by a detected runtime or usage error. */
 #define EARTH_EXIT_USAGE 70
