@@ -32,9 +32,12 @@ ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
 
-# The shared library's soname and file (version from earth.h).
+# The shared library's soname and file (version from earth.h). While the
+# major version is 0 every minor version may change the ABI (a struct that
+# grew), so the soname carries it: programs built against 0.1 do not load
+# 0.2.
 EARTH_MINOR := $(shell sed -n 's/^\#define EARTH_VERSION_MINOR //p' runtime/include/earth.h)
-SO_NAME := libearth.so.0
+SO_NAME := libearth.so.0.$(EARTH_MINOR)
 SO_REAL := libearth.so.0.$(EARTH_MINOR).0
 
 # The node's layers, bottom to top (docs/architecture.md, "Layers").
@@ -52,7 +55,7 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
                   t_reject t_gmem t_stuck
 JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
-             t_failure t_ucx
+             t_failure t_uts t_ucx
 # Tests that also run under TSan: the queues, the runtime and those jobs.
 TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
@@ -79,11 +82,12 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/de
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
             libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format \
-            libucx-dev ucx-utils libpmix-dev
+            libucx-dev ucx-utils libssl-dev libpmix-dev
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
-# (benchmarks/compare: oneTBB, Open MPI).
+# (benchmarks/compare: oneTBB, Open MPI), the Open MPI floors beside UCX's
+# (benchmarks/ucx_floor).
 DEB_OPT_PKGS := clang-14 llvm-14-dev libclang-14-dev gnuplot-nox g++ \
                 libtbb-dev libopenmpi-dev openmpi-bin
 DEPS_STAMP := $(BUILD)/.deps-ok
@@ -246,7 +250,8 @@ test-layers: $(BUILD)/asan/lib/libearth.a
 	$(Q)tools/check-layers.sh $(BUILD)/asan/obj
 # The runtime tests again in each single-core node mode (EARTH_MODE).
 MODE_BINS := $(filter %/t_runtime_modes %/t_runtime_slots %/t_ops_data \
-             %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox,$(ASAN_BINS))
+             %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox \
+             %/t_queue_reqline,$(ASAN_BINS))
 test-asan: $(ASAN_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -354,5 +359,6 @@ clean:
 -include benchmarks/apps/module.mk
 -include benchmarks/ll7/module.mk
 -include benchmarks/compare/module.mk
+-include benchmarks/ucx_floor/module.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

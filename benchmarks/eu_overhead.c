@@ -7,6 +7,10 @@
  * latency of a local GET_SYNC.
  *
  *   eu_overhead.<op>.<sw|hwq>  su_cost.<op>.<sw|hwq>  end_thread[.sw]
+ *   eu_overhead.<op>.<sw|hwq>_over_queue_msg: the EU's cost per operation
+ *   over the cost per message of streaming the software ring between the
+ *   same CPUs (queue_msg.sw, lib/qstream.h), measured right before each
+ *   run: below 1 when several requests share a message.
  *   get_sync_local_seq[.sw] (no suffix: the default queue mode, hwq), and
  *   its ratio to a cache-line round trip
  *   between the same CPUs measured right before each run
@@ -19,6 +23,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "bench.h"
+#include "lib/qstream.h"
 #include "eu/eu.h"
 #include "su/su.h"
 
@@ -258,12 +263,18 @@ int main(int argc, char **argv)
 			if (argc > 1 && !strstr(argv[1], bop_names[op]))
 				continue;
 			double eu[64], su[64], ratio[64];
+			bool timed = op != B_END_THREAD &&
+				     op != B_END_FUNCTION && op != B_GET_SEQ;
 			for (int r = 0; r < bench_reps; r++) {
 				double floor = 0;
 				if (op == B_GET_SEQ)
 					floor = bench_xcore_rtt_ns(
 					    cpu_eu, cpu_su,
 					    bench_quick ? 20000 : 100000);
+				else if (timed)
+					floor = bench_queue_msg_ns(
+					    Q_MODE_SW, cpu_eu, cpu_su,
+					    bench_quick ? 200000 : 1000000);
 				eu[r] = bench_ns(run_op(
 				    op, (enum earth_queue_mode)mode, &su[r]));
 				ratio[r] = floor > 0 ? eu[r] / floor : 0;
@@ -292,6 +303,11 @@ int main(int argc, char **argv)
 			bench_metric_ns(name, e);
 			if (op == B_END_FUNCTION)
 				continue;
+			snprintf(name, sizeof(name),
+				 "eu_overhead.%s.%s_over_queue_msg",
+				 bop_names[op], mode_names[mode]);
+			bench_metric(name, bench_median(ratio, bench_reps),
+				     "ratio");
 			snprintf(name, sizeof(name), "su_cost.%s.%s",
 				 bop_names[op], mode_names[mode]);
 			bench_metric_ns(name, s);

@@ -7,7 +7,7 @@
  */
 #include "bench.h"
 #include "queues/q_mpsc.h"
-#include "queues/q_ring.h"
+#include "lib/qstream.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,49 +15,6 @@
 
 static long count;
 static int su_cpu;
-
-static void *ring_consumer(void *arg)
-{
-	struct q_ring *q = arg;
-	bench_pin(su_cpu);
-	for (uint64_t i = 0; i < (uint64_t)count; i++) {
-		struct q_msg *m;
-		while (!(m = q_ring_peek(q)))
-			q_cpu_relax();
-		if (m->w[0] != i) {
-			fprintf(stderr, "queue_msg: got %lu want %lu\n",
-				(unsigned long)m->w[0], (unsigned long)i);
-			exit(1);
-		}
-		q_ring_release(q);
-	}
-	return NULL;
-}
-
-static double ring_run(enum q_mode mode)
-{
-	struct q_ring q;
-	if (q_ring_init(&q, mode, 1024, 0, -1) != 0)
-		exit(1);
-	pthread_t t;
-	pthread_create(&t, NULL, ring_consumer, &q);
-	uint64_t t0 = q_tsc_ordered();
-	for (uint64_t i = 0; i < (uint64_t)count; i++) {
-		struct q_msg *m;
-		while (!(m = q_ring_reserve(&q))) {
-			q_ring_flush(&q);
-			q_cpu_relax();
-		}
-		m->w[0] = i;
-		m->w[1] = i ^ 0x5a5a;
-		q_ring_publish(&q, m);
-	}
-	q_ring_flush(&q);
-	pthread_join(t, NULL);
-	uint64_t t1 = q_tsc_ordered();
-	q_ring_fini(&q);
-	return bench_ns((double)(t1 - t0) / (double)count);
-}
 
 static void *mpsc_consumer(void *arg)
 {
@@ -109,7 +66,8 @@ int main(int argc, char **argv)
 	const char *names[] = {"queue_msg.sw", "queue_msg.hwq"};
 	for (int mode = 0; mode < 2; mode++) {
 		for (int r = 0; r < bench_reps; r++)
-			v[r] = ring_run((enum q_mode)mode);
+			v[r] = bench_queue_msg_ns((enum q_mode)mode, eu, su_cpu,
+						  count);
 		bench_metric_ns(names[mode], bench_median(v, bench_reps));
 	}
 	for (int r = 0; r < bench_reps; r++)

@@ -18,20 +18,23 @@ rm -f "$tmp.log"
 
 # What must be there; earthcc, threadedc.h, tc_stats.h, libearth_tc.a and
 # the plugin come from install-tc (compiler-plugin/module.mk).
-want=(include/earth.h lib/libearth.a lib/libearth.so lib/libearth.so.0
-      lib/libearth.so.0.1.0 lib/pkgconfig/earth.pc bin/earthrun bin/earthtrace
+# The soname carries the minor version while the major is 0 (Makefile).
+ver=$(cat VERSION)
+so=libearth.so.${ver%.*}
+want=(include/earth.h lib/libearth.a lib/libearth.so "lib/$so"
+      "lib/libearth.so.$ver" lib/pkgconfig/earth.pc bin/earthrun bin/earthtrace
       bin/earthcc include/threadedc.h include/tc_stats.h lib/libearth_tc.a
       lib/pkgconfig/earth-tc.pc)
 for m in man/man1/*.1 man/man3/*.3; do want+=("share/$m"); done
 for f in "${want[@]}"; do
 	[ -e "$tmp/$f" ] || fail "$f was not installed"
 done
-[ "$(readlink "$tmp/lib/libearth.so")" = libearth.so.0 ] ||
-	fail "lib/libearth.so should link to libearth.so.0"
-[ "$(readlink "$tmp/lib/libearth.so.0")" = libearth.so.0.1.0 ] ||
-	fail "lib/libearth.so.0 should link to libearth.so.0.1.0"
-objdump -p "$tmp/lib/libearth.so.0.1.0" | grep -q 'SONAME *libearth.so.0$' ||
-	fail "libearth.so.0.1.0 has no soname libearth.so.0"
+[ "$(readlink "$tmp/lib/libearth.so")" = "$so" ] ||
+	fail "lib/libearth.so should link to $so"
+[ "$(readlink "$tmp/lib/$so")" = "libearth.so.$ver" ] ||
+	fail "lib/$so should link to libearth.so.$ver"
+objdump -p "$tmp/lib/libearth.so.$ver" | grep -q "SONAME *${so//./\\.}\$" ||
+	fail "libearth.so.$ver has no soname $so"
 # Nothing else (the plugin only when it was built).
 extra=$(cd "$tmp" && find . -type f -o -type l | sed 's|^\./||' | sort |
 	grep -vxF -f <(printf '%s\n' "${want[@]}" lib/earth/earth_tc.so) || true)
@@ -60,8 +63,8 @@ $cc -O1 $cflags tests/install/prog.c $libs -o "$tmp/prog-shared" ||
 	fail "shared link"
 ! ldd "$tmp/prog-static" | grep -q libearth ||
 	fail "prog-static depends on libearth.so"
-LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/prog-shared" | grep -q "$tmp/lib/libearth.so.0" ||
-	fail "prog-shared does not load the installed libearth.so.0"
+LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/prog-shared" | grep -q "$tmp/lib/$so" ||
+	fail "prog-shared does not load the installed $so"
 for p in prog-static prog-shared; do
 	out=$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/$p" 2>&1) ||
 		fail "$p: exit $?: $out"

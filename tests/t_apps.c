@@ -113,6 +113,38 @@ Test(apps, nqueens)
 {
 	expect_answer("nqueens", "9 2", 3, "answer: queens(9) = 352");
 }
+/* The two token programs exact on 1-4 nodes in every node mode: their
+ * TOKENs run from each EU's deque and move when idle nodes steal them. */
+Test(apps, token_programs_every_mode_one_to_four_nodes)
+{
+	static const char *const modes[] = {"dual", "single-interrupt",
+					    "single-poll"};
+	require_apps();
+	for (int m = 0; m < 3; m++)
+		for (int nodes = 1; nodes <= 4; nodes++) {
+			int rc =
+			    tc_sh(out, sizeof out,
+				  "EARTH_MODE=%s timeout 60 " T_APPS_EARTHRUN
+				  " -n %d " T_APPS_DIR "/fib 18 5 && "
+				  "EARTH_MODE=%s timeout 60 " T_APPS_EARTHRUN
+				  " -n %d " T_APPS_DIR "/nqueens 9 3",
+				  modes[m], nodes, modes[m], nodes);
+			cr_expect_eq(rc, 0, "%s, %d nodes: exit %d\n%s",
+				     modes[m], nodes, rc, out);
+			cr_expect(strstr(out, "answer: fib(18) = 2584") &&
+				      strstr(out, "answer: queens(9) = 352"),
+				  "%s, %d nodes:\n%s", modes[m], nodes, out);
+		}
+}
+
+/* UTS: the binomial and geometric small trees as the sequential twin
+ * counts them, on 1 and 3 nodes. */
+Test(apps, uts)
+{
+	expect_twin("uts", "s3", "s3", 3);
+	expect_twin("uts", "s1", "s1", 2);
+}
+
 Test(apps, paraffins)
 {
 	expect_answer("paraffins", "14", 2,

@@ -125,8 +125,13 @@ Test(modes, one_node_same_result_every_mode)
 			     mode_names[i], g_fib_result);
 		struct earth_stats st;
 		earth_stats_get(&st);
-		cr_assert_eq(st.fibers_run, st.fibers_ready + 1,
-			     "%s: every fiber made ready ran", mode_names[i]);
+		cr_assert_eq(st.fibers_run, st.fibers_ready + st.tokens_run + 1,
+			     "%s: every fiber made ready and every token ran",
+			     mode_names[i]);
+		/* One node: every token ran from the EU's own deque. */
+		cr_assert_gt(st.tokens_run, 0, "%s", mode_names[i]);
+		cr_assert_eq(st.tokens_run, st.ops[EARTH_OP_TOKEN], "%s",
+			     mode_names[i]);
 	}
 }
 
@@ -278,6 +283,21 @@ Test(modes, tokens_and_collectives_every_mode)
 		expect_job(mode_names[i], "tcp", 2, "nqueens", "8",
 			   "nqueens: n=8 solutions=92");
 	}
+}
+
+/* Tokens run from each EU's deque and are stolen from it by the SUs of
+ * idle nodes: both token programs exact on 1-4 nodes in every mode. */
+Test(modes, token_programs_one_to_four_nodes_every_mode)
+{
+	for (int i = 0; i < 3; i++)
+		for (int nodes = 1; nodes <= 4; nodes++) {
+			expect_job(mode_names[i], "shm", nodes, "fibnodes",
+				   "17",
+				   "fibnodes: fib(17)=1597 correct, "
+				   "collectives correct");
+			expect_job(mode_names[i], "shm", nodes, "nqueens",
+				   "9 3", "nqueens: n=9 solutions=352 correct");
+		}
 }
 
 /* ---- the signal storm ---- */

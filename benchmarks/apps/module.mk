@@ -11,7 +11,7 @@
 # skipped with a message, as the other Threaded-C parts are. earthcc finds
 # the plugin and libearth in $(BUILD) through EARTH_BUILD.
 
-APPS_NAMES := fib nqueens paraffins pfold tomcatv ray jacobi matmul quad exptree
+APPS_NAMES := fib nqueens paraffins pfold tomcatv ray jacobi matmul quad exptree uts
 APPS_DIR   := benchmarks/apps
 APPS_OUT   := $(BUILD)/rel/apps
 APPS_BINS  := $(foreach p,$(APPS_NAMES),$(APPS_OUT)/$(p) $(APPS_OUT)/$(p).all \
@@ -37,15 +37,19 @@ apps-build: $(APPS_BINS)
 
 $(APPS_OUT)/%_seq: $(APPS_DIR)/%_seq.c $(APPS_DIR)/%.h $(APPS_DIR)/apps.h
 	@mkdir -p $(@D); $(if $(Q),echo "  CC      $@";)
-	$(Q)$(CC) $(CSTD) $(WARN) $(APPS_FP) -g $< -lm -o $@
+	$(Q)$(CC) $(CSTD) $(WARN) $(APPS_FP) -g $< -lm $(APPS_LIBS) -o $@
 
 $(APPS_OUT)/%.all: $(APPS_DIR)/%.tc $(APPS_DIR)/%.h $(APPS_HDRS) $(TC_PLUGIN)
 	@mkdir -p $(@D); $(if $(Q),echo "  EARTHCC $@";)
-	$(Q)$(APPS_TCC) $(APPS_FP) -Wall -Wextra -Werror --save-all $< -o $@
+	$(Q)$(APPS_TCC) $(APPS_FP) -Wall -Wextra -Werror --save-all $< $(APPS_LIBS) -o $@
 
 $(APPS_OUT)/%: $(APPS_DIR)/%.tc $(APPS_DIR)/%.h $(APPS_HDRS) $(TC_PLUGIN)
 	@mkdir -p $(@D); $(if $(Q),echo "  EARTHCC $@";)
-	$(Q)$(APPS_TCC) $(APPS_FP) -Wall -Wextra -Werror $< -o $@
+	$(Q)$(APPS_TCC) $(APPS_FP) -Wall -Wextra -Werror $< $(APPS_LIBS) -o $@
+
+# UTS hashes with libcrypto; its trees are those of benchmarks/compare.
+$(addprefix $(APPS_OUT)/,uts uts.all uts_seq): APPS_LIBS := -lcrypto
+$(addprefix $(APPS_OUT)/,uts uts.all uts_seq): benchmarks/compare/uts.h
 
 apps-bench: apps
 	$(Q)QUICK=$(QUICK) BUILD=$(BUILD) $(if $(RESULTS_DIR),RESULTS_DIR=$(RESULTS_DIR) )$(APPS_DIR)/run_apps.sh

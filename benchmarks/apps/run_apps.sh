@@ -34,7 +34,7 @@ build=${BUILD:-build}
 bin=$build/rel/apps
 earthrun=$build/rel/bin/earthrun
 out=${RESULTS_DIR:-docs/results}
-all_apps="fib nqueens paraffins pfold tomcatv ray jacobi matmul quad exptree"
+all_apps="fib nqueens paraffins pfold tomcatv ray jacobi matmul quad exptree uts"
 apps=${APPS:-$all_apps}
 quick=""  # QUICK set and not 0, as benchmarks/bench.c reads it
 if [ -n "${QUICK:-}" ] && [ "$QUICK" != 0 ]; then quick=1; fi
@@ -58,6 +58,7 @@ args_of() {
 	matmul)    [ -n "$quick" ] && echo "128"       || echo "512" ;;
 	quad)      [ -n "$quick" ] && echo "7 8"       || echo "11 10" ;;
 	exptree)   [ -n "$quick" ] && echo "40 5"      || echo "70 7" ;;
+	uts)       [ -n "$quick" ] && echo "s3"        || echo "t3" ;;
 	*) echo "run_apps: unknown program $1" >&2; exit 2 ;;
 	esac
 }
@@ -66,7 +67,7 @@ seq_args() {
 	local p=$1
 	set -- $(args_of "$p")
 	case $p in
-	fib|nqueens|matmul|jacobi|paraffins|quad) echo "$1" ;;
+	fib|nqueens|matmul|jacobi|paraffins|quad|uts) echo "$1" ;;
 	tomcatv|ray|exptree) echo "$1 $2" ;;
 	pfold) echo "$1 $2 $3" ;;
 	esac

@@ -3,6 +3,9 @@
 # $(BUILD)/rel/bench/compare, run by `make bench`):
 #   1. fib and N-Queens: EARTH TOKEN on one node (earth_tasks) against
 #      oneTBB task_group (tbb_tasks) with 2 threads and with 1
+#   1b. Unbalanced Tree Search, T1 (geometric) and T3 (binomial), exact
+#      node counts: EARTH TOKEN on one node (earth_uts) against oneTBB
+#      task_group (tbb_uts) with 1 thread and 2, with nodes per second
 #   2. remote access over shm and tcp: EARTH GET_SYNC and INVOKE round trips
 #      on 2 nodes (earth_remote) against Open MPI MPI_Get + flush and an
 #      8-byte ping-pong (mpi_remote; btl vader for shm, tcp for tcp)
@@ -56,6 +59,14 @@ run "$bin/earth_tasks" nqueens "$nq_n" "$nq_depth" "$reps" &&
 	e_nq=$(grab "$out" median)
 metric compare.fib.earth_token "${e_fib:-0}" ns
 metric compare.nqueens.earth_token "${e_nq:-0}" ns
+# The same node in the single-poll mode: one thread, the EU's and the SU's
+# work (as oneTBB with 1 thread).
+EARTH_MODE=single-poll run "$bin/earth_tasks" fib "$fib_n" "$reps" &&
+	s_fib=$(grab "$out" median)
+EARTH_MODE=single-poll run "$bin/earth_tasks" nqueens "$nq_n" "$nq_depth" \
+	"$reps" && s_nq=$(grab "$out" median)
+metric compare.fib.earth_token_single "${s_fib:-0}" ns
+metric compare.nqueens.earth_token_single "${s_nq:-0}" ns
 if [ -x "$bin/tbb_tasks" ]; then
 	for th in 2 1; do
 		run "$bin/tbb_tasks" fib "$fib_n" "$th" "$reps" &&
@@ -64,6 +75,8 @@ if [ -x "$bin/tbb_tasks" ]; then
 			metric compare.fib.$sfx "$t" ns
 			r=$(ratio "$t" "${e_fib:-}")
 			[ -n "$r" ] && metric compare.fib.${sfx}_over_earth "$r" x
+			r=$(ratio "$t" "${s_fib:-}")
+			[ -n "$r" ] && metric compare.fib.${sfx}_over_earth_single "$r" x
 		}
 		run "$bin/tbb_tasks" nqueens "$nq_n" "$nq_depth" "$th" "$reps" &&
 			t=$(grab "$out" median) && {
@@ -71,11 +84,49 @@ if [ -x "$bin/tbb_tasks" ]; then
 			metric compare.nqueens.$sfx "$t" ns
 			r=$(ratio "$t" "${e_nq:-}")
 			[ -n "$r" ] && metric compare.nqueens.${sfx}_over_earth "$r" x
+			r=$(ratio "$t" "${s_nq:-}")
+			[ -n "$r" ] && metric compare.nqueens.${sfx}_over_earth_single "$r" x
 		}
 	done
 else
 	echo "# compare: no tbb_tasks (Debian libtbb-dev and g++ missing?): TBB part skipped"
 fi
+
+# ---- 1b. Unbalanced Tree Search (T1, T3), one node ----
+uts_reps=$([ -n "$quick" ] && echo 1 || echo 3)
+for tree in t1 t3; do
+	e_uts="" s_uts=""
+	run "$earthrun" -n 1 "$bin/earth_uts" "$tree" "$uts_reps" && {
+		e_uts=$(grab "$out" median)
+		metric compare.uts_$tree.earth_token "$e_uts" ns
+		metric compare.uts_$tree.earth_token_nodes_per_s \
+			"$(grab "$out" "nodes.s")" nodes/s
+	}
+	EARTH_MODE=single-poll run "$earthrun" -n 1 "$bin/earth_uts" "$tree" \
+		"$uts_reps" && {
+		s_uts=$(grab "$out" median)
+		metric compare.uts_$tree.earth_token_single "$s_uts" ns
+		metric compare.uts_$tree.earth_token_single_nodes_per_s \
+			"$(grab "$out" "nodes.s")" nodes/s
+	}
+	if [ -x "$bin/tbb_uts" ]; then
+		for th in 1 2; do
+			sfx=$([ $th = 1 ] && echo tbb1 || echo tbb)
+			run "$bin/tbb_uts" "$tree" "$th" "$uts_reps" && {
+				t=$(grab "$out" median)
+				metric compare.uts_$tree.$sfx "$t" ns
+				metric compare.uts_$tree.${sfx}_nodes_per_s \
+					"$(grab "$out" "nodes.s")" nodes/s
+				r=$(ratio "$t" "$e_uts")
+				[ -n "$r" ] && metric compare.uts_$tree.${sfx}_over_earth "$r" x
+				r=$(ratio "$t" "$s_uts")
+				[ -n "$r" ] && metric compare.uts_$tree.${sfx}_over_earth_single "$r" x
+			}
+		done
+	else
+		echo "# compare: no tbb_uts (Debian libtbb-dev and g++ missing?): TBB part of UTS skipped"
+	fi
+done
 
 # ---- 2. remote access over shm and tcp ----
 k=$([ -n "$quick" ] && echo 500 || echo 2000)

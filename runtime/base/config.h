@@ -49,17 +49,11 @@
 #ifndef EARTH_FRAME_CHUNK
 #define EARTH_FRAME_CHUNK 64
 #endif
-/* The SU keeps tokens back (LIFO, for locality and for idle nodes to take)
- * while at least this many ready messages wait for the EU; below it tokens
- * go to the EU. It must exceed the EU's credit batch on the ready ring, or
- * tokens would wait for the EU to run dry. */
-#ifndef EARTH_TOKEN_BACKLOG
-#define EARTH_TOKEN_BACKLOG 256
-#endif
-/* The same for a job of several nodes: keep tokens in the SU's list,
- * where idle nodes can take the oldest (largest) ones. */
-#ifndef EARTH_TOKEN_BACKLOG_MULTI
-#define EARTH_TOKEN_BACKLOG_MULTI 8
+/* Most tokens one node's EU holds in its deque (unit/deque.h), a power of
+ * two: 8 bytes each, plus frames. A fiber posting a TOKEN beyond it ends
+ * the job with an error naming the limit. */
+#ifndef EARTH_TOKEN_DEQUE_MAX
+#define EARTH_TOKEN_DEQUE_MAX (1u << 24)
 #endif
 /* The EU returns ready-ring credits every this many messages. */
 #ifndef EARTH_READY_CREDIT_BATCH

@@ -10,6 +10,7 @@
 #error "eu.h is internal to the EARTH runtime"
 #endif
 
+#include "queues/req_line.h"
 #include "unit/unit.h"
 
 #include <string.h>
@@ -31,6 +32,13 @@ struct frame_chunk {
 struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
+	struct deque *tokens; /* owner side (earth_node.tokens) */
+	/* The request message being filled (queues/req_line.h): in the ring
+	 * or the last of the overflow list; lw the next word to write, lleft
+	 * the words left in it; NULL and 0 when none is open. */
+	struct q_msg *lm;
+	uint64_t *lw;
+	size_t lleft;
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -41,6 +49,7 @@ struct eu_state {
 	bool in_fiber;
 	uint64_t ops[EARTH_OP_COUNT_];
 	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
+	uint64_t tokens_run; /* taken from its own deque */
 	uint64_t idle_ticks;
 } q_aligned_line;
 
@@ -53,6 +62,12 @@ extern struct eu_state eu_g EARTH_HIDDEN;
  * token's frame that left for another node goes back to its free list. */
 void eu_invoke_trampoline(void *buf) EARTH_HIDDEN;
 void eu_token_gone(void *frame) EARTH_HIDDEN;
+
+/* The entry fiber of a token's frame (its header names the function). */
+static inline earth_fiber_fn eu_token_fiber(void *frame)
+{
+	return ((const struct frame_hdr *)frame - 1)->fn->entry;
+}
 
 /* True on the EU thread while it runs a fiber. */
 extern __thread bool eu_in_fiber EARTH_HIDDEN
@@ -184,17 +199,46 @@ static inline struct q_msg *eu_post_begin(struct eu_state *eu)
 	return eu_post_spill(eu);
 }
 
-static inline void eu_post_end(struct eu_state *eu, struct q_msg *m)
+/* Ends the open request message: a zero head after its last record, then
+ * it goes to the SU (HWQ: now; SW: at the next batch or flush). */
+static inline void eu_line_close(struct eu_state *eu)
 {
+	if (eu->lleft)
+		*eu->lw = 0;
 	if (q_likely(!eu->ovf_len))
-		q_ring_publish(eu->req, m);
+		q_ring_publish(eu->req, eu->lm);
+	eu->lm = NULL;
+	eu->lw = NULL;
+	eu->lleft = 0;
 }
 
-static inline uint64_t eu_req_head(enum su_op op, unsigned size, unsigned flags,
-				   int32_t n)
+/* Closes the open message and opens a new one (post.c). */
+uint64_t *eu_line_open(struct eu_state *eu) EARTH_HIDDEN;
+
+/* Room for a record of `words` words (<= REQ_LINE_WORDS) in the open
+ * message, or a new one. */
+static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 {
-	return (uint64_t)op | (uint64_t)size << 8 | (uint64_t)flags << 16 |
-	       (uint64_t)(uint32_t)n << 32;
+	if (q_likely(eu->lleft >= words))
+		return eu->lw;
+	return eu_line_open(eu);
+}
+
+/* The record at w of `words` words is written; a full message goes now. */
+static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
+{
+	eu->lw = w + words;
+	eu->lleft -= words;
+	if (!eu->lleft)
+		eu_line_close(eu);
+}
+
+/* END_THREAD, and before the EU idles: what the fiber posted leaves. */
+static inline void eu_post_flush(struct eu_state *eu)
+{
+	if (eu->lm)
+		eu_line_close(eu);
+	q_ring_flush(eu->req);
 }
 
 /* ---- the EU thread (loop.c) ---- */

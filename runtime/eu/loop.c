@@ -2,7 +2,9 @@
 /*
  * loop.c - the EU thread: run main's entry fiber, then take ready
  * (fiber, frame) pairs from the SU->EU ring and run them until main's frame
- * ends. When nothing is ready it spins, then blocks until the SU wakes it.
+ * ends; with none ready, run the newest token of its own (work first: the
+ * SU steals the oldest for other nodes). With neither it spins, then
+ * blocks until the SU wakes it.
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
@@ -19,8 +21,8 @@ struct eu_state eu_g;
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
 
-static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
-			     void *frame)
+static inline __attribute__((always_inline)) void
+run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 {
 	eu_cur_fiber = fiber;
 	if (q_unlikely(acct_on))
@@ -28,8 +30,9 @@ static inline void run_fiber(struct eu_state *eu, earth_fiber_fn fiber,
 	else
 		fiber(frame);
 	eu->fibers_run++;
-	/* END_THREAD: make what the fiber posted visible (SW mode). */
-	q_ring_flush(eu->req);
+	/* END_THREAD: what the fiber posted leaves now: its last, partly
+	 * filled message, and the SW tail. */
+	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
 }
@@ -119,6 +122,15 @@ void *eu_thread(void *arg)
 	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		struct q_msg *m = q_ring_peek(eu->ready);
 		if (q_unlikely(!m)) {
+			void *t = deque_pop(eu->tokens);
+			if (t) {
+				eu->tokens_run++;
+				run_fiber(eu, eu_token_fiber(t), t);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(
+					    eu, deque_size(eu->tokens) != 0);
+				continue;
+			}
 			eu_in_fiber = false;
 			eu_idle(n, eu);
 			eu_in_fiber = true;

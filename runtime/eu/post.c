@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * post.c - the split-phase operations as the EU issues them: check the
- * arguments, write one request into the EU->SU ring, return. The EU never
- * waits here and never does SU work; when the ring is full the request is
- * kept in the EU's overflow list and the EU goes on running fibers.
+ * arguments, write one request record into the open EU->SU message
+ * (several small records share a message, queues/req_line.h), return. The
+ * EU never waits here and never does SU work; when the ring is full the
+ * message is kept in the EU's overflow list and the EU goes on running
+ * fibers.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -40,8 +42,76 @@ struct q_msg *eu_post_spill(struct eu_state *eu)
 	return &eu->ovf[eu->ovf_head + eu->ovf_len++];
 }
 
+uint64_t *eu_line_open(struct eu_state *eu)
+{
+	if (eu->lm)
+		eu_line_close(eu);
+	struct q_msg *m = eu_post_begin(eu);
+	eu->lm = m;
+	eu->lw = m->w;
+	eu->lleft = REQ_LINE_WORDS;
+	return eu->lw;
+}
+
+/* A request that takes a whole message (struct su_req's layout). */
+static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
+			     unsigned flags, int32_t n, uint64_t slot,
+			     uint64_t a, uint64_t b, uint64_t c, uint64_t spare)
+{
+	uint64_t *w = eu_rec_begin(eu, REQ_LINE_WORDS);
+	w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE;
+	w[1] = slot;
+	w[2] = a;
+	w[3] = b;
+	w[4] = c;
+	w[5] = spare;
+	eu_rec_end(eu, w, REQ_LINE_WORDS);
+}
+
+/* A compact record: the slot (in the head when it fits), then `nargs` of
+ * the words a, b. */
+static inline __attribute__((always_inline)) void
+post_small(struct eu_state *eu, enum su_op op, unsigned size, unsigned flags,
+	   uint64_t slot, unsigned nargs, uint64_t a, uint64_t b)
+{
+	uint64_t *w, *p;
+	unsigned words;
+	if (q_likely(!req_slot_words(flags, slot))) {
+		/* The slot rides in the head. */
+		words = 1 + nargs;
+		w = eu_rec_begin(eu, words);
+		w[0] = req_head(op, size, flags, slot);
+		p = w + 1;
+	} else {
+		words = 2 + nargs;
+		w = eu_rec_begin(eu, words);
+		w[0] = req_head(op, size, flags, 0);
+		w[1] = slot;
+		p = w + 2;
+	}
+	if (nargs > 0)
+		p[0] = a;
+	if (nargs > 1)
+		p[1] = b;
+	eu_rec_end(eu, w, words);
+}
+
+/* SPAWN, INVOKE: no slot, two words. */
+static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
+			     uint64_t b)
+{
+	uint64_t *w = eu_rec_begin(eu, 3);
+	w[0] = req_head(op, 0, SU_REQ_NOSLOT, 0);
+	w[1] = a;
+	w[2] = b;
+	eu_rec_end(eu, w, 3);
+}
+
 void eu_ovf_drain(struct eu_state *eu)
 {
+	/* The open message may be the last of the list: it goes as it is. */
+	if (eu->lm)
+		eu_line_close(eu);
 	while (eu->ovf_len) {
 		struct q_msg *m = q_ring_reserve(eu->req);
 		if (!m)
@@ -135,10 +205,10 @@ static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
 			     uint64_t slot)
 {
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(op, 0, flags, n);
-	m->w[1] = slot;
-	eu_post_end(eu, m);
+	if (op == SU_OP_SYNC)
+		post_small(eu, op, 0, flags, slot, 0, 0, 0);
+	else
+		post_small(eu, op, 0, flags, slot, 1, (uint32_t)n, 0);
 }
 
 void earth_sync(earth_slot *slot)
@@ -183,11 +253,7 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(SU_OP_SPAWN, 0, SU_REQ_NOSLOT, 0);
-	m->w[2] = (uintptr_t)fiber;
-	m->w[3] = (uintptr_t)frame;
-	eu_post_end(eu, m);
+	post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
 	eu->ops[EARTH_OP_SPAWN]++;
 }
 
@@ -200,13 +266,8 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	check_gptr(op, "the source", src);
 	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(SU_OP_BLKMOV_SYNC, 0, flags, 0);
-	m->w[1] = slot;
-	m->w[2] = src.bits;
-	m->w[3] = dst.bits;
-	m->w[4] = n;
-	eu_post_end(eu, m);
+	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits, dst.bits,
+		  n, 0);
 	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
 	/* Statistics: a read from another node into this one. */
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id &&
@@ -238,12 +299,8 @@ static inline void post_get(const char *op, earth_gptr src, void *dst,
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(SU_OP_GET_SYNC, size, flags, 0);
-	m->w[1] = slot;
-	m->w[2] = src.bits;
-	m->w[3] = (uintptr_t)dst;
-	eu_post_end(eu, m);
+	post_small(eu, SU_OP_GET_SYNC, size, flags, slot, 2, src.bits,
+		   (uintptr_t)dst);
 	eu->ops[EARTH_OP_GET_SYNC]++;
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id)
 		acct_eu.reads_posted++;
@@ -255,12 +312,7 @@ static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
 	EU_CHECK_IN_FIBER(op);
 	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(SU_OP_DATA_SYNC, size, flags, 0);
-	m->w[1] = slot;
-	m->w[2] = value;
-	m->w[3] = dst.bits;
-	eu_post_end(eu, m);
+	post_small(eu, SU_OP_DATA_SYNC, size, flags, slot, 2, value, dst.bits);
 	eu->ops[EARTH_OP_DATA_SYNC]++;
 }
 
@@ -320,12 +372,8 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 	if (q_unlikely(type && !result))
 		eu_misuse(op, "null result address");
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(SU_OP_COLL, type, 0, rop);
-	m->w[1] = (uintptr_t)done;
-	m->w[2] = value;
-	m->w[3] = (uintptr_t)result;
-	eu_post_end(eu, m);
+	post_wide(eu, SU_OP_COLL, type, 0, rop, (uintptr_t)done, value,
+		  (uintptr_t)result, 0, 0);
 	eu->ops[EARTH_OP_COLLECTIVE]++;
 	if (q_unlikely(acct_on))
 		acct_eu.colls_posted++;
@@ -381,12 +429,7 @@ static inline void *new_frame(const char *op, const struct earth_tfunc *f,
 static inline void post_frame(enum su_op op, const struct earth_tfunc *f,
 			      void *frame)
 {
-	struct eu_state *eu = &eu_g;
-	struct q_msg *m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(op, 0, SU_REQ_NOSLOT, 0);
-	m->w[2] = (uintptr_t)f;
-	m->w[3] = (uintptr_t)frame;
-	eu_post_end(eu, m);
+	post_pair(&eu_g, op, (uintptr_t)f, (uintptr_t)frame);
 }
 
 /* INVOKE on another node: the arguments travel, the frame is made there.
@@ -409,35 +452,23 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 			  "so every node numbers it the same way",
 			  f->name);
 	struct eu_state *eu = &eu_g;
-	struct q_msg *m;
 	if (size <= SU_REQ_INLINE_MAX) {
 		/* Small arguments ride in the request: no allocation here,
 		 * no free on the SU (the common spawn and call cases). */
 		uint64_t w[4] = {0, 0, 0, 0};
 		if (size)
 			memcpy(w, args, size);
-		m = eu_post_begin(eu);
-		m->w[0] =
-		    eu_req_head(SU_OP_INVOKE_REMOTE, 0,
-				SU_REQ_NOSLOT | SU_REQ_INLINE, (int32_t)node);
-		m->w[1] = w[0];
-		m->w[2] = (uintptr_t)f;
-		m->w[3] = w[1];
-		m->w[4] = w[2];
-		m->w[5] = w[3];
-		eu_post_end(eu, m);
+		post_wide(eu, SU_OP_INVOKE_REMOTE, 0,
+			  SU_REQ_NOSLOT | SU_REQ_INLINE, (int32_t)node, w[0],
+			  (uintptr_t)f, w[1], w[2], w[3]);
 		return;
 	}
 	void *copy = malloc(size);
 	if (!copy)
 		earth_fatal("out of memory for INVOKE arguments");
 	memcpy(copy, args, size);
-	m = eu_post_begin(eu);
-	m->w[0] = eu_req_head(SU_OP_INVOKE_REMOTE, 0, SU_REQ_NOSLOT, 0);
-	m->w[2] = (uintptr_t)f;
-	m->w[3] = (uintptr_t)copy;
-	m->w[4] = node;
-	eu_post_end(eu, m);
+	post_wide(eu, SU_OP_INVOKE_REMOTE, 0, SU_REQ_NOSLOT, 0, 0, (uintptr_t)f,
+		  (uintptr_t)copy, node, 0);
 }
 
 void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
@@ -460,7 +491,13 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 {
 	EU_CHECK_IN_FIBER("TOKEN");
 	void *frame = new_frame("TOKEN", f, args, size);
-	post_frame(SU_OP_TOKEN, f, frame);
+	if (q_unlikely(!deque_push(eu_g.tokens, frame)))
+		eu_misuse("TOKEN",
+			  "%zu tokens already wait on node %u, the most "
+			  "EARTH_TOKEN_DEQUE_MAX allows (or out of memory): "
+			  "post fewer tokens before running them, or rebuild "
+			  "with a larger EARTH_TOKEN_DEQUE_MAX",
+			  deque_size(eu_g.tokens), earth_node_g.id);
 	eu_g.ops[EARTH_OP_TOKEN]++;
 }
 

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define EARTH_VERSION_MAJOR 0
-#define EARTH_VERSION_MINOR 1
+#define EARTH_VERSION_MINOR 2
 
 /* Exit status of a program stopped by a detected runtime or usage error. */
 #define EARTH_EXIT_USAGE 70
@@ -396,7 +396,7 @@ struct earth_stats {
 	uint64_t fibers_run;	       /* fibers the EU ran                   */
 	uint64_t fibers_ready;	       /* fibers the SU made ready            */
 	uint64_t slot_signals;	       /* slot signals performed by the SU    */
-	uint64_t req_overflow;	       /* posts spilled: EU->SU queue full    */
+	uint64_t req_overflow;	   /* request messages spilled: queue full */
 	uint64_t ready_overflow;   /* ready fibers spilled: ready queue full */
 	uint64_t frames_allocated; /* frames taken from the free lists    */
 	uint64_t msgs_sent, msgs_received; /* to and from other nodes      */
@@ -410,6 +410,9 @@ struct earth_stats {
 	/* Single-interrupt nodes: interrupts taken, those that did the SU's
 	 * work inside a fiber, messages they left for a safe point. */
 	uint64_t irq_signals, irq_in_fiber, irq_deferred_msgs;
+	/* Tokens the EU took from its own deque and ran (the others posted
+	 * here ran on nodes that stole them: tokens_given). */
+	uint64_t tokens_run;
 };
 
 /*

@@ -160,7 +160,7 @@ static void node_free(struct earth_node *n)
 	n->net = NULL;
 	free(eu_g.ovf);
 	free(su_g.rovf);
-	free(su_g.tokens);
+	deque_free(&n->tokens);
 	q_ring_fini(&n->req);
 	q_ring_fini(&n->ready);
 	q_mpsc_fini(&n->inbox);
@@ -313,23 +313,20 @@ int earth_run(const struct earth_options *opts,
 			n->numa_node) ||
 	    q_ring_init(&n->ready, mode, slots, n->opts.hwq_latency_ns,
 			n->numa_node) ||
-	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS)) {
+	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS) ||
+	    deque_init(&n->tokens, EARTH_TOKEN_DEQUE_MAX)) {
 		fprintf(stderr,
 			"earth: cannot create the EU/SU queues (%u slots "
-			"of 64 bytes): out of memory or bad size\n",
+			"of 64 bytes) or the token deque: out of memory or "
+			"bad size\n",
 			slots);
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
-	/* The SU reads the EU's ready backlog from the returned head: return
-	 * it often enough for the token threshold to mean something. */
-	n->token_backlog =
-	    n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI : EARTH_TOKEN_BACKLOG;
-	q_ring_set_batches(&n->ready, 32,
-			   n->num_nodes > 1 ? EARTH_TOKEN_BACKLOG_MULTI / 2
-					    : EARTH_READY_CREDIT_BATCH);
+	q_ring_set_batches(&n->ready, 32, EARTH_READY_CREDIT_BATCH);
 	eu_g.req = su_g.req = &n->req;
 	eu_g.ready = su_g.ready = &n->ready;
+	eu_g.tokens = &n->tokens;
 
 	static const struct trace_names names = {node_tfunc_name,
 						 wire_type_name};

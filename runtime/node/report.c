@@ -75,17 +75,24 @@ static void blk_bytes(const struct earth_node *n, struct net_blk_bytes *b)
 		n->net->ops->blk_bytes(n->net, b);
 }
 
+/* Requests of kind op: TOKENs go to the EU's deque, not to the SU, so
+ * the EU counts them. */
+static uint64_t handled_of(unsigned op)
+{
+	return op == SU_OP_TOKEN ? eu_g.ops[EARTH_OP_TOKEN] : acct_su.ops[op];
+}
+
 /* Requests of kind op that stayed on this node, and those that needed
- * another (a TOKEN given away after it was counted local is remote). */
+ * another (a TOKEN the SU stole for another node is remote). */
 static uint64_t remote_of(unsigned op)
 {
-	return acct_su.remote[op] < acct_su.ops[op] ? acct_su.remote[op]
-						    : acct_su.ops[op];
+	return acct_su.remote[op] < handled_of(op) ? acct_su.remote[op]
+						   : handled_of(op);
 }
 
 static uint64_t local_of(unsigned op)
 {
-	return acct_su.ops[op] - remote_of(op);
+	return handled_of(op) - remote_of(op);
 }
 
 static uint64_t switches(void)
@@ -158,7 +165,7 @@ static void print_table(FILE *f, const struct earth_node *n,
 			100.0 * (double)su->queued_copied / q);
 	fprintf(f, "  %-14s %12s %12s\n", "request", "local", "remote");
 	for (unsigned op = 1; op < ACCT_OP_COUNT_; op++) {
-		if (!acct_su.ops[op])
+		if (!handled_of(op))
 			continue;
 		fprintf(f, "  %-14s %12" PRIu64 " %12" PRIu64 "\n",
 			acct_op_name(op), local_of(op), remote_of(op));
@@ -256,16 +263,17 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 			acct_eu.overlap_hist[k]);
 	fprintf(f,
 		"}},\"fibers_run\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
-		",\"msgs_received\":%" PRIu64 ",\"tokens_stolen\":%" PRIu64
-		",\"tokens_given\":%" PRIu64 ",\"steal_requests\":%" PRIu64
+		",\"msgs_received\":%" PRIu64 ",\"tokens_run\":%" PRIu64
+		",\"tokens_stolen\":%" PRIu64 ",\"tokens_given\":%" PRIu64
+		",\"steal_requests\":%" PRIu64
 		",\"blk_recv\":{\"direct\":%" PRIu64 ",\"copied\":%" PRIu64
 		"},\"blk_sent\":{\"referenced\":%" PRIu64 ",\"copied\":%" PRIu64
 		"},\"queued\":{\"referenced\":%" PRIu64 ",\"copied\":%" PRIu64
 		"}}\n",
-		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_stolen,
-		st.tokens_given, st.steal_requests, bb.recv_direct,
-		bb.recv_copied, bb.sent_ref, bb.sent_copied, su_g.queued_ref,
-		su_g.queued_copied);
+		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_run,
+		st.tokens_stolen, st.tokens_given, st.steal_requests,
+		bb.recv_direct, bb.recv_copied, bb.sent_ref, bb.sent_copied,
+		su_g.queued_ref, su_g.queued_copied);
 	int werr = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
 	if (fclose(f) != 0 && !werr)
 		werr = errno;

@@ -3,7 +3,9 @@
  * single.c - the one thread of a single-core node: it runs the EU's loop
  * and does the SU's work itself (su_step, the same function the SU thread
  * of a dual node calls). The EU still posts every operation into the
- * request ring; the thread handles the ring when the fiber ends.
+ * request ring; the thread handles the ring when the fiber ends. Tokens
+ * go to the EU's deque as on a dual node: the thread runs the newest when
+ * nothing is ready, its SU work steals the oldest for other nodes.
  *   single-poll:      after each fiber and when idle: requests, inbox,
  *                     arrivals (a full su_step).
  *   single-interrupt: after each fiber: requests and inbox only; arrivals
@@ -63,7 +65,7 @@ static inline void single_fiber(struct earth_node *n, struct eu_state *eu,
 	if (irq)
 		irq_fiber_leave();
 	eu->fibers_run++;
-	q_ring_flush(eu->req);
+	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
 	if (irq && q_unlikely(irq_backlog()))
@@ -152,6 +154,15 @@ static inline void single_loop(struct earth_node *n, struct eu_start *st,
 	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		struct q_msg *m = q_ring_peek(eu->ready);
 		if (q_unlikely(!m)) {
+			void *t = deque_pop(eu->tokens);
+			if (t) {
+				eu->tokens_run++;
+				single_fiber(n, eu, eu_token_fiber(t), t, irq);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(
+					    eu, deque_size(eu->tokens) != 0);
+				continue;
+			}
 			eu_in_fiber = false;
 			single_idle(n, eu, irq);
 			eu_in_fiber = true;

@@ -42,6 +42,7 @@ void earth_stats_get(struct earth_stats *st)
 	irq_stats_fill(st);
 	memcpy(st->ops, eu->ops, sizeof(st->ops));
 	st->fibers_run = eu->fibers_run;
+	st->tokens_run = eu->tokens_run;
 	st->req_overflow = eu->req_overflow;
 	st->frames_allocated = eu->frames_allocated;
 	st->eu_sleeps = eu->sleeps;
@@ -137,6 +138,8 @@ void stats_print_to(FILE *f, const struct earth_stats *st)
 		(unsigned long long)st->msgs_sent);
 	fprintf(f, "  %-14s %14llu\n", "msgs received",
 		(unsigned long long)st->msgs_received);
+	fprintf(f, "  %-14s %14llu\n", "tokens run",
+		(unsigned long long)st->tokens_run);
 	fprintf(f, "  %-14s %14llu\n", "tokens stolen",
 		(unsigned long long)st->tokens_stolen);
 	fprintf(f, "  %-14s %14llu\n", "tokens given",

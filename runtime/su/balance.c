@@ -2,9 +2,10 @@
 /*
  * balance.c - TOKEN load balancing between nodes. An idle node (no token,
  * nothing ready, EU drained) asks randomly chosen peers for work with
- * STEAL; a peer with tokens sends its oldest one (the largest piece of a
- * divide-and-conquer tree), else answers STEAL_NONE and remembers the asker
- * as hungry, so the next token it gets goes there. After every peer said
+ * STEAL; a peer with tokens steals the oldest from its EU's deque (the
+ * largest piece of a divide-and-conquer tree) and sends it, else answers
+ * STEAL_NONE and remembers the asker as hungry, so the next token its EU
+ * pushes goes there. After every peer said
  * no, a node stays quiet until it gets work again, so an idle job sends no
  * messages and can sleep. A token that leaves carries its function number
  * and arguments; its frame here goes back to the EU's free list. INVOKEd
@@ -29,34 +30,36 @@ static uint32_t random_peer(struct earth_node *n)
 	return (n->id + 1 + (uint32_t)(x % (n->num_nodes - 1))) % n->num_nodes;
 }
 
-/* Sends the oldest token to `to`; its frame is freed by the EU. */
-static void give_oldest(struct earth_node *n, uint32_t to)
+/* Steals the EU's oldest token and sends it to `to`; its frame goes back
+ * to the EU's free list. False when the deque was empty. */
+static bool give_oldest(struct earth_node *n, uint32_t to)
 {
 	struct su_state *su = &su_g;
-	struct ready_entry e = su->tokens[0];
-	memmove(su->tokens, su->tokens + 1,
-		--su->ntokens * sizeof(*su->tokens));
-	const struct frame_hdr *fh = (const struct frame_hdr *)e.frame - 1;
+	void *frame = deque_steal(&n->tokens);
+	if (!frame)
+		return false;
+	const struct frame_hdr *fh = (const struct frame_hdr *)frame - 1;
 	const struct earth_tfunc *f = fh->fn;
 	struct wire_hdr h = {
 	    .type = W_TOKEN, .n = reg_tfunc_id(f), .len = f->args_size};
-	su_net_send(n, to, &h, e.frame);
-	su_ready_push(su, n->token_gone_fiber, e.frame);
+	su_net_send(n, to, &h, frame);
+	su_ready_push(su, n->token_gone_fiber, frame);
 	su->tokens_given++;
 	if (acct_on) /* a TOKEN posted here that runs on another node */
 		acct_su.remote[SU_OP_TOKEN]++;
+	return true;
 }
 
 void su_balance_token_added(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
-	for (uint32_t p = 0; su->nhungry && su->ntokens && p < n->num_nodes;
-	     p++) {
+	for (uint32_t p = 0; su->nhungry && p < n->num_nodes; p++) {
 		if (!su->hungry[p])
 			continue;
+		if (!give_oldest(n, p))
+			return;
 		su->hungry[p] = false;
 		su->nhungry--;
-		give_oldest(n, p);
 	}
 }
 
@@ -65,15 +68,20 @@ void su_balance_idle(struct earth_node *n, bool at_once)
 	struct su_state *su = &su_g;
 	if (su->steal_out || su->steal_quiet)
 		return;
-	if (su->ntokens || su->rovf_len || su->rmsg ||
-	    q_ring_unconsumed(su->ready) != 0) {
+	if (su->rovf_len || su->rmsg) {
+		su->dry_since = 0; /* the EU has work */
+		return;
+	}
+	/* The EU's lines (its deque's bottom, the ready ring's returned
+	 * head) and the TSC every 8 idle polls: each a miss while the EU
+	 * runs tokens, the TSC 10-20 ns a read in a VM. */
+	if (!at_once && (++su->dry_polls & 7) != 0)
+		return;
+	if (deque_size(&n->tokens) || q_ring_unconsumed(su->ready) != 0) {
 		su->dry_since = 0; /* the EU has work */
 		return;
 	}
 	if (!at_once) {
-		/* The TSC every 8 idle polls: 10-20 ns a read in a VM. */
-		if ((++su->dry_polls & 7) != 0)
-			return;
 		uint64_t now = q_tsc();
 		if (!su->dry_since) {
 			su->dry_since = now;
@@ -101,9 +109,7 @@ void su_balance_receive(struct earth_node *n, uint32_t from,
 	struct su_state *su = &su_g;
 	switch (h->type) {
 	case W_STEAL:
-		if (su->ntokens) {
-			give_oldest(n, from);
-		} else {
+		if (!give_oldest(n, from)) {
 			struct wire_hdr no = {.type = W_STEAL_NONE};
 			su_net_send(n, from, &no, NULL);
 			if (!su->hungry[from]) {

@@ -103,13 +103,6 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 		su_ready_push(su, f->entry, (void *)(uintptr_t)r->b);
 		return;
 	}
-	case SU_OP_TOKEN: {
-		const struct earth_tfunc *f = (const void *)(uintptr_t)r->a;
-		su_token_push(su, f->entry, (void *)(uintptr_t)r->b);
-		if (q_unlikely(su->nhungry))
-			su_balance_token_added(n);
-		return;
-	}
 	case SU_OP_INVOKE_REMOTE:
 		su_remote_invoke(n, r);
 		return;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loop.c - the SU thread: drain the EU's requests in batches, then the
- * inbox of other threads, hand ready fibers and tokens to the EU; with
- * nothing to do, spin, and block only when the EU is blocked too (the whole
- * node is idle). Leaves when the EU raises shutdown.
+ * inbox of other threads, hand ready fibers to the EU, steal the EU's
+ * tokens for hungry peers; with nothing to do, spin, and block only when
+ * the EU is blocked too (the whole node is idle). Leaves when the EU
+ * raises shutdown.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
+#include "queues/req_line.h"
 #include "su/su.h"
 #include "base/trace.h"
 
@@ -25,9 +27,7 @@ static EARTH_COLD void handle_observed(struct earth_node *n,
 	su_handle(n, r);
 	if (op < SU_OP_COUNT_) {
 		acct_su.ops[k]++;
-		/* A TOKEN is remote when given away (balance.c). */
-		if (k != SU_OP_TOKEN)
-			acct_su.remote[k] += acct_su.sent;
+		acct_su.remote[k] += acct_su.sent;
 	}
 	if (trace_on)
 		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0,
@@ -41,6 +41,47 @@ static inline void handle(struct earth_node *n, const struct su_req *r,
 		handle_observed(n, r);
 	else
 		su_handle(n, r);
+}
+
+static const char *const req_bad_why[] = {
+    [REQ_BAD_OP] = "unknown operation, or one that needs a whole message",
+    [REQ_BAD_WIDE_POS] = "a whole-message request after other records",
+    [REQ_BAD_FLAGS] = "flags not allowed for this operation",
+    [REQ_BAD_SIZE] = "value size not 1, 2, 4 or 8 (0 for SYNC/INCR_SYNC)",
+    [REQ_BAD_SLOT] = "a global slot flag with a slot address in the head",
+    [REQ_BAD_N] = "increment out of range",
+    [REQ_BAD_LENGTH] = "record runs past the end of the message",
+};
+
+static EARTH_COLD _Noreturn void bad_record(const uint64_t *w, unsigned i,
+					    int why)
+{
+	earth_fatal("SU: request message from the EU rejected: record at "
+		    "word %u (head %#llx): %s; the EU's request ring is "
+		    "corrupt",
+		    i, (unsigned long long)w[i], req_bad_why[-why]);
+}
+
+/* One message of the request ring: its records in order (req_line.h),
+ * each decoded into a private copy and checked before it is performed. */
+static inline unsigned handle_line(struct earth_node *n, const uint64_t *w,
+				   bool observed)
+{
+	unsigned i = 0, k = 0;
+	do {
+		struct su_req r;
+		int len = req_decode(w, i, &r);
+		if (q_unlikely(len <= 0)) {
+			if (len < 0)
+				bad_record(w, i, len);
+			break;
+		}
+		handle(n, &r, observed);
+		i += (unsigned)len;
+		k++;
+		/* A zero head ends the message (req_decode says so too). */
+	} while (i < REQ_LINE_WORDS && w[i]);
+	return k;
 }
 
 /* Requests from other threads (earth_sync_from_thread). */
@@ -75,7 +116,7 @@ void su_publish_counters(struct su_state *su)
 bool su_has_pending(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
-	return su->rovf_len || su->rmsg || su->ntokens || su->out_pending ||
+	return su->rovf_len || su->rmsg || su->out_pending ||
 	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox) ||
 	       (n->net && n->net->ops->pending(n->net));
 }
@@ -135,9 +176,8 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		acct_su.in_step = true;
 	}
 	while (k < EARTH_SU_BATCH && (m = q_ring_peek(su->req))) {
-		handle(n, req_of(m), obs);
+		k += handle_line(n, m->w, obs);
 		q_ring_release(su->req);
-		k++;
 	}
 	/* Requests from the EU mean this node has work: it may ask peers for
 	 * tokens again once it runs dry. Messages alone do not (a
@@ -165,9 +205,11 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	}
 	if (q_unlikely(su->rovf_len))
 		k += su_ready_drain_ovf(su);
-	if (su->ntokens) {
+	/* Peers wait for work and the EU has tokens: a stolen token's frame
+	 * comes back to the EU as a ready fiber, counted there. */
+	if (q_unlikely(su->nhungry) && deque_size(&n->tokens)) {
 		uint64_t before = su->fibers_ready;
-		su_tokens_release(n);
+		su_balance_token_added(n);
 		k += (unsigned)(su->fibers_ready - before);
 	}
 	if (k || su->rmsg) {

@@ -29,11 +29,12 @@
 
 #include <string.h>
 
-/* Is the node idle: EU asleep with every ready message consumed, SU with
- * nothing pending, not ending? */
+/* Is the node idle: EU asleep with every ready message consumed and no
+ * token in its deque (work in flight), SU with nothing pending, not
+ * ending? */
 static bool node_idle(struct earth_node *n, bool eu_idle)
 {
-	return eu_idle && !su_has_pending(n) &&
+	return eu_idle && !su_has_pending(n) && !deque_size(&n->tokens) &&
 	       q_ring_unconsumed(su_g.ready) == 0 &&
 	       !atomic_load_explicit(&n->stop, memory_order_acquire) &&
 	       !atomic_load_explicit(&n->shutdown, memory_order_acquire);

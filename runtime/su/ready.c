@@ -3,7 +3,7 @@
  * ready.c - fibers made ready travel to the EU three per message. When the
  * ring is full they wait in the SU's private overflow list: the SU never
  * blocks on the EU (the EU may itself be waiting for room in the request
- * ring). Tokens wait in a LIFO list until the EU's backlog runs low.
+ * ring).
  */
 #define EARTH_INTERNAL 1
 #include "base/stamp.h"
@@ -94,24 +94,6 @@ void su_wake_eu(struct earth_node *n)
 		atomic_store_explicit(&n->eu_word, UNIT_RUNNING,
 				      memory_order_relaxed);
 		earth_futex_wake(&n->eu_word);
-	}
-}
-
-void su_token_push(struct su_state *su, earth_fiber_fn fiber, void *frame)
-{
-	grow(&su->tokens, &su->tokens_cap, su->ntokens + 1);
-	su->tokens[su->ntokens++] = (struct ready_entry){fiber, frame};
-}
-
-void su_tokens_release(struct earth_node *n)
-{
-	struct su_state *su = &su_g;
-	/* The EU returns its head in batches and whenever it runs dry, so
-	 * the backlog seen here is an upper bound: tokens are never held
-	 * back from an idle EU. */
-	while (su->ntokens && q_ring_unconsumed(su->ready) < n->token_backlog) {
-		struct ready_entry e = su->tokens[--su->ntokens];
-		su_ready_push(su, e.fiber, e.frame);
 	}
 }
 

@@ -44,9 +44,6 @@ struct su_state {
 		void *frame;
 	} * rovf;
 	size_t rovf_head, rovf_len, rovf_cap;
-	/* Tokens not yet given to the EU, newest last (LIFO). */
-	struct ready_entry *tokens;
-	size_t ntokens, tokens_cap;
 	/* Load balancing (su/balance.c): nodes that asked us for work in
 	 * vain, and our own asking. */
 	bool *hungry;
@@ -122,10 +119,6 @@ void su_ready_flush(void) EARTH_HIDDEN;
 void su_wake_eu(struct earth_node *n) EARTH_HIDDEN;
 /* Moves spilled ready fibers into the ring; returns how many. */
 unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
-void su_token_push(struct su_state *su, earth_fiber_fn fiber,
-		   void *frame) EARTH_HIDDEN;
-/* Gives tokens to the EU while its ready backlog is short. */
-void su_tokens_release(struct earth_node *n) EARTH_HIDDEN;
 
 /* A fiber becomes ready: into the message being filled, three per line. */
 static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
@@ -292,7 +285,8 @@ void su_remote_invoke(struct earth_node *n,
 
 /* ---- load balancing (balance.c) ---- */
 
-/* A token was queued here: serve a hungry peer first. */
+/* Peers asked in vain and the EU's deque holds tokens: steal one for
+ * each hungry peer (su_step calls it while any peer is hungry). */
 void su_balance_token_added(struct earth_node *n) EARTH_HIDDEN;
 /* Nothing to do here: ask a peer for a token (at most one request out)
  * once the node has stayed dry for EARTH_STEAL_AFTER_NS, or at once (a

@@ -27,6 +27,7 @@
 #include "queues/q_mpsc.h"
 #include "queues/q_ring.h"
 #include "queues/req.h"
+#include "unit/deque.h"
 
 /* Frame header, 16 bytes before the frame a fiber sees: the EU lays it
  * out (eu/frame.c); the SU reads the function of a token's frame it sends
@@ -52,13 +53,15 @@ struct earth_node {
 	uint64_t steal_ticks; /* dry this long before asking for a token */
 	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
 	uint64_t
-	    busy_yield_ticks;	/* oversubscribed: yield once per this busy */
-	uint32_t token_backlog; /* see EARTH_TOKEN_BACKLOG */
+	    busy_yield_ticks; /* oversubscribed: yield once per this busy */
 	double tsc_per_ns;
 	uint64_t start_tsc, end_tsc;
 	struct q_ring req q_aligned_line; /* EU -> SU */
 	struct q_ring ready;		  /* SU -> EU */
 	struct q_mpsc inbox;		  /* other threads -> SU */
+	/* The EU's tokens: it pushes and pops at the bottom, the SU steals
+	 * the oldest for other nodes (deque.h). */
+	struct deque tokens;
 	/* Set once by the EU when main's frame ends, release; the SU loads it
 	 * acquire on each idle poll and when it wakes. */
 	_Atomic bool shutdown q_aligned_line;

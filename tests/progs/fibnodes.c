@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fibnodes.c - TOKEN load balancing and collectives across nodes: fib(n)
- * with one threaded function per call spread by TOKEN, checked; then every
+ * fibnodes.c - TOKEN load balancing and collectives across nodes: once
+ * every node answered an INVOKE (all are up: a node that starts late
+ * would find fib done, node 0 runs tokens from its own deque at once),
+ * fib(n) with one threaded function per call spread by TOKEN, checked;
+ * then every
  * node runs `collect`: a barrier and allreduces over int, long and double
  * with sum, min and max, whose results node 0 checks; each node also
  * reports how many fibers it ran, so the output shows how the work spread.
@@ -82,13 +85,22 @@ static void collect_step(void *frame)
 	}
 }
 
+/* Answers node 0's roll call. */
+static void hello_entry(void *f)
+{
+	earth_rsync(*(earth_gslot *)f);
+	EARTH_END_FUNCTION(f);
+}
+EARTH_THREADED_FUNCTION(hello, hello_entry, earth_gslot, sizeof(earth_gslot));
+
 struct main_frame {
 	struct earth_main_args a;
 	int n, fib;
-	earth_slot fib_done, all;
+	earth_slot up, fib_done, all;
 	long out[MAXN][8];
 };
 static void main_entry(void *f);
+static void main_up(void *f);
 static void main_fib(void *f);
 static void main_all(void *f);
 EARTH_THREADED_FUNCTION(fn_main, main_entry, struct main_frame,
@@ -107,6 +119,20 @@ static void main_entry(void *frame)
 		earth_set_exit_status(2);
 		EARTH_END_FUNCTION(m);
 	}
+	uint32_t nn = earth_num_nodes();
+	if (nn == 1) {
+		main_up(m);
+		return;
+	}
+	earth_slot_init(&m->up, (int32_t)nn - 1, 0, main_up, m);
+	earth_gslot up = earth_slot_global(&m->up);
+	for (uint32_t k = 1; k < nn; k++)
+		earth_invoke(k, &hello, &up, sizeof(up));
+}
+
+static void main_up(void *frame)
+{
+	struct main_frame *m = frame;
 	earth_slot_init(&m->fib_done, 1, 0, main_fib, m);
 	fib_tf_start(m->n, &m->fib, &m->fib_done);
 }

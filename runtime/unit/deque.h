@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deque.h - the EU's tokens: a Chase-Lev work-stealing deque of frame
+ * pointers, with the C11 orders of Le, Pop, Cohen and Zappa Nardelli
+ * ("Correct and Efficient Work-Stealing for Weak Memory Models", PPoPP
+ * 2013). One owner (the EU) pushes and pops at the bottom, newest first;
+ * any other thread (the SU, or on a single-core node a signal handler
+ * between two instructions of the owner) steals the oldest at the top.
+ *
+ * Growth. The circular array starts at DEQUE_MIN_CAP entries and doubles
+ * when full, up to `max` entries (EARTH_TOKEN_DEQUE_MAX); a push beyond it
+ * fails and the caller reports the error. A thief may still read an array
+ * the owner replaced, so replaced arrays live until deque_free: with
+ * doubling they add up to less than the current one.
+ *
+ * Orders. push publishes the slot with a release store of bottom (the
+ * paper's release fence plus relaxed store: the same code on x86, and a
+ * pairing ThreadSanitizer sees); a thief that took an item also sees what
+ * the owner wrote into the frame before pushing it. Where the paper puts a
+ * seq_cst fence (pop, between storing bottom and loading top; steal,
+ * between loading top and bottom), these accesses are seq_cst operations
+ * instead: the pop's store an exchange, one XCHG on x86 where the paper
+ * has a store and an MFENCE, the steal's loads plain loads; ThreadSanitizer
+ * does not model fences.
+ */
+#ifndef EARTH_DEQUE_H
+#define EARTH_DEQUE_H
+
+#ifndef EARTH_INTERNAL
+#error "unit/deque.h is internal to the EARTH runtime"
+#endif
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arch.h"
+#include "base/base.h"
+
+#define DEQUE_MIN_CAP 1024
+
+struct deque_array {
+	int64_t mask;		   /* capacity - 1, capacity a power of two */
+	struct deque_array *older; /* the array this one replaced */
+	_Atomic(void *) slot[];
+};
+
+struct deque {
+	/* Thieves' end: CAS by thieves and by the owner taking the last. */
+	_Atomic int64_t top q_aligned_line;
+	/* Owner's end, and the array: stored by the owner only. */
+	_Atomic int64_t bottom q_aligned_line;
+	_Atomic(struct deque_array *) array;
+	int64_t max; /* most entries; owner and init only */
+};
+
+/* Sets up an empty deque holding at most max (a power of two, at least
+ * DEQUE_MIN_CAP) items. Returns 0, or -1 out of memory or on a bad max. */
+int deque_init(struct deque *d, size_t max) EARTH_HIDDEN;
+/* Frees the arrays; no thread may use d any more. */
+void deque_free(struct deque *d) EARTH_HIDDEN;
+/* Owner: the array is full; doubles it. False at max or out of memory. */
+bool deque_grow(struct deque *d) EARTH_HIDDEN;
+/* Any thread: the oldest item, or NULL when the deque looked empty.
+ * Retries when it lost a race for an item, so NULL means it saw the
+ * deque empty. */
+void *deque_steal(struct deque *d) EARTH_HIDDEN;
+
+/* Owner: pushes x (not NULL) at the bottom. False when the deque holds
+ * max items already (or growing it ran out of memory). */
+static inline bool deque_push(struct deque *d, void *x)
+{
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+	int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+	struct deque_array *a =
+	    atomic_load_explicit(&d->array, memory_order_relaxed);
+	if (q_unlikely(b - t > a->mask)) {
+		if (!deque_grow(d))
+			return false;
+		a = atomic_load_explicit(&d->array, memory_order_relaxed);
+	}
+	atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_relaxed);
+	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+	return true;
+}
+
+/* Owner: the newest item, or NULL when empty. */
+static inline void *deque_pop(struct deque *d)
+{
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
+	struct deque_array *a =
+	    atomic_load_explicit(&d->array, memory_order_relaxed);
+	atomic_exchange_explicit(&d->bottom, b, memory_order_seq_cst);
+	int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
+	if (q_unlikely(t > b)) { /* empty */
+		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+		return NULL;
+	}
+	void *x =
+	    atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
+	if (t == b) { /* the last one: race the thieves for it */
+		if (!atomic_compare_exchange_strong_explicit(
+			&d->top, &t, t + 1, memory_order_seq_cst,
+			memory_order_relaxed))
+			x = NULL;
+		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+	}
+	return x;
+}
+
+/* Any thread: how many items the deque held a moment ago (exact for the
+ * owner between its own operations when no thief runs). */
+static inline size_t deque_size(struct deque *d)
+{
+	int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+	return b > t ? (size_t)(b - t) : 0;
+}
+
+#endif /* EARTH_DEQUE_H */

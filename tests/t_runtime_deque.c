@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_runtime_deque.c - the EU's token deque (unit/deque.h): bad sizes,
+ * empty and full deques, the order at each end, growth, and an owner
+ * pushing and popping while thieves steal, every item taken exactly once
+ * and seen with what the owner wrote before pushing it. The concurrent
+ * cases make >= 10^7 operations; EARTH_TEST_SCALE=N divides them by N
+ * (the TSan run uses 10).
+ */
+#define EARTH_INTERNAL 1
+#include <criterion/criterion.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+#include "unit/deque.h"
+
+TestSuite(deque, .timeout = 120);
+
+struct item {
+	uint64_t val; /* written by the owner before the push */
+	_Atomic uint32_t taken;
+};
+
+static uint64_t val_of(uint64_t i)
+{
+	return t_mix(i) | 1;
+}
+
+Test(deque, bad_sizes_rejected)
+{
+	struct deque d;
+	cr_assert_eq(deque_init(&d, 0), -1);
+	cr_assert_eq(deque_init(&d, DEQUE_MIN_CAP / 2), -1);
+	cr_assert_eq(deque_init(&d, DEQUE_MIN_CAP * 3), -1);
+	cr_assert_eq(deque_init(&d, DEQUE_MIN_CAP), 0);
+	deque_free(&d);
+}
+
+Test(deque, empty_pop_and_steal_return_null)
+{
+	struct deque d;
+	cr_assert_eq(deque_init(&d, DEQUE_MIN_CAP), 0);
+	cr_assert_null(deque_pop(&d));
+	cr_assert_null(deque_steal(&d));
+	cr_assert_eq(deque_size(&d), 0);
+	int x;
+	cr_assert(deque_push(&d, &x));
+	cr_assert_eq(deque_size(&d), 1);
+	cr_assert_eq(deque_pop(&d), &x);
+	cr_assert_null(deque_pop(&d));
+	cr_assert(deque_push(&d, &x));
+	cr_assert_eq(deque_steal(&d), &x);
+	cr_assert_null(deque_steal(&d));
+	cr_assert_null(deque_pop(&d));
+	cr_assert_eq(deque_size(&d), 0);
+	deque_free(&d);
+}
+
+/* The owner takes the newest, a thief the oldest; growing keeps both. */
+Test(deque, newest_at_bottom_oldest_at_top_across_growth)
+{
+	enum { N = DEQUE_MIN_CAP * 8 + 5 };
+	static struct item it[N];
+	struct deque d;
+	cr_assert_eq(deque_init(&d, DEQUE_MIN_CAP * 16), 0);
+	for (int round = 0; round < 3; round++) { /* indices wrap */
+		for (int i = 0; i < N; i++)
+			cr_assert(deque_push(&d, &it[i]));
+		cr_assert_eq(deque_size(&d), N);
+		int lo = 0, hi = N - 1;
+		while (lo <= hi) {
+			cr_assert_eq(deque_steal(&d), &it[lo]);
+			lo++;
+			if (lo <= hi)
+				cr_assert_eq(deque_pop(&d), &it[hi--]);
+		}
+		cr_assert_null(deque_pop(&d));
+		cr_assert_null(deque_steal(&d));
+	}
+	deque_free(&d);
+}
+
+/* A full deque refuses the next push and keeps what it holds. */
+Test(deque, full_refuses_then_accepts_after_take)
+{
+	enum { MAX = DEQUE_MIN_CAP * 4 };
+	static struct item it[MAX + 1];
+	struct deque d;
+	cr_assert_eq(deque_init(&d, MAX), 0);
+	for (int i = 0; i < MAX; i++)
+		cr_assert(deque_push(&d, &it[i]), "push %d of %d", i, MAX);
+	cr_assert_not(deque_push(&d, &it[MAX]));
+	cr_assert_eq(deque_size(&d), MAX);
+	cr_assert_eq(deque_steal(&d), &it[0]);
+	cr_assert(deque_push(&d, &it[MAX]));
+	cr_assert_not(deque_push(&d, &it[0]));
+	for (int i = MAX; i >= 1; i--)
+		cr_assert_eq(deque_pop(&d), &it[i]);
+	cr_assert_null(deque_pop(&d));
+	deque_free(&d);
+}
+
+/* ---- an owner and thieves ---- */
+
+struct run {
+	struct deque d;
+	struct item *it;
+	uint64_t n;
+	_Atomic bool done;
+	_Atomic uint64_t stolen;
+	_Atomic uint64_t bad;
+};
+
+static void take(struct run *r, struct item *x)
+{
+	if (x->val != val_of((uint64_t)(x - r->it)))
+		atomic_fetch_add_explicit(&r->bad, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&x->taken, 1, memory_order_relaxed);
+}
+
+static void *thief(void *arg)
+{
+	struct run *r = arg;
+	uint64_t k = 0;
+	for (;;) {
+		bool done =
+		    atomic_load_explicit(&r->done, memory_order_acquire);
+		struct item *x = deque_steal(&r->d);
+		if (x) {
+			take(r, x);
+			k++;
+		} else if (done) {
+			break;
+		}
+	}
+	atomic_fetch_add_explicit(&r->stolen, k, memory_order_relaxed);
+	return NULL;
+}
+
+/* The owner pushes n items in bursts of 1..burst, popping one after each
+ * push with probability 1/pop_every and a few after each burst; thieves
+ * steal throughout. */
+static void owner_and_thieves(uint64_t n, int thieves, unsigned burst,
+			      unsigned pop_every, size_t max)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	cr_assert_not_null(r);
+	r->n = n;
+	r->it = calloc(n, sizeof(*r->it));
+	cr_assert_not_null(r->it);
+	cr_assert_eq(deque_init(&r->d, max), 0);
+	pthread_t th[4];
+	for (int t = 0; t < thieves; t++)
+		cr_assert_eq(pthread_create(&th[t], NULL, thief, r), 0);
+	uint64_t popped = 0, rng = 12345;
+	for (uint64_t i = 0; i < n;) {
+		rng = t_mix(rng);
+		unsigned b = 1 + (unsigned)(rng % burst);
+		for (unsigned k = 0; k < b && i < n; k++, i++) {
+			r->it[i].val = val_of(i);
+			cr_assert(deque_push(&r->d, &r->it[i]), "push %" PRIu64,
+				  i);
+			if ((t_mix(i) % pop_every) == 0) {
+				struct item *x = deque_pop(&r->d);
+				if (x) {
+					take(r, x);
+					popped++;
+				}
+			}
+		}
+		for (unsigned k = 0; k < (unsigned)(rng >> 40) % 4; k++) {
+			struct item *x = deque_pop(&r->d);
+			if (!x)
+				break;
+			take(r, x);
+			popped++;
+		}
+	}
+	struct item *x;
+	while ((x = deque_pop(&r->d))) {
+		take(r, x);
+		popped++;
+	}
+	atomic_store_explicit(&r->done, true, memory_order_release);
+	for (int t = 0; t < thieves; t++)
+		pthread_join(th[t], NULL);
+	uint64_t stolen = atomic_load(&r->stolen);
+	cr_assert_eq(popped + stolen, n,
+		     "popped %" PRIu64 " + stolen %" PRIu64 " != %" PRIu64,
+		     popped, stolen, n);
+	cr_assert_eq(atomic_load(&r->bad), 0, "items seen without their value");
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(atomic_load(&r->it[i].taken), 1,
+			     "item %" PRIu64 " taken %u times", i,
+			     atomic_load(&r->it[i].taken));
+	cr_assert_eq(deque_size(&r->d), 0);
+	cr_log_info("%" PRIu64 " items: %" PRIu64 " popped, %" PRIu64
+		    " stolen by %d",
+		    n, popped, stolen, thieves);
+	if (thieves && t_scale() == 1)
+		cr_assert_gt(stolen, 0, "the thieves took nothing");
+	deque_free(&r->d);
+	free(r->it);
+	free(r);
+}
+
+/* 5 * 10^6 pushes and as many takes; small bursts, the owner and the
+ * thief fight over the last items. */
+Test(deque, one_thief_exactly_once)
+{
+	owner_and_thieves(t_scaled(5000000, 20000), 1, 4, 2, 1u << 20);
+}
+
+/* Long bursts: the deque grows while a thief steals from the old array. */
+Test(deque, one_thief_while_growing)
+{
+	owner_and_thieves(t_scaled(5000000, 20000), 1, 60000, 64, 1u << 20);
+}
+
+Test(deque, three_thieves_exactly_once)
+{
+	owner_and_thieves(t_scaled(5000000, 20000), 3, 16, 3, 1u << 20);
+}
