@@ -156,7 +156,7 @@ Test(ucx, killed_node_named_within_5s)
 		snprintf(out, sizeof(out), "/tmp/t_ucx_kill.%d", (int)getpid());
 		snprintf(cmd, sizeof(cmd),
 			 "env UCX_TLS=%s UCX_NET_DEVICES=all %s --transport "
-			 "ucx -n 3 %s/hang > %s.o 2> %s.e &",
+			 "ucx -n 3 %s/hang idle > %s.o 2> %s.e &",
 			 tls[i], T_EARTHRUN, T_PROG_DIR, out, out);
 		cr_assert_eq(system(cmd), 0);
 		snprintf(path, sizeof(path), "%s.o", out);
@@ -215,7 +215,7 @@ Test(ucx, idle_job_sleeps)
 		snprintf(out, sizeof(out), "/tmp/t_ucx_idle.%d", (int)getpid());
 		snprintf(cmd, sizeof(cmd),
 			 "env UCX_TLS=%s UCX_NET_DEVICES=all %s --transport "
-			 "ucx -n 3 %s/hang > %s.o 2>&1 &",
+			 "ucx -n 3 %s/hang idle > %s.o 2>&1 &",
 			 tls[i], T_EARTHRUN, T_PROG_DIR, out);
 		cr_assert_eq(system(cmd), 0);
 		snprintf(path, sizeof(path), "%s.o", out);
@@ -228,12 +228,17 @@ Test(ucx, idle_job_sleeps)
 		sleep(2);
 		for (int k = 0; up && k < 3; k++)
 			after += cpu_ticks(pid[k]);
+		bool alive = up;
+		for (int k = 0; up && k < 3; k++)
+			alive &= !gone_within(pid[k], 0);
 		for (int k = 0; up && k < 3; k++)
 			kill((pid_t)pid[k], SIGKILL);
 		t_slurp(path, buf, sizeof(buf));
 		sleep(1);
 		unlink(path);
 		cr_assert(up, "%s: the job did not start: %s", tls[i], buf);
+		cr_assert(alive, "%s: the idle job ended by itself: %s", tls[i],
+			  buf);
 		/* 3 nodes x 2 threads busy for 2 s would be ~1200 ticks. */
 		cr_assert_lt(after - before, 40,
 			     "%s: an idle 3-node job used %ld ticks of CPU in "
