@@ -18,11 +18,16 @@ Q       := $(if $(V),,@)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wundef -Wstrict-prototypes \
            -Wmissing-prototypes -Wno-missing-field-initializers
 CSTD    := -std=gnu17
+# UCX and PMIx (the ucx transport): PMIx's headers and library live in
+# a folder of their own on Debian (pkg-config pmix).
+PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
+PMIX_LIBS := $(shell pkg-config --libs pmix 2>/dev/null || echo -lpmix)
 # Runtime headers are included by layer folder: "su/su.h", "base/arch.h".
-INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples
+INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples $(PMIX_CFLAGS)
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
-LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium
+LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium -lucp -luct -lucs \
+           $(PMIX_LIBS)
 ASAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 TSAN    := -O1 -fsanitize=thread -fno-omit-frame-pointer
@@ -50,7 +55,7 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
                   t_reject t_gmem t_stuck
 JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
-             t_failure t_uts
+             t_failure t_uts t_ucx
 # Tests that also run under TSan: the queues, the runtime and those jobs.
 TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
@@ -77,7 +82,7 @@ all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/de
 # some parts use (a failure only loses those parts, each says so).
 DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
             libsodium-dev libhwloc-dev libjansson-dev iproute2 clang-format \
-            libucx-dev ucx-utils libssl-dev
+            libucx-dev ucx-utils libssl-dev libpmix-dev
 # The Threaded-C plugin and earthcc (compiler-plugin/module.mk; Clang 14
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons

@@ -91,6 +91,22 @@ Test(balance, tcp_fib_and_collectives)
 		  "%s\n%s", c.out, c.err);
 }
 
+Test(balance, ucx_fib_and_collectives)
+{
+	const char *tls[] = {"tcp", "posix,cma"};
+	for (size_t i = 0; i < T_NCASES(tls); i++) {
+		struct t_cmd c;
+		t_sh(&c, 30,
+		     "env UCX_TLS=%s %s --transport ucx -n 3 %s/fibnodes 22",
+		     tls[i], T_EARTHRUN, T_PROG_DIR);
+		cr_assert_eq(c.status, 0, "%s: status %d\n%s\n%s", tls[i],
+			     c.status, c.out, c.err);
+		cr_assert(strstr(c.out, "fib(22)=17711 correct, collectives "
+					"correct"),
+			  "%s: %s\n%s", tls[i], c.out, c.err);
+	}
+}
+
 /* Regression: STEAL/STEAL_NONE answers used to count as work and restart
  * the asking, so idle nodes kept each other busy forever. An idle job must
  * sleep: its nodes use almost no CPU. */

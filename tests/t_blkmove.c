@@ -173,6 +173,25 @@ Test(blkmove, tcp_large_block_lands_in_place)
 		     r.direct[0], total, r.copied[0]);
 }
 
+/* Over ucx a 1 MiB chunk goes as a rendezvous active message, received
+ * with ucp_am_recv_data_nbx straight into its destination: all of it but
+ * the program's few small messages skips a copy, over both kinds of
+ * lanes. */
+Test(blkmove, ucx_large_block_lands_in_place)
+{
+	const char *tls[] = {"tcp", "posix,cma"};
+	for (size_t i = 0; i < T_NCASES(tls); i++) {
+		setenv("UCX_TLS", tls[i], 1);
+		struct blk_recv r;
+		blkmove_job_over("ucx", 2, "pull 67108864 2", &r);
+		double total = 2 * 67108864.0;
+		expect_received(&r, 0, total, 16, "pull 67108864 2");
+		cr_assert_leq(r.copied[0], 16,
+			      "%s: %.0f of %.0f bytes copied (%.0f in place)",
+			      tls[i], r.copied[0], total, r.direct[0]);
+	}
+}
+
 Test(blkmove, tcp_block_moves_between_small_messages)
 {
 	/* Pulls and pushes all in flight, a GET, an INVOKE and a SYNC

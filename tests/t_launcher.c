@@ -155,7 +155,7 @@ Test(launcher, usual_option_forms)
 	t_sh(&c, 30, "%s -n 2 --transport=udp %s/multinode 10", T_EARTHRUN,
 	     T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
-	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
+	cr_assert(strstr(c.err, "give shm, tcp or ucx"), "%s", c.err);
 }
 
 /* Every node refuses the same bad EARTH_* value: the job says it once. */

@@ -184,6 +184,18 @@ Test(ll7, two_nodes_tcp)
 	check_job("tcp", 990);
 }
 
+/* Over ucx, both kinds of lanes; Y in node 1's global memory is read
+ * one-sided over cma, through node 1's SU over UCX's tcp lanes. */
+Test(ll7, two_nodes_ucx)
+{
+	const char *tls[] = {"posix,cma", "tcp"};
+	for (size_t i = 0; i < T_NCASES(tls); i++) {
+		setenv("UCX_TLS", tls[i], 1);
+		check_job("ucx", 990);
+		check_job_with("LL7_Y=global", "", "ucx", 990);
+	}
+}
+
 Test(ll7, bad_job_arguments)
 {
 	static struct t_cmd c;

@@ -181,6 +181,32 @@ Test(modes, multinode_tcp_every_mode)
 			   "correct");
 }
 
+/* Over ucx, both kinds of lanes; a single-interrupt node polls at the end
+ * of each fiber instead (the transport raises no signal) and says so. */
+Test(modes, multinode_ucx_every_mode)
+{
+	const char *lanes[] = {"UCX_TLS=tcp UCX_NET_DEVICES=lo",
+			       "UCX_TLS=posix,cma"};
+	for (size_t l = 0; l < T_NCASES(lanes); l++)
+		for (int i = 0; i < 3; i++) {
+			struct t_cmd j;
+			run_job(&j, mode_names[i], "ucx", 2, lanes[l],
+				"multinode", "100000");
+			cr_assert_eq(j.status, 0, "%s %s: status %d\n%s",
+				     mode_names[i], lanes[l], j.status, j.err);
+			cr_assert(strstr(j.out, "multinode: 2 nodes, "
+						"100000-byte blocks: all "
+						"correct"),
+				  "%s %s:\n%s%s", mode_names[i], lanes[l],
+				  j.out, j.err);
+			if (!strcmp(mode_names[i], "single-interrupt"))
+				cr_assert(strstr(j.err, "the ucx transport "
+							"cannot raise "
+							"interrupts"),
+					  "%s", j.err);
+		}
+}
+
 /* The CPUs each node's units ran on, from the placement line of the
  * --stats tables of a 2-node job ("[k]   mode M: EU ... on CPU c"; earthrun
  * --prefix keeps the two nodes' tables apart); -1 where it is missing. */

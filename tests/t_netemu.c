@@ -316,6 +316,12 @@ Test(netemu, remote_ops_correct_tcp)
 	remote_ops_correct("tcp", 2);
 }
 
+Test(netemu, remote_ops_correct_ucx)
+{
+	setenv("UCX_TLS", "posix,cma", 1);
+	remote_ops_correct("ucx", 2);
+}
+
 /* first_chunk_ns (column 12 of an ll7row) of the row for fiber size s. */
 static double first_chunk_ns(const char *out, long n, long s)
 {

@@ -2,8 +2,9 @@
 /*
  * t_ops_remote.c - every remote operation with checked results
  * (tests/progs/multinode.c) in jobs of 1-4 nodes started with earthrun,
- * each over the shm and the tcp transport (a parameterized test, one run
- * per transport): both queue modes, block sizes around the message chunk,
+ * each over the shm, the tcp and the ucx transport, ucx twice (UCX_TLS=tcp
+ * on loopback and UCX_TLS=posix,cma: a parameterized test, one run per
+ * transport): both queue modes, block sizes around the message chunk,
  * small rings and queues (every overflow path); and values that travel to
  * the EU with their fiber (tests/progs/order.c) in each node mode.
  * Oversubscribed on a 2-core machine by design.
@@ -18,17 +19,31 @@
 
 TestSuite(ops_remote, .timeout = 120);
 
-/* Runs the multinode program on `nodes` nodes over `transport` and checks
- * that every remote path gave the right values. */
-static void check_job_on(const char *transport, int nodes, const char *env,
+/* The tests below run once over each transport, the parameter, with the
+ * environment it needs (ucx: the lanes). Criterion copies parameters into
+ * a fresh process where pointers into this one's data are not valid: they
+ * hold their strings, not pointers. */
+struct transport {
+	char name[8], env[48];
+};
+static struct transport transports[] = {
+    {"shm", ""},
+    {"tcp", ""},
+    {"ucx", "UCX_TLS=tcp UCX_NET_DEVICES=lo"},
+    {"ucx", "UCX_TLS=posix,cma"}};
+/* Runs the multinode program on `nodes` nodes over transport tr and
+ * checks that every remote path gave the right values. */
+static void check_job_on(const struct transport *tr, int nodes, const char *env,
 			 long blk)
 {
 	struct t_cmd c;
 	uint64_t t0 = t_now_ns();
-	t_sh(&c, 30, "env %s %s --transport %s -n %d %s/multinode %ld", env,
-	     T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
-	cr_assert_eq(c.status, 0, "%s, %d nodes, %s, block %ld: status %d\n%s",
-		     transport, nodes, env, blk, c.status, c.err);
+	const char *transport = tr->name;
+	t_sh(&c, 30, "env %s %s %s --transport %s -n %d %s/multinode %ld", env,
+	     tr->env, T_EARTHRUN, transport, nodes, T_PROG_DIR, blk);
+	cr_assert_eq(c.status, 0,
+		     "%s %s, %d nodes, %s, block %ld: status %d\n%s", transport,
+		     tr->env, nodes, env, blk, c.status, c.err);
 	char want[128];
 	snprintf(want, sizeof(want),
 		 "multinode: %d nodes, %ld-byte blocks: "
@@ -36,17 +51,10 @@ static void check_job_on(const char *transport, int nodes, const char *env,
 		 nodes, blk);
 	cr_assert(strstr(c.out, want), "want '%s', got:\n%s\n%s", want, c.out,
 		  c.err);
-	cr_log_info("%s %d nodes, block %ld: %.2f s", transport, nodes, blk,
-		    (t_now_ns() - t0) / 1e9);
+	cr_log_info("%s %s %d nodes, block %ld: %.2f s", transport, tr->env,
+		    nodes, blk, (t_now_ns() - t0) / 1e9);
 }
 
-/* The tests below run once over each transport, the parameter. Criterion
- * copies parameters into a fresh process where pointers into this one's
- * data are not valid: they hold their strings, not pointers. */
-struct transport {
-	char name[8];
-};
-static struct transport transports[] = {{"shm"}, {"tcp"}};
 #define OVER_EACH_TRANSPORT(test)                                              \
 	ParameterizedTestParameters(ops_remote, test)                          \
 	{                                                                      \
@@ -57,13 +65,13 @@ static struct transport transports[] = {{"shm"}, {"tcp"}};
 OVER_EACH_TRANSPORT(two_nodes_hwq)
 ParameterizedTest(struct transport *tr, ops_remote, two_nodes_hwq)
 {
-	check_job_on(tr->name, 2, "EARTH_QUEUE=hwq", 100000);
+	check_job_on(tr, 2, "EARTH_QUEUE=hwq", 100000);
 }
 
 OVER_EACH_TRANSPORT(three_nodes_sw)
 ParameterizedTest(struct transport *tr, ops_remote, three_nodes_sw)
 {
-	check_job_on(tr->name, 3, "EARTH_QUEUE=sw", 100000);
+	check_job_on(tr, 3, "EARTH_QUEUE=sw", 100000);
 }
 
 OVER_EACH_TRANSPORT(four_nodes_block_sizes)
@@ -72,12 +80,13 @@ ParameterizedTest(struct transport *tr, ops_remote, four_nodes_block_sizes)
 	/* 0 bytes, one byte, exactly one chunk, one byte more, many chunks */
 	long sizes[] = {0, 1, 65536, 65537, 262144};
 	for (size_t i = 0; i < T_NCASES(sizes); i++)
-		check_job_on(tr->name, 4, "EARTH_QUEUE=hwq", sizes[i]);
+		check_job_on(tr, 4, "EARTH_QUEUE=hwq", sizes[i]);
 }
 
 Test(ops_remote, one_node_under_earthrun)
 {
-	check_job_on("shm", 1, "EARTH_QUEUE=hwq", 1000);
+	static const struct transport shm = {"shm", ""};
+	check_job_on(&shm, 1, "EARTH_QUEUE=hwq", 1000);
 }
 
 /* 8-slot EU/SU queues: every overflow path; over shm also 64 KiB rings
@@ -92,6 +101,8 @@ ParameterizedTestParameters(ops_remote, small_rings_and_queues)
 	static struct small_case c[] = {
 	    {"shm", "-n 3 --ring-kb 64", "all correct"},
 	    {"tcp", "--transport tcp -n 3",
+	     "multinode: 3 nodes, 200000-byte blocks: all correct"},
+	    {"ucx", "--transport ucx -n 3",
 	     "multinode: 3 nodes, 200000-byte blocks: all correct"},
 	};
 	return cr_make_param_array(struct small_case, c, T_NCASES(c));
@@ -119,7 +130,10 @@ Test(ops_remote, values_travel_with_their_fibers)
 	const char *runs[][2] = {{"shm", ""},
 				 {"tcp", ""},
 				 {"shm", "EARTH_MODE=single-interrupt"},
-				 {"tcp", "EARTH_MODE=single-poll"}};
+				 {"tcp", "EARTH_MODE=single-poll"},
+				 {"ucx", "UCX_TLS=posix,cma"},
+				 {"ucx", "UCX_TLS=tcp UCX_NET_DEVICES=lo "
+					 "EARTH_MODE=single-poll"}};
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct t_cmd c;
 		t_sh(&c, 60, "env %s %s --transport %s -n 3 %s/order 200",

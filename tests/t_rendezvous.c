@@ -58,8 +58,8 @@ Test(rendezvous, tcp_environment_errors)
 	     "%s/multinode 10",
 	     T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
-	cr_assert(strstr(c.err, "EARTH_TRANSPORT must be shm or tcp"), "%s",
-		  c.err);
+	cr_assert(strstr(c.err, "EARTH_TRANSPORT must be shm, tcp or ucx"),
+		  "%s", c.err);
 	/* Nobody at the rendezvous: a bounded wait, then a clear error. */
 	t_sh(&c, 30,
 	     "env EARTH_NODE=1 EARTH_NODES=2 EARTH_JOB_SECRET=%s "
@@ -71,7 +71,7 @@ Test(rendezvous, tcp_environment_errors)
 	t_sh(&c, 30, "%s --transport udp -n 2 %s/multinode", T_EARTHRUN,
 	     T_PROG_DIR);
 	cr_assert_eq(c.status, 2);
-	cr_assert(strstr(c.err, "give shm or tcp"), "%s", c.err);
+	cr_assert(strstr(c.err, "give shm, tcp or ucx"), "%s", c.err);
 }
 
 /* The secret in hex as bytes into key; its length. */

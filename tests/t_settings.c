@@ -206,7 +206,7 @@ Test(settings, malformed_values_are_refused_at_start)
 	refused("EARTH_NODE", "70000", "from 0 to 65535");
 	refused("EARTH_GMEM_MB", "300000", "(0 to 262144)");
 	refused("EARTH_REMOTE", "sideways", "must be su");
-	refused("EARTH_TRANSPORT", "udp", "must be shm or tcp");
+	refused("EARTH_TRANSPORT", "udp", "must be shm, tcp or ucx");
 	refused("EARTH_RENDEZVOUS", "nohost", "want host:port");
 	refused("EARTH_JOB_SECRET", "xyz", "32 to 128 hex digits");
 	refused("EARTH_CONNECT_TIMEOUT", "0", "(0, 86400]");

@@ -67,6 +67,15 @@ Test(stuck, count_3_two_signals_two_nodes_tcp)
 	expect_count_stuck("dual", 2, "tcp");
 }
 
+Test(stuck, count_3_two_signals_two_nodes_ucx)
+{
+	const char *tls[] = {"tcp", "posix,cma"};
+	for (size_t i = 0; i < sizeof(tls) / sizeof(tls[0]); i++) {
+		setenv("UCX_TLS", tls[i], 1);
+		expect_count_stuck("dual", 2, "ucx");
+	}
+}
+
 Test(stuck, single_core_modes)
 {
 	expect_count_stuck("single-poll", 2, "shm");

@@ -3,7 +3,9 @@
  * t_veth.c - a two-host job without two hosts: two network namespaces
  * joined by a veth pair (addresses from the benchmarking range
  * 198.18.0.0/15, used only between these namespaces), node 0 in one and
- * node 1 in the other, over the tcp transport, meeting at node 0's
+ * node 1 in the other, over the tcp transport and over ucx (UCX_TLS=tcp,
+ * UCX_NET_DEVICES the namespace's veth end: else UCX picks shared memory,
+ * which namespaces do not separate), meeting at node 0's
  * rendezvous address as nodes started by srun or mpirun do. Every remote
  * path is checked (tests/progs/multinode.c, tests/progs/gmem.c). Needs
  * root and iproute2; where the machine does not allow namespaces the test
@@ -33,6 +35,7 @@
 #define ADDR1 "198.18.231.2"
 
 static char ns[2][32], dev[2][32];
+static const char *transport = "tcp"; /* EARTH_TRANSPORT of the jobs */
 static bool made[2], linked;
 
 /* Runs a shell command quietly; its exit status. */
@@ -116,7 +119,9 @@ static pid_t spawn(int k, const char *prog, const char *arg, const char *path)
 	snprintf(b, sizeof(b), "%d", k);
 	setenv("EARTH_NODE", b, 1);
 	setenv("EARTH_NODES", "2", 1);
-	setenv("EARTH_TRANSPORT", "tcp", 1);
+	setenv("EARTH_TRANSPORT", transport, 1);
+	setenv("UCX_TLS", "tcp", 1);
+	setenv("UCX_NET_DEVICES", dev[k], 1);
 	setenv("EARTH_RENDEZVOUS", ADDR0 ":47123", 1);
 	setenv("EARTH_JOB_SECRET", T_SECRET, 1);
 	setenv("EARTH_CONNECT_TIMEOUT", "20", 1);
@@ -159,6 +164,19 @@ Test(veth, two_namespaces_over_tcp)
 		cr_log_warn("veth test skipped: %s", why);
 		cr_skip_test("skipped: %s", why);
 	}
+	job("multinode", "100000",
+	    "multinode: 2 nodes, 100000-byte blocks: all correct");
+	job("gmem", "100000", "gmem: 2 nodes, 100000-byte blocks: all correct");
+}
+
+Test(veth, two_namespaces_over_ucx)
+{
+	char why[160];
+	if (!setup(why, sizeof(why))) {
+		cr_log_warn("veth test skipped: %s", why);
+		cr_skip_test("skipped: %s", why);
+	}
+	transport = "ucx";
 	job("multinode", "100000",
 	    "multinode: 2 nodes, 100000-byte blocks: all correct");
 	job("gmem", "100000", "gmem: 2 nodes, 100000-byte blocks: all correct");

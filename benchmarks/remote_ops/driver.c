@@ -12,6 +12,9 @@
  *   blkmov_bw.<shm|tcp>  blkmov_bw_su.shm  memcpy_bw  tcp_stream_bw
  *   blkmov_bw_over_memcpy.shm  blkmov_bw_over_stream.tcp
  *   barrier.<shm|tcp>
+ *   get_remote_rtt.<ucx_shm|ucx_tcp> (one-sided)  blkmov_bw.<ucx_*>
+ *   get_remote_rtt_su.<ucx_*>  invoke_rtt.<ucx_*>  barrier.<ucx_*>
+ *     (UCX_TLS=posix,cma and tcp)
  *   balance.<fib|nqueens>.<busy_share.min|busy_share.max|work_share.min|
  *                          steals|time>
  *
@@ -217,6 +220,25 @@ int main(int argc, char **argv)
 		const char *tr = t ? "tcp" : "shm";
 		bad |= run_pairs(run, self, tr, rounds);
 		bad |= run_table(run, self, tr);
+	}
+	/* ucx over both kinds of lanes: GET and block moves from global
+	 * memory one-sided, the rest through node 1's SU. */
+	static const char *const lanes[][2] = {{"posix,cma", "ucx_shm"},
+					       {"tcp", "ucx_tcp"}};
+	for (int l = 0; l < 2; l++) {
+		static char out[16384];
+		setenv("UCX_TLS", lanes[l][0], 1);
+		int st = run_job(run, self, "ucx", "REMOTE_OPS_PART", "ucx",
+				 out, sizeof(out));
+		unsetenv("UCX_TLS");
+		printf("# remote_ops %s (UCX_TLS=%s)\n", lanes[l][1],
+		       lanes[l][0]);
+		fputs(out, stdout);
+		if (st) {
+			printf("# remote_ops: the %s job failed (status %d)\n",
+			       lanes[l][1], st);
+			bad = 1;
+		}
 	}
 	printf("# balance: 2 nodes x 2 threads on %ld cores (shm)\n", cores);
 	bad |= run_balance(run, self, "fib");

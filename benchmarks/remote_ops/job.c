@@ -442,13 +442,83 @@ static void print_pair(const char *sfx)
 	}
 }
 
+/* A ucx job's figures, as METRIC lines: the GET and the block move on
+ * global memory one-sided (ucp_get_nbx) where UCX has a lane that reads
+ * remote memory (cma: ucx_shm; over its tcp lanes through node 1's SU),
+ * the rest through node 1's SU. */
+static void print_ucx(const char *sfx)
+{
+	for (int i = 0; i < nphases; i++) {
+		struct phase *p = &phases[i];
+		double med = bench_median(p->v, p->nv);
+		char name[96];
+		switch (p->op) {
+		case OP_GETRTT_G:
+			snprintf(name, sizeof(name), "get_remote_rtt.%s", sfx);
+			bench_metric_ns(name, med);
+			break;
+		case OP_GETRTT:
+			snprintf(name, sizeof(name), "get_remote_rtt_su.%s",
+				 sfx);
+			bench_metric_ns(name, med);
+			break;
+		case OP_BLK_G:
+			snprintf(name, sizeof(name), "blkmov_bw.%s", sfx);
+			bench_metric(name, BLK / med * 1e3, "MB/s");
+			break;
+		case OP_SPAWN:
+			snprintf(name, sizeof(name), "invoke_rtt.%s", sfx);
+			bench_metric_ns(name, med);
+			break;
+		case OP_BARRIER:
+			snprintf(name, sizeof(name), "barrier.%s", sfx);
+			bench_metric_ns(name, med);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* The suffix of this job's figures: shm, tcp, or ucx_shm / ucx_tcp by
+ * the lanes UCX_TLS names. */
+static const char *transport_sfx(void)
+{
+	const char *tr = getenv("EARTH_TRANSPORT");
+	if (tr && !strcmp(tr, "ucx")) {
+		const char *tls = getenv("UCX_TLS");
+		return tls && strstr(tls, "tcp") ? "ucx_tcp" : "ucx_shm";
+	}
+	return tr && !strcmp(tr, "tcp") ? "tcp" : "shm";
+}
+
 int remote_ops_job_node(int argc, char **argv)
 {
 	const char *q = getenv("QUICK");
 	bench_quick = q && *q && strcmp(q, "0");
-	const char *tr = getenv("EARTH_TRANSPORT");
-	const char *sfx = tr && !strcmp(tr, "tcp") ? "tcp" : "shm";
+	const char *sfx = transport_sfx();
 	const char *part = getenv("REMOTE_OPS_PART");
+	if (part && !strcmp(part, "ucx")) {
+		/* GET on node 1's global memory (one-sided) and on its
+		 * static data (through its SU), a block move from its global
+		 * memory into node 0's (one-sided), an INVOKE that signals
+		 * back, a barrier. */
+		int n = bench_quick ? 200 : 1000;
+		bench_reps = bench_quick ? 5 : 9;
+		add(OP_GETRTT_G, 0, 1, n);
+		cur_block++;
+		add(OP_GETRTT, 0, 1, n);
+		cur_block++;
+		add(OP_BLK_G, 0, 1, 1);
+		cur_block++;
+		add(OP_SPAWN, 0, 1, n);
+		cur_block++;
+		add(OP_BARRIER, 0, 0, n);
+		int ret = earth_main(argc, argv, &remote_main);
+		if (earth_node_id() == 0 && !ret)
+			print_ucx(sfx);
+		return ret;
+	}
 	int shm = !strcmp(sfx, "shm"), pair = part && !strcmp(part, "pair");
 	const char *rm = getenv("EARTH_REMOTE");
 	int direct = shm && !(rm && !strcmp(rm, "su"));

@@ -11,6 +11,10 @@
  *                          blkmov_bw_su.shm and, with the direct path,
  *                          memcpy_bw
  *   REMOTE_OPS_PART=table  Table 1 and the barrier: METRIC lines, echoed
+ *   REMOTE_OPS_PART=ucx    over ucx: get_remote_rtt, get_remote_rtt_su,
+ *                          blkmov_bw, invoke_rtt and barrier
+ *                          .<ucx_shm|ucx_tcp>
+ *                          (by UCX_TLS), METRIC lines, echoed
  *   REMOTE_OPS_APP=fib|nqueens  a TOKEN balancing job: "balance-app ..."
  *                          from node 0, "balance-node ..." from each node
  */

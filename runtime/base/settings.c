@@ -171,11 +171,12 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
     [EARTH_SET_TRANSPORT] =
 	{.env = "EARTH_TRANSPORT",
 	 .type = EARTH_SET_T_ENUM,
-	 .choices = "shm|tcp",
+	 .choices = "shm|tcp|ucx",
 	 .dflt = NULL,
-	 .want = "EARTH_TRANSPORT must be shm or tcp",
+	 .want = "EARTH_TRANSPORT must be shm, tcp or ucx",
 	 .help = "transport between nodes (unset: tcp when EARTH_RENDEZVOUS "
-		 "is set and EARTH_SHM_FD is not, else shm)"},
+		 "is set and EARTH_SHM_FD is not, ucx under a PMIx launcher, "
+		 "else shm)"},
     [EARTH_SET_SHM_FD] =
 	{.env = "EARTH_SHM_FD",
 	 .type = EARTH_SET_T_UINT,
@@ -203,7 +204,8 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = NULL,
 	 .want = "EARTH_JOB_SECRET must be 32 to 128 hex digits (16 to 64 "
 		 "bytes)",
-	 .help = "tcp: random secret of the job, the same on every node"},
+	 .help = "tcp, ucx: random secret of the job, the same on every "
+		 "node (under PMIx node 0 makes one when unset)"},
     [EARTH_SET_CONNECT_TIMEOUT] =
 	{.env = "EARTH_CONNECT_TIMEOUT",
 	 .type = EARTH_SET_T_REAL,

@@ -159,6 +159,18 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 	return NULL;
 }
 
+const char *gmem_expose(struct net *net)
+{
+	struct gmem_state *g = &gmem_g;
+	if (!net || !net->ops->rma_expose)
+		return NULL;
+	bool own = g->mapped && !g->shared;
+	void *base =
+	    own ? (void *)(uintptr_t)(GMEM_BASE + (uint64_t)g->self * g->seg)
+		: NULL;
+	return net->ops->rma_expose(net, base, own ? g->seg : 0);
+}
+
 void gmem_close(void)
 {
 	struct gmem_state *g = &gmem_g;

@@ -45,6 +45,11 @@ extern struct gmem_state gmem_g __attribute__((visibility("hidden")));
  * first allocation stops the program with the reason.
  */
 const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net);
+/* After gmem_open, on every node of a job whose transport reads other
+ * nodes' memory one-sided (net_ops.rma_expose): offers this node's segment
+ * (none when it is not mapped) and learns the others'. earth_run thread.
+ * NULL, or what went wrong. */
+const char *gmem_expose(struct net *net);
 /* Unmaps and forgets everything (earth_run thread, node end). */
 void gmem_close(void);
 

@@ -2,7 +2,7 @@
 /*
  * earthrun - starts an EARTH job of N nodes on this host.
  *
- *   earthrun -n N [--prefix] [--ring-kb K] [--transport shm|tcp]
+ *   earthrun -n N [--prefix] [--ring-kb K] [--transport shm|tcp|ucx]
  *            [--gmem-mb M] [--remote su|direct] [--] program [args...]
  *
  * Creates the job's shared mapping (same-host transport: a byte ring per
@@ -10,8 +10,10 @@
  * maps them all), starts N processes with EARTH_NODE, EARTH_NODES,
  * EARTH_LOCAL_NODE(S) and EARTH_SHM_FD set (--transport tcp: instead
  * EARTH_TRANSPORT=tcp, EARTH_RENDEZVOUS at a loopback port whose listener
- * node 0 inherits (EARTH_RENDEZVOUS_FD) and a
- * random EARTH_JOB_SECRET from /dev/urandom), EARTH_GMEM_MB and, if
+ * node 0 inherits (EARTH_RENDEZVOUS_FD) and a random EARTH_JOB_SECRET from
+ * /dev/urandom; --transport ucx: the same with EARTH_TRANSPORT=ucx, the
+ * nodes exchanging their UCX worker addresses over that rendezvous),
+ * EARTH_GMEM_MB and, if
  * given, EARTH_REMOTE, optionally prefixes their
  * output lines with "[k] ", and waits. Exits with node 0's status. If a
  * node dies (signal or non-zero exit before the job ended) the others are

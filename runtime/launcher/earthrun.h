@@ -27,7 +27,8 @@ struct er_opts {
 	long ring_kb;		/* --ring-kb: power of two, 64..65536 */
 	long gmem_mb;		/* --gmem-mb / EARTH_GMEM_MB; nodes x it fits */
 	int prefix;		/* --prefix */
-	int tcp;		/* --transport tcp */
+	int tcp;		/* --transport tcp or ucx: the tcp rendezvous */
+	int ucx;		/* --transport ucx */
 	int stats;		/* --stats */
 	const char *remote;	/* --remote su|direct, or NULL */
 	const char *stats_json; /* --stats=json FILE, or NULL */

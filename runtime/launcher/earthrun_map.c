@@ -115,14 +115,15 @@ static int transport_env(const struct er_opts *o, struct er_job *j)
 	char rv[64], secret[65];
 	int port = rendezvous_listener(&j->rdv_fd);
 	if (port < 0 || make_secret(secret)) {
-		fprintf(stderr, "earthrun: --transport tcp: cannot %s: %s\n",
+		fprintf(stderr, "earthrun: --transport %s: cannot %s: %s\n",
+			o->ucx ? "ucx" : "tcp",
 			port < 0 ? "listen on a free loopback port"
 				 : "read /dev/urandom",
 			strerror(errno));
 		return 1;
 	}
 	snprintf(rv, sizeof(rv), "127.0.0.1:%d", port);
-	setenv("EARTH_TRANSPORT", "tcp", 1);
+	setenv("EARTH_TRANSPORT", o->ucx ? "ucx" : "tcp", 1);
 	setenv("EARTH_RENDEZVOUS", rv, 1);
 	setenv("EARTH_JOB_SECRET", secret, 1);
 	return 0;

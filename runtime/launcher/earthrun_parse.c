@@ -27,8 +27,9 @@ static void usage(FILE *to)
 	    "  --prefix          prefix every output line with \"[node] \"\n"
 	    "  --ring-kb=K       bytes of each node-to-node ring, in KiB "
 	    "(power of two, 64..65536; default 1024)\n"
-	    "  --transport=T     shm (shared memory, the default) or tcp "
-	    "(loopback TCP, as between hosts)\n"
+	    "  --transport=T     shm (shared memory, the default), tcp "
+	    "(loopback TCP, as between hosts) or ucx (UCX: UCX_TLS picks "
+	    "the lanes)\n"
 	    "  --gmem-mb=M       global memory per node, in MiB (0..%llu, "
 	    "nodes x M <= %llu; default EARTH_GMEM_MB or %d)\n"
 	    "  --remote=R        shm: GET/DATA/BLKMOV on global memory "
@@ -97,9 +98,11 @@ static int parse_transport(const char *v, struct er_opts *o)
 {
 	if (!strcmp(v, "tcp")) {
 		o->tcp = 1;
+	} else if (!strcmp(v, "ucx")) {
+		o->tcp = o->ucx = 1;
 	} else if (strcmp(v, "shm")) {
-		fprintf(stderr, "earthrun: --transport %s: give shm or tcp\n",
-			v);
+		fprintf(stderr,
+			"earthrun: --transport %s: give shm, tcp or ucx\n", v);
 		return 2;
 	}
 	return 0;

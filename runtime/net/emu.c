@@ -152,6 +152,12 @@ static void emu_blk_bytes(struct net *t, struct net_blk_bytes *b)
 	e->inner->ops->blk_bytes(e->inner, b);
 }
 
+static void emu_describe(struct net *t, char *buf, size_t len)
+{
+	struct emu_net *e = (struct emu_net *)t;
+	e->inner->ops->describe(e->inner, buf, len);
+}
+
 static void emu_fini(struct net *t)
 {
 	struct emu_net *e = (struct emu_net *)t;
@@ -196,6 +202,7 @@ struct net *net_emu_wrap(struct net *inner, uint64_t lat_ns, double bw_mbps)
 	    .wait = inner->ops->wait ? emu_wait : NULL,
 	    .wake = inner->ops->wake ? emu_wake : NULL,
 	    .blk_bytes = inner->ops->blk_bytes ? emu_blk_bytes : NULL,
+	    .describe = inner->ops->describe ? emu_describe : NULL,
 	};
 	e->base.ops = &e->ops;
 	e->base.self = inner->self;

@@ -7,6 +7,7 @@
 #include "net/emu.h"
 #include "base/settings.h"
 #include "net/shm_layout.h"
+#include "net/ucx.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -15,15 +16,18 @@
 
 struct net *net_open(uint32_t self, uint32_t nodes, const char **err)
 {
-	/* EARTH_TRANSPORT "shm|tcp", validated when the node started. */
+	/* EARTH_TRANSPORT "shm|tcp|ucx", validated when the node started. */
 	const char *tr = earth_setting_str(EARTH_SET_TRANSPORT);
 	if (!tr)
 		tr = earth_setting_given(EARTH_SET_SHM_FD)	 ? "shm"
 		     : earth_setting_given(EARTH_SET_RENDEZVOUS) ? "tcp"
+		     : ucx_boot_under_pmix()			 ? "ucx"
 								 : "shm";
 	/* EARTH_NET_LATENCY_NS / EARTH_NET_BW_MBPS wrap either (emu.c). */
 	if (!strcmp(tr, "tcp"))
 		return net_emu_from_env(net_tcp_open(self, nodes, err), err);
+	if (!strcmp(tr, "ucx"))
+		return net_emu_from_env(net_ucx_open(self, nodes, err), err);
 	return net_emu_from_env(net_shm_open(self, nodes, err), err);
 }
 

@@ -14,6 +14,7 @@
 #endif
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "net/wire.h"
@@ -27,6 +28,10 @@ struct net_blk_bytes {
 	uint64_t recv_direct, recv_copied;
 	uint64_t sent_ref, sent_copied;
 };
+
+/* A one-sided read finished (net_ops.rma_get): called by the transport's
+ * poll, outside its own progress, with the argument given. */
+typedef void (*net_rma_done_fn)(void *arg);
 
 /* Called for each message received; payload has h->len bytes; ctx is
  * what the caller of poll passed. */
@@ -46,7 +51,8 @@ struct net_ops {
 			const void *payload);
 	/* Makes sent messages visible and wakes sleeping peers. */
 	void (*flush)(struct net *t);
-	/* Delivers received messages, at most `budget`; returns how many. */
+	/* Delivers received messages, at most `budget`; returns how many
+	 * (with the one-sided reads whose callbacks it ran: work done). */
 	unsigned (*poll)(struct net *t, void *ctx, net_deliver_fn deliver,
 			 unsigned budget);
 	/* Has anything arrived (for the last look before sleeping)? */
@@ -74,6 +80,21 @@ struct net_ops {
 	/* Optional: what the transport did with BLK_DATA payloads so far
 	 * (struct net_blk_bytes). The SU's thread, or any once it ended. */
 	void (*blk_bytes)(struct net *t, struct net_blk_bytes *b);
+	/* Optional: a line on how the transport reaches its peers (ucx: the
+	 * lanes UCX chose), for --stats. Any thread once the SU ended. */
+	void (*describe)(struct net *t, char *buf, size_t len);
+	/* Optional, one-sided reads of the peers' global memory: the
+	 * earth_run thread, once after open on every node, registers
+	 * [base, base + len) (this node's global segment; NULL, 0: none)
+	 * for the peers to read and learns theirs (blocking until every
+	 * peer's came). NULL, or what went wrong. */
+	const char *(*rma_expose)(struct net *t, void *base, uint64_t len);
+	/* Optional (with rma_expose), SU thread: starts reading len bytes at
+	 * raddr of peer's registered segment into dst; done(arg) once they
+	 * are there. 0, or -1 when [raddr, raddr + len) is not in what peer
+	 * exposed (nothing started: the caller sends a request instead). */
+	int (*rma_get)(struct net *t, uint32_t peer, void *dst, uint64_t raddr,
+		       uint64_t len, net_rma_done_fn done, void *arg);
 };
 
 struct net {
@@ -101,9 +122,16 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err);
  * with EARTH_JOB_SECRET. Blocks until every node is connected
  * (EARTH_CONNECT_TIMEOUT, default 60 s). Same contract as net_shm_open. */
 struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err);
-/* The transport EARTH_TRANSPORT=shm|tcp names (net.c); without it, shm
- * when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, else shm (whose
- * error says how to start a job). */
+/* Transport over UCX active messages (ucx.c, ucx_boot.c): worker
+ * addresses exchanged through PMIx under a PMIx launcher, else through
+ * the tcp rendezvous (earthrun --transport ucx); every peer proves itself
+ * with the job secret before anything else it sends is delivered. Same
+ * contract as net_shm_open. */
+struct net *net_ucx_open(uint32_t self, uint32_t nodes, const char **err);
+/* The transport EARTH_TRANSPORT=shm|tcp|ucx names (net.c); without it,
+ * shm when EARTH_SHM_FD is set, tcp when EARTH_RENDEZVOUS is, ucx under a
+ * PMIx launcher (PMIX_RANK set), else shm (whose error says how to start
+ * a job). */
 struct net *net_open(uint32_t self, uint32_t nodes, const char **err);
 
 /* Bytes of global memory per node (EARTH_GMEM_MB, default

@@ -13,16 +13,19 @@
 #error "tcp.h is internal to the EARTH runtime"
 #endif
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "net/proof.h"
 
 struct net;
 
-#define TCP_HELLO_MAGIC 0x48545245u /* "ERTH" */
-#define TCP_HELLO_VERSION 3u	    /* 3: proofs, no secret on the wire */
-#define TCP_SECRET_MIN 16	    /* bytes of the job secret */
-#define TCP_SECRET_MAX 64
-#define TCP_NONCE_LEN 32
-#define TCP_MAC_LEN 32 /* HMAC-SHA-256 */
+#define TCP_HELLO_MAGIC 0x48545245u   /* "ERTH" */
+#define TCP_HELLO_VERSION 3u	      /* 3: proofs, no secret on the wire */
+#define TCP_SECRET_MIN NET_SECRET_MIN /* bytes of the job secret */
+#define TCP_SECRET_MAX NET_SECRET_MAX
+#define TCP_NONCE_LEN NET_NONCE_LEN
+#define TCP_MAC_LEN NET_MAC_LEN /* HMAC-SHA-256 */
 
 /* Opening a connection: the connecting node sends JOIN (to node 0) or MESH
  * (to a node below it) with its nonce; the listening node answers ACCEPT
@@ -70,6 +73,15 @@ struct tcp_addr {
 	uint16_t family, port; /* port in network order */
 	uint8_t addr[16];
 };
+
+/* The rendezvous alone (blocking, earth_run thread): connects node self
+ * to every other node of the job, each connection proved both ways;
+ * fd[p] for every peer p (fd[self] is -1), the caller's to own. NULL, or
+ * what went wrong (every socket closed). transport names the transport
+ * asking (for the messages): the ucx transport meets its peers this way
+ * under earthrun, then exchanges its worker addresses over the sockets. */
+const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
+			       const char *transport);
 
 /* ---- the data path (tcp.c), for the rendezvous ---- */
 

@@ -26,6 +26,7 @@
 #define EARTH_INTERNAL 1
 #include "base/settings.h"
 #include "net/net.h"
+#include "net/proof.h"
 #include "net/tcp.h"
 
 #include <arpa/inet.h>
@@ -39,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sodium.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -72,39 +72,12 @@ static int ms_left(const struct rdv *r)
 	return ms > 3600000 ? 3600000 : (int)ms;
 }
 
-static int hexval(int c)
+static const char *parse_secret(struct rdv *r, const char *transport)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static const char *parse_secret(struct rdv *r)
-{
-	const char *s = earth_setting_str(EARTH_SET_JOB_SECRET);
-	if (!s || !*s)
-		return "EARTH_JOB_SECRET is not set: the tcp transport needs a "
-		       "random job secret (hex, at least 16 bytes; earthrun "
-		       "--transport tcp makes one)";
-	size_t n = strlen(s);
-	if (n % 2 || n < 2 * TCP_SECRET_MIN || n > 2 * TCP_SECRET_MAX)
-		return "EARTH_JOB_SECRET must be 32 to 128 hex digits (16 to "
-		       "64 bytes)";
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return "EARTH_JOB_SECRET must be 32 to 128 hex digits "
-			       "(16 to 64 bytes)";
-		r->secret[i] = (uint8_t)(hi << 4 | lo);
-	}
-	r->secret_len = (uint32_t)(n / 2);
+	const char *e = net_secret_parse(r->secret, &r->secret_len, transport);
 	/* Block-distributed arrays are laid out from the segment size:
 	 * nodes that disagree on it would compute different addresses. */
-	return net_gmem_seg(&r->gmem_seg);
+	return e ? e : net_gmem_seg(&r->gmem_seg);
 }
 
 static void addr_str(const struct sockaddr *sa, char *out, size_t len)
@@ -172,18 +145,10 @@ void tcp_mac(uint8_t mac[TCP_MAC_LEN], const uint8_t *key, size_t key_len,
 	     const struct tcp_hello *accept, const void *extra,
 	     size_t extra_len)
 {
-	crypto_auth_hmacsha256_state st;
 	struct tcp_hello h[2] = {*open, *accept};
 	memset(h[0].mac, 0, TCP_MAC_LEN);
 	memset(h[1].mac, 0, TCP_MAC_LEN);
-	crypto_auth_hmacsha256_init(&st, key, key_len);
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label,
-				      strlen(label) + 1);
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)h, sizeof(h));
-	if (extra_len)
-		crypto_auth_hmacsha256_update(&st, extra, extra_len);
-	crypto_auth_hmacsha256_final(&st, mac);
-	sodium_memzero(&st, sizeof(st));
+	net_proof_mac(mac, key, key_len, label, h, sizeof(h), extra, extra_len);
 }
 
 /* True if mac is the proof it should be (constant time). */
@@ -194,7 +159,7 @@ static bool mac_ok(const struct rdv *r, const uint8_t *mac, const char *label,
 	uint8_t want[TCP_MAC_LEN];
 	tcp_mac(want, r->secret, r->secret_len, label, open, acc, extra,
 		extra_len);
-	return sodium_memcmp(want, mac, TCP_MAC_LEN) == 0;
+	return net_proof_equal(mac, want);
 }
 
 static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
@@ -208,7 +173,7 @@ static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
 	h->nodes = r->nodes;
 	h->port = port;
 	h->gmem_seg = r->gmem_seg;
-	randombytes_buf(h->nonce, sizeof(h->nonce));
+	net_random(h->nonce, sizeof(h->nonce));
 }
 
 /* Checks the job fields of a hello of `kind` from a node in [lo, hi); NULL
@@ -838,25 +803,40 @@ static int rendezvous(struct rdv *r, int *fd)
 	return ret;
 }
 
-struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
+const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
+			       const char *transport)
 {
 	static char errbuf[320];
-	*err = NULL;
-	if (nodes < 2)
-		return NULL;
 	struct rdv r;
 	memset(&r, 0, sizeof(r));
 	r.self = self;
 	r.nodes = nodes;
-	const char *e =
-	    sodium_init() < 0 ? "libsodium cannot start" : parse_secret(&r);
-	if (e) {
-		*err = e;
-		return NULL;
-	}
+	const char *e = parse_secret(&r, transport);
+	if (e)
+		return e;
 	/* Default and range (0, 86400] s: the settings table. */
 	double tmo = earth_setting_real(EARTH_SET_CONNECT_TIMEOUT);
 	r.deadline_ns = mono_ns() + (uint64_t)(tmo * 1e9);
+	for (uint32_t p = 0; p < nodes; p++)
+		fd[p] = -1;
+	int rc = rendezvous(&r, fd);
+	net_forget(&r.secret, sizeof(r.secret));
+	if (!rc)
+		return NULL;
+	snprintf(errbuf, sizeof(errbuf), "%s", r.err);
+	for (uint32_t p = 0; p < nodes; p++)
+		if (fd[p] >= 0) {
+			close(fd[p]);
+			fd[p] = -1;
+		}
+	return errbuf;
+}
+
+struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
+{
+	*err = NULL;
+	if (nodes < 2)
+		return NULL;
 	struct net *nt = tcp_data_new(self, nodes);
 	int *fd = nt ? malloc(nodes * sizeof(*fd)) : NULL;
 	if (!fd) {
@@ -865,20 +845,13 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 		*err = "out of memory";
 		return NULL;
 	}
-	for (uint32_t p = 0; p < nodes; p++)
-		fd[p] = -1;
-	if (rendezvous(&r, fd)) {
-		snprintf(errbuf, sizeof(errbuf), "%s", r.err);
-		for (uint32_t p = 0; p < nodes; p++)
-			if (fd[p] >= 0)
-				close(fd[p]);
+	const char *e = tcp_rendezvous_fds(self, nodes, fd, "tcp");
+	if (e) {
 		free(fd);
 		nt->ops->fini(nt);
-		sodium_memzero(&r, sizeof(r));
-		*err = errbuf;
+		*err = e;
 		return NULL;
 	}
-	sodium_memzero(&r, sizeof(r));
 	tcp_data_start(nt, fd);
 	free(fd);
 	return nt;

@@ -234,6 +234,7 @@ int earth_run(const struct earth_options *opts,
 	}
 	/* Every setting but those of struct earth_options, validated
 	 * before anything starts (base/settings.h). */
+	node_same_layout(); /* under a PMIx launcher (aslr.c) */
 	if (earth_settings_load() != 0)
 		return EARTH_EXIT_USAGE;
 	memset(n, 0, sizeof(*n));
@@ -277,6 +278,9 @@ int earth_run(const struct earth_options *opts,
 	}
 	reg_mem_add_static();
 	const char *gerr = gmem_open(n->id, n->num_nodes, n->net);
+	if (!gerr)
+		gerr = gmem_expose(n->net);
+	node_tids_transport();
 	if (gerr) {
 		fprintf(stderr, "earth: node %u: %s\n", n->id, gerr);
 		node_free(n);

@@ -21,6 +21,9 @@
 /* Node number, node count and local rank from the environment (job.c).
  * Returns NULL or what is wrong. */
 const char *earth_job_from_env(struct earth_node *n) EARTH_HIDDEN;
+/* Started by a PMIx launcher with a randomised address-space layout:
+ * executes this program again without (aslr.c); returns otherwise. */
+void node_same_layout(void) EARTH_HIDDEN;
 
 /* Topology: pick and validate the EU and SU CPUs (topology.c). Returns 0 or
  * -EINVAL after printing why. */
@@ -37,6 +40,7 @@ void *eu_single_thread(void *start) EARTH_HIDDEN;
 void node_tid_known(void) EARTH_HIDDEN;
 void node_tids_reset(void) EARTH_HIDDEN;
 void node_tids_started(void) EARTH_HIDDEN;
+void node_tids_transport(void) EARTH_HIDDEN;
 bool node_may_signal(struct earth_node *n,
 		     _Atomic uint32_t *inbox_users) EARTH_HIDDEN;
 void node_stuck_report(struct earth_node *n) EARTH_HIDDEN;

@@ -121,6 +121,13 @@ static void print_table(FILE *f, const struct earth_node *n,
 			m < 3 ? earth_mode_names[m] : "?", n->eu_cpu,
 			n->oversubscribed ? " (CPU shared: oversubscribed)"
 					  : "");
+	if (n->net) {
+		char how[512] = "";
+		if (n->net->ops->describe)
+			n->net->ops->describe(n->net, how, sizeof(how));
+		fprintf(f, "  transport %s%s%s\n", n->net->ops->name,
+			*how ? ": " : "", how);
+	}
 	fprintf(f,
 		"  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms %5.1f%%"
 		"   idle %10.3f ms %5.1f%%\n",

@@ -8,7 +8,8 @@
  * process, at any time: a node is never declared idle for good while a
  * thread is inside it, or while the process has a thread that is not the
  * node's own (the EU and SU, or the one thread of a single-core node), not
- * the one waiting in earth_run, not one that existed when the process
+ * the one waiting in earth_run, not one the transport started while it
+ * opened (UCX's, PMIx's), not one that existed when the process
  * started (the sanitizers' helpers) and not an io_uring worker ("iou-*").
  * A program with a thread of its own is never declared stuck while that
  * thread lives.
@@ -99,6 +100,14 @@ void node_tids_started(void)
 #if defined(__SANITIZE_THREAD__)
 	add_all_threads(true);
 #endif
+}
+
+/* The transport is open: the threads it started meanwhile (UCX's async
+ * thread, PMIx's progress thread), new since earth_run started while that
+ * thread was busy opening it, are the runtime's. */
+void node_tids_transport(void)
+{
+	add_all_threads(true);
 }
 
 /* The threads of the process when it started: the main thread and the

@@ -10,6 +10,10 @@
  * mapped here (gas/gmem.h, EARTH_REMOTE=direct) are served by this SU
  * itself: a copy through the mapping, then the slot is signalled (a
  * remote slot by a SYNC message), like a memory-mapped network interface.
+ * Over a transport that reads peers' global memory one-sided
+ * (net_ops.rma_get: ucx), a GET and a BLKMOV from another node's global
+ * memory into this node are read so; the completion, run by the
+ * transport's poll, signals the slot.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -320,6 +324,50 @@ void su_remote_sync(struct earth_node *n, const struct su_req *r)
 		send_sync(n, r->slot, W_SYNC, 1);
 }
 
+/* A GET_SYNC or BLKMOV_SYNC read one-sided by the transport
+ * (net_ops.rma_get), until its data is here. */
+struct rma_read {
+	struct earth_node *n;
+	struct su_req r;
+	bool blk;     /* BLKMOV_SYNC: signal the slot; else GET: the value */
+	uint64_t val; /* GET: the value read */
+};
+
+static void rma_read_done(void *arg)
+{
+	struct rma_read *rd = arg;
+	if (acct_on)
+		direct_observed(true);
+	if (rd->blk)
+		su_signal_gslot(rd->n, slot_bits(rd->n, &rd->r), "BLKMOV_SYNC");
+	else
+		su_get_done(rd->n, &rd->r, &rd->val);
+	free(rd);
+}
+
+/* Reads len bytes of src (another node's global memory) into dst
+ * one-sided when the transport can; false if it cannot (nothing done). */
+static bool rma_read(struct earth_node *n, const struct su_req *r,
+		     earth_gptr src, void *dst, uint64_t len, bool blk)
+{
+	struct net *t = n->net;
+	if (!t || !t->ops->rma_get || earth_gptr_node(src) == n->id)
+		return false;
+	struct rma_read *rd = malloc(sizeof(*rd));
+	if (!rd)
+		return false;
+	rd->n = n;
+	rd->r = *r;
+	rd->blk = blk;
+	rd->val = 0;
+	if (t->ops->rma_get(t, earth_gptr_node(src), blk ? dst : &rd->val,
+			    (uintptr_t)earth_gptr_addr(src), len, rma_read_done,
+			    rd) == 0)
+		return true;
+	free(rd);
+	return false;
+}
+
 void su_remote_get(struct earth_node *n, const struct su_req *r)
 {
 	EARTH_STAMP(STAMP_SU_FETCH);
@@ -329,6 +377,10 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 		if (acct_on)
 			direct_observed(true);
 		su_get_done(n, r, earth_gptr_addr(src));
+		return;
+	}
+	if (rma_read(n, r, src, NULL, r->size, false)) {
+		EARTH_STAMP(STAMP_SU_SENT);
 		return;
 	}
 	struct wire_hdr h = {
@@ -382,6 +434,10 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 			  0);
 		return;
 	}
+	/* From another node's global memory into this node: one-sided. */
+	if (earth_gptr_node(dst) == n->id &&
+	    rma_read(n, r, src, earth_gptr_addr(dst), r->c, true))
+		return;
 	if (r->c > INT32_MAX)
 		earth_fatal("BLKMOV_SYNC: %llu bytes from node %u: moves from "
 			    "another node are limited to 2 GiB each",

@@ -39,6 +39,11 @@ const char *earth_setting_str(enum earth_set id)
 	(void)id;
 	return NULL;
 }
+const char *net_gmem_seg(uint64_t *seg)
+{
+	*seg = 0;
+	return NULL;
+}
 const struct earth_set_value *earth_setting(enum earth_set id)
 {
 	static const struct earth_set_value none;

@@ -35,7 +35,7 @@ FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c run
   runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
   runtime/base/arch.c
 FUZZ_deliver_LIBS := -lnuma
-FUZZ_hello_SRC   := runtime/net/wire.c
+FUZZ_hello_SRC   := runtime/net/wire.c runtime/net/proof.c
 FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c
 FUZZ_hello_LIBS  := -lsodium
 FUZZ_shm_SRC     := runtime/net/shm.c runtime/net/wire.c runtime/base/fatal.c

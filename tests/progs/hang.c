@@ -2,9 +2,16 @@
 /*
  * hang.c - a job that never ends by itself, for the dead-node tests: every
  * node prints "node K pid P" and then waits on a slot nothing signals.
+ *
+ *   hang          the stuck-job detection ends it (status 75)
+ *   hang idle...  each node also runs a thread of its own that sleeps,
+ *                 which could signal: the job is never declared stuck and
+ *                 stays idle until it is killed
  */
 #include <earth.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 struct say_frame {
@@ -36,7 +43,21 @@ static void main_entry(void *frame)
 EARTH_THREADED_FUNCTION(hang_main, main_entry, struct main_frame,
 			sizeof(struct earth_main_args));
 
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t t;
+	if (argc > 1 && !strncmp(argv[1], "idle", 4) &&
+	    pthread_create(&t, NULL, sleeper, NULL)) {
+		fprintf(stderr, "hang: pthread_create failed\n");
+		return 1;
+	}
 	return earth_main(argc, argv, &hang_main);
 }

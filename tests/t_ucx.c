@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_ucx.c - the ucx transport beyond the runs every multi-node test makes
+ * over it: jobs started by Open MPI's mpirun through PMIx (2 and 3 nodes,
+ * nothing set by hand, every node laid out alike), a node killed mid-run
+ * (the others stop within 5 s naming it, over both kinds of lanes), nodes
+ * whose secrets differ refused, an idle ucx job asleep, --stats naming the
+ * lanes.
+ */
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+
+TestSuite(ucx, .timeout = 120);
+
+/* mpirun as root needs Open MPI's consent; LeakSanitizer is told what
+ * libpmix keeps. */
+#define MPIRUN                                                                 \
+	"env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "       \
+	"LSAN_OPTIONS=suppressions=tests/pmix.supp:print_suppressions=0 "      \
+	"mpirun -x LSAN_OPTIONS --oversubscribe "
+
+static bool have_mpirun(void)
+{
+	return system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+Test(ucx, mpirun_two_and_three_nodes)
+{
+	if (!have_mpirun())
+		cr_skip_test("mpirun not installed (make deps: openmpi-bin)");
+	int nodes[] = {2, 3};
+	for (size_t i = 0; i < T_NCASES(nodes); i++) {
+		struct t_cmd c;
+		t_sh(&c, 60, MPIRUN "-n %d %s/multinode 100000", nodes[i],
+		     T_PROG_DIR);
+		char want[96];
+		snprintf(want, sizeof(want),
+			 "multinode: %d nodes, 100000-byte blocks: all correct",
+			 nodes[i]);
+		cr_assert_eq(c.status, 0, "%d nodes: status %d\n%s%s", nodes[i],
+			     c.status, c.out, c.err);
+		cr_assert(strstr(c.out, want), "%s\n%s", c.out, c.err);
+	}
+}
+
+/* Every node prints where its static variable lies: the same address on
+ * all (the runtime turned randomisation off itself), different ones with
+ * EARTH_ASLR=1 (so the test can tell). */
+static int distinct_addresses(const char *out, int nodes)
+{
+	char seen[8][32];
+	int n = 0, lines = 0;
+	for (const char *p = strstr(out, " static "); p;
+	     p = strstr(p + 1, " static ")) {
+		char a[32] = "";
+		sscanf(p + 8, "%31s", a);
+		lines++;
+		bool dup = false;
+		for (int k = 0; k < n; k++)
+			dup |= !strcmp(seen[k], a);
+		if (!dup && n < 8)
+			snprintf(seen[n++], sizeof(seen[0]), "%s", a);
+	}
+	cr_assert_eq(lines, nodes, "%s", out);
+	return n;
+}
+
+Test(ucx, mpirun_nodes_share_one_layout)
+{
+	if (!have_mpirun())
+		cr_skip_test("mpirun not installed (make deps: openmpi-bin)");
+	struct t_cmd c;
+	t_sh(&c, 60, MPIRUN "-n 3 %s/layout", T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "status %d\n%s%s", c.status, c.out, c.err);
+	cr_assert_eq(distinct_addresses(c.out, 3), 1, "%s", c.out);
+	t_sh(&c, 60, "env EARTH_ASLR=1 " MPIRUN "-x EARTH_ASLR -n 3 %s/layout",
+	     T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "status %d\n%s%s", c.status, c.out, c.err);
+	cr_assert_gt(distinct_addresses(c.out, 3), 1, "%s", c.out);
+}
+
+Test(ucx, differing_secrets_are_refused)
+{
+	if (!have_mpirun())
+		cr_skip_test("mpirun not installed (make deps: openmpi-bin)");
+	struct t_cmd c;
+	const char *a = "00112233445566778899aabbccddeeff";
+	const char *b = "ffeeddccbbaa99887766554433221100";
+	t_sh(&c, 60,
+	     MPIRUN "-n 1 -x EARTH_JOB_SECRET=%s %s/multinode : -n 1 -x "
+		    "EARTH_JOB_SECRET=%s %s/multinode",
+	     a, T_PROG_DIR, b, T_PROG_DIR);
+	cr_assert_neq(c.status, 0, "%s", c.out);
+	cr_assert(!strstr(c.out, "all correct"), "%s", c.out);
+	cr_assert(strstr(c.err, "failed the proof of the job secret"), "%s",
+		  c.err);
+}
+
+/* The pids the hang program printed ("node K pid P") into path, once all
+ * `nodes` did (10 s at most); false if they did not. */
+static bool hang_pids(const char *path, long *pid, int nodes)
+{
+	char buf[4096];
+	uint64_t t0 = t_now_ns();
+	for (;;) {
+		t_slurp(path, buf, sizeof(buf));
+		int got = 0;
+		for (int k = 0; k < nodes; k++) {
+			char key[32];
+			snprintf(key, sizeof(key), "node %d pid ", k);
+			char *p = strstr(buf, key);
+			pid[k] =
+			    p && strchr(p, '\n') ? atol(p + strlen(key)) : -1;
+			got += pid[k] > 0;
+		}
+		if (got == nodes)
+			return true;
+		if (t_now_ns() - t0 > 10000000000ull)
+			return false;
+		usleep(10000);
+	}
+}
+
+/* Whether process pid (not ours: earthrun's) ended within ns. */
+static bool gone_within(long pid, uint64_t ns)
+{
+	uint64_t t0 = t_now_ns();
+	for (;;) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		buf[0] = 0;
+		t_slurp(path, buf, sizeof(buf));
+		char *p = strrchr(buf, ')');
+		if (!p || p[2] == 'Z' || p[2] == 'X')
+			return true;
+		if (t_now_ns() - t0 > ns)
+			return false;
+		usleep(10000);
+	}
+}
+
+/* earthrun gives the nodes of a ucx job 3 s to notice a dead peer before
+ * it stops them: a node that names the dead one noticed it itself. */
+Test(ucx, killed_node_named_within_5s)
+{
+	const char *tls[] = {"tcp", "posix,cma"};
+	for (size_t i = 0; i < T_NCASES(tls); i++) {
+		char out[64], cmd[512], path[80], err[16384];
+		snprintf(out, sizeof(out), "/tmp/t_ucx_kill.%d", (int)getpid());
+		snprintf(cmd, sizeof(cmd),
+			 "env UCX_TLS=%s UCX_NET_DEVICES=all %s --transport "
+			 "ucx -n 3 %s/hang idle > %s.o 2> %s.e &",
+			 tls[i], T_EARTHRUN, T_PROG_DIR, out, out);
+		cr_assert_eq(system(cmd), 0);
+		snprintf(path, sizeof(path), "%s.o", out);
+		long pid[3];
+		bool up = hang_pids(path, pid, 3);
+		uint64_t t0 = t_now_ns();
+		if (up)
+			kill((pid_t)pid[1], SIGKILL);
+		bool end0 = up && gone_within(pid[0], 5000000000ull);
+		bool end2 = up && gone_within(pid[2], 5000000000ull);
+		double s = (t_now_ns() - t0) / 1e9;
+		for (int k = 0; k < 3; k++)
+			if (up && pid[k] > 0)
+				kill((pid_t)pid[k], SIGKILL);
+		snprintf(path, sizeof(path), "%s.e", out);
+		t_slurp(path, err, sizeof(err));
+		sleep(1); /* earthrun, once its nodes are gone */
+		unlink(path);
+		snprintf(path, sizeof(path), "%s.o", out);
+		unlink(path);
+		cr_assert(up, "%s: the job did not start:\n%s", tls[i], err);
+		cr_assert(end0 && end2,
+			  "%s: nodes 0 and 2 still ran 5 s after node 1 was "
+			  "killed:\n%s",
+			  tls[i], err);
+		cr_assert(strstr(err, "earth: node 0: error: ucx: lost node 1"),
+			  "%s: %s", tls[i], err);
+		cr_assert(strstr(err, "earth: node 2: error: ucx: lost node 1"),
+			  "%s: %s", tls[i], err);
+		cr_log_info("%s: the others ended %.2f s after the kill",
+			    tls[i], s);
+	}
+}
+
+static long cpu_ticks(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	t_slurp(path, buf, sizeof(buf));
+	char *p = strrchr(buf, ')');
+	unsigned long ut = 0, st = 0;
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%lu %lu",
+			 &ut, &st) != 2)
+		return 0;
+	return (long)(ut + st);
+}
+
+/* An idle ucx job sleeps on the workers' event fds: over both lanes. */
+Test(ucx, idle_job_sleeps)
+{
+	const char *tls[] = {"tcp", "posix,cma"};
+	for (size_t i = 0; i < T_NCASES(tls); i++) {
+		char out[64], cmd[512], path[80], buf[4096];
+		snprintf(out, sizeof(out), "/tmp/t_ucx_idle.%d", (int)getpid());
+		snprintf(cmd, sizeof(cmd),
+			 "env UCX_TLS=%s UCX_NET_DEVICES=all %s --transport "
+			 "ucx -n 3 %s/hang idle > %s.o 2>&1 &",
+			 tls[i], T_EARTHRUN, T_PROG_DIR, out);
+		cr_assert_eq(system(cmd), 0);
+		snprintf(path, sizeof(path), "%s.o", out);
+		long pid[3];
+		bool up = hang_pids(path, pid, 3);
+		sleep(1);
+		long before = 0, after = 0;
+		for (int k = 0; up && k < 3; k++)
+			before += cpu_ticks(pid[k]);
+		sleep(2);
+		for (int k = 0; up && k < 3; k++)
+			after += cpu_ticks(pid[k]);
+		bool alive = up;
+		for (int k = 0; up && k < 3; k++)
+			alive &= !gone_within(pid[k], 0);
+		for (int k = 0; up && k < 3; k++)
+			kill((pid_t)pid[k], SIGKILL);
+		t_slurp(path, buf, sizeof(buf));
+		sleep(1);
+		unlink(path);
+		cr_assert(up, "%s: the job did not start: %s", tls[i], buf);
+		cr_assert(alive, "%s: the idle job ended by itself: %s", tls[i],
+			  buf);
+		/* 3 nodes x 2 threads busy for 2 s would be ~1200 ticks. */
+		cr_assert_lt(after - before, 40,
+			     "%s: an idle 3-node job used %ld ticks of CPU in "
+			     "2 s",
+			     tls[i], after - before);
+	}
+}
+
+Test(ucx, stats_name_the_lanes)
+{
+	struct t_cmd c;
+	t_sh(&c, 30,
+	     "env UCX_TLS=posix,cma %s --stats --transport ucx -n 2 "
+	     "%s/multinode 1000",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_assert(strstr(c.err, "transport ucx: "), "%s", c.err);
+	cr_assert(strstr(c.err, "posix/memory"), "%s", c.err);
+	t_sh(&c, 30,
+	     "env UCX_TLS=tcp UCX_NET_DEVICES=lo %s --stats --transport ucx "
+	     "-n 2 %s/multinode 1000",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_assert(strstr(c.err, "tcp/lo"), "%s", c.err);
+}
