@@ -193,7 +193,6 @@ static void setup(uint32_t self)
 	n->num_nodes = NODES;
 	n->invoke_fiber = invoke_fiber;
 	n->token_gone_fiber = token_gone;
-	n->token_backlog = 8;
 	fake_net.self = self;
 	n->net = &fake_net;
 	su_g.out_head = calloc(NODES, sizeof(*su_g.out_head));
@@ -202,7 +201,8 @@ static void setup(uint32_t self)
 	su_g.hungry = calloc(NODES, sizeof(*su_g.hungry));
 	su_g.owed_max = 256u << 10;
 	if (!su_g.out_head || !su_g.out_tail || !su_g.owed || !su_g.hungry ||
-	    q_ring_init(&n->ready, Q_MODE_SW, 16, 0, -1))
+	    q_ring_init(&n->ready, Q_MODE_SW, 16, 0, -1) ||
+	    deque_init(&n->tokens, DEQUE_MIN_CAP))
 		abort();
 	su_g.ready = &n->ready;
 	memset(arena, 0, sizeof(arena));
@@ -237,7 +237,7 @@ static void teardown(void)
 	free(su_g.owed);
 	free(su_g.hungry);
 	free(su_g.rovf);
-	free(su_g.tokens);
+	deque_free(&n->tokens);
 	q_ring_fini(&n->ready);
 	free(cur_payload);
 	cur_payload = NULL;
@@ -294,14 +294,14 @@ static void one(const uint8_t *r)
 			su_coll_post(n, &q);
 			return;
 		}
-		case 2: { /* a token waits here */
+		case 2: { /* a token waits on the EU's deque (full: none) */
 			unsigned i = r[2] % 4;
-			su_token_push(&su_g, fiber_a, &token_frames[i].f);
-			su_balance_token_added(n);
+			if (deque_push(&n->tokens, &token_frames[i].f))
+				su_balance_token_added(n);
 			return;
 		}
-		default:
-			su_tokens_release(n);
+		default: /* the EU runs its newest token; the SU idles */
+			(void)deque_pop(&n->tokens);
 			su_balance_idle(n, true);
 			return;
 		}
