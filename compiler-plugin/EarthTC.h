@@ -104,6 +104,14 @@ void checkGlobalPlacement(clang::ASTContext &Ctx);
 bool emit(clang::CompilerInstance &CI, std::vector<ThreadedFn> &Fns,
           const std::vector<const clang::FunctionDecl *> &Protos,
           const Options &O, std::string &Out);
+// Sites.cpp: the source table (struct earth_src_row rows) for the end of
+// the generated C; empty when there is no threaded function.
+std::string sourceTable(clang::CompilerInstance &CI,
+                        const std::vector<ThreadedFn> &Fns);
+// The generated C function of fiber K.
+inline std::string fiberFnName(const ThreadedFn &F, unsigned K) {
+  return "tc_fiber_" + F.Name + "_" + F.Fibers[K].Name;
+}
 // Report.cpp: per-boundary sets as text and JSON.
 std::string reportText(clang::ASTContext &Ctx,
                        const std::vector<ThreadedFn> &Fns);
