@@ -100,6 +100,11 @@ bool analyze(clang::CompilerInstance &CI, ThreadedFn &F, const Options &O);
 void check(clang::CompilerInstance &CI, ThreadedFn &F);
 // Check.cpp: GLOBAL written before the '*' of a declaration (whole file).
 void checkGlobalPlacement(clang::ASTContext &Ctx);
+// Order.cpp: a THREADED function called as C, TO_GLOBAL of a C function's
+// local (whole file); a GET destination read in the issuing fiber, a loop
+// spinning on a volatile nothing in it writes (per threaded function).
+void checkFileUses(clang::ASTContext &Ctx);
+void checkFiberOrder(clang::CompilerInstance &CI, ThreadedFn &F);
 // Emit.cpp: the generated C for the whole main file.
 bool emit(clang::CompilerInstance &CI, std::vector<ThreadedFn> &Fns,
           const std::vector<const clang::FunctionDecl *> &Protos,
