@@ -1,4 +1,5 @@
-//===- Order.cpp - misuse of when and where, found on the AST --------------===//
+//===- Order.cpp - misuse of when and where, found on the AST
+//--------------===//
 //
 // Mistakes whose code is valid C but cannot work under the fiber model:
 //   * a THREADED function called like a C function (whole file);
@@ -151,10 +152,9 @@ public:
       return true;
     const SourceManager &SM = Ctx.getSourceManager();
     SourceLocation L = SM.getExpansionLoc(C->getBeginLoc());
-    Gets[V].push_back({fiberAt(L),
-                       offset(SM.getExpansionRange(C->getEndLoc()).getEnd()),
-                       N.drop_front(6).upper(),
-                       SM.getPresumedLoc(L).getLine()});
+    Gets[V].push_back(
+        {fiberAt(L), offset(SM.getExpansionRange(C->getEndLoc()).getEnd()),
+         N.drop_front(6).upper(), SM.getPresumedLoc(L).getLine()});
     return true;
   }
 
@@ -165,8 +165,7 @@ public:
     auto It = V ? Gets.find(V) : Gets.end();
     if (It == Gets.end() || Reported.count(V))
       return true;
-    SourceLocation L =
-        Ctx.getSourceManager().getExpansionLoc(I->getBeginLoc());
+    SourceLocation L = Ctx.getSourceManager().getExpansionLoc(I->getBeginLoc());
     unsigned Off = offset(L), Fb = fiberAt(L);
     for (const Get &G : It->second)
       if (G.Fiber == Fb && Off > G.End) {

@@ -1,4 +1,5 @@
-//===- Sites.cpp - the source table of the generated C ---------------------===//
+//===- Sites.cpp - the source table of the generated C
+//---------------------===//
 //
 // One array of struct earth_src_row (earth.h) per translation unit, in the
 // earth_src section: a row for the start of each fiber (fiber 0's row also
@@ -34,8 +35,8 @@ std::string cString(llvm::StringRef S) {
 bool isOpCall(llvm::StringRef N) {
   if (!N.consume_front("earth_"))
     return false;
-  for (const char *P : {"get_", "data_", "blkmov_", "incr_", "barrier",
-                        "allreduce"})
+  for (const char *P :
+       {"get_", "data_", "blkmov_", "incr_", "barrier", "allreduce"})
     if (N.startswith(P))
       return true;
   return N == "sync" || N == "rsync" || N == "spawn";
@@ -112,8 +113,8 @@ std::string sourceTable(CompilerInstance &CI,
     for (size_t K = 0; K < F.Fibers.size(); ++K) {
       SourceLocation L =
           K ? F.Fibers[K].Label->getIdentLoc() : F.FD->getLocation();
-      Rows.push_back({(unsigned)K, -1, "", SM.getPresumedLoc(
-                                              SM.getExpansionLoc(L)), -1});
+      Rows.push_back(
+          {(unsigned)K, -1, "", SM.getPresumedLoc(SM.getExpansionLoc(L)), -1});
     }
     for (const Marker &M : F.Markers) {
       const char *Op = markerOp(M.Kind);
@@ -141,8 +142,7 @@ std::string sourceTable(CompilerInstance &CI,
       if (R.Op.empty() && R.Fiber == 0) {
         Slot = F.Slots ? std::to_string(F.NumSlots) : "-1";
         if (F.Slots)
-          At = "__builtin_offsetof(" + Frame + ", " + F.Field.at(F.Slots) +
-               ")";
+          At = "__builtin_offsetof(" + Frame + ", " + F.Field.at(F.Slots) + ")";
       }
       Out += "\t{" + fiberFnName(F, R.Fiber) + ", " +
              (R.Target >= 0 ? fiberFnName(F, R.Target) : "0") + ", " +

@@ -38,7 +38,8 @@ const struct earth_src_row *src_fiber(earth_fiber_fn fn)
 {
 	size_t n = nrows();
 	for (size_t i = 0; fn && i < n; i++)
-		if (__start_earth_src[i].fiber == fn && !__start_earth_src[i].op)
+		if (__start_earth_src[i].fiber == fn &&
+		    !__start_earth_src[i].op)
 			return &__start_earth_src[i];
 	return NULL;
 }

@@ -92,17 +92,21 @@ struct earth_tfunc {
  * INIT_SYNC / SPAWN (target: the fiber it names).
  */
 struct earth_src_row {
-	earth_fiber_fn fiber;   /* the fiber the row is in */
-	earth_fiber_fn target;  /* INIT_SYNC, SPAWN: the fiber named; else NULL */
-	const char *func;       /* threaded function, as written */
+	/* The fiber the row is in. */
+	earth_fiber_fn fiber;
+	/* INIT_SYNC, SPAWN: the fiber it names; else NULL. */
+	earth_fiber_fn target;
+	const char *func;	/* threaded function, as written */
 	const char *fiber_name; /* "0", "THREAD_1" or the label's name */
-	const char *op;         /* as written ("DATA_RSYNC_I"); NULL: fiber start */
-	const char *file;       /* as given to earthcc */
+	/* The operation as written ("DATA_RSYNC_I"); NULL: fiber start. */
+	const char *op;
+	const char *file; /* as given to earthcc */
 	uint32_t line;
-	int32_t slot;      /* INIT_SYNC: its slot; start of fiber 0: the number
-			      of SYNC_SLOTS; else -1 */
-	uint32_t slots_at; /* start of fiber 0: offset of SYNC_SLOTS in the
-			      frame */
+	/* INIT_SYNC: its slot; the start of fiber 0: the number of SYNC_SLOTS
+	 * (-1 without); else -1. */
+	int32_t slot;
+	/* The start of fiber 0: offset of SYNC_SLOTS in the frame. */
+	uint32_t slots_at;
 } __attribute__((aligned(64)));
 
 #define EARTH_SRC_ROWS __attribute__((used, section("earth_src")))
