@@ -4,8 +4,9 @@
  * its source (the table earthcc writes): a misused operation by file:line,
  * function, fiber and the operation as written; the stuck-job report by
  * slot number, function, fiber and the INIT_SYNC's line; main ending while
- * a slot of its frame still waits fails the job naming both lines. On one
- * node and on two (earthrun). Skipped, with a message, when clang-14 or
+ * a slot of its frame still waits fails the job naming both lines (on one
+ * node and on two, with earthrun); the trace names fibers fib and
+ * fib:THREAD_1. Skipped, with a message, when clang-14 or
  * the plugin is missing.
  */
 #include "tc/tc_run.h"
@@ -79,4 +80,25 @@ Test(tc_where, main_ending_before_an_answer_fails)
 	    "enables\n",
 	    NULL};
 	where("main_end", 70, want);
+}
+
+Test(tc_where, trace_names_fibers_by_function_and_label)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, "threaded-c/examples/fib.tc", "");
+	char env[128];
+	snprintf(env, sizeof env, "EARTH_TRACE=%s/trace.json", dir);
+	int rc = tc_exec(out, sizeof out, dir, env, "8");
+	cr_assert_eq(rc, 0, "%s", out);
+	rc = tc_sh(out, sizeof out,
+		   "grep -o '\"name\":\"[a-zA-Z_:0-9]*\"' %s/trace.json | "
+		   "sort -u",
+		   dir);
+	cr_expect(strstr(out, "\"name\":\"fib\"\n"), "%s", out);
+	cr_expect(strstr(out, "\"name\":\"fib:THREAD_1\"\n"), "%s", out);
+	cr_expect(strstr(out, "\"name\":\"main:THREAD_1\"\n"), "%s", out);
+	cr_expect(!strstr(out, "tc_fiber_"), "%s", out);
+	tc_cleanup(dir);
 }
