@@ -109,3 +109,17 @@ Test(stuck, node_computing_2s_is_not_stuck)
 		cr_assert(!strstr(c.err, "stuck"), "%s", c.err);
 	}
 }
+
+/* The other nodes write their reports after node 0 ended the stuck job
+ * (under TSan on a loaded machine, more than a second): earthrun waits
+ * for them as after a job that ended well, not 1 s as after a failed node
+ * 0 (they were killed, and the job failed with status 1). */
+Test(stuck, other_node_ending_2s_late_is_waited_for)
+{
+	struct t_cmd c;
+	run(&c, "dual", 2, "shm", "slowend");
+	cr_assert_eq(c.status, EARTH_EXIT_STUCK, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(!strstr(c.err, "did not end"), "%s", c.err);
+	cr_assert(strstr(c.err, "earth: node 1: stuck: slot 0x"), "%s", c.err);
+}
