@@ -16,7 +16,8 @@ TestSuite(tc_where, .timeout = 240);
 static char out[65536];
 
 /* Builds tests/tc/where/NAME.tc, runs it on 1 node and on 2; each run
- * exits with status and prints every line of want. */
+ * exits with status and prints every line of want, a format given (node
+ * count + 2, node count, "s" for 2, the last node's number). */
 static void where(const char *name, int status, const char *const *want)
 {
 	char dir[64], src[128];
@@ -53,6 +54,17 @@ Test(tc_where, misuse_names_line_function_fiber_op)
 	    "has %d node%s (nodes are 0..%d)\n",
 	    NULL};
 	where("misuse", 70, want);
+}
+
+Test(tc_where, misused_operation_named_as_written)
+{
+	/* put runs on the last node: node 0 of 1, node 1 of 2. */
+	static const char *const want[] = {
+	    "earth: node %4$d: error: tests/tc/where/misuse_op.tc:11 in put, "
+	    "fiber THREAD_1: DATA_RSYNC_I: null global slot pointer: make one "
+	    "with earth_slot_global (SLOT_ADR)\n",
+	    NULL};
+	where("misuse_op", 70, want);
 }
 
 Test(tc_where, stuck_report_names_slot_fiber_init_sync)
