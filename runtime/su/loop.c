@@ -81,7 +81,9 @@ bool su_has_pending(struct earth_node *n)
 }
 
 /* Block if the EU is blocked and nothing is pending. */
-static EARTH_COLD void su_try_sleep(struct earth_node *n)
+/* held: su_quiet_idle's answer (another thread kept the node from
+ * counting as idle): sleep SU_QUIET_RECHECK_NS at most, then ask again. */
+static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held)
 {
 	struct su_state *su = &su_g;
 	su_publish_counters(su);
@@ -94,7 +96,11 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n)
 	    !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
-		earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
+		if (held)
+			earth_futex_wait_ns(n->su_wordp, UNIT_SLEEPING,
+					    SU_QUIET_RECHECK_NS);
+		else
+			earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
 	}
 	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 }
@@ -251,11 +257,11 @@ void *su_thread(void *arg)
 			su_idle_step(n, true); /* never sleep without asking */
 			/* Pairs with the EU's seq_cst store before it sleeps:
 			 * what it wrote before is visible to a report. */
-			su_quiet_idle(
+			bool held = su_quiet_idle(
 			    n, atomic_load_explicit(&n->eu_word,
 						    memory_order_acquire) ==
 				   UNIT_SLEEPING);
-			su_try_sleep(n);
+			su_try_sleep(n, held);
 			idle_since = idle_from = 0;
 			yielding = false;
 		}

@@ -7,6 +7,8 @@
  *              (stuck)
  *   thread     main waits 2 s for a signal from a thread of its own
  *              (earth_sync_from_thread): not stuck, exits 0
+ *   threadquits  main waits for a signal from a thread of its own that
+ *              ends after 1 s without signalling (stuck once it ended)
  *   compute    the last node computes for 2 s, then signals main: not
  *              stuck, exits 0
  *   slowend    as count, and the last node (not node 0) takes 2 s more to
@@ -87,6 +89,13 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
+static void *quitter(void *arg)
+{
+	(void)arg;
+	sleep(1);
+	return NULL;
+}
+
 static earth_gslot g_done;
 
 static void main_entry(void *frame)
@@ -100,6 +109,12 @@ static void main_entry(void *frame)
 		g_done = earth_slot_global(&m->done);
 		pthread_t t;
 		pthread_create(&t, NULL, signaller, &g_done);
+		pthread_detach(t);
+		return;
+	}
+	if (strcmp(what, "threadquits") == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, quitter, NULL);
 		pthread_detach(t);
 		return;
 	}
