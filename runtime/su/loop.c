@@ -82,8 +82,14 @@ bool su_has_pending(struct earth_node *n)
 
 /* Block if the EU is blocked and nothing is pending. */
 /* held: su_quiet_idle's answer (another thread kept the node from
- * counting as idle): sleep SU_QUIET_RECHECK_NS at most, then ask again. */
-static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held)
+ * counting as idle): sleep SU_QUIET_RECHECK_NS at most, then ask again.
+ * eu_idle: su_quiet_idle saw the EU asleep; if it did not, the SU does not
+ * sleep now even if the EU sleeps by now: the EU does not wake a running
+ * SU when it goes to sleep, so the stuck-job check would never be asked
+ * with the EU asleep (the job idled forever; seen under TSan on a loaded
+ * machine, 1 run in 7 to 34). The loop asks again after its next spin. */
+static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
+				    bool eu_idle)
 {
 	struct su_state *su = &su_g;
 	su_publish_counters(su);
@@ -91,7 +97,8 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held)
 	 * with inbox producers (store message, fence, look at us). */
 	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
+	if (eu_idle &&
+	    atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
 		UNIT_SLEEPING &&
 	    !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
@@ -257,11 +264,11 @@ void *su_thread(void *arg)
 			su_idle_step(n, true); /* never sleep without asking */
 			/* Pairs with the EU's seq_cst store before it sleeps:
 			 * what it wrote before is visible to a report. */
-			bool held = su_quiet_idle(
-			    n, atomic_load_explicit(&n->eu_word,
-						    memory_order_acquire) ==
-				   UNIT_SLEEPING);
-			su_try_sleep(n, held);
+			bool eu_idle = atomic_load_explicit(
+					   &n->eu_word, memory_order_acquire) ==
+				       UNIT_SLEEPING;
+			bool held = su_quiet_idle(n, eu_idle);
+			su_try_sleep(n, held, eu_idle);
 			idle_since = idle_from = 0;
 			yielding = false;
 		}
