@@ -100,10 +100,23 @@ bool analyze(clang::CompilerInstance &CI, ThreadedFn &F, const Options &O);
 void check(clang::CompilerInstance &CI, ThreadedFn &F);
 // Check.cpp: GLOBAL written before the '*' of a declaration (whole file).
 void checkGlobalPlacement(clang::ASTContext &Ctx);
+// Order.cpp: a THREADED function called as C, TO_GLOBAL of a C function's
+// local (whole file); a GET destination read in the issuing fiber, a loop
+// spinning on a volatile nothing in it writes (per threaded function).
+void checkFileUses(clang::ASTContext &Ctx);
+void checkFiberOrder(clang::CompilerInstance &CI, ThreadedFn &F);
 // Emit.cpp: the generated C for the whole main file.
 bool emit(clang::CompilerInstance &CI, std::vector<ThreadedFn> &Fns,
           const std::vector<const clang::FunctionDecl *> &Protos,
           const Options &O, std::string &Out);
+// Sites.cpp: the source table (struct earth_src_row rows) for the end of
+// the generated C; empty when there is no threaded function.
+std::string sourceTable(clang::CompilerInstance &CI,
+                        const std::vector<ThreadedFn> &Fns);
+// The generated C function of fiber K.
+inline std::string fiberFnName(const ThreadedFn &F, unsigned K) {
+  return "tc_fiber_" + F.Name + "_" + F.Fibers[K].Name;
+}
 // Report.cpp: per-boundary sets as text and JSON.
 std::string reportText(clang::ASTContext &Ctx,
                        const std::vector<ThreadedFn> &Fns);

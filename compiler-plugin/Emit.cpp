@@ -112,7 +112,7 @@ public:
   }
 
   std::string fiberFn(const ThreadedFn &F, unsigned K) {
-    return "tc_fiber_" + F.Name + "_" + F.Fibers[K].Name;
+    return fiberFnName(F, K);
   }
 
   std::string restoreText(const ThreadedFn &F, unsigned K) {
@@ -564,7 +564,10 @@ bool emit(CompilerInstance &CI, std::vector<ThreadedFn> &Fns,
     E.prototype(FD);
   for (ThreadedFn &F : Fns)
     E.function(F);
-  return E.result(Out);
+  if (!E.result(Out))
+    return false;
+  Out += sourceTable(CI, Fns);
+  return true;
 }
 
 } // namespace earthtc

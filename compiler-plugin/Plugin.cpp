@@ -70,6 +70,7 @@ public:
       return;
     SourceManager &SM = Ctx.getSourceManager();
     checkGlobalPlacement(Ctx);
+    checkFileUses(Ctx);
     std::vector<ThreadedFn> Fns;
     std::vector<const FunctionDecl *> Protos;
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
@@ -95,6 +96,8 @@ public:
       F.IsMain = F.Name == "main";
       F.TFunc = F.IsMain ? "tc_main" : F.Name;
       check(CI, F);
+      if (!F.Failed)
+        checkFiberOrder(CI, F);
       if (!F.Failed)
         analyze(CI, F, O);
       Fns.push_back(std::move(F));

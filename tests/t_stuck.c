@@ -118,3 +118,39 @@ Test(stuck, node_computing_2s_is_not_stuck)
 		cr_assert(!strstr(c.err, "stuck"), "%s", c.err);
 	}
 }
+
+/* The other nodes write their reports after node 0 ended the stuck job
+ * (under TSan on a loaded machine, more than a second): earthrun waits
+ * for them as after a job that ended well, not 1 s as after a failed node
+ * 0 (they were killed, and the job failed with status 1). */
+Test(stuck, other_node_ending_2s_late_is_waited_for)
+{
+	struct t_cmd c;
+	run(&c, "dual", 2, "shm", "slowend");
+	cr_assert_eq(c.status, EARTH_EXIT_STUCK, "status %d\n%s", c.status,
+		     c.err);
+	cr_assert(!strstr(c.err, "did not end"), "%s", c.err);
+	cr_assert(strstr(c.err, "earth: node 1: stuck: slot 0x"), "%s", c.err);
+}
+
+/* A thread of the program keeps the node from being declared stuck while
+ * it lives; when it ends without signalling, nothing wakes the sleeping
+ * node: it asks again every 20 ms (the job idled forever). */
+Test(stuck, thread_ending_without_signal_is_stuck)
+{
+	const char *mode[] = {"dual", "single-poll", "dual"};
+	int nodes[] = {1, 1, 2};
+	for (int i = 0; i < 3; i++) {
+		struct t_cmd c;
+		uint64_t t0 = t_now_ns();
+		run(&c, mode[i], nodes[i], "shm", "threadquits");
+		double s = (double)(t_now_ns() - t0) / 1e9;
+		cr_assert_eq(c.status, EARTH_EXIT_STUCK,
+			     "%s %d: status %d (124: hung)\n%s", mode[i],
+			     nodes[i], c.status, c.err);
+		cr_assert_lt(s, 20.0, "%.1f s", s);
+		cr_assert(strstr(c.err, "in a frame of stuck_main: count 1, "
+					"reset 0: fiber main_done"),
+			  "%s", c.err);
+	}
+}

@@ -77,10 +77,14 @@ DIAG(macro_body)
 DIAG(shadowed_macro)
 DIAG(header_def)
 DIAG(global_placement)
+DIAG(threaded_call)
+DIAG(to_global_local)
+DIAG(get_read_early)
+DIAG(volatile_spin)
 DIAG(get_order)
 DIAG(op_width)
 DIAG(remote_local_ptr)
-#define N_DIAG 25
+#define N_DIAG 29
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

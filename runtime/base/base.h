@@ -45,6 +45,9 @@ enum { UNIT_RUNNING = 0, UNIT_SLEEPING = 1 };
  * futex is shared, not private: a word may live in a mapping that other
  * processes wake. */
 void earth_futex_wait(_Atomic uint32_t *word, uint32_t expected) EARTH_HIDDEN;
+/* The same, returning after ns at the latest. */
+void earth_futex_wait_ns(_Atomic uint32_t *word, uint32_t expected,
+			 uint64_t ns) EARTH_HIDDEN;
 void earth_futex_wake(_Atomic uint32_t *word) EARTH_HIDDEN;
 
 /* Pins the calling thread to cpu (>= 0); no-op for -1 (cpu.c). */

@@ -19,6 +19,7 @@
 #include "base/jsonparts.h"
 #include "base/op.h"
 #include "base/settings.h"
+#include "base/srctab.h"
 #include "base/symbols.h"
 
 #include <dlfcn.h>
@@ -220,7 +221,8 @@ static char *put_us(char *o, int64_t ns)
 	return o;
 }
 
-/* A name for a fiber function: the threaded function it enters, else its
+/* A name for a fiber function: its threaded function and fiber from the
+ * source table (fib:THREAD_1), else the threaded function it enters, else its
  * symbol, else module+offset (stable across nodes, addr2line). EU events
  * only: the thread flushing them. */
 static const char *fiber_name(uintptr_t fn)
@@ -234,6 +236,9 @@ static const char *fiber_name(uintptr_t fn)
 			continue;
 		e->fn = fn;
 		const char *tf = tr.namer.tfunc ? tr.namer.tfunc(fn) : NULL;
+		if (src_fiber_short((earth_fiber_fn)fn, e->name,
+				    sizeof(e->name)))
+			return e->name;
 		if (tf) {
 			snprintf(e->name, sizeof(e->name), "%s", tf);
 			return e->name;

@@ -77,6 +77,9 @@ extern __thread earth_fiber_fn eu_cur_fiber EARTH_HIDDEN
     __attribute__((tls_model("initial-exec")));
 
 /* Usage error in operation `op`: names the running fiber and exits. */
+/* main's frame ends: stops the job if one of its slots still waits
+ * (Threaded-C programs, by the source table; mainend.c). */
+void eu_main_end_check(void *frame) EARTH_HIDDEN EARTH_COLD;
 _Noreturn void eu_misuse(const char *op, const char *fmt, ...) EARTH_HIDDEN
     __attribute__((format(printf, 2, 3), cold));
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
+#include "base/srctab.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@ void eu_misuse(const char *op, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	char where[256] = "";
+	if (eu_cur_fiber &&
+	    src_op_where(eu_cur_fiber, op, where, sizeof(where)))
+		earth_fatal("%s: %s", where, msg);
 	if (eu_cur_fiber) {
 		Dl_info info;
 		void *addr = *(void **)&eu_cur_fiber;

@@ -507,8 +507,10 @@ void earth_end_function(void *frame)
 	struct eu_state *eu = &eu_g;
 	if (q_unlikely(!frame))
 		eu_misuse("END_FUNCTION", "null frame");
-	if (q_unlikely(frame == eu->main_frame))
+	if (q_unlikely(frame == eu->main_frame)) {
+		eu_main_end_check(frame);
 		eu->main_done = true;
+	}
 	eu_frame_free(eu, frame);
 	eu->ops[EARTH_OP_END_FUNCTION]++;
 }

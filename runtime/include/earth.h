@@ -83,6 +83,35 @@ struct earth_tfunc {
 					(args_bytes)}
 
 /*
+ * The source table of a Threaded-C program: earthcc writes one array of
+ * rows per translation unit into the earth_src section (EARTH_SRC_ROWS).
+ * The runtime only reads it to name, in its messages, the threaded
+ * function, fiber, operation as written and file:line of a fiber, a slot
+ * or an operation; programs without one get the runtime's own words.
+ * Rows: a fiber's start (op NULL), each operation a fiber issues, each
+ * INIT_SYNC / SPAWN (target: the fiber it names).
+ */
+struct earth_src_row {
+	/* The fiber the row is in. */
+	earth_fiber_fn fiber;
+	/* INIT_SYNC, SPAWN: the fiber it names; else NULL. */
+	earth_fiber_fn target;
+	const char *func;	/* threaded function, as written */
+	const char *fiber_name; /* "0", "THREAD_1" or the label's name */
+	/* The operation as written ("DATA_RSYNC_I"); NULL: fiber start. */
+	const char *op;
+	const char *file; /* as given to earthcc */
+	uint32_t line;
+	/* INIT_SYNC: its slot; the start of fiber 0: the number of SYNC_SLOTS
+	 * (-1 without); else -1. */
+	int32_t slot;
+	/* The start of fiber 0: offset of SYNC_SLOTS in the frame. */
+	uint32_t slots_at;
+} __attribute__((aligned(64)));
+
+#define EARTH_SRC_ROWS __attribute__((used, section("earth_src")))
+
+/*
  * INIT_SYNC: slot fires `fiber` on `frame` after `count` signals (count >= 1),
  * then reloads `reset` (reset >= 1 to fire again, 0 for a one-shot slot: one
  * more signal is then an error). EU only; must happen before any signal to

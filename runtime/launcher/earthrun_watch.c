@@ -140,9 +140,15 @@ static void node_ended(struct watch *w, long k, int st)
 		   WEXITSTATUS(st) != EARTH_EXIT_OUTPUT &&
 		   (k != 0 || WEXITSTATUS(st) == EARTH_EXIT_USAGE));
 	/* Node 0 ended: the others end on its SHUTDOWN. If it
-	 * failed it may not have sent one: wait 1 s, not 5. */
+	 * failed it may not have sent one: wait 1 s, not 5. A stuck
+	 * job's node 0 sent it (WIRE_F_STUCK), and the others are
+	 * writing their reports (a search of their memory): 5 s. */
 	if (k == 0 && !bad && !w->end_deadline) {
-		w->end_grace = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 5 : 1;
+		w->end_grace =
+		    WIFEXITED(st) && (WEXITSTATUS(st) == 0 ||
+				      WEXITSTATUS(st) == EARTH_EXIT_STUCK)
+			? 5
+			: 1;
 		w->end_deadline = now_s() + w->end_grace;
 	}
 	if (bad && w->failed < 0 && !(k != 0 && w->ch[0].done))

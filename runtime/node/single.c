@@ -110,8 +110,9 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	 * after they made work visible and fenced (Dekker, as su_try_sleep);
 	 * the signal is muted meanwhile, the futex wake is enough. */
 	su_idle_step(n, true); /* never sleep without asking for work */
-	su_quiet_idle(n, !q_ring_nonempty(eu->ready) && !eu->ovf_len &&
-			     !(irq && irq_backlog()));
+	bool held =
+	    su_quiet_idle(n, !q_ring_nonempty(eu->ready) && !eu->ovf_len &&
+				 !(irq && irq_backlog()));
 	su_publish_counters(&su_g);
 	if (irq && t && t->ops->irq_arm)
 		t->ops->irq_arm(t, false);
@@ -122,7 +123,11 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		eu->sleeps++;
 		su_g.sleeps++; /* both units' work waits */
-		earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
+		if (held)      /* another thread: ask again soon */
+			earth_futex_wait_ns(n->su_wordp, UNIT_SLEEPING,
+					    SU_QUIET_RECHECK_NS);
+		else
+			earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
 	}
 	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 	if (irq && t && t->ops->irq_arm) {

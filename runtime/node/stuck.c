@@ -16,15 +16,20 @@
  *
  * The report. No table of armed slots is kept (it would cost on every
  * INIT_SYNC): when the job is stuck the units are asleep, and the report
- * searches the memory a slot can lie in for slots that wait: every live
- * frame, and the rest of the registered memory (static data, memory the
- * program registered, the global segment), 8 bytes apart. A slot that
- * waits is one whose fiber is in the set of fibers this node armed slots
- * with (gas/registry.h) and whose count is above 0.
+ * looks where a slot can lie for slots that wait. A live frame of a
+ * threaded function the program's source table knows (Threaded-C,
+ * base/srctab.h) holds its slots at the offset the table gives: those are
+ * read, and named by slot number, fiber, function and the line of the
+ * INIT_SYNC that armed them. Other frames and the rest of the registered
+ * memory (static data, memory the program registered, the global segment)
+ * are searched 8 bytes apart. A slot that waits is one whose fiber is in
+ * the set of fibers this node armed slots with (gas/registry.h) and whose
+ * count is above 0.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "base/srctab.h"
 #include "base/symbols.h"
 #include "gas/registry.h"
 
@@ -203,31 +208,62 @@ static bool readable(uintptr_t p, size_t len)
 }
 
 /* Slots that wait in [lo, hi); fn: the function whose frame it is, or
- * NULL. Returns how many. */
+ * NULL; step: 8 (a search), or sizeof(earth_slot) over a frame's
+ * SYNC_SLOTS (the source table's offset; slots named by number). Returns
+ * how many. */
 static unsigned scan(struct earth_node *n, uintptr_t lo, uintptr_t hi,
-		     const struct earth_tfunc *fn)
+		     const struct earth_tfunc *fn, size_t step)
 {
 	unsigned found = 0;
+	uintptr_t first = lo;
 	lo = (lo + 7) & ~(uintptr_t)7;
-	for (uintptr_t p = lo; p + sizeof(earth_slot) <= hi; p += 8) {
-		if (!readable(p, sizeof(earth_slot)))
+	for (uintptr_t p = lo; p + sizeof(earth_slot) <= hi; p += step) {
+		if (!readable(p, sizeof(earth_slot)) ||
+		    src_overlaps(p, sizeof(earth_slot)))
 			continue;
 		const earth_slot *s = (const earth_slot *)p;
 		if (s->count <= 0 || s->reset < 0 || !s->fiber ||
 		    !reg_fiber_known(s->fiber))
 			continue;
-		char buf[96];
-		fprintf(stderr,
-			"earth: node %u: stuck: slot %p in %s%s: count %d, "
-			"reset %d: fiber %s waits for %d more signal%s\n",
-			n->id, (const void *)s, fn ? "a frame of " : "",
-			fn ? fn->name : "static or registered memory", s->count,
-			s->reset, fiber_name(s->fiber, buf, sizeof(buf)),
-			s->count, s->count == 1 ? "" : "s");
+		char buf[96], where[320];
+		const struct earth_src_row *fr =
+		    fn ? src_fiber(fn->entry) : NULL;
+		if (step == sizeof(earth_slot) && fr && fr->func &&
+		    src_fiber_where(s->fiber, where, sizeof(where)))
+			fprintf(stderr,
+				"earth: node %u: stuck: slot %zu of a frame of "
+				"%s: count %d, reset %d: %s waits for %d more "
+				"signal%s\n",
+				n->id, (size_t)(p - first) / sizeof(earth_slot),
+				fr->func, s->count, s->reset, where, s->count,
+				s->count == 1 ? "" : "s");
+		else
+			fprintf(stderr,
+				"earth: node %u: stuck: slot %p in %s%s: count "
+				"%d, reset %d: fiber %s waits for %d more "
+				"signal%s\n",
+				n->id, (const void *)s, fn ? "a frame of " : "",
+				fn ? fn->name : "static or registered memory",
+				s->count, s->reset,
+				fiber_name(s->fiber, buf, sizeof(buf)),
+				s->count, s->count == 1 ? "" : "s");
 		found++;
-		p += sizeof(earth_slot) - 8;
+		if (step == 8)
+			p += sizeof(earth_slot) - 8;
 	}
 	return found;
+}
+
+/* A live frame's body: its SYNC_SLOTS where the source table gives them,
+ * else searched. */
+static unsigned scan_frame(struct earth_node *n, uintptr_t body,
+			   const struct earth_tfunc *fn)
+{
+	uint32_t at, k;
+	if (src_slots(fn->entry, fn->frame_size, &at, &k))
+		return scan(n, body + at, body + at + k * sizeof(earth_slot),
+			    fn, sizeof(earth_slot));
+	return scan(n, body, body + fn->frame_size, fn, 8);
 }
 
 static bool is_chunk(uintptr_t b)
@@ -253,7 +289,7 @@ static unsigned scan_segment(struct earth_node *n, uintptr_t b, uintptr_t e,
 			if (h->magic != FRAME_LIVE || !h->fn)
 				continue;
 			uintptr_t body = (uintptr_t)(h + 1);
-			found += scan(n, body, body + h->fn->frame_size, h->fn);
+			found += scan_frame(n, body, h->fn);
 		}
 		return found;
 	}
@@ -267,14 +303,14 @@ static unsigned scan_segment(struct earth_node *n, uintptr_t b, uintptr_t e,
 		    len == large_head + h->fn->frame_size) {
 			if (h->magic == FRAME_FREE)
 				return 0;
-			return scan(n, b + large_head, e, h->fn);
+			return scan_frame(n, b + large_head, h->fn);
 		}
 	}
 	if (len > ((size_t)256 << 20)) {
 		*skipped += len;
 		return 0;
 	}
-	return scan(n, b, e, NULL);
+	return scan(n, b, e, NULL, 8);
 }
 
 void node_stuck_report(struct earth_node *n)

@@ -122,7 +122,15 @@ bool su_has_pending(struct earth_node *n)
 }
 
 /* Block if the EU is blocked and nothing is pending. */
-static EARTH_COLD void su_try_sleep(struct earth_node *n)
+/* held: su_quiet_idle's answer (another thread kept the node from
+ * counting as idle): sleep SU_QUIET_RECHECK_NS at most, then ask again.
+ * eu_idle: su_quiet_idle saw the EU asleep; if it did not, the SU does not
+ * sleep now even if the EU sleeps by now: the EU does not wake a running
+ * SU when it goes to sleep, so the stuck-job check would never be asked
+ * with the EU asleep (the job idled forever; seen under TSan on a loaded
+ * machine, 1 run in 7 to 34). The loop asks again after its next spin. */
+static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
+				    bool eu_idle)
 {
 	struct su_state *su = &su_g;
 	su_publish_counters(su);
@@ -130,12 +138,17 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n)
 	 * with inbox producers (store message, fence, look at us). */
 	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
+	if (eu_idle &&
+	    atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
 		UNIT_SLEEPING &&
 	    !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
-		earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
+		if (held)
+			earth_futex_wait_ns(n->su_wordp, UNIT_SLEEPING,
+					    SU_QUIET_RECHECK_NS);
+		else
+			earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
 	}
 	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 }
@@ -293,11 +306,11 @@ void *su_thread(void *arg)
 			su_idle_step(n, true); /* never sleep without asking */
 			/* Pairs with the EU's seq_cst store before it sleeps:
 			 * what it wrote before is visible to a report. */
-			su_quiet_idle(
-			    n, atomic_load_explicit(&n->eu_word,
-						    memory_order_acquire) ==
-				   UNIT_SLEEPING);
-			su_try_sleep(n);
+			bool eu_idle = atomic_load_explicit(
+					   &n->eu_word, memory_order_acquire) ==
+				       UNIT_SLEEPING;
+			bool held = su_quiet_idle(n, eu_idle);
+			su_try_sleep(n, held, eu_idle);
 			idle_since = idle_from = 0;
 			yielding = false;
 		}

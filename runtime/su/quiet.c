@@ -92,13 +92,13 @@ static void start_wave(struct earth_node *n)
 	n->net->ops->flush(n->net);
 }
 
-/* Node 0, idle. */
-static void node0_idle(struct earth_node *n)
+/* Node 0, idle. True: held by another thread (su_quiet_idle). */
+static bool node0_idle(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
 	struct su_quiet *q = &su->quiet;
 	if (q->active)
-		return; /* answers still to come */
+		return false; /* answers still to come */
 	uint64_t act[4];
 	activity(su, act);
 	bool moved = q->dirty || memcmp(act, q->act, sizeof(act)) != 0;
@@ -111,10 +111,12 @@ static void node0_idle(struct earth_node *n)
 			q->have_prev = false;
 			if (!others_may_signal(n)) {
 				declare_stuck(n);
-				return;
+				return false;
 			}
-			/* A thread may still signal: wait for activity. */
-			return;
+			/* A thread may still signal: wait for activity, or
+			 * for the thread to end (asked again soon). */
+			q->dirty = true;
+			return true;
 		}
 		q->have_prev = clean;
 		q->prev_sent = s;
@@ -123,20 +125,21 @@ static void node0_idle(struct earth_node *n)
 			start_wave(
 			    n); /* confirm, or look again after activity */
 		/* Else messages are in flight: their receivers tell us. */
-		return;
+		return false;
 	}
 	if (q->wave == 0 || moved)
 		start_wave(n);
+	return false;
 }
 
-/* A peer, idle. */
-static void peer_idle(struct earth_node *n)
+/* A peer, idle. True: held by another thread (su_quiet_idle). */
+static bool peer_idle(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
 	struct su_quiet *q = &su->quiet;
 	if (q->owed) {
 		if (others_may_signal(n))
-			return; /* not idle for good: answer later */
+			return true; /* not idle for good: answer later */
 		send_ctl(n, 0, W_PROBE_ACK, (int32_t)q->owed, su->msgs_sent,
 			 su->msgs_received);
 		q->owed = 0;
@@ -150,20 +153,20 @@ static void peer_idle(struct earth_node *n)
 		q->watching = false;
 		n->net->ops->flush(n->net);
 	}
+	return false;
 }
 
-void su_quiet_idle(struct earth_node *n, bool eu_idle)
+bool su_quiet_idle(struct earth_node *n, bool eu_idle)
 {
 	if (!node_idle(n, eu_idle))
-		return;
+		return false;
 	if (n->num_nodes == 1) {
-		if (!others_may_signal(n))
-			declare_stuck(n);
-	} else if (n->id == 0) {
-		node0_idle(n);
-	} else {
-		peer_idle(n);
+		if (others_may_signal(n))
+			return true;
+		declare_stuck(n);
+		return false;
 	}
+	return n->id == 0 ? node0_idle(n) : peer_idle(n);
 }
 
 void su_quiet_receive(struct earth_node *n, uint32_t from,

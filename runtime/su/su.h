@@ -310,8 +310,13 @@ void su_coll_receive(struct earth_node *n, uint32_t from,
 /* The node is about to sleep; eu_idle: the EU sleeps (or, on a
  * single-core node, has nothing ready or spilled). Answers node 0's wave,
  * tells node 0 of activity since the last answer, or (node 0) starts or
- * judges a wave and declares the job stuck. Same threads as su_step. */
-void su_quiet_idle(struct earth_node *n, bool eu_idle) EARTH_HIDDEN;
+ * judges a wave and declares the job stuck. Same threads as su_step.
+ * Returns true when only another thread of the process (which may signal)
+ * kept the node from counting as idle for good: that thread may end
+ * without an event that wakes the node, so the caller sleeps at most
+ * SU_QUIET_RECHECK_NS and asks again. */
+bool su_quiet_idle(struct earth_node *n, bool eu_idle) EARTH_HIDDEN;
+#define SU_QUIET_RECHECK_NS 20000000u /* 20 ms */
 /* W_PROBE, W_PROBE_ACK, W_SHUTDOWN with WIRE_F_STUCK from a peer. */
 void su_quiet_receive(struct earth_node *n, uint32_t from,
 		      const struct wire_hdr *h) EARTH_HIDDEN;

@@ -7,13 +7,19 @@
  *              (stuck)
  *   thread     main waits 2 s for a signal from a thread of its own
  *              (earth_sync_from_thread): not stuck, exits 0
+ *   threadquits  main waits for a signal from a thread of its own that
+ *              ends after 1 s without signalling (stuck once it ended)
  *   compute    the last node computes for 2 s, then signals main: not
  *              stuck, exits 0
+ *   slowend    as count, and the last node (not node 0) takes 2 s more to
+ *              end after the stuck shutdown, as its report can under TSan
+ *              on a loaded machine (stuck, status 75, not killed)
  */
 #include <earth.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +33,7 @@ static double now_s(void)
 
 struct waiter_args {
 	earth_gslot done;
-	int compute;
+	int compute; /* 1: compute 2 s; 2: end 2 s late */
 };
 struct waiter_frame {
 	struct waiter_args a;
@@ -39,10 +45,17 @@ static void waiter_fiber(void *frame)
 	earth_rsync(w->a.done);
 	EARTH_END_FUNCTION(frame);
 }
+static void end_slowly(void)
+{
+	sleep(2);
+}
+
 static void waiter_entry(void *frame)
 {
 	struct waiter_frame *w = frame;
-	if (w->a.compute) {
+	if (w->a.compute == 2 && earth_node_id() != 0)
+		atexit(end_slowly);
+	if (w->a.compute == 1) {
 		double t0 = now_s();
 		volatile unsigned long x = 0;
 		while (now_s() - t0 < 2.0)
@@ -76,6 +89,13 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
+static void *quitter(void *arg)
+{
+	(void)arg;
+	sleep(1);
+	return NULL;
+}
+
 static earth_gslot g_done;
 
 static void main_entry(void *frame)
@@ -92,8 +112,16 @@ static void main_entry(void *frame)
 		pthread_detach(t);
 		return;
 	}
+	if (strcmp(what, "threadquits") == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, quitter, NULL);
+		pthread_detach(t);
+		return;
+	}
 	struct waiter_args wa = {earth_slot_global(&m->done),
-				 strcmp(what, "compute") == 0};
+				 strcmp(what, "compute") == 0	? 1
+				 : strcmp(what, "slowend") == 0 ? 2
+								: 0};
 	earth_invoke(earth_num_nodes() - 1, &stuck_waiter, &wa, sizeof(wa));
 }
 EARTH_THREADED_FUNCTION(stuck_main, main_entry, struct main_frame,

@@ -99,3 +99,21 @@ int main(int argc, char **argv)
 }
 #line 46 "threaded-c/examples/fib.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_fib_0, 0, "fib", "0", 0, "threaded-c/examples/fib.tc", 10, 1, __builtin_offsetof(struct tc_frame_fib, SYNC_SLOTS)},
+	{tc_fiber_fib_THREAD_1, 0, "fib", "THREAD_1", 0, "threaded-c/examples/fib.tc", 23, -1, 0},
+	{tc_fiber_fib_0, 0, "fib", "0", "END_FUNCTION", "threaded-c/examples/fib.tc", 17, -1, 0},
+	{tc_fiber_fib_0, tc_fiber_fib_THREAD_1, "fib", "0", "INIT_SYNC", "threaded-c/examples/fib.tc", 19, 0, 0},
+	{tc_fiber_fib_0, 0, "fib", "0", "TOKEN", "threaded-c/examples/fib.tc", 20, -1, 0},
+	{tc_fiber_fib_0, 0, "fib", "0", "TOKEN", "threaded-c/examples/fib.tc", 21, -1, 0},
+	{tc_fiber_fib_THREAD_1, 0, "fib", "THREAD_1", "END_FUNCTION", "threaded-c/examples/fib.tc", 25, -1, 0},
+	{tc_fiber_fib_0, 0, "fib", "0", "DATA_RSYNC_I", "threaded-c/examples/fib.tc", 16, -1, 0},
+	{tc_fiber_fib_THREAD_1, 0, "fib", "THREAD_1", "DATA_RSYNC_I", "threaded-c/examples/fib.tc", 24, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "threaded-c/examples/fib.tc", 33, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "threaded-c/examples/fib.tc", 42, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "threaded-c/examples/fib.tc", 39, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "INVOKE", "threaded-c/examples/fib.tc", 40, -1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "END_FUNCTION", "threaded-c/examples/fib.tc", 45, -1, 0},
+};

@@ -80,3 +80,15 @@ int main(int argc, char **argv)
 }
 #line 37 "threaded-c/examples/hello.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_hello_0, 0, "hello", "0", 0, "threaded-c/examples/hello.tc", 9, -1, 0},
+	{tc_fiber_hello_0, 0, "hello", "0", "END_FUNCTION", "threaded-c/examples/hello.tc", 14, -1, 0},
+	{tc_fiber_hello_0, 0, "hello", "0", "DATA_RSYNC_I", "threaded-c/examples/hello.tc", 13, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "threaded-c/examples/hello.tc", 19, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_all_answered, 0, "main", "all_answered", 0, "threaded-c/examples/hello.tc", 31, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_all_answered, "main", "0", "INIT_SYNC", "threaded-c/examples/hello.tc", 25, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "INVOKE", "threaded-c/examples/hello.tc", 28, -1, 0},
+	{tc_fiber_main_all_answered, 0, "main", "all_answered", "END_FUNCTION", "threaded-c/examples/hello.tc", 36, -1, 0},
+};

@@ -130,3 +130,21 @@ int main(int argc, char **argv)
 }
 #line 74 "threaded-c/examples/nqueens.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_queens_0, 0, "queens", "0", 0, "threaded-c/examples/nqueens.tc", 24, 1, __builtin_offsetof(struct tc_frame_queens, SYNC_SLOTS)},
+	{tc_fiber_queens_THREAD_1, 0, "queens", "THREAD_1", 0, "threaded-c/examples/nqueens.tc", 44, -1, 0},
+	{tc_fiber_queens_0, 0, "queens", "0", "END_FUNCTION", "threaded-c/examples/nqueens.tc", 35, -1, 0},
+	{tc_fiber_queens_0, tc_fiber_queens_THREAD_1, "queens", "0", "INIT_SYNC", "threaded-c/examples/nqueens.tc", 37, 0, 0},
+	{tc_fiber_queens_0, 0, "queens", "0", "TOKEN", "threaded-c/examples/nqueens.tc", 40, -1, 0},
+	{tc_fiber_queens_THREAD_1, 0, "queens", "THREAD_1", "END_FUNCTION", "threaded-c/examples/nqueens.tc", 49, -1, 0},
+	{tc_fiber_queens_0, 0, "queens", "0", "DATA_RSYNC_L", "threaded-c/examples/nqueens.tc", 34, -1, 0},
+	{tc_fiber_queens_THREAD_1, 0, "queens", "THREAD_1", "DATA_RSYNC_L", "threaded-c/examples/nqueens.tc", 48, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "threaded-c/examples/nqueens.tc", 52, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "threaded-c/examples/nqueens.tc", 69, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "END_FUNCTION", "threaded-c/examples/nqueens.tc", 64, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "threaded-c/examples/nqueens.tc", 66, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "threaded-c/examples/nqueens.tc", 67, -1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "END_FUNCTION", "threaded-c/examples/nqueens.tc", 73, -1, 0},
+};

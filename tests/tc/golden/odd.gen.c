@@ -249,3 +249,36 @@ int main(int argc, char **argv)
 }
 #line 156 "tests/tc/corpus/odd.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_structs_0, 0, "structs", "0", 0, "tests/tc/corpus/odd.tc", 18, -1, 0},
+	{tc_fiber_structs_THREAD_1, 0, "structs", "THREAD_1", 0, "tests/tc/corpus/odd.tc", 28, -1, 0},
+	{tc_fiber_structs_0, tc_fiber_structs_THREAD_1, "structs", "0", "SPAWN", "tests/tc/corpus/odd.tc", 26, -1, 0},
+	{tc_fiber_structs_THREAD_1, 0, "structs", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/odd.tc", 31, -1, 0},
+	{tc_fiber_structs_THREAD_1, 0, "structs", "THREAD_1", "DATA_RSYNC_I", "tests/tc/corpus/odd.tc", 30, -1, 0},
+	{tc_fiber_loops_0, 0, "loops", "0", 0, "tests/tc/corpus/odd.tc", 35, 2, __builtin_offsetof(struct tc_frame_loops, SYNC_SLOTS)},
+	{tc_fiber_loops_THREAD_1, 0, "loops", "THREAD_1", 0, "tests/tc/corpus/odd.tc", 60, -1, 0},
+	{tc_fiber_loops_0, tc_fiber_loops_THREAD_1, "loops", "0", "INIT_SYNC", "tests/tc/corpus/odd.tc", 57, 1, 0},
+	{tc_fiber_loops_THREAD_1, 0, "loops", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/odd.tc", 73, -1, 0},
+	{tc_fiber_loops_0, 0, "loops", "0", "SYNC", "tests/tc/corpus/odd.tc", 58, -1, 0},
+	{tc_fiber_loops_THREAD_1, 0, "loops", "THREAD_1", "DATA_RSYNC_I", "tests/tc/corpus/odd.tc", 72, -1, 0},
+	{tc_fiber_counter_0, 0, "counter", "0", 0, "tests/tc/corpus/odd.tc", 77, 1, __builtin_offsetof(struct tc_frame_counter, SYNC_SLOTS)},
+	{tc_fiber_counter_step, 0, "counter", "step", 0, "tests/tc/corpus/odd.tc", 90, -1, 0},
+	{tc_fiber_counter_0, 0, "counter", "0", "END_FUNCTION", "tests/tc/corpus/odd.tc", 85, -1, 0},
+	{tc_fiber_counter_0, tc_fiber_counter_step, "counter", "0", "INIT_SYNC", "tests/tc/corpus/odd.tc", 87, 0, 0},
+	{tc_fiber_counter_step, 0, "counter", "step", "END_FUNCTION", "tests/tc/corpus/odd.tc", 99, -1, 0},
+	{tc_fiber_counter_step, 0, "counter", "step", "END_FUNCTION", "tests/tc/corpus/odd.tc", 102, -1, 0},
+	{tc_fiber_counter_0, 0, "counter", "0", "DATA_RSYNC_I", "tests/tc/corpus/odd.tc", 84, -1, 0},
+	{tc_fiber_counter_0, 0, "counter", "0", "SYNC", "tests/tc/corpus/odd.tc", 88, -1, 0},
+	{tc_fiber_counter_step, 0, "counter", "step", "SYNC", "tests/tc/corpus/odd.tc", 94, -1, 0},
+	{tc_fiber_counter_step, 0, "counter", "step", "DATA_RSYNC_I", "tests/tc/corpus/odd.tc", 98, -1, 0},
+	{tc_fiber_counter_step, 0, "counter", "step", "DATA_RSYNC_I", "tests/tc/corpus/odd.tc", 101, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "tests/tc/corpus/odd.tc", 140, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "tests/tc/corpus/odd.tc", 150, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "tests/tc/corpus/odd.tc", 145, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "INVOKE", "tests/tc/corpus/odd.tc", 146, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "tests/tc/corpus/odd.tc", 147, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "tests/tc/corpus/odd.tc", 148, -1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/odd.tc", 155, -1, 0},
+};

@@ -103,3 +103,29 @@ int main(int argc, char **argv)
 }
 #line 52 "tests/tc/corpus/ops.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_child_0, 0, "child", "0", 0, "tests/tc/corpus/ops.tc", 13, -1, 0},
+	{tc_fiber_child_0, 0, "child", "0", "END_FUNCTION", "tests/tc/corpus/ops.tc", 18, -1, 0},
+	{tc_fiber_child_0, 0, "child", "0", "INCR_RSYNC", "tests/tc/corpus/ops.tc", 15, -1, 0},
+	{tc_fiber_child_0, 0, "child", "0", "RSYNC", "tests/tc/corpus/ops.tc", 16, -1, 0},
+	{tc_fiber_child_0, 0, "child", "0", "GET_RSYNC_I", "tests/tc/corpus/ops.tc", 17, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "tests/tc/corpus/ops.tc", 20, 2, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "tests/tc/corpus/ops.tc", 43, -1, 0},
+	{tc_fiber_main_THREAD_2, 0, "main", "THREAD_2", 0, "tests/tc/corpus/ops.tc", 47, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "tests/tc/corpus/ops.tc", 31, 0, 0},
+	{tc_fiber_main_THREAD_1, tc_fiber_main_THREAD_2, "main", "THREAD_1", "INIT_SYNC", "tests/tc/corpus/ops.tc", 44, 1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "TOKEN", "tests/tc/corpus/ops.tc", 45, -1, 0},
+	{tc_fiber_main_THREAD_2, 0, "main", "THREAD_2", "END_FUNCTION", "tests/tc/corpus/ops.tc", 51, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "INCR_SYNC", "tests/tc/corpus/ops.tc", 32, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "GET_SYNC_D", "tests/tc/corpus/ops.tc", 33, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "GET_SYNC_F", "tests/tc/corpus/ops.tc", 34, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "GET_SYNC_C", "tests/tc/corpus/ops.tc", 35, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "GET_SYNC_S", "tests/tc/corpus/ops.tc", 36, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "DATA_SYNC_L", "tests/tc/corpus/ops.tc", 37, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "GET_SYNC_G", "tests/tc/corpus/ops.tc", 38, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "BLKMOV_SYNC", "tests/tc/corpus/ops.tc", 39, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "DATA_SYNC_D", "tests/tc/corpus/ops.tc", 40, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "SYNC", "tests/tc/corpus/ops.tc", 41, -1, 0},
+};

@@ -117,3 +117,20 @@ int main(int argc, char **argv)
 }
 #line 59 "threaded-c/examples/pipeline.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_fill_0, 0, "fill", "0", 0, "threaded-c/examples/pipeline.tc", 19, -1, 0},
+	{tc_fiber_fill_0, 0, "fill", "0", "END_FUNCTION", "threaded-c/examples/pipeline.tc", 24, -1, 0},
+	{tc_fiber_fill_0, 0, "fill", "0", "DATA_RSYNC_G", "threaded-c/examples/pipeline.tc", 23, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "threaded-c/examples/pipeline.tc", 27, 2, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_filled, 0, "main", "filled", 0, "threaded-c/examples/pipeline.tc", 45, -1, 0},
+	{tc_fiber_main_step, 0, "main", "step", 0, "threaded-c/examples/pipeline.tc", 49, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "END_FUNCTION", "threaded-c/examples/pipeline.tc", 38, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_filled, "main", "0", "INIT_SYNC", "threaded-c/examples/pipeline.tc", 42, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "INVOKE", "threaded-c/examples/pipeline.tc", 43, -1, 0},
+	{tc_fiber_main_filled, tc_fiber_main_step, "main", "filled", "INIT_SYNC", "threaded-c/examples/pipeline.tc", 46, 1, 0},
+	{tc_fiber_main_step, 0, "main", "step", "END_FUNCTION", "threaded-c/examples/pipeline.tc", 58, -1, 0},
+	{tc_fiber_main_filled, 0, "main", "filled", "GET_SYNC_L", "threaded-c/examples/pipeline.tc", 47, -1, 0},
+	{tc_fiber_main_step, 0, "main", "step", "GET_SYNC_L", "threaded-c/examples/pipeline.tc", 52, -1, 0},
+};

@@ -105,3 +105,18 @@ THREAD_1:  TC_STATS_FIBER(3); n = tc_f->tc_a.n; out = tc_f->tc_a.out; done = tc_
 	DATA_RSYNC_I(s, out, done);
 	do { earth_end_function(tc_f); return; } while (0);
 }
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_main_0, 0, "main", "0", 0, "tests/tc/corpus/proto.tc", 12, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "tests/tc/corpus/proto.tc", 20, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "tests/tc/corpus/proto.tc", 17, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "tests/tc/corpus/proto.tc", 18, -1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/proto.tc", 23, -1, 0},
+	{tc_fiber_sum_squares_0, 0, "sum_squares", "0", 0, "tests/tc/corpus/proto.tc", 26, 1, __builtin_offsetof(struct tc_frame_sum_squares, SYNC_SLOTS)},
+	{tc_fiber_sum_squares_THREAD_1, 0, "sum_squares", "THREAD_1", 0, "tests/tc/corpus/proto.tc", 35, -1, 0},
+	{tc_fiber_sum_squares_0, tc_fiber_sum_squares_THREAD_1, "sum_squares", "0", "INIT_SYNC", "tests/tc/corpus/proto.tc", 31, 0, 0},
+	{tc_fiber_sum_squares_0, 0, "sum_squares", "0", "TOKEN", "tests/tc/corpus/proto.tc", 33, -1, 0},
+	{tc_fiber_sum_squares_THREAD_1, 0, "sum_squares", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/proto.tc", 40, -1, 0},
+	{tc_fiber_sum_squares_THREAD_1, 0, "sum_squares", "THREAD_1", "DATA_RSYNC_I", "tests/tc/corpus/proto.tc", 39, -1, 0},
+};

@@ -128,3 +128,25 @@ int main(int argc, char **argv)
 }
 #line 69 "threaded-c/examples/reduce.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_sum_0, 0, "sum", "0", 0, "threaded-c/examples/reduce.tc", 17, 1, __builtin_offsetof(struct tc_frame_sum, SYNC_SLOTS)},
+	{tc_fiber_sum_fetched, 0, "sum", "fetched", 0, "threaded-c/examples/reduce.tc", 33, -1, 0},
+	{tc_fiber_sum_join, 0, "sum", "join", 0, "threaded-c/examples/reduce.tc", 39, -1, 0},
+	{tc_fiber_sum_0, tc_fiber_sum_fetched, "sum", "0", "INIT_SYNC", "threaded-c/examples/reduce.tc", 24, 0, 0},
+	{tc_fiber_sum_0, tc_fiber_sum_join, "sum", "0", "INIT_SYNC", "threaded-c/examples/reduce.tc", 29, 0, 0},
+	{tc_fiber_sum_0, 0, "sum", "0", "TOKEN", "threaded-c/examples/reduce.tc", 30, -1, 0},
+	{tc_fiber_sum_0, 0, "sum", "0", "TOKEN", "threaded-c/examples/reduce.tc", 31, -1, 0},
+	{tc_fiber_sum_fetched, 0, "sum", "fetched", "END_FUNCTION", "threaded-c/examples/reduce.tc", 38, -1, 0},
+	{tc_fiber_sum_join, 0, "sum", "join", "END_FUNCTION", "threaded-c/examples/reduce.tc", 41, -1, 0},
+	{tc_fiber_sum_0, 0, "sum", "0", "BLKMOV_SYNC", "threaded-c/examples/reduce.tc", 25, -1, 0},
+	{tc_fiber_sum_fetched, 0, "sum", "fetched", "DATA_RSYNC_L", "threaded-c/examples/reduce.tc", 37, -1, 0},
+	{tc_fiber_sum_join, 0, "sum", "join", "DATA_RSYNC_L", "threaded-c/examples/reduce.tc", 40, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "threaded-c/examples/reduce.tc", 44, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "threaded-c/examples/reduce.tc", 64, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "END_FUNCTION", "threaded-c/examples/reduce.tc", 55, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "threaded-c/examples/reduce.tc", 61, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "threaded-c/examples/reduce.tc", 62, -1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "END_FUNCTION", "threaded-c/examples/reduce.tc", 68, -1, 0},
+};

@@ -273,3 +273,35 @@ int main(int argc, char **argv)
 }
 #line 178 "tests/tc/corpus/scopes.tc"
 
+
+/* The source table: the runtime names fibers, slots and operations by it. */
+static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
+	{tc_fiber_shadow_0, 0, "shadow", "0", 0, "tests/tc/corpus/scopes.tc", 16, 1, __builtin_offsetof(struct tc_frame_shadow, SYNC_SLOTS)},
+	{tc_fiber_shadow_step, 0, "shadow", "step", 0, "tests/tc/corpus/scopes.tc", 30, -1, 0},
+	{tc_fiber_shadow_0, tc_fiber_shadow_step, "shadow", "0", "INIT_SYNC", "tests/tc/corpus/scopes.tc", 21, 0, 0},
+	{tc_fiber_shadow_step, 0, "shadow", "step", "END_FUNCTION", "tests/tc/corpus/scopes.tc", 43, -1, 0},
+	{tc_fiber_shadow_0, 0, "shadow", "0", "SYNC", "tests/tc/corpus/scopes.tc", 27, -1, 0},
+	{tc_fiber_shadow_step, 0, "shadow", "step", "SYNC", "tests/tc/corpus/scopes.tc", 38, -1, 0},
+	{tc_fiber_shadow_step, 0, "shadow", "step", "DATA_RSYNC_I", "tests/tc/corpus/scopes.tc", 42, -1, 0},
+	{tc_fiber_statics_0, 0, "statics", "0", 0, "tests/tc/corpus/scopes.tc", 47, 1, __builtin_offsetof(struct tc_frame_statics, SYNC_SLOTS)},
+	{tc_fiber_statics_THREAD_1, 0, "statics", "THREAD_1", 0, "tests/tc/corpus/scopes.tc", 60, -1, 0},
+	{tc_fiber_statics_0, tc_fiber_statics_THREAD_1, "statics", "0", "INIT_SYNC", "tests/tc/corpus/scopes.tc", 52, 0, 0},
+	{tc_fiber_statics_THREAD_1, 0, "statics", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/scopes.tc", 62, -1, 0},
+	{tc_fiber_statics_0, 0, "statics", "0", "SYNC", "tests/tc/corpus/scopes.tc", 57, -1, 0},
+	{tc_fiber_statics_THREAD_1, 0, "statics", "THREAD_1", "DATA_RSYNC_I", "tests/tc/corpus/scopes.tc", 61, -1, 0},
+	{tc_fiber_machine_0, 0, "machine", "0", 0, "tests/tc/corpus/scopes.tc", 67, 1, __builtin_offsetof(struct tc_frame_machine, SYNC_SLOTS)},
+	{tc_fiber_machine_run, 0, "machine", "run", 0, "tests/tc/corpus/scopes.tc", 75, -1, 0},
+	{tc_fiber_machine_0, tc_fiber_machine_run, "machine", "0", "INIT_SYNC", "tests/tc/corpus/scopes.tc", 72, 0, 0},
+	{tc_fiber_machine_run, 0, "machine", "run", "END_FUNCTION", "tests/tc/corpus/scopes.tc", 106, -1, 0},
+	{tc_fiber_machine_0, 0, "machine", "0", "SYNC", "tests/tc/corpus/scopes.tc", 73, -1, 0},
+	{tc_fiber_machine_run, 0, "machine", "run", "SYNC", "tests/tc/corpus/scopes.tc", 94, -1, 0},
+	{tc_fiber_machine_run, 0, "machine", "run", "SYNC", "tests/tc/corpus/scopes.tc", 102, -1, 0},
+	{tc_fiber_machine_run, 0, "machine", "run", "DATA_RSYNC_I", "tests/tc/corpus/scopes.tc", 105, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", 0, "tests/tc/corpus/scopes.tc", 161, 1, __builtin_offsetof(struct tc_frame_main, SYNC_SLOTS)},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", 0, "tests/tc/corpus/scopes.tc", 171, -1, 0},
+	{tc_fiber_main_0, tc_fiber_main_THREAD_1, "main", "0", "INIT_SYNC", "tests/tc/corpus/scopes.tc", 166, 0, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "tests/tc/corpus/scopes.tc", 167, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "tests/tc/corpus/scopes.tc", 168, -1, 0},
+	{tc_fiber_main_0, 0, "main", "0", "TOKEN", "tests/tc/corpus/scopes.tc", 169, -1, 0},
+	{tc_fiber_main_THREAD_1, 0, "main", "THREAD_1", "END_FUNCTION", "tests/tc/corpus/scopes.tc", 177, -1, 0},
+};

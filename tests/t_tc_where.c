@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_tc_where.c - the runtime's messages about a Threaded-C program name
+ * its source (the table earthcc writes): a misused operation by file:line,
+ * function, fiber and the operation as written; the stuck-job report by
+ * slot number, function, fiber and the INIT_SYNC's line; main ending while
+ * a slot of its frame still waits fails the job naming both lines (on one
+ * node and on two, with earthrun); the trace names fibers fib and
+ * fib:THREAD_1. Skipped, with a message, when clang-14 or
+ * the plugin is missing.
+ */
+#include "tc/tc_run.h"
+
+TestSuite(tc_where, .timeout = 240);
+
+static char out[65536];
+
+/* Builds tests/tc/where/NAME.tc, runs it on 1 node and on 2; each run
+ * exits with status and prints every line of want, a format given (node
+ * count + 2, node count, "s" for 2, the last node's number). */
+static void where(const char *name, int status, const char *const *want)
+{
+	char dir[64], src[128];
+	tc_require();
+	tc_tmpdir(dir);
+	snprintf(src, sizeof src, "tests/tc/where/%s.tc", name);
+	tc_build(dir, src, "");
+	for (int nodes = 1; nodes <= 2; nodes++) {
+		int rc = nodes == 1
+			     ? tc_exec(out, sizeof out, dir, "", "")
+			     : tc_sh(out, sizeof out,
+				     "timeout 60 %s/rel/bin/earthrun -n 2 "
+				     "%s/prog",
+				     tc_build_dir(), dir);
+		cr_expect_eq(rc, status, "%s on %d node(s): status %d:\n%s",
+			     name, nodes, rc, out);
+		for (const char *const *w = want; *w; w++) {
+			char line[1024];
+			snprintf(line, sizeof line, *w, nodes == 1 ? 3 : 4,
+				 nodes, nodes == 1 ? "" : "s", nodes - 1);
+			cr_expect(strstr(out, line),
+				  "%s on %d node(s): missing\n  %s\nin:\n%s",
+				  name, nodes, line, out);
+		}
+	}
+	tc_cleanup(dir);
+}
+
+Test(tc_where, misuse_names_line_function_fiber_op)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/misuse.tc:17 in main, "
+	    "fiber THREAD_1: INVOKE: the target names node %d, but the job "
+	    "has %d node%s (nodes are 0..%d)\n",
+	    NULL};
+	where("misuse", 70, want);
+}
+
+Test(tc_where, misused_operation_named_as_written)
+{
+	/* put runs on the last node: node 0 of 1, node 1 of 2. */
+	static const char *const want[] = {
+	    "earth: node %4$d: error: tests/tc/where/misuse_op.tc:11 in put, "
+	    "fiber THREAD_1: DATA_RSYNC_I: null global slot pointer: make one "
+	    "with earth_slot_global (SLOT_ADR)\n",
+	    NULL};
+	where("misuse_op", 70, want);
+}
+
+Test(tc_where, stuck_report_names_slot_fiber_init_sync)
+{
+	static const char *const want[] = {
+	    "earth: node 0: stuck: slot 1 of a frame of main: count 1, reset "
+	    "0: fiber THREAD_1 of main (tests/tc/where/stuck.tc:20; "
+	    "INIT_SYNC at tests/tc/where/stuck.tc:16) waits for 1 more "
+	    "signal\n",
+	    "earth: node 0: stuck: 1 slot waiting\n", NULL};
+	where("stuck", 75, want);
+	/* The table itself holds fiber addresses: it is not taken for
+	 * slots. */
+	cr_expect(!strstr(out, "static or registered memory"), "%s", out);
+}
+
+Test(tc_where, main_ending_before_an_answer_fails)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/main_end.tc:18 in main, "
+	    "fiber 0: END_FUNCTION: main ends while slot 0 still waits for 1 "
+	    "signal (INIT_SYNC at tests/tc/where/main_end.tc:16, fiber "
+	    "THREAD_1): the answers it waits for would be lost; fix: end "
+	    "this fiber with END_THREAD() and end main in the fiber the slot "
+	    "enables\n",
+	    NULL};
+	where("main_end", 70, want);
+}
+
+Test(tc_where, trace_names_fibers_by_function_and_label)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, "threaded-c/examples/fib.tc", "");
+	char env[128];
+	snprintf(env, sizeof env, "EARTH_TRACE=%s/trace.json", dir);
+	int rc = tc_exec(out, sizeof out, dir, env, "8");
+	cr_assert_eq(rc, 0, "%s", out);
+	rc = tc_sh(out, sizeof out,
+		   "grep -o '\"name\":\"[a-zA-Z_:0-9]*\"' %s/trace.json | "
+		   "sort -u",
+		   dir);
+	cr_expect(strstr(out, "\"name\":\"fib\"\n"), "%s", out);
+	cr_expect(strstr(out, "\"name\":\"fib:THREAD_1\"\n"), "%s", out);
+	cr_expect(strstr(out, "\"name\":\"main:THREAD_1\"\n"), "%s", out);
+	cr_expect(!strstr(out, "tc_fiber_"), "%s", out);
+	tc_cleanup(dir);
+}
