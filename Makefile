@@ -71,7 +71,7 @@ objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
 .PHONY: all run test test-asan test-tsan test-layers test-format bench bench-extra install deps clean format
-all: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
+all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
 
@@ -143,6 +143,11 @@ RT_SECTIONS := --rename-section .data=earth_rt_data \
                --rename-section .data.rel.local=earth_rt_data \
                --rename-section .data.rel=earth_rt_data \
                --rename-section .bss=earth_rt_bss
+# What a program links with libearth.a (earthcc in the source tree reads it;
+# the installed earthcc and the .pc files get LIBS written in).
+$(BUILD)/rel/lib/earth.libs: Makefile
+	@mkdir -p $(@D)
+	$(Q)echo '$(strip $(LIBS))' > $@
 $(BUILD)/rel/lib/libearth.a: $(call objs,rel,$(LIB_SRC))
 $(BUILD)/asan/lib/libearth.a: $(call objs,asan,$(LIB_SRC))
 $(BUILD)/tsan/lib/libearth.a: $(call objs,tsan,$(LIB_SRC))
@@ -302,7 +307,7 @@ INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/lib/libearth.a \
               $(MAN1:man/%=$(PREFIX)/share/man/%) \
               $(MAN3:man/%=$(PREFIX)/share/man/%)
 .PHONY: uninstall test-install test-man
-install: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) \
+install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) \
          $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	install -d $(DESTDIR)$(PREFIX)/include $(INST_LIB)/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -314,7 +319,8 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/pic/lib/$(SO_REAL) \
 	ln -sf $(SO_NAME) $(INST_LIB)/libearth.so
 	install -m 755 $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace \
 	  $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.$(EARTH_MINOR).0|' runtime/earth.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.$(EARTH_MINOR).0|' \
+	  -e 's|@LIBS@|$(strip $(LIBS))|' runtime/earth.pc.in \
 	  > $(INST_LIB)/pkgconfig/earth.pc
 	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3/

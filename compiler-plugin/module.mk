@@ -30,7 +30,7 @@ TC_HAVE_CLANG   = command -v $(TC_CLANG) >/dev/null 2>&1 && \
 # The project's version (VERSION at the top): earthcc --version, earth-tc.pc.
 TC_VERSION := $(strip $(file <VERSION))
 
-tc: $(TC_LIB) $(BUILD)/rel/lib/libearth.a
+tc: $(TC_LIB) $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs
 	$(Q)if $(TC_HAVE_CLANG); then \
 	  $(MAKE) --no-print-directory tc-plugin; \
 	else \
@@ -73,7 +73,7 @@ uninstall: uninstall-tc
 install-tc: tc install-tc-pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/lib
-	sed -e 's|@EARTH_VERSION@|$(TC_VERSION)|' threaded-c/earthcc \
+	sed -e 's|@EARTH_VERSION@|$(TC_VERSION)|' -e 's|@EARTH_LIBS@|$(strip $(LIBS))|' threaded-c/earthcc \
 	  > $(DESTDIR)$(PREFIX)/bin/earthcc
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/earthcc
 	install -m 644 threaded-c/include/threadedc.h threaded-c/include/tc_stats.h \
@@ -87,7 +87,7 @@ install-tc: tc install-tc-pc
 install-tc-pc:
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TC_VERSION)|' \
-	  threaded-c/earth-tc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth-tc.pc
+	  -e 's|@LIBS@|$(strip $(LIBS))|' threaded-c/earth-tc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth-tc.pc
 uninstall-tc:
 	rm -f $(addprefix $(DESTDIR),$(TC_INST_FILES))
 	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/earth 2>/dev/null || true
