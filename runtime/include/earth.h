@@ -55,7 +55,8 @@ typedef void (*earth_fiber_fn)(void *frame);
 /*
  * A sync slot {count, reset, fiber, frame}. It lives in a frame (or any
  * memory that outlives its signals). After earth_slot_init() on the EU,
- * only the SU reads or writes it: do not touch its fields from a fiber.
+ * only the runtime reads or writes it (atomically: both units signal it):
+ * do not touch its fields from a fiber.
  */
 typedef struct earth_slot {
 	int32_t count; /* signals still expected before the fiber fires */

@@ -159,6 +159,7 @@ static void node_free(struct earth_node *n)
 		n->net->ops->fini(n->net);
 	n->net = NULL;
 	free(eu_g.ovf);
+	free(eu_g.lr);
 	free(su_g.rovf);
 	deque_free(&n->tokens);
 	q_ring_fini(&n->req);
@@ -330,6 +331,12 @@ int earth_run(const struct earth_options *opts,
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
+	/* The EU signals slots of this node itself (eu/post.c) on a dual
+	 * node with sw queues, unobserved: hwq models a hardware queue that
+	 * carries every operation to the SU, a single-core node's SU work
+	 * runs between fibers anyway, and an observed run shows every signal
+	 * on the SU (docs/architecture.md, "Signals on the EU"). */
+	eu_g.local_sig = !single && mode == Q_MODE_SW && !acct_on && !trace_on;
 	struct eu_start st = {n, main_fn, args, size};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);
