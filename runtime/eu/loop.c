@@ -129,9 +129,10 @@ void *eu_thread(void *arg)
 		struct q_msg *m = q_ring_peek(eu->ready);
 		if (q_unlikely(!m)) {
 			/* Fibers the EU made ready itself: after every ready
-			 * message the SU published before (ordering rules),
-			 * before tokens (their slots' work is older). */
-			if (eu->lr_len) {
+			 * message the SU published before (ordering rules;
+			 * one not yet due under an HWQ latency too), before
+			 * tokens. */
+			if (eu->lr_len && !q_ring_nonempty(eu->ready)) {
 				struct eu_ready e = eu->lr[eu->lr_head];
 				eu->lr_head = (eu->lr_head + 1) & (eu->lr_cap - 1);
 				eu->lr_len--;

@@ -332,11 +332,10 @@ int earth_run(const struct earth_options *opts,
 		return EARTH_EXIT_USAGE;
 	}
 	/* The EU signals slots of this node itself (eu/post.c) on a dual
-	 * node with sw queues, unobserved: hwq models a hardware queue that
-	 * carries every operation to the SU, a single-core node's SU work
-	 * runs between fibers anyway, and an observed run shows every signal
-	 * on the SU (docs/architecture.md, "Signals on the EU"). */
-	eu_g.local_sig = !single && mode == Q_MODE_SW && !acct_on && !trace_on;
+	 * node, unobserved: a single-core node's SU work runs between fibers
+	 * anyway, and an observed run shows every signal on the SU
+	 * (docs/architecture.md, "Signals on the EU"). */
+	eu_g.local_sig = !single && !acct_on && !trace_on;
 	struct eu_start st = {n, main_fn, args, size};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);
