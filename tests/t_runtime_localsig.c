@@ -62,8 +62,7 @@ struct chunk_frame {
 };
 static long g_value_seen, g_value_bad;
 static void chunk_entry(void *f);
-EARTH_THREADED_FUNCTION(chunk_tf, chunk_entry, struct chunk_frame,
-			sizeof(int));
+EARTH_THREADED_FUNCTION(chunk_tf, chunk_entry, struct chunk_frame, sizeof(int));
 
 static void data_seen(void *f)
 {
@@ -151,10 +150,9 @@ static void check_race(const struct earth_options *opts)
 	 * signals: a quarter of the rounds send 2, a quarter 3), the data
 	 * slots and g_end. */
 	uint64_t eu_signals = SIDE / 4 * (1 + 1 + 2 + 3);
-	cr_assert_eq(g_st.slot_signals,
-		     (uint64_t)SIDE + eu_signals + SIDE / 1000 + 1,
-		     "slot_signals %llu",
-		     (unsigned long long)g_st.slot_signals);
+	cr_assert_eq(
+	    g_st.slot_signals, (uint64_t)SIDE + eu_signals + SIDE / 1000 + 1,
+	    "slot_signals %llu", (unsigned long long)g_st.slot_signals);
 	cr_assert_eq(g_st.ops[EARTH_OP_SYNC], (uint64_t)SIDE / 4 * 6 + 1);
 	cr_assert_eq(g_st.ops[EARTH_OP_RSYNC], (uint64_t)SIDE / 4);
 	cr_assert_eq(g_st.ops[EARTH_OP_INCR_SYNC], (uint64_t)SIDE / 2);
@@ -263,7 +261,8 @@ Test(runtime_localsig, one_shot_slot_signalled_twice_refused)
 
 Test(runtime_localsig, forged_fiber_refused)
 {
-	expect_bad(B_FORGED, "which is not a fiber this node armed a slot with");
+	expect_bad(B_FORGED,
+		   "which is not a fiber this node armed a slot with");
 }
 
 Test(runtime_localsig, data_sync_to_never_initialised_slot_refused)

@@ -134,7 +134,8 @@ void *eu_thread(void *arg)
 			 * tokens. */
 			if (eu->lr_len && !q_ring_nonempty(eu->ready)) {
 				struct eu_ready e = eu->lr[eu->lr_head];
-				eu->lr_head = (eu->lr_head + 1) & (eu->lr_cap - 1);
+				eu->lr_head =
+				    (eu->lr_head + 1) & (eu->lr_cap - 1);
 				eu->lr_len--;
 				run_fiber(eu, e.fiber, e.frame);
 				if (q_unlikely(acct_on))

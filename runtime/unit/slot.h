@@ -50,9 +50,8 @@ slot_count_down(earth_slot *s, const char *op)
 		if (q_unlikely(c <= 0))
 			slot_invalid(s, op);
 		nc = c == 1 ? s->reset : c - 1;
-	} while (!__atomic_compare_exchange_n(&s->count, &c, nc, true,
-					      __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+	    &s->count, &c, nc, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	return c == 1;
 }
 
@@ -75,9 +74,8 @@ static inline bool slot_count_add(earth_slot *s, int32_t n, int32_t *was)
 			*was = c;
 			return false;
 		}
-	} while (!__atomic_compare_exchange_n(&s->count, &c, c + n, true,
-					      __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+	    &s->count, &c, c + n, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	*was = c;
 	return true;
 }
