@@ -194,7 +194,13 @@ Test(runtime_localsig, same_counts_in_every_mode)
 
 /* ---- a bad slot is refused on the EU path as on the SU's ---- */
 
-enum bad { B_NEVER_INIT, B_ONE_SHOT, B_FORGED, B_DATA_NEVER_INIT };
+enum bad {
+	B_NEVER_INIT,
+	B_ONE_SHOT,
+	B_FORGED,
+	B_DATA_NEVER_INIT,
+	B_FREED_FRAME
+};
 static earth_slot g_bad_slot;
 static long g_sink;
 
@@ -205,6 +211,27 @@ static void armed(void *f)
 static void never_armed(void *f)
 {
 	(void)f;
+}
+
+/* A frame whose slot is signalled after END_FUNCTION freed it. */
+struct gone_frame {
+	long pad[2];
+	earth_slot s;
+};
+static earth_slot *g_gone_slot;
+static void gone_entry(void *f);
+EARTH_THREADED_FUNCTION(gone_tf, gone_entry, struct gone_frame, 0);
+static void gone_entry(void *f)
+{
+	struct gone_frame *g = f;
+	earth_slot_init(&g->s, 2, 0, armed, g);
+	g_gone_slot = &g->s;
+	EARTH_END_FUNCTION(g);
+}
+static void signal_gone(void *f)
+{
+	(void)f;
+	earth_sync(g_gone_slot);
 }
 
 static enum bad g_bad;
@@ -231,6 +258,10 @@ static void bad_entry(void *f)
 		break;
 	case B_DATA_NEVER_INIT:
 		earth_data_sync_l(1, earth_to_global(&g_sink), &g_bad_slot);
+		break;
+	case B_FREED_FRAME:
+		earth_invoke(0, &gone_tf, NULL, 0);
+		earth_spawn(signal_gone, NULL);
 		break;
 	}
 }
@@ -272,3 +303,12 @@ Test(runtime_localsig, data_sync_to_never_initialised_slot_refused)
 {
 	expect_bad(B_DATA_NEVER_INIT, "DATA_SYNC: slot");
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+/* A freed frame's body is poisoned: the EU's signal into it is reported,
+ * as the SU's was. */
+Test(runtime_localsig, signal_into_freed_frame_reported)
+{
+	expect_bad(B_FREED_FRAME, "use-after-poison");
+}
+#endif
