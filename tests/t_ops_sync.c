@@ -7,6 +7,7 @@
  * returns, what its fibers recorded and the node's exact operation counters.
  */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -51,6 +52,14 @@ static void sync5_fired(void *frame)
 	EARTH_END_FUNCTION(frame);
 }
 
+/* Requests the SU performs of n signals the EU could perform itself: none
+ * on a dual node, all on a single-core one (EARTH_MODE, tests/run.sh). */
+static uint64_t via_su(uint64_t n)
+{
+	const char *m = getenv("EARTH_MODE");
+	return m && strncmp(m, "single", 6) == 0 ? n : 0;
+}
+
 Test(ops_sync, sync_fires_once_after_count_signals)
 {
 	cr_assert_eq(t_run(NULL, &sync5_main), 0);
@@ -59,7 +68,8 @@ Test(ops_sync, sync_fires_once_after_count_signals)
 	cr_assert_not_null(g_frame_seen);
 	cr_assert_eq(g_st.ops[EARTH_OP_SYNC], 5);
 	cr_assert_eq(g_st.slot_signals, 5);
-	cr_assert_eq(g_st.su_handled, 5);
+	/* Performed on the EU itself on a dual node (eu/post.c). */
+	cr_assert_eq(g_st.su_handled, via_su(5));
 	cr_assert_eq(g_st.fibers_ready, 1);
 	cr_assert_eq(g_st.fibers_run, 2);
 	cr_assert_eq(g_st.ops[EARTH_OP_END_FUNCTION], 1);
@@ -193,7 +203,8 @@ Test(ops_sync, incr_sync_raises_count)
 	cr_assert_eq(g_st.ops[EARTH_OP_INCR_SYNC], 1);
 	cr_assert_eq(g_st.ops[EARTH_OP_SYNC], 4);
 	cr_assert_eq(g_st.slot_signals, 4, "INCR_SYNC is not a signal");
-	cr_assert_eq(g_st.su_handled, 5);
+	/* Performed on the EU itself on a dual node (eu/post.c). */
+	cr_assert_eq(g_st.su_handled, via_su(5));
 }
 
 /* INCR_RSYNC through a global slot pointer, several increments. */

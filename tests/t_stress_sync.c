@@ -5,9 +5,12 @@
  * the next K), then RSYNCs spread over several slots joined each round, the
  * same through 8-slot rings in both queue modes (the overflow paths under
  * load), and signals from many short fibers. Totals are divided by
- * EARTH_TEST_SCALE when it is set (the TSan run sets 10).
+ * EARTH_TEST_SCALE when it is set (the TSan run sets 10). Every signal
+ * goes through the SU here (EARTH_EU_SIGNALS=0: the request ring is what
+ * is stressed); t_runtime_localsig has the EU's own signals.
  */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 
 #include "helpers.h"
 
@@ -65,6 +68,7 @@ static void check_one(enum earth_queue_mode mode, uint32_t slots,
 	o.queue_mode = mode;
 	o.queue_slots = slots;
 	g_total = total / K * K;
+	setenv("EARTH_EU_SIGNALS", "0", 1);
 	cr_assert_eq(t_run(&o, &one_main), 0);
 	earth_stats_get(&g_st);
 	cr_assert_eq(g_bad, 0);
@@ -148,6 +152,7 @@ static void four_join(void *frame)
 Test(stress_sync, rsyncs_over_four_slots_joined_each_round)
 {
 	g_total = t_scaled(4000000, 10000) / 1000 * 1000;
+	setenv("EARTH_EU_SIGNALS", "0", 1);
 	cr_assert_eq(t_run(NULL, &four_main), 0);
 	earth_stats_get(&g_st);
 	uint64_t rounds = g_total / 1000;
@@ -202,6 +207,7 @@ Test(stress_sync, signals_from_many_short_fibers)
 	struct earth_options o;
 	earth_options_default(&o);
 	o.queue_slots = 64;
+	setenv("EARTH_EU_SIGNALS", "0", 1);
 	cr_assert_eq(t_run(&o, &short_main), 0);
 	earth_stats_get(&g_st);
 	cr_assert_eq(g_fires, 1);

@@ -93,6 +93,12 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .type = EARTH_SET_T_BOOL,
 	 .dflt = "0",
 	 .help = "busy/idle timing without printing (for earth_stats_get)"},
+    [EARTH_SET_EU_SIGNALS] =
+	{.env = "EARTH_EU_SIGNALS",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "1",
+	 .help = "the EU signals slots of its own node itself (dual node); 0 "
+		 "sends every signal through the SU"},
     [EARTH_SET_TRACE] =
 	{.env = "EARTH_TRACE",
 	 .flag = "trace",

@@ -30,6 +30,7 @@ enum earth_set {
 	EARTH_SET_MODE,
 	/* the node's, read when earth_run starts */
 	EARTH_SET_TIMING,
+	EARTH_SET_EU_SIGNALS,
 	EARTH_SET_TRACE,
 	EARTH_SET_TRACE_EVENTS,
 	EARTH_SET_TRACE_EPOCH_NS,

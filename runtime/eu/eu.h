@@ -50,6 +50,21 @@ struct eu_state {
 	uint64_t ops[EARTH_OP_COUNT_];
 	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
 	uint64_t tokens_run; /* taken from its own deque */
+	/* Slots of this node the EU signals itself (post.c, eu_local_ok):
+	 * allowed in this node mode (dual, sw queues, not observed); the
+	 * requests with a slot posted to the SU, and the SU's count of them
+	 * performed as last seen (earth_node.slot_done). */
+	bool local_sig;
+	uint64_t slot_posted, slot_seen;
+	/* Fibers made ready by those signals, oldest first: a circular list
+	 * of lr_cap (a power of two) entries. The loop runs them when the
+	 * ready ring is empty. */
+	struct eu_ready {
+		earth_fiber_fn fiber;
+		void *frame;
+	} * lr;
+	size_t lr_head, lr_len, lr_cap;
+	uint64_t slot_signals, fibers_ready; /* counted as the SU's are */
 	uint64_t idle_ticks;
 } q_aligned_line;
 
@@ -242,6 +257,21 @@ static inline void eu_post_flush(struct eu_state *eu)
 	if (eu->lm)
 		eu_line_close(eu);
 	q_ring_flush(eu->req);
+}
+
+/* ---- slots signalled on the EU (post.c) ---- */
+
+/* Grows the EU's ready list (full). */
+void eu_ready_grow(struct eu_state *eu) EARTH_HIDDEN;
+
+static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
+				  void *frame)
+{
+	if (q_unlikely(eu->lr_len == eu->lr_cap))
+		eu_ready_grow(eu);
+	eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
+	    (struct eu_ready){fiber, frame};
+	eu->fibers_ready++;
 }
 
 /* ---- the EU thread (loop.c) ---- */

@@ -2,8 +2,9 @@
 /*
  * loop.c - the EU thread: run main's entry fiber, then take ready
  * (fiber, frame) pairs from the SU->EU ring and run them until main's frame
- * ends; with none ready, run the newest token of its own (work first: the
- * SU steals the oldest for other nodes). With neither it spins, then
+ * ends; with none there, the fibers its own signals made ready (eu/post.c),
+ * then the newest token of its own (work first: the SU steals the oldest
+ * for other nodes). With neither it spins, then
  * blocks until the SU wakes it.
  */
 #define EARTH_INTERNAL 1
@@ -35,6 +36,11 @@ run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
+	/* Requests with a slot still with the SU: has it performed them
+	 * (eu_local_ok)? Pairs with the release store in su_ready_flush. */
+	if (q_unlikely(eu->slot_posted != eu->slot_seen))
+		eu->slot_seen = atomic_load_explicit(&earth_node_g.slot_done,
+						     memory_order_acquire);
 }
 
 /* Nothing ready: spin, then block until the SU wakes us. */
@@ -122,6 +128,20 @@ void *eu_thread(void *arg)
 	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		struct q_msg *m = q_ring_peek(eu->ready);
 		if (q_unlikely(!m)) {
+			/* Fibers the EU made ready itself: after every ready
+			 * message the SU published before (ordering rules;
+			 * one not yet due under an HWQ latency too), before
+			 * tokens. */
+			if (eu->lr_len && !q_ring_nonempty(eu->ready)) {
+				struct eu_ready e = eu->lr[eu->lr_head];
+				eu->lr_head =
+				    (eu->lr_head + 1) & (eu->lr_cap - 1);
+				eu->lr_len--;
+				run_fiber(eu, e.fiber, e.frame);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(eu, eu->lr_len != 0);
+				continue;
+			}
 			void *t = deque_pop(eu->tokens);
 			if (t) {
 				eu->tokens_run++;

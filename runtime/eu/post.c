@@ -3,14 +3,16 @@
  * post.c - the split-phase operations as the EU issues them: check the
  * arguments, write one request record into the open EU->SU message
  * (several small records share a message, queues/req_line.h), return. The
- * EU never waits here and never does SU work; when the ring is full the
- * message is kept in the EU's overflow list and the EU goes on running
- * fibers.
+ * EU never waits here; when the ring is full the message is kept in the
+ * EU's overflow list and the EU goes on running fibers. SYNC, INCR_SYNC
+ * and DATA_SYNC whose slot (and destination) are on this node the EU
+ * performs itself when that keeps the ordering rules (eu_local_ok).
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
 #include "eu/eu.h"
 #include "gas/registry.h"
+#include "unit/slot.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,8 @@ static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
 			     uint64_t a, uint64_t b, uint64_t c, uint64_t spare)
 {
 	uint64_t *w = eu_rec_begin(eu, REQ_LINE_WORDS);
+	if (!(flags & SU_REQ_NOSLOT))
+		eu->slot_posted++;
 	w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE;
 	w[1] = slot;
 	w[2] = a;
@@ -76,6 +80,7 @@ post_small(struct eu_state *eu, enum su_op op, unsigned size, unsigned flags,
 {
 	uint64_t *w, *p;
 	unsigned words;
+	eu->slot_posted++;
 	if (q_likely(!req_slot_words(flags, slot))) {
 		/* The slot rides in the head. */
 		words = 1 + nargs;
@@ -199,6 +204,54 @@ earth_gslot earth_slot_global(earth_slot *slot)
 	return (earth_gslot){earth_gptr_make(earth_node_g.id, slot).bits};
 }
 
+/* ---- slots signalled on the EU ---- */
+
+/*
+ * May the EU perform a signal to a slot of this node itself, now? Only in
+ * a node mode that allows it (eu_state.local_sig), and only once the SU
+ * has performed every request with a slot the EU posted before
+ * (slot_posted == slot_seen; the loop reloads slot_seen between fibers):
+ * requests are performed in the order they were posted, and a fiber this
+ * signal makes ready runs after every ready message the SU published for
+ * them (docs/architecture.md, "Ordering rules").
+ */
+static inline bool eu_local_ok(const struct eu_state *eu)
+{
+	return q_likely(eu->local_sig) && eu->slot_posted == eu->slot_seen;
+}
+
+static inline bool gslot_here(earth_gslot g)
+{
+	return earth_gslot_node(g) == earth_node_g.id;
+}
+
+/* A signal the EU performs: the count goes down with the SU's
+ * compare-and-swap (unit/slot.h), the same checks and errors; at zero the
+ * fiber joins the EU's own ready list. */
+static inline __attribute__((always_inline)) void
+signal_here(struct eu_state *eu, earth_slot *s, const char *op)
+{
+	eu->slot_signals++;
+	if (slot_count_down(s, op))
+		eu_ready_local(eu, slot_checked_fiber(s, op), s->frame);
+}
+
+void eu_ready_grow(struct eu_state *eu)
+{
+	size_t cap = eu->lr_cap ? eu->lr_cap * 2 : 256;
+	struct eu_ready *p = malloc(cap * sizeof(*p));
+	if (!p)
+		earth_fatal("out of memory: %zu fibers made ready on the EU "
+			    "wait to run",
+			    eu->lr_len);
+	for (size_t i = 0; i < eu->lr_len; i++)
+		p[i] = eu->lr[(eu->lr_head + i) & (eu->lr_cap - 1)];
+	free(eu->lr);
+	eu->lr = p;
+	eu->lr_cap = cap;
+	eu->lr_head = 0;
+}
+
 /* ---- SYNC, INCR_SYNC, SPAWN ---- */
 
 static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
@@ -215,16 +268,25 @@ void earth_sync(earth_slot *slot)
 {
 	EU_CHECK_IN_FIBER("SYNC");
 	check_slot("SYNC", slot);
-	post_sync(SU_OP_SYNC, 0, 0, (uintptr_t)slot);
-	eu_g.ops[EARTH_OP_SYNC]++;
+	struct eu_state *eu = &eu_g;
+	if (eu_local_ok(eu))
+		signal_here(eu, slot, su_op_names[SU_OP_SYNC]);
+	else
+		post_sync(SU_OP_SYNC, 0, 0, (uintptr_t)slot);
+	eu->ops[EARTH_OP_SYNC]++;
 }
 
 void earth_rsync(earth_gslot slot)
 {
 	EU_CHECK_IN_FIBER("RSYNC");
 	check_gslot("RSYNC", slot);
-	post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
-	eu_g.ops[EARTH_OP_RSYNC]++;
+	struct eu_state *eu = &eu_g;
+	if (eu_local_ok(eu) && gslot_here(slot))
+		signal_here(eu, earth_gslot_addr(slot),
+			    su_op_names[SU_OP_SYNC]);
+	else
+		post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
+	eu->ops[EARTH_OP_RSYNC]++;
 }
 
 void earth_incr_sync(earth_slot *slot, int32_t n)
@@ -233,8 +295,12 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 	check_slot("INCR_SYNC", slot);
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
-	post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
-	eu_g.ops[EARTH_OP_INCR_SYNC]++;
+	struct eu_state *eu = &eu_g;
+	if (eu_local_ok(eu))
+		slot_incr(slot, n, su_op_names[SU_OP_INCR_SYNC]);
+	else
+		post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
+	eu->ops[EARTH_OP_INCR_SYNC]++;
 }
 
 void earth_incr_rsync(earth_gslot slot, int32_t n)
@@ -243,8 +309,13 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 	check_gslot("INCR_SYNC", slot);
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
-	post_sync(SU_OP_INCR_SYNC, SU_REQ_GSLOT, n, slot.bits);
-	eu_g.ops[EARTH_OP_INCR_SYNC]++;
+	struct eu_state *eu = &eu_g;
+	if (eu_local_ok(eu) && gslot_here(slot))
+		slot_incr(earth_gslot_addr(slot), n,
+			  su_op_names[SU_OP_INCR_SYNC]);
+	else
+		post_sync(SU_OP_INCR_SYNC, SU_REQ_GSLOT, n, slot.bits);
+	eu->ops[EARTH_OP_INCR_SYNC]++;
 }
 
 void earth_spawn(earth_fiber_fn fiber, void *frame)
@@ -312,7 +383,34 @@ static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
 	EU_CHECK_IN_FIBER(op);
 	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
-	post_small(eu, SU_OP_DATA_SYNC, size, flags, slot, 2, value, dst.bits);
+	if (eu_local_ok(eu) && earth_gptr_node(dst) == earth_node_g.id &&
+	    (!(flags & SU_REQ_GSLOT) || gslot_here((earth_gslot){slot}))) {
+		/* The value lands before the signal: a fiber the signal
+		 * makes ready, here or on the SU, sees it (acq_rel count). */
+		void *d = earth_gptr_addr(dst);
+		switch (size) {
+		case 1:
+			memcpy(d, &value, 1);
+			break;
+		case 2:
+			memcpy(d, &value, 2);
+			break;
+		case 4:
+			memcpy(d, &value, 4);
+			break;
+		default:
+			memcpy(d, &value, 8);
+			break;
+		}
+		signal_here(eu,
+			    (flags & SU_REQ_GSLOT)
+				? earth_gslot_addr((earth_gslot){slot})
+				: (earth_slot *)(uintptr_t)slot,
+			    su_op_names[SU_OP_DATA_SYNC]);
+	} else {
+		post_small(eu, SU_OP_DATA_SYNC, size, flags, slot, 2, value,
+			   dst.bits);
+	}
 	eu->ops[EARTH_OP_DATA_SYNC]++;
 }
 

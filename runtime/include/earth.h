@@ -55,7 +55,8 @@ typedef void (*earth_fiber_fn)(void *frame);
 /*
  * A sync slot {count, reset, fiber, frame}. It lives in a frame (or any
  * memory that outlives its signals). After earth_slot_init() on the EU,
- * only the SU reads or writes it: do not touch its fields from a fiber.
+ * only the runtime reads or writes it (atomically: both units signal it):
+ * do not touch its fields from a fiber.
  */
 typedef struct earth_slot {
 	int32_t count; /* signals still expected before the fiber fires */
@@ -423,8 +424,8 @@ struct earth_stats {
 	uint64_t ops[EARTH_OP_COUNT_]; /* posted by the EU                    */
 	uint64_t su_handled;	       /* requests handled by the SU          */
 	uint64_t fibers_run;	       /* fibers the EU ran                   */
-	uint64_t fibers_ready;	       /* fibers the SU made ready            */
-	uint64_t slot_signals;	       /* slot signals performed by the SU    */
+	uint64_t fibers_ready;	       /* fibers slots and SPAWN made ready   */
+	uint64_t slot_signals;	       /* slot signals (SU and EU)            */
 	uint64_t req_overflow;	   /* request messages spilled: queue full */
 	uint64_t ready_overflow;   /* ready fibers spilled: ready queue full */
 	uint64_t frames_allocated; /* frames taken from the free lists    */

@@ -159,6 +159,7 @@ static void node_free(struct earth_node *n)
 		n->net->ops->fini(n->net);
 	n->net = NULL;
 	free(eu_g.ovf);
+	free(eu_g.lr);
 	free(su_g.rovf);
 	deque_free(&n->tokens);
 	q_ring_fini(&n->req);
@@ -334,6 +335,13 @@ int earth_run(const struct earth_options *opts,
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
+	/* The EU signals slots of this node itself (eu/post.c) on a dual
+	 * node, unobserved: a single-core node's SU work runs between fibers
+	 * anyway, an observed run shows every signal on the SU, and
+	 * EARTH_EU_SIGNALS=0 sends them all there (docs/architecture.md,
+	 * "Signals on the EU"). */
+	eu_g.local_sig = !single && !acct_on && !trace_on &&
+			 earth_setting_on(EARTH_SET_EU_SIGNALS);
 	struct eu_start st = {n, main_fn, args, size};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);

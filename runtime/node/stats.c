@@ -52,6 +52,9 @@ void earth_stats_get(struct earth_stats *st)
 	    atomic_load_explicit(&su->pub_fibers_ready, memory_order_relaxed);
 	st->slot_signals =
 	    atomic_load_explicit(&su->pub_slot_signals, memory_order_relaxed);
+	/* Signals the EU performed itself (eu/post.c) count the same. */
+	st->fibers_ready += eu->fibers_ready;
+	st->slot_signals += eu->slot_signals;
 	st->ready_overflow =
 	    atomic_load_explicit(&su->pub_ready_overflow, memory_order_relaxed);
 	st->su_sleeps =

@@ -62,13 +62,7 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 			return;
 		}
 		earth_slot *s = su_slot_resolve(n, r, "INCR_SYNC");
-		if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
-			su_slot_invalid(s, "INCR_SYNC");
-		if (q_unlikely(r->n > INT32_MAX - s->count))
-			earth_fatal("INCR_SYNC: slot %p count %d + %d exceeds "
-				    "INT32_MAX",
-				    (void *)s, s->count, r->n);
-		s->count += r->n;
+		slot_incr(s, r->n, "INCR_SYNC");
 		return;
 	}
 	case SU_OP_SPAWN:

@@ -77,6 +77,8 @@ static inline unsigned handle_line(struct earth_node *n, const uint64_t *w,
 			break;
 		}
 		handle(n, &r, observed);
+		if (!(r.flags & SU_REQ_NOSLOT))
+			su_g.slot_reqs++; /* eu_state.slot_posted's */
 		i += (unsigned)len;
 		k++;
 		/* A zero head ends the message (req_decode says so too). */

@@ -510,12 +510,12 @@ static void deliver(struct earth_node *n, uint32_t from,
 		earth_slot *s = checked_slot(n, h->a, from, what);
 		/* (A count below 0 was written by a peer: INT32_MAX minus
 		 * it would overflow.) */
-		if (!s->fiber || s->count < 0 || h->n > INT32_MAX - s->count)
+		int32_t was = 0;
+		if (!s->fiber || !slot_count_add(s, (int32_t)h->n, &was))
 			earth_fatal("message INCR from node %u rejected: field "
 				    "n (slot %p uninitialised or negative, or "
 				    "count %d + %d overflows)",
-				    from, (void *)s, s->count, h->n);
-		s->count += h->n;
+				    from, (void *)s, was, h->n);
 		return;
 	}
 	case W_BLK_REQ: {

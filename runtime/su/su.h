@@ -12,6 +12,7 @@
 #endif
 
 #include "gas/registry.h"
+#include "unit/slot.h"
 #include "unit/unit.h"
 
 #include <signal.h>
@@ -69,6 +70,9 @@ struct su_state {
 	 * by reference (block-move chunks) and copied. */
 	uint64_t queued_ref, queued_copied;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
+	/* Requests with a slot from the request ring, performed; and the
+	 * value last stored to earth_node.slot_done. */
+	uint64_t slot_reqs, slot_reqs_pub;
 	uint64_t msgs_sent, msgs_received;
 	/* The collective in progress (su/coll.c): number, what this node and
 	 * its children in the tree have contributed so far. */
@@ -191,27 +195,16 @@ su_slot_resolve(struct earth_node *n, const struct su_req *r, const char *op)
 		su_slot_null(op);
 	return s;
 }
-_Noreturn void su_slot_invalid(const earth_slot *s,
-			       const char *op) EARTH_HIDDEN;
-/* A slot fired with a fiber this node never armed a slot with. */
-_Noreturn void su_slot_forged(const earth_slot *s, const char *op) EARTH_HIDDEN
-    __attribute__((cold));
-
-/* A signal: count down; at zero the fiber becomes ready and the count
- * reloads from reset. The fiber must be one this node armed a slot with
+/* A signal: count down (unit/slot.h: the EU may signal the same slot at
+ * the same time); at zero the fiber becomes ready and the count reloads
+ * from reset. The fiber must be one this node armed a slot with
  * (gas/registry.h): a slot lies in memory other nodes may write. */
 static inline __attribute__((always_inline)) void
 su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 {
-	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber || s->count <= 0))
-		su_slot_invalid(s, op);
 	su->slot_signals++;
-	if (--s->count == 0) {
-		s->count = s->reset;
-		if (q_unlikely(!reg_fiber_known(s->fiber)))
-			su_slot_forged(s, op);
-		su_ready_push(su, s->fiber, s->frame);
-	}
+	if (slot_count_down(s, op))
+		su_ready_push(su, slot_checked_fiber(s, op), s->frame);
 }
 
 /*
@@ -227,15 +220,15 @@ su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
 				  uint64_t v, unsigned size)
 {
-	if (s->count != 1 || ((uintptr_t)s & 7) || !s->fiber || su->rmsg ||
-	    su->rovf_len || q_unlikely(!reg_fiber_known(s->fiber)))
+	if (((uintptr_t)s & 7) || !s->fiber || su->rmsg || su->rovf_len ||
+	    __atomic_load_n(&s->count, __ATOMIC_RELAXED) != 1 ||
+	    q_unlikely(!reg_fiber_known(s->fiber)))
 		return false; /* a forged fiber: su_slot_signal says so */
 	struct q_msg *m = q_ring_reserve(su->ready);
-	if (q_unlikely(!m))
-		return false;
+	if (q_unlikely(!m) || !slot_fire_if_last(s))
+		return false; /* the EU signalled it meanwhile: no fire */
 	su->slot_signals++;
 	su->fibers_ready++;
-	s->count = s->reset;
 	struct ready_msg *r = ready_of(m);
 	r->e[0].fiber = READY_VALUE;
 	r->e[0].frame = size;

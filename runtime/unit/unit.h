@@ -97,6 +97,13 @@ struct earth_node {
 	 * it; su_wordp points to su_word otherwise. */
 	_Atomic uint32_t su_word q_aligned_line;
 	_Atomic uint32_t *su_wordp;
+	/* Requests with a slot the SU has performed, counted in the EU's
+	 * posting order (eu_state.slot_posted counts them as posted). Stored
+	 * release by the SU after the ready ring it filled meanwhile is
+	 * published and nothing waits in its overflow list (su_ready_flush);
+	 * the EU loads it acquire before it signals a slot itself
+	 * (eu/post.c, eu_local_ok). */
+	_Atomic uint64_t slot_done q_aligned_line;
 };
 
 /* A remote INVOKE on its way to the EU: the SU fills it, the EU's
