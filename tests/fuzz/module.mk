@@ -31,7 +31,7 @@ FUZZ_wire_SRC    := runtime/net/stream.c runtime/net/wire.c
 FUZZ_wire_LIBS   :=
 FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
   runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
-  runtime/unit/deque.c runtime/gas/registry.c runtime/queues/q_ring.c runtime/net/wire.c \
+  runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c runtime/queues/q_ring.c runtime/net/wire.c \
   runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
   runtime/base/arch.c
 FUZZ_deliver_LIBS := -lnuma
