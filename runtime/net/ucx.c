@@ -49,6 +49,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -157,6 +158,7 @@ struct ucx_net {
 	/* One-sided reads: this node's segment registered once, the peers'
 	 * keys received, the reads done whose callbacks poll runs. */
 	ucp_mem_h memh;
+	bool seg_by_ucx; /* memh allocated by UCX (map_segment) */
 	struct ucx_rkey_hdr rkey_hdr;
 	uint32_t rkeys_in;
 	struct ucx_rma *done_head, *done_tail;
@@ -986,6 +988,73 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	return 0;
 }
 
+/* Did UCX map the segment where gmem placed it, all of it? */
+static bool segment_at(ucp_mem_h memh, void *base, uint64_t len)
+{
+	ucp_mem_attr_t at;
+	memset(&at, 0, sizeof(at));
+	at.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+	return ucp_mem_query(memh, &at) == UCS_OK && at.address == base &&
+	       at.length >= len;
+}
+
+/* Maps this node's global segment [base, base + len) for peers' reads:
+ * allocated by UCX at that very address (UCP_MEM_MAP_ALLOCATE | FIXED:
+ * over shared memory a posix segment the peers map and read with loads,
+ * no system call and no work by this node's SU), else, where UCX cannot
+ * place it there, the segment gmem mapped registered as it is (peers'
+ * reads then go through a lane such as cma, or are carried out by this
+ * node's worker). Nothing is in the segment yet (gmem_expose runs right
+ * after gmem_open). */
+static const char *map_segment(struct ucx_net *t, void *base, uint64_t len)
+{
+	ucp_mem_map_params_t mp;
+	memset(&mp, 0, sizeof(mp));
+	mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+			UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+			UCP_MEM_MAP_PARAM_FIELD_PROT |
+			UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+	mp.address = base;
+	mp.length = (size_t)len;
+	/* Peers read it one-sided; they write only through this node's SU
+	 * (which checks every message). */
+	mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
+		  UCP_MEM_MAP_PROT_REMOTE_READ;
+	mp.flags = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
+	ucs_status_t st = UCS_ERR_UNSUPPORTED;
+	if (munmap(base, (size_t)len) == 0) {
+		st = ucp_mem_map(t->ctx, &mp, &t->memh);
+		if (st == UCS_OK && !segment_at(t->memh, base, len)) {
+			ucp_mem_unmap(t->ctx, t->memh);
+			st = UCS_ERR_NO_MEMORY;
+		}
+		if (st == UCS_OK) {
+			t->seg_by_ucx = true;
+			return NULL;
+		}
+		/* Back to gmem's own mapping (the range is ours). */
+		void *p = mmap(base, (size_t)len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				   MAP_FIXED_NOREPLACE,
+			       -1, 0);
+		if (p != base) {
+			if (p != MAP_FAILED)
+				munmap(p, (size_t)len);
+			t->memh = NULL;
+			return "ucx transport: global memory could not be "
+			       "mapped again after UCX could not allocate it "
+			       "(another thread mapped into its range?)";
+		}
+	}
+	mp.flags = 0;
+	st = ucp_mem_map(t->ctx, &mp, &t->memh);
+	if (st != UCS_OK) {
+		t->memh = NULL;
+		return ucx_fail("registering global memory", st);
+	}
+	return NULL;
+}
+
 /* Registers [base, base + len) once and sends every peer its key; waits
  * (progressing) until every peer's key came (EARTH_CONNECT_TIMEOUT). */
 static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len)
@@ -995,23 +1064,10 @@ static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len)
 	void *packed = NULL;
 	size_t plen = 0;
 	if (base && len) {
-		ucp_mem_map_params_t mp;
-		memset(&mp, 0, sizeof(mp));
-		mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-				UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-				UCP_MEM_MAP_PARAM_FIELD_PROT;
-		mp.address = base;
-		mp.length = (size_t)len;
-		/* Peers read it one-sided; they write only through this
-		 * node's SU (which checks every message). */
-		mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ |
-			  UCP_MEM_MAP_PROT_LOCAL_WRITE |
-			  UCP_MEM_MAP_PROT_REMOTE_READ;
-		ucs_status_t st = ucp_mem_map(t->ctx, &mp, &t->memh);
-		if (st != UCS_OK) {
-			t->memh = NULL;
-			return ucx_fail("registering global memory", st);
-		}
+		const char *e = map_segment(t, base, len);
+		if (e)
+			return e;
+		ucs_status_t st;
 		st = ucp_rkey_pack(t->ctx, t->memh, &packed, &plen);
 		if (st != UCS_OK)
 			return ucx_fail("packing the global memory key", st);
