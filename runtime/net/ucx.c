@@ -162,6 +162,8 @@ struct ucx_net {
 	struct ucx_rkey_hdr rkey_hdr;
 	uint32_t rkeys_in;
 	struct ucx_rma *done_head, *done_tail;
+	struct ucx_rma *free_rma; /* records of finished reads, reused */
+	uint32_t rma_out;	  /* reads UCX has not finished */
 	uint64_t rma_reads;
 };
 
@@ -648,8 +650,11 @@ static unsigned rma_run_done(struct ucx_net *t)
 		t->done_head = r->next;
 		if (!t->done_head)
 			t->done_tail = NULL;
-		r->done(r->arg);
-		free(r);
+		net_rma_done_fn done = r->done;
+		void *arg = r->arg;
+		r->next = t->free_rma;
+		t->free_rma = r;
+		done(arg);
 	}
 	return k;
 }
@@ -668,11 +673,15 @@ static unsigned ucx_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
 	return k + deliver_some(t, ctx, deliver, budget);
 }
 
+/* A read UCX has not finished counts as pending: the SU keeps
+ * progressing the worker until it finishes instead of sleeping (over
+ * tcp the answer is taken in by our progress; woken by the event fd it
+ * came a wake-up later). */
 static bool ucx_pending(struct net *nt)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	progress(t);
-	return t->ready_msgs != 0 || t->done_head;
+	return t->ready_msgs != 0 || t->done_head || t->rma_out;
 }
 
 /* After the end: progress until every send is out (5 s at most). */
@@ -724,7 +733,7 @@ static void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	struct ucx_net *t = (struct ucx_net *)nt;
 	while (ucp_worker_progress(t->worker))
 		;
-	if (t->ready_msgs || t->done_head ||
+	if (t->ready_msgs || t->done_head || t->rma_out ||
 	    atomic_load_explicit(word, memory_order_seq_cst) != expected)
 		return;
 	int ms = 1000;
@@ -892,6 +901,11 @@ static void ucx_fini(struct net *nt)
 		t->done_head = r->next;
 		free(r);
 	}
+	while (t->free_rma) {
+		struct ucx_rma *r = t->free_rma;
+		t->free_rma = r->next;
+		free(r);
+	}
 	if (t->worker)
 		ucp_worker_destroy(t->worker);
 	if (t->memh)
@@ -949,6 +963,7 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 		earth_fatal("ucx: a one-sided read from node %u failed: %s",
 			    r->peer, ucs_status_string(st));
 	t->base.sends_out--;
+	t->rma_out--;
 	ucp_request_free(req);
 	rma_queue(t, r);
 }
@@ -961,8 +976,10 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
 	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
 		return -1;
-	struct ucx_rma *r = malloc(sizeof(*r));
-	if (!r)
+	struct ucx_rma *r = t->free_rma;
+	if (r)
+		t->free_rma = r->next;
+	else if (!(r = malloc(sizeof(*r))))
 		return -1;
 	r->t = t;
 	r->done = done;
@@ -977,14 +994,17 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	ucs_status_ptr_t sp =
 	    ucp_get_nbx(pp->ep, dst, (size_t)len, raddr, pp->rkey, &rp);
 	if (UCS_PTR_IS_ERR(sp)) {
-		free(r);
+		r->next = t->free_rma;
+		t->free_rma = r;
 		return -1;
 	}
 	t->rma_reads++;
-	if (!sp)
+	if (!sp) {
 		rma_queue(t, r);
-	else
+	} else {
 		t->base.sends_out++;
+		t->rma_out++;
+	}
 	return 0;
 }
 
@@ -1006,7 +1026,8 @@ static bool segment_at(ucp_mem_h memh, void *base, uint64_t len)
  * reads then go through a lane such as cma, or are carried out by this
  * node's worker). Nothing is in the segment yet (gmem_expose runs right
  * after gmem_open). */
-static const char *map_segment(struct ucx_net *t, void *base, uint64_t len)
+static const char *map_segment(struct ucx_net *t, void *base, uint64_t len,
+			       bool *taken)
 {
 	ucp_mem_map_params_t mp;
 	memset(&mp, 0, sizeof(mp));
@@ -1023,6 +1044,7 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len)
 	mp.flags = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
 	ucs_status_t st = UCS_ERR_UNSUPPORTED;
 	if (munmap(base, (size_t)len) == 0) {
+		*taken = true; /* gmem's mapping is gone */
 		st = ucp_mem_map(t->ctx, &mp, &t->memh);
 		if (st == UCS_OK && !segment_at(t->memh, base, len)) {
 			ucp_mem_unmap(t->ctx, t->memh);
@@ -1045,6 +1067,7 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len)
 			       "mapped again after UCX could not allocate it "
 			       "(another thread mapped into its range?)";
 		}
+		*taken = false;
 	}
 	mp.flags = 0;
 	st = ucp_mem_map(t->ctx, &mp, &t->memh);
@@ -1057,14 +1080,15 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len)
 
 /* Registers [base, base + len) once and sends every peer its key; waits
  * (progressing) until every peer's key came (EARTH_CONNECT_TIMEOUT). */
-static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len)
+static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len,
+				  bool *taken)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	uint32_t nodes = t->base.nodes;
 	void *packed = NULL;
 	size_t plen = 0;
 	if (base && len) {
-		const char *e = map_segment(t, base, len);
+		const char *e = map_segment(t, base, len, taken);
 		if (e)
 			return e;
 		ucs_status_t st;
