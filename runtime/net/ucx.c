@@ -930,7 +930,12 @@ static void ucx_fini(struct net *nt)
 static void ucx_describe(struct net *nt, char *buf, size_t len)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
-	snprintf(buf, len, "%s", t->lanes);
+	/* Whose mapping peers read global memory from: UCX's (over shared
+	 * memory with loads), or ours registered (through a lane). */
+	snprintf(buf, len, "%s%s", t->lanes,
+		 !t->memh	   ? ""
+		 : t->seg_by_ucx ? "; global memory allocated by UCX"
+				 : "; global memory registered");
 }
 
 /* ---- one-sided reads ---- */
