@@ -259,8 +259,7 @@ Test(ucx, stats_name_the_lanes)
 	cr_assert(strstr(c.err, "posix/memory"), "%s", c.err);
 	/* Peers read its global memory through posix shared memory, with
 	 * loads: no system call, no work by its SU. */
-	cr_assert(strstr(c.err, "global memory allocated by UCX"), "%s",
-		  c.err);
+	cr_assert(strstr(c.err, "global memory allocated by UCX"), "%s", c.err);
 	t_sh(&c, 30,
 	     "env UCX_TLS=tcp UCX_NET_DEVICES=lo %s --stats --transport ucx "
 	     "-n 2 %s/multinode 1000",

@@ -169,8 +169,8 @@ const char *gmem_expose(struct net *net)
 	    own ? (void *)(uintptr_t)(GMEM_BASE + (uint64_t)g->self * g->seg)
 		: NULL;
 	bool taken = false;
-	const char *e = net->ops->rma_expose(net, base, own ? g->seg : 0,
-					     &taken);
+	const char *e =
+	    net->ops->rma_expose(net, base, own ? g->seg : 0, &taken);
 	if (taken)
 		g->map = NULL; /* the transport's now: it unmaps it */
 	return e;

@@ -933,7 +933,7 @@ static void ucx_describe(struct net *nt, char *buf, size_t len)
 	/* Whose mapping peers read global memory from: UCX's (over shared
 	 * memory with loads), or ours registered (through a lane). */
 	snprintf(buf, len, "%s%s", t->lanes,
-		 !t->memh	   ? ""
+		 !t->memh	 ? ""
 		 : t->seg_by_ucx ? "; global memory allocated by UCX"
 				 : "; global memory registered");
 }
@@ -1036,10 +1036,9 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len,
 {
 	ucp_mem_map_params_t mp;
 	memset(&mp, 0, sizeof(mp));
-	mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-			UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-			UCP_MEM_MAP_PARAM_FIELD_PROT |
-			UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+	mp.field_mask =
+	    UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+	    UCP_MEM_MAP_PARAM_FIELD_PROT | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
 	mp.address = base;
 	mp.length = (size_t)len;
 	/* Peers read it one-sided; they write only through this node's SU
