@@ -257,6 +257,17 @@ Test(ucx, stats_name_the_lanes)
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	cr_assert(strstr(c.err, "transport ucx: "), "%s", c.err);
 	cr_assert(strstr(c.err, "posix/memory"), "%s", c.err);
+	/* Peers read its global memory through posix shared memory, with
+	 * loads: no system call, no work by its SU. */
+	cr_assert(strstr(c.err, "global memory allocated by UCX"), "%s", c.err);
+	/* Where UCX cannot place it at its address (it may only take it
+	 * from the heap), gmem's own mapping is registered instead. */
+	t_sh(&c, 30,
+	     "env UCX_TLS=posix,cma UCX_ALLOC_PRIO=heap %s --stats "
+	     "--transport ucx -n 2 %s/multinode 1000",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_assert(strstr(c.err, "global memory registered"), "%s", c.err);
 	t_sh(&c, 30,
 	     "env UCX_TLS=tcp UCX_NET_DEVICES=lo %s --stats --transport ucx "
 	     "-n 2 %s/multinode 1000",

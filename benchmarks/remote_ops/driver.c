@@ -14,7 +14,9 @@
  *   barrier.<shm|tcp>
  *   get_remote_rtt.<ucx_shm|ucx_tcp> (one-sided)  blkmov_bw.<ucx_*>
  *   get_remote_rtt_su.<ucx_*>  invoke_rtt.<ucx_*>  barrier.<ucx_*>
- *     (UCX_TLS=posix,cma and tcp)
+ *   get_remote_rtt_over_ucp_get.<ucx_*>
+ *     (UCX_TLS=posix,cma and tcp; the ratio against the raw 8-byte
+ *     ucp_get_nbx of ucx_floor's ucp_floor, run just before each job)
  *   balance.<fib|nqueens>.<busy_share.min|busy_share.max|work_share.min|
  *                          steals|time>
  *
@@ -62,6 +64,49 @@ static int run_job(const char *earthrun, const char *self,
 				   .argv = argv,
 				   .who = "remote_ops"};
 	return bench_job_run(&s, out, cap);
+}
+
+/* The value of "METRIC name VALUE" in text, or -1. */
+static double metric_in(const char *text, const char *name)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "METRIC %s ", name);
+	const char *p = strstr(text, key);
+	return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+/* ucx_floor's ucp_floor over medium (shm, tcp): its 8-byte ucp_get_nbx
+ * latency (ucp_get_lat.ucx_<medium>, ns), its lines into the log as
+ * comments; -1 where it could not run. */
+static double ucp_get_floor(const char *self, const char *medium)
+{
+	char cmd[PATH_MAX + 64], dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", self);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(cmd, sizeof(cmd), "'%s/../ucx_floor/ucp_floor' %s 2>&1", dir,
+		 medium);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	static char out[8192];
+	size_t len = 0;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		printf("# ucp_floor: %s", line);
+		size_t k = strlen(line);
+		if (len + k < sizeof(out)) {
+			memcpy(out + len, line, k);
+			len += k;
+		}
+	}
+	out[len] = 0;
+	if (pclose(f) != 0)
+		return -1;
+	char name[64];
+	snprintf(name, sizeof(name), "ucp_get_lat.ucx_%s", medium);
+	return metric_in(out, name);
 }
 
 /* Runs a 2-node balancing job of `app` over shm, its output into the
@@ -227,6 +272,7 @@ int main(int argc, char **argv)
 					       {"tcp", "ucx_tcp"}};
 	for (int l = 0; l < 2; l++) {
 		static char out[16384];
+		double floor = ucp_get_floor(self, lanes[l][1] + 4);
 		setenv("UCX_TLS", lanes[l][0], 1);
 		int st = run_job(run, self, "ucx", "REMOTE_OPS_PART", "ucx",
 				 out, sizeof(out));
@@ -238,6 +284,17 @@ int main(int argc, char **argv)
 			printf("# remote_ops: the %s job failed (status %d)\n",
 			       lanes[l][1], st);
 			bad = 1;
+		}
+		char name[96];
+		snprintf(name, sizeof(name), "get_remote_rtt.%s", lanes[l][1]);
+		double get = metric_in(out, name);
+		if (floor > 0 && get > 0) {
+			snprintf(name, sizeof(name),
+				 "get_remote_rtt_over_ucp_get.%s", lanes[l][1]);
+			bench_metric(name, get / floor, "x");
+		} else {
+			printf("# remote_ops: no ucp_get_lat floor for %s\n",
+			       lanes[l][1]);
 		}
 	}
 	printf("# balance: 2 nodes x 2 threads on %ld cores (shm)\n", cores);

@@ -168,7 +168,12 @@ const char *gmem_expose(struct net *net)
 	void *base =
 	    own ? (void *)(uintptr_t)(GMEM_BASE + (uint64_t)g->self * g->seg)
 		: NULL;
-	return net->ops->rma_expose(net, base, own ? g->seg : 0);
+	bool taken = false;
+	const char *e =
+	    net->ops->rma_expose(net, base, own ? g->seg : 0, &taken);
+	if (taken)
+		g->map = NULL; /* the transport's now: it unmaps it */
+	return e;
 }
 
 void gmem_close(void)

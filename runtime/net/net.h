@@ -87,8 +87,11 @@ struct net_ops {
 	 * earth_run thread, once after open on every node, registers
 	 * [base, base + len) (this node's global segment; NULL, 0: none)
 	 * for the peers to read and learns theirs (blocking until every
-	 * peer's came). NULL, or what went wrong. */
-	const char *(*rma_expose)(struct net *t, void *base, uint64_t len);
+	 * peer's came). *taken: true when the transport put a mapping of its
+	 * own at [base, base + len) in place of the caller's (its fini
+	 * unmaps it; the caller must not). NULL, or what went wrong. */
+	const char *(*rma_expose)(struct net *t, void *base, uint64_t len,
+				  bool *taken);
 	/* Optional (with rma_expose), SU thread: starts reading len bytes at
 	 * raddr of peer's registered segment into dst; done(arg) once they
 	 * are there. 0, or -1 when [raddr, raddr + len) is not in what peer

@@ -49,6 +49,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -157,9 +158,12 @@ struct ucx_net {
 	/* One-sided reads: this node's segment registered once, the peers'
 	 * keys received, the reads done whose callbacks poll runs. */
 	ucp_mem_h memh;
+	bool seg_by_ucx; /* memh allocated by UCX (map_segment) */
 	struct ucx_rkey_hdr rkey_hdr;
 	uint32_t rkeys_in;
 	struct ucx_rma *done_head, *done_tail;
+	struct ucx_rma *free_rma; /* records of finished reads, reused */
+	uint32_t rma_out;	  /* reads UCX has not finished */
 	uint64_t rma_reads;
 };
 
@@ -646,8 +650,11 @@ static unsigned rma_run_done(struct ucx_net *t)
 		t->done_head = r->next;
 		if (!t->done_head)
 			t->done_tail = NULL;
-		r->done(r->arg);
-		free(r);
+		net_rma_done_fn done = r->done;
+		void *arg = r->arg;
+		r->next = t->free_rma;
+		t->free_rma = r;
+		done(arg);
 	}
 	return k;
 }
@@ -666,11 +673,15 @@ static unsigned ucx_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
 	return k + deliver_some(t, ctx, deliver, budget);
 }
 
+/* A read UCX has not finished counts as pending: the SU keeps
+ * progressing the worker until it finishes instead of sleeping (over
+ * tcp the answer is taken in by our progress; woken by the event fd it
+ * came a wake-up later). */
 static bool ucx_pending(struct net *nt)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	progress(t);
-	return t->ready_msgs != 0 || t->done_head;
+	return t->ready_msgs != 0 || t->done_head || t->rma_out;
 }
 
 /* After the end: progress until every send is out (5 s at most). */
@@ -722,7 +733,7 @@ static void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	struct ucx_net *t = (struct ucx_net *)nt;
 	while (ucp_worker_progress(t->worker))
 		;
-	if (t->ready_msgs || t->done_head ||
+	if (t->ready_msgs || t->done_head || t->rma_out ||
 	    atomic_load_explicit(word, memory_order_seq_cst) != expected)
 		return;
 	int ms = 1000;
@@ -890,6 +901,11 @@ static void ucx_fini(struct net *nt)
 		t->done_head = r->next;
 		free(r);
 	}
+	while (t->free_rma) {
+		struct ucx_rma *r = t->free_rma;
+		t->free_rma = r->next;
+		free(r);
+	}
 	if (t->worker)
 		ucp_worker_destroy(t->worker);
 	if (t->memh)
@@ -914,7 +930,12 @@ static void ucx_fini(struct net *nt)
 static void ucx_describe(struct net *nt, char *buf, size_t len)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
-	snprintf(buf, len, "%s", t->lanes);
+	/* Whose mapping peers read global memory from: UCX's (over shared
+	 * memory with loads), or ours registered (through a lane). */
+	snprintf(buf, len, "%s%s", t->lanes,
+		 !t->memh	 ? ""
+		 : t->seg_by_ucx ? "; global memory allocated by UCX"
+				 : "; global memory registered");
 }
 
 /* ---- one-sided reads ---- */
@@ -947,6 +968,7 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 		earth_fatal("ucx: a one-sided read from node %u failed: %s",
 			    r->peer, ucs_status_string(st));
 	t->base.sends_out--;
+	t->rma_out--;
 	ucp_request_free(req);
 	rma_queue(t, r);
 }
@@ -959,8 +981,10 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
 	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
 		return -1;
-	struct ucx_rma *r = malloc(sizeof(*r));
-	if (!r)
+	struct ucx_rma *r = t->free_rma;
+	if (r)
+		t->free_rma = r->next;
+	else if (!(r = malloc(sizeof(*r))))
 		return -1;
 	r->t = t;
 	r->done = done;
@@ -975,43 +999,103 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	ucs_status_ptr_t sp =
 	    ucp_get_nbx(pp->ep, dst, (size_t)len, raddr, pp->rkey, &rp);
 	if (UCS_PTR_IS_ERR(sp)) {
-		free(r);
+		r->next = t->free_rma;
+		t->free_rma = r;
 		return -1;
 	}
 	t->rma_reads++;
-	if (!sp)
+	if (!sp) {
 		rma_queue(t, r);
-	else
+	} else {
 		t->base.sends_out++;
+		t->rma_out++;
+	}
 	return 0;
+}
+
+/* Did UCX map the segment where gmem placed it, all of it? */
+static bool segment_at(ucp_mem_h memh, void *base, uint64_t len)
+{
+	ucp_mem_attr_t at;
+	memset(&at, 0, sizeof(at));
+	at.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+	return ucp_mem_query(memh, &at) == UCS_OK && at.address == base &&
+	       at.length >= len;
+}
+
+/* Maps this node's global segment [base, base + len) for peers' reads:
+ * allocated by UCX at that very address (UCP_MEM_MAP_ALLOCATE | FIXED:
+ * over shared memory a posix segment the peers map and read with loads,
+ * no system call and no work by this node's SU), else, where UCX cannot
+ * place it there, the segment gmem mapped registered as it is (peers'
+ * reads then go through a lane such as cma, or are carried out by this
+ * node's worker). Nothing is in the segment yet (gmem_expose runs right
+ * after gmem_open). */
+static const char *map_segment(struct ucx_net *t, void *base, uint64_t len,
+			       bool *taken)
+{
+	ucp_mem_map_params_t mp;
+	memset(&mp, 0, sizeof(mp));
+	mp.field_mask =
+	    UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+	    UCP_MEM_MAP_PARAM_FIELD_PROT | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+	mp.address = base;
+	mp.length = (size_t)len;
+	/* Peers read it one-sided; they write only through this node's SU
+	 * (which checks every message). */
+	mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
+		  UCP_MEM_MAP_PROT_REMOTE_READ;
+	mp.flags = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
+	ucs_status_t st = UCS_ERR_UNSUPPORTED;
+	if (munmap(base, (size_t)len) == 0) {
+		*taken = true; /* gmem's mapping is gone */
+		st = ucp_mem_map(t->ctx, &mp, &t->memh);
+		if (st == UCS_OK && !segment_at(t->memh, base, len)) {
+			ucp_mem_unmap(t->ctx, t->memh);
+			st = UCS_ERR_NO_MEMORY;
+		}
+		if (st == UCS_OK) {
+			t->seg_by_ucx = true;
+			return NULL;
+		}
+		/* Back to gmem's own mapping (the range is ours). */
+		void *p = mmap(base, (size_t)len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				   MAP_FIXED_NOREPLACE,
+			       -1, 0);
+		if (p != base) {
+			if (p != MAP_FAILED)
+				munmap(p, (size_t)len);
+			t->memh = NULL;
+			return "ucx transport: global memory could not be "
+			       "mapped again after UCX could not allocate it "
+			       "(another thread mapped into its range?)";
+		}
+		*taken = false;
+	}
+	mp.flags = 0;
+	st = ucp_mem_map(t->ctx, &mp, &t->memh);
+	if (st != UCS_OK) {
+		t->memh = NULL;
+		return ucx_fail("registering global memory", st);
+	}
+	return NULL;
 }
 
 /* Registers [base, base + len) once and sends every peer its key; waits
  * (progressing) until every peer's key came (EARTH_CONNECT_TIMEOUT). */
-static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len)
+static const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len,
+				  bool *taken)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	uint32_t nodes = t->base.nodes;
 	void *packed = NULL;
 	size_t plen = 0;
 	if (base && len) {
-		ucp_mem_map_params_t mp;
-		memset(&mp, 0, sizeof(mp));
-		mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-				UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-				UCP_MEM_MAP_PARAM_FIELD_PROT;
-		mp.address = base;
-		mp.length = (size_t)len;
-		/* Peers read it one-sided; they write only through this
-		 * node's SU (which checks every message). */
-		mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ |
-			  UCP_MEM_MAP_PROT_LOCAL_WRITE |
-			  UCP_MEM_MAP_PROT_REMOTE_READ;
-		ucs_status_t st = ucp_mem_map(t->ctx, &mp, &t->memh);
-		if (st != UCS_OK) {
-			t->memh = NULL;
-			return ucx_fail("registering global memory", st);
-		}
+		const char *e = map_segment(t, base, len, taken);
+		if (e)
+			return e;
+		ucs_status_t st;
 		st = ucp_rkey_pack(t->ctx, t->memh, &packed, &plen);
 		if (st != UCS_OK)
 			return ucx_fail("packing the global memory key", st);
