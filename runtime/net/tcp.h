@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
 #include "net/proof.h"
 
 struct net;
@@ -82,6 +83,10 @@ struct tcp_addr {
  * under earthrun, then exchanges its worker addresses over the sockets. */
 const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
 			       const char *transport);
+/* On a rendezvous socket (blocking): reads exactly len bytes within
+ * timeout_ms, writes all of buf; 0, or -1. */
+int tcp_read_all(int fd, void *buf, size_t len, int timeout_ms) EARTH_HIDDEN;
+int tcp_write_all(int fd, const void *buf, size_t len) EARTH_HIDDEN;
 
 /* ---- the data path (tcp.c), for the rendezvous ---- */
 

@@ -99,8 +99,7 @@ static void addr_str(const struct sockaddr *sa, char *out, size_t len)
 	}
 }
 
-/* Reads exactly len bytes within timeout_ms; 0, or -1. */
-static int read_all(int fd, void *buf, size_t len, int timeout_ms)
+int tcp_read_all(int fd, void *buf, size_t len, int timeout_ms)
 {
 	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	size_t got = 0;
@@ -125,7 +124,7 @@ static int read_all(int fd, void *buf, size_t len, int timeout_ms)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int tcp_write_all(int fd, const void *buf, size_t len)
 {
 	size_t done = 0;
 	while (done < len) {
@@ -518,13 +517,13 @@ static int prove_to(struct rdv *r, int c, uint32_t peer, int kind,
 	if (!getpeername(c, (struct sockaddr *)&ss, &sl))
 		addr_str((struct sockaddr *)&ss, who, sizeof(who));
 	make_hello(r, open, kind, port);
-	if (write_all(c, open, sizeof(*open))) {
+	if (tcp_write_all(c, open, sizeof(*open))) {
 		snprintf(r->err, sizeof(r->err),
 			 "tcp rendezvous: node %u closed the connection", peer);
 		return -1;
 	}
 	int left = ms_left(r);
-	if (read_all(c, acc, sizeof(*acc), left ? left : 1)) {
+	if (tcp_read_all(c, acc, sizeof(*acc), left ? left : 1)) {
 		snprintf(r->err, sizeof(r->err),
 			 "tcp rendezvous: node %u at %s did not answer our "
 			 "hello (it rejected it: node number, node count or "
@@ -551,7 +550,7 @@ static int prove_to(struct rdv *r, int c, uint32_t peer, int kind,
 	make_hello(r, &p, TCP_HELLO_PROOF, 0);
 	tcp_mac(p.mac, r->secret, r->secret_len, TCP_LABEL_JOINER, open, acc,
 		NULL, 0);
-	if (write_all(c, &p, sizeof(p))) {
+	if (tcp_write_all(c, &p, sizeof(p))) {
 		snprintf(r->err, sizeof(r->err),
 			 "tcp rendezvous: node %u closed the connection", peer);
 		return -1;
@@ -680,8 +679,8 @@ static int lead(struct rdv *r, int *fd, const struct addrinfo *ai,
 	for (uint32_t k = 1; !ret && k < r->nodes; k++) {
 		tcp_mac(w.mac, r->secret, r->secret_len, TCP_LABEL_WELCOME,
 			&tr[k].open, &tr[k].acc, tab, r->nodes * sizeof(*tab));
-		if (write_all(fd[k], &w, sizeof(w)) ||
-		    write_all(fd[k], tab, r->nodes * sizeof(*tab))) {
+		if (tcp_write_all(fd[k], &w, sizeof(w)) ||
+		    tcp_write_all(fd[k], tab, r->nodes * sizeof(*tab))) {
 			snprintf(r->err, sizeof(r->err),
 				 "tcp rendezvous: node %u left during the "
 				 "rendezvous",
@@ -757,8 +756,8 @@ static int join(struct rdv *r, int *fd, const struct addrinfo *ai,
 		return -1;
 	int left = ms_left(r);
 	const char *why = NULL;
-	if (read_all(c0, &w, sizeof(w), left ? left : 1) ||
-	    read_all(c0, tab, r->nodes * sizeof(*tab), HELLO_TIMEOUT_MS))
+	if (tcp_read_all(c0, &w, sizeof(w), left ? left : 1) ||
+	    tcp_read_all(c0, tab, r->nodes * sizeof(*tab), HELLO_TIMEOUT_MS))
 		why = "node 0 sent no welcome (it proved it has the job "
 		      "secret, then dropped us or failed: see node 0's "
 		      "errors)";

@@ -23,13 +23,10 @@
 #include "net/net.h"
 #include "net/tcp.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define CARD_KEY "earth.ucx.card"
@@ -59,41 +56,6 @@ static const char *card_check(const struct ucx_card *c, size_t len, uint32_t p,
 	return NULL;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t k = send(fd, (const char *)buf + done, len - done,
-				 MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-	while (got < len) {
-		struct pollfd q = {fd, POLLIN, 0};
-		int pr = poll(&q, 1, CARD_WAIT_MS);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0)
-			return -1;
-		ssize_t k = recv(fd, (char *)buf + got, len - got, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		got += (size_t)k;
-	}
-	return 0;
-}
-
 /* earthrun: cards over the proved connections of the tcp rendezvous. */
 static const char *by_rendezvous(uint32_t self, uint32_t nodes,
 				 const struct ucx_card *mine, size_t card_len,
@@ -112,8 +74,8 @@ static const char *by_rendezvous(uint32_t self, uint32_t nodes,
 	}
 	uint32_t len = (uint32_t)card_len;
 	for (uint32_t p = 0; p < nodes && !e; p++)
-		if (p != self && (write_all(fd[p], &len, sizeof(len)) ||
-				  write_all(fd[p], mine, card_len))) {
+		if (p != self && (tcp_write_all(fd[p], &len, sizeof(len)) ||
+				  tcp_write_all(fd[p], mine, card_len))) {
 			snprintf(errbuf, sizeof(errbuf),
 				 "ucx bootstrap: node %u closed its connection "
 				 "before taking our worker address",
@@ -126,13 +88,13 @@ static const char *by_rendezvous(uint32_t self, uint32_t nodes,
 		uint32_t plen = 0;
 		struct ucx_card *c = NULL;
 		const char *why = NULL;
-		if (read_all(fd[p], &plen, sizeof(plen)))
+		if (tcp_read_all(fd[p], &plen, sizeof(plen), CARD_WAIT_MS))
 			why = "sent no worker address";
 		else if (plen < sizeof(*c) || plen > sizeof(*c) + UCX_ADDR_MAX)
 			why = "sent a worker address of a bad length";
 		else if (!(c = malloc(plen)))
 			why = "out of memory";
-		else if (read_all(fd[p], c, plen))
+		else if (tcp_read_all(fd[p], c, plen, CARD_WAIT_MS))
 			why = "sent no worker address";
 		else
 			why = card_check(c, plen, p, nodes, mine->gmem_seg);
