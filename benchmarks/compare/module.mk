@@ -48,9 +48,9 @@ $(CMP_OUT)/tbb_tasks: $(CMP_DIR)/tbb_tasks.cpp
 $(CMP_OUT)/tbb_uts: $(CMP_DIR)/tbb_uts.cpp $(CMP_DIR)/uts.h
 	@mkdir -p $(@D); $(if $(Q),echo "  CXX     $@";)
 	$(Q)g++ -std=c++17 -O2 -g -Wall -Wextra -Werror $< -ltbb -lcrypto -o $@
-$(CMP_OUT)/mpi_remote: $(CMP_DIR)/mpi_remote.c
+$(CMP_OUT)/mpi_remote: $(CMP_DIR)/mpi_remote.c benchmarks/lib/mpi_pingpong.h
 	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
-	$(Q)mpicc $(CSTD) $(WARN) -O2 -g $< -o $@
+	$(Q)mpicc $(CSTD) $(WARN) -Ibenchmarks -O2 -g $< -o $@
 $(CMP_OUT)/mpi_ll7: $(CMP_DIR)/mpi_ll7.c $(LL7_DIR)/kernel.c $(LL7_DIR)/kernel.h
 	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
 	$(Q)mpicc $(CSTD) $(WARN) -O2 -g -ffp-contract=off -I$(LL7_DIR) \

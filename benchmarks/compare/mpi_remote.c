@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/mpi_pingpong.h"
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -39,19 +41,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < reps; r++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
-		for (long i = 0; i < k; i++) {
-			if (rank == 0) {
-				MPI_Send(&i, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(&v, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
-				bad += v != i + 1;
-			} else {
-				MPI_Recv(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
-				v++;
-				MPI_Send(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD);
-			}
-		}
+		bad += (int)mpi_pingpong(rank, k);
 		t_pp[r] = (MPI_Wtime() - t0) * 1e9 / k;
 	}
 	MPI_Win win;

@@ -23,9 +23,9 @@ $(BUILD)/rel/bench/ucx_floor: $(UF_DIR)/ucx_floor.sh
 	@mkdir -p $(@D); cp $< $@ && chmod +x $@
 
 # The Open MPI side: built only where mpicc is.
-$(UF_OUT)/mpi_floor: $(UF_DIR)/mpi_floor.c
+$(UF_OUT)/mpi_floor: $(UF_DIR)/mpi_floor.c benchmarks/lib/mpi_pingpong.h
 	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
-	$(Q)mpicc $(CSTD) $(WARN) -O2 -g $< -o $@
+	$(Q)mpicc $(CSTD) $(WARN) -Ibenchmarks -O2 -g $< -o $@
 
 .PHONY: ucx-floor-extra
 ucx-floor-extra:

@@ -22,6 +22,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "lib/mpi_pingpong.h"
 #include <string.h>
 
 #define WORDS 4096
@@ -66,19 +68,7 @@ int main(int argc, char **argv)
 		long n = r < 0 ? k / 10 + 1 : k;
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
-		for (long i = 0; i < n; i++) {
-			if (rank == 0) {
-				MPI_Send(&i, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(&v, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
-				bad += v != i + 1;
-			} else {
-				MPI_Recv(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
-				v++;
-				MPI_Send(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD);
-			}
-		}
+		bad += mpi_pingpong(rank, n);
 		if (r >= 0)
 			t_pp[r] = (MPI_Wtime() - t0) * 1e9 / (double)n;
 	}
