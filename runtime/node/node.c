@@ -315,7 +315,8 @@ int earth_run(const struct earth_options *opts,
 	    q_ring_init(&n->ready, mode, slots, n->opts.hwq_latency_ns,
 			n->numa_node) ||
 	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS) ||
-	    deque_init(&n->tokens, EARTH_TOKEN_DEQUE_MAX)) {
+	    deque_init(&n->tokens, EARTH_TOKEN_DEQUE_MAX,
+		       !single && n->num_nodes > 1)) {
 		fprintf(stderr,
 			"earth: cannot create the EU/SU queues (%u slots "
 			"of 64 bytes) or the token deque: out of memory or "

@@ -22,7 +22,7 @@ static struct deque_array *array_new(int64_t cap)
 	return a;
 }
 
-int deque_init(struct deque *d, size_t max)
+int deque_init(struct deque *d, size_t max, bool shared)
 {
 	if (max < DEQUE_MIN_CAP || (max & (max - 1)) || max > (1ull << 40))
 		return -1;
@@ -33,6 +33,7 @@ int deque_init(struct deque *d, size_t max)
 	atomic_init(&d->bottom, 0);
 	atomic_init(&d->array, a);
 	d->max = (int64_t)max;
+	d->shared = shared;
 	return 0;
 }
 

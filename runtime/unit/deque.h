@@ -13,6 +13,14 @@
  * the owner replaced, so replaced arrays live until deque_free: with
  * doubling they add up to less than the current one.
  *
+ * Thieves elsewhere or not. A deque made with `shared` true may be stolen
+ * from by another thread (the SU of a dual node that has peers): the
+ * owner's pop then uses the paper's orders below. Without (a one-node dual
+ * job, whose SU never steals; a single-core node, whose thief is the owner's
+ * own thread, its SU work or a signal handler between two of its
+ * instructions), the owner's pop is plain loads and stores kept in program
+ * order by a compiler barrier: no XCHG and no CAS, even for the last item.
+ *
  * Orders. push publishes the slot with a release store of bottom (the
  * paper's release fence plus relaxed store: the same code on x86, and a
  * pairing ThreadSanitizer sees); a thief that took an item also sees what
@@ -53,11 +61,13 @@ struct deque {
 	_Atomic int64_t bottom q_aligned_line;
 	_Atomic(struct deque_array *) array;
 	int64_t max; /* most entries; owner and init only */
+	bool shared; /* a thief may run on another thread; set at init */
 };
 
 /* Sets up an empty deque holding at most max (a power of two, at least
- * DEQUE_MIN_CAP) items. Returns 0, or -1 out of memory or on a bad max. */
-int deque_init(struct deque *d, size_t max) EARTH_HIDDEN;
+ * DEQUE_MIN_CAP) items; shared: thieves may run on threads other than the
+ * owner's. Returns 0, or -1 out of memory or on a bad max. */
+int deque_init(struct deque *d, size_t max, bool shared) EARTH_HIDDEN;
 /* Frees the arrays; no thread may use d any more. */
 void deque_free(struct deque *d) EARTH_HIDDEN;
 /* Owner: the array is full; doubles it. False at max or out of memory. */
@@ -85,8 +95,8 @@ static inline bool deque_push(struct deque *d, void *x)
 	return true;
 }
 
-/* Owner: the newest item, or NULL when empty. */
-static inline void *deque_pop(struct deque *d)
+/* Owner, thieves on other threads: the paper's pop. */
+static inline void *deque_pop_shared(struct deque *d)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	struct deque_array *a =
@@ -107,6 +117,30 @@ static inline void *deque_pop(struct deque *d)
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
 	}
 	return x;
+}
+
+/* Owner: the newest item, or NULL when empty. Without a thief on another
+ * thread, a steal can only come between two of this thread's instructions:
+ * one before the store of bottom sees the item and takes it (top moves
+ * past b: empty here), one after sees top == bottom and takes nothing, so
+ * even the last item needs no CAS; leaving top where it is, bottom == top
+ * says empty. */
+static inline void *deque_pop(struct deque *d)
+{
+	if (q_unlikely(d->shared))
+		return deque_pop_shared(d);
+	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
+	struct deque_array *a =
+	    atomic_load_explicit(&d->array, memory_order_relaxed);
+	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+	if (q_unlikely(t > b)) { /* empty */
+		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+		return NULL;
+	}
+	return atomic_load_explicit(&a->slot[b & a->mask],
+				    memory_order_relaxed);
 }
 
 /* Any thread: how many items the deque held a moment ago (exact for the

@@ -202,7 +202,7 @@ static void setup(uint32_t self)
 	su_g.owed_max = 256u << 10;
 	if (!su_g.out_head || !su_g.out_tail || !su_g.owed || !su_g.hungry ||
 	    q_ring_init(&n->ready, Q_MODE_SW, 16, 0, -1) ||
-	    deque_init(&n->tokens, DEQUE_MIN_CAP))
+	    deque_init(&n->tokens, DEQUE_MIN_CAP, true))
 		abort();
 	su_g.ready = &n->ready;
 	memset(arena, 0, sizeof(arena));
