@@ -60,18 +60,20 @@ static void uts_entry(void *frame)
 		kid[1].result = earth_to_global(&f->sum[1]);
 		f->kids = 2;
 	} else {
+		/* Each child's state straight into the arguments of the
+		 * task that would count its children (kept when it has
+		 * some). */
 		for (int32_t i = a->lo; i < a->hi; i++) {
-			struct uts_node c = uts_child(&a->p, (uint32_t)i);
-			int k = uts_num_children(t, &c);
+			struct uts_args *c = &kid[f->kids];
+			uts_child_at(&a->p, (uint32_t)i, &c->p);
+			int k = uts_num_children(t, &c->p);
 			f->count++;
 			if (k > 0) {
-				kid[f->kids] = (struct uts_args){
-				    c,
-				    0,
-				    k,
-				    a->tree,
-				    earth_to_global(&f->sum[f->kids]),
-				    earth_slot_global(&f->join)};
+				c->lo = 0;
+				c->hi = k;
+				c->tree = a->tree;
+				c->result = earth_to_global(&f->sum[f->kids]);
+				c->done = earth_slot_global(&f->join);
 				f->kids++;
 			}
 		}

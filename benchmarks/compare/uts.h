@@ -97,11 +97,19 @@ static inline struct uts_node uts_root(const struct uts_tree *t)
 	return r;
 }
 
+/* Child i of p, written into *c (where a task's arguments are built:
+ * nothing copies the fresh digest while its stores are still in flight). */
+static inline void uts_child_at(const struct uts_node *p, uint32_t i,
+				struct uts_node *c)
+{
+	uts_sha1(p->s, sizeof(p->s), i, c->s);
+	c->height = p->height + 1;
+}
+
 static inline struct uts_node uts_child(const struct uts_node *p, uint32_t i)
 {
 	struct uts_node c;
-	uts_sha1(p->s, sizeof(p->s), i, c.s);
-	c.height = p->height + 1;
+	uts_child_at(p, i, &c);
 	return c;
 }
 

@@ -377,8 +377,9 @@ static inline void post_get(const char *op, earth_gptr src, void *dst,
 		acct_eu.reads_posted++;
 }
 
-static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
-			     unsigned size, unsigned flags, uint64_t slot)
+static inline __attribute__((always_inline)) void
+post_data(const char *op, uint64_t value, earth_gptr dst, unsigned size,
+	  unsigned flags, uint64_t slot)
 {
 	EU_CHECK_IN_FIBER(op);
 	check_gptr(op, "the destination", dst);
@@ -502,8 +503,9 @@ void earth_allreduce_d(double value, enum earth_reduce_op op, double *result,
 
 /* ---- INVOKE, TOKEN, END_FUNCTION ---- */
 
-static inline void *new_frame(const char *op, const struct earth_tfunc *f,
-			      const void *args, size_t size)
+static inline __attribute__((always_inline)) void *
+new_frame(const char *op, const struct earth_tfunc *f, const void *args,
+	  size_t size)
 {
 	if (q_unlikely(!f || !f->entry))
 		eu_misuse(op, "null threaded function (define it with "
@@ -519,8 +521,7 @@ static inline void *new_frame(const char *op, const struct earth_tfunc *f,
 	if (q_unlikely(size && !args))
 		eu_misuse(op, "null argument block for %s", f->name);
 	void *frame = eu_frame_alloc(&eu_g, f);
-	if (size)
-		memcpy(frame, args, size);
+	eu_copy_args(frame, args, size);
 	return frame;
 }
 
