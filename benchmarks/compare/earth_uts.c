@@ -47,17 +47,22 @@ static void uts_entry(void *frame)
 	f->count = 0;
 	f->kids = 0;
 	if (a->hi - a->lo > UTS_RANGE_LEAF) { /* split the range */
+		/* Each half built in place (a copy of the first would load
+		 * it while its stores are still in flight). */
 		int32_t mid = a->lo + (a->hi - a->lo) / 2;
+		earth_gslot join = earth_slot_global(&f->join);
 		kid[0] = (struct uts_args){a->p,
 					   a->lo,
 					   mid,
 					   a->tree,
 					   earth_to_global(&f->sum[0]),
-					   earth_slot_global(&f->join)};
-		kid[1] = kid[0];
-		kid[1].lo = mid;
-		kid[1].hi = a->hi;
-		kid[1].result = earth_to_global(&f->sum[1]);
+					   join};
+		kid[1] = (struct uts_args){a->p,
+					   mid,
+					   a->hi,
+					   a->tree,
+					   earth_to_global(&f->sum[1]),
+					   join};
 		f->kids = 2;
 	} else {
 		/* Each child's state straight into the arguments of the
