@@ -51,18 +51,12 @@ static void uts_entry(void *frame)
 		 * it while its stores are still in flight). */
 		int32_t mid = a->lo + (a->hi - a->lo) / 2;
 		earth_gslot join = earth_slot_global(&f->join);
-		kid[0] = (struct uts_args){a->p,
-					   a->lo,
-					   mid,
-					   a->tree,
-					   earth_to_global(&f->sum[0]),
-					   join};
-		kid[1] = (struct uts_args){a->p,
-					   mid,
-					   a->hi,
-					   a->tree,
-					   earth_to_global(&f->sum[1]),
-					   join};
+		kid[0] = (struct uts_args){
+		    a->p, a->lo, mid, a->tree, earth_to_global(&f->sum[0]),
+		    join};
+		kid[1] = (struct uts_args){
+		    a->p, mid, a->hi, a->tree, earth_to_global(&f->sum[1]),
+		    join};
 		f->kids = 2;
 	} else {
 		/* Each child's state straight into the arguments of the
