@@ -87,9 +87,11 @@ DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
 # (benchmarks/compare: oneTBB, Open MPI), the Open MPI floors beside UCX's
-# (benchmarks/ucx_floor).
+# (benchmarks/ucx_floor), the srun launch test (a one-host Slurm cluster,
+# tests/slurm.sh: Slurm's daemons and client, munge).
 DEB_OPT_PKGS := clang-14 llvm-14-dev libclang-14-dev gnuplot-nox g++ \
-                libtbb-dev libopenmpi-dev openmpi-bin
+                libtbb-dev libopenmpi-dev openmpi-bin slurmd slurmctld \
+                slurm-client munge
 DEPS_STAMP := $(BUILD)/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
