@@ -21,10 +21,16 @@ done
 dir=$(mktemp -d /tmp/earth-slurm.XXXXXX)
 chmod 700 "$dir"
 stop() {
+	local pids=()
 	for f in slurmd slurmctld munged; do
-		[ -s "$dir/$f.pid" ] && kill "$(cat "$dir/$f.pid")" 2>/dev/null
+		[ -s "$dir/$f.pid" ] && pids+=("$(cat "$dir/$f.pid")")
 	done
-	sleep 0.5
+	[ ${#pids[@]} = 0 ] || kill "${pids[@]}" 2>/dev/null
+	# slurmd takes a moment: the folder goes once they are gone (5 s).
+	for _ in $(seq 50); do
+		kill -0 "${pids[@]}" 2>/dev/null || break
+		sleep 0.1
+	done
 	rm -rf "$dir"
 }
 trap stop EXIT
@@ -37,7 +43,7 @@ fail() {
 host=$(hostname -s)
 # Two ports of our own (another run may hold others at the same time).
 port=$((20000 + $$ % 20000 * 2))
-mkdir -p "$dir/state" "$dir/spool"
+mkdir -p "$dir/state" "$dir/spool" "$dir/pmix"
 head -c 1024 /dev/urandom >"$dir/munge.key"
 chmod 600 "$dir/munge.key"
 cat >"$dir/slurm.conf" <<EOF
@@ -65,6 +71,9 @@ ReturnToService=2
 NodeName=$host CPUs=$(nproc) State=UNKNOWN
 PartitionName=earth Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOF
+# The pmix plugin's folders for each step (else /tmp/spmix_appdir_UID_JOB,
+# which the first job of every such cluster would share).
+echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf"
 export SLURM_CONF=$dir/slurm.conf
 munged --force -S "$dir/munge.sock" --key-file="$dir/munge.key" \
 	--log-file="$dir/munged.log" --pid-file="$dir/munged.pid" \
@@ -80,3 +89,7 @@ done
 srun --mpi=list 2>&1 | grep -qw pmix ||
 	skip "this Slurm has no pmix plugin (srun --mpi=list)"
 "$@"
+st=$?
+[ $st = 0 ] || { echo "slurm.sh: status $st; the daemons' logs end:"
+	tail -n 12 "$dir/slurmctld.log" "$dir/slurmd.log"; }
+exit $st
