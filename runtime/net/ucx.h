@@ -2,7 +2,8 @@
 /*
  * ucx.h - private to the ucx transport: what its data path (ucx.c) and
  * its bootstrap (ucx_boot.c: earthrun's rendezvous or PMIx) say to each
- * other. Details: docs/architecture.md, "Between nodes: ucx".
+ * other, and the active messages nodes send (tests/progs/ucxrogue.c sends
+ * them raw). Details: docs/architecture.md, "Between nodes: ucx".
  */
 #ifndef EARTH_UCX_H
 #define EARTH_UCX_H
