@@ -65,20 +65,20 @@ static void widths_entry(void *frame)
 	src_g = earth_gptr_make(earth_node_id(), &src_d);
 	earth_slot_init(&w->done, 14, 0, widths_done, w);
 	earth_gslot gs = earth_slot_global(&w->done);
-	earth_get_sync_c(earth_to_global(&src_c), &w->c, &w->done);
-	earth_get_rsync_c(earth_to_global(&src_c), &w->c2, gs);
-	earth_get_sync_s(earth_to_global(&src_s), &w->s, &w->done);
-	earth_get_rsync_s(earth_to_global(&src_s), &w->s2, gs);
-	earth_get_sync_i(earth_to_global(&src_i), &w->i, &w->done);
-	earth_get_rsync_i(earth_to_global(&src_i), &w->i2, gs);
-	earth_get_sync_l(earth_to_global(&src_l), &w->l, &w->done);
-	earth_get_rsync_l(earth_to_global(&src_l), &w->l2, gs);
-	earth_get_sync_f(earth_to_global(&src_f), &w->f, &w->done);
-	earth_get_rsync_f(earth_to_global(&src_f), &w->f2, gs);
-	earth_get_sync_d(earth_to_global(&src_d), &w->d, &w->done);
-	earth_get_rsync_d(earth_to_global(&src_d), &w->d2, gs);
-	earth_get_sync_g(earth_to_global(&src_g), &w->g, &w->done);
-	earth_get_rsync_g(earth_to_global(&src_g), &w->g2, gs);
+	/* Each width with a local slot, then a global slot naming it. */
+#define GET_BOTH(sfx, src, a, b)                                               \
+	do {                                                                   \
+		earth_get_sync_##sfx(earth_to_global(&src), &w->a, &w->done);  \
+		earth_get_rsync_##sfx(earth_to_global(&src), &w->b, gs);       \
+	} while (0)
+	GET_BOTH(c, src_c, c, c2);
+	GET_BOTH(s, src_s, s, s2);
+	GET_BOTH(i, src_i, i, i2);
+	GET_BOTH(l, src_l, l, l2);
+	GET_BOTH(f, src_f, f, f2);
+	GET_BOTH(d, src_d, d, d2);
+	GET_BOTH(g, src_g, g, g2);
+#undef GET_BOTH
 }
 EARTH_THREADED_FUNCTION(widths_main, widths_entry, struct width_frame, 0);
 
