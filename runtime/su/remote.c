@@ -7,13 +7,15 @@
  * this node's registered memory, slots must be aligned and initialised,
  * functions are numbers in the table of threaded functions. GET, DATA and
  * BLKMOV whose remote operands all lie in another node's global segment
- * mapped here (gas/gmem.h, EARTH_REMOTE=direct) are served by this SU
- * itself: a copy through the mapping, then the slot is signalled (a
- * remote slot by a SYNC message), like a memory-mapped network interface.
- * Over a transport that reads peers' global memory one-sided
- * (net_ops.rma_get: ucx), a GET and a BLKMOV from another node's global
- * memory into this node are read so; the completion, run by the
- * transport's poll, signals the slot.
+ * mapped here (the direct table, gas/gmem.h, EARTH_REMOTE=direct: every
+ * operand under earthrun's shared mapping, the sources of reads where the
+ * transport maps the peer's segment) are served by this SU itself: a copy
+ * through the mapping, then the slot is signalled (a remote slot by a SYNC
+ * message), like a memory-mapped network interface. Over a transport that
+ * reads peers' global memory one-sided (net_ops.rma_get: ucx), a GET and a
+ * BLKMOV from another node's global memory into this node not mapped here
+ * are read so; the completion, run by the transport's poll, signals the
+ * slot.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -372,11 +374,13 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 {
 	EARTH_STAMP(STAMP_SU_FETCH);
 	earth_gptr src = {r->a};
-	if (gmem_direct_ok(earth_gptr_node(src),
-			   (uintptr_t)earth_gptr_addr(src), r->size)) {
+	const void *p =
+	    gmem_direct_ptr(earth_gptr_node(src),
+			    (uintptr_t)earth_gptr_addr(src), r->size, false);
+	if (p) {
 		if (acct_on)
 			direct_observed(true);
-		su_get_done(n, r, earth_gptr_addr(src));
+		su_get_done(n, r, p);
 		return;
 	}
 	if (rma_read(n, r, src, NULL, r->size, false)) {
@@ -397,9 +401,11 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 void su_remote_data(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr dst = {r->b};
-	if (gmem_direct_ok(earth_gptr_node(dst),
-			   (uintptr_t)earth_gptr_addr(dst), r->size)) {
-		su_copy_value(earth_gptr_addr(dst), &r->a, r->size);
+	void *p =
+	    gmem_direct_ptr(earth_gptr_node(dst),
+			    (uintptr_t)earth_gptr_addr(dst), r->size, true);
+	if (p) {
+		su_copy_value(p, &r->a, r->size);
 		if (acct_on)
 			direct_observed(false);
 		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC");
@@ -408,21 +414,24 @@ void su_remote_data(struct earth_node *n, const struct su_req *r)
 	push_data(n, &r->a, r->size, (earth_gptr){r->b}, slot_bits(n, r), 0);
 }
 
-/* Is this end of a move local, or in a segment mapped here? */
-static inline bool direct_end(struct earth_node *n, earth_gptr g, uint64_t len)
+/* Where this end of a move lies here: local, or in a segment mapped
+ * here (write: the destination); NULL if neither. */
+static inline void *direct_end(struct earth_node *n, earth_gptr g, uint64_t len,
+			       bool write)
 {
-	return earth_gptr_node(g) == n->id ||
-	       gmem_direct_ok(earth_gptr_node(g), (uintptr_t)earth_gptr_addr(g),
-			      len);
+	if (earth_gptr_node(g) == n->id)
+		return earth_gptr_addr(g);
+	return gmem_direct_ptr(earth_gptr_node(g),
+			       (uintptr_t)earth_gptr_addr(g), len, write);
 }
 
 void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr src = {r->a}, dst = {r->b};
-	if (gmem_g.direct && direct_end(n, src, r->c) &&
-	    direct_end(n, dst, r->c)) {
-		memmove(earth_gptr_addr(dst), earth_gptr_addr(src),
-			(size_t)r->c);
+	void *s = gmem_g.direct ? direct_end(n, src, r->c, false) : NULL;
+	void *d = s ? direct_end(n, dst, r->c, true) : NULL;
+	if (d) {
+		memmove(d, s, (size_t)r->c);
 		if (acct_on)
 			direct_observed(earth_gptr_node(src) != n->id &&
 					earth_gptr_node(dst) == n->id);
