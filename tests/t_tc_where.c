@@ -6,8 +6,10 @@
  * slot number, function, fiber and the INIT_SYNC's line; main ending while
  * a slot of its frame still waits fails the job naming both lines (on one
  * node and on two, with earthrun); the trace names fibers fib and
- * fib:THREAD_1. Skipped, with a message, when clang-14 or
- * the plugin is missing.
+ * fib:THREAD_1; an operation another node refuses (a BLKMOV, DATA or
+ * GET on its unregistered malloc memory) is named by the sender's line
+ * in the refusing node's message, over shm, tcp and ucx. Skipped, with a
+ * message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
 
@@ -112,5 +114,56 @@ Test(tc_where, trace_names_fibers_by_function_and_label)
 	cr_expect(strstr(out, "\"name\":\"fib:THREAD_1\"\n"), "%s", out);
 	cr_expect(strstr(out, "\"name\":\"main:THREAD_1\"\n"), "%s", out);
 	cr_expect(!strstr(out, "tc_fiber_"), "%s", out);
+	tc_cleanup(dir);
+}
+
+/* Node 0's operation on node 1's unregistered malloc buffer
+ * (where/remote_reject.tc, mode 0-2), refused by node 1 over transport
+ * tr (and with address randomisation on, aslr): node 1's message names
+ * node 0's line, function, fiber and operation as written, what was
+ * wrong and the message; the job fails. */
+static void refused(const char *dir, int mode, const char *tr, bool aslr,
+		    const char *op, int line, const char *role,
+		    const char *msg)
+{
+	int rc = tc_sh(out, sizeof out,
+		       "%stimeout 60 %s/rel/bin/earthrun -n 2 --transport %s "
+		       "%s/prog %d",
+		       aslr ? "EARTH_ASLR=1 " : "", tc_build_dir(), tr, dir,
+		       mode);
+	cr_expect_eq(rc, 70, "%s over %s: status %d:\n%s", op, tr, rc, out);
+	char want[512];
+	snprintf(want, sizeof want,
+		 "earth: node 1: error: refused %s from node 0 "
+		 "(tests/tc/where/remote_reject.tc:%d in main, fiber "
+		 "THREAD_1): %s [0x",
+		 op, line, role);
+	const char *at = strstr(out, want);
+	cr_expect(at, "%s over %s: missing\n  %s\nin:\n%s", op, tr, want, out);
+	snprintf(want, sizeof want,
+		 ") is outside this node's registered memory; memory from "
+		 "malloc or mmap that other nodes read or write must be "
+		 "registered with earth_register_memory (message %s, field "
+		 "b)\n",
+		 msg);
+	cr_expect(at && strstr(at, want), "%s over %s: missing\n  %s\nin:\n%s",
+		  op, tr, want, out);
+}
+
+Test(tc_where, refusal_by_another_node_names_the_senders_line)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, "tests/tc/where/remote_reject.tc", "");
+	static const char *const trs[] = {"shm", "tcp", "ucx"};
+	for (int t = 0; t < 3; t++) {
+		refused(dir, 0, trs[t], t == 1, "BLKMOV_SYNC", 29,
+			"the destination", "BLK_DATA");
+		refused(dir, 1, trs[t], t == 2, "DATA_SYNC_L", 32,
+			"the destination", "BLK_DATA");
+		refused(dir, 2, trs[t], t == 0, "GET_SYNC_L", 34, "the source",
+			"BLK_REQ");
+	}
 	tc_cleanup(dir);
 }
