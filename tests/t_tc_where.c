@@ -123,14 +123,13 @@ Test(tc_where, trace_names_fibers_by_function_and_label)
  * node 0's line, function, fiber and operation as written, what was
  * wrong and the message; the job fails. */
 static void refused(const char *dir, int mode, const char *tr, bool aslr,
-		    const char *op, int line, const char *role,
-		    const char *msg)
+		    const char *op, int line, const char *role, const char *msg)
 {
-	int rc = tc_sh(out, sizeof out,
-		       "%stimeout 60 %s/rel/bin/earthrun -n 2 --transport %s "
-		       "%s/prog %d",
-		       aslr ? "EARTH_ASLR=1 " : "", tc_build_dir(), tr, dir,
-		       mode);
+	int rc =
+	    tc_sh(out, sizeof out,
+		  "%stimeout 60 %s/rel/bin/earthrun -n 2 --transport %s "
+		  "%s/prog %d",
+		  aslr ? "EARTH_ASLR=1 " : "", tc_build_dir(), tr, dir, mode);
 	cr_expect_eq(rc, 70, "%s over %s: status %d:\n%s", op, tr, rc, out);
 	char want[512];
 	snprintf(want, sizeof want,

@@ -94,8 +94,8 @@ const char *src_op_where(earth_fiber_fn fn, const char *op, char *buf,
 	if (!f || !room)
 		return NULL;
 	char lines[64];
-	const struct earth_src_row *first = op_rows(fn, op_is, op, lines,
-						    sizeof(lines));
+	const struct earth_src_row *first =
+	    op_rows(fn, op_is, op, lines, sizeof(lines));
 	if (first)
 		snprintf(buf, room, "%s:%u%s in %s, fiber %s: %s",
 			 str(first->file), (unsigned)first->line, lines,
@@ -145,8 +145,7 @@ uint64_t src_origin_pack(earth_fiber_fn fn, unsigned op, bool rsync,
 			 unsigned size, uint32_t node)
 {
 	uintptr_t anchor = (uintptr_t)__start_earth_src, f = (uintptr_t)fn;
-	if (!anchor || !f || op == 0 || op > 15 || size > 15 ||
-	    node > 0xffff)
+	if (!anchor || !f || op == 0 || op > 15 || size > 15 || node > 0xffff)
 		return 0;
 	intptr_t d = (intptr_t)(f - anchor);
 	if (d < INT32_MIN || d > INT32_MAX)

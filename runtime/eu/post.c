@@ -79,8 +79,10 @@ static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
  * message that names the fiber posting it, so a node that refuses it
  * names the line of source that issued it (base/srctab.h, origins). The
  * local paths never come here. */
-static void post_remote(enum su_op op, unsigned size, unsigned flags,
-			int32_t n, uint64_t slot, uint64_t a, uint64_t b)
+static __attribute__((noinline)) void post_remote(enum su_op op, unsigned size,
+						  unsigned flags, int32_t n,
+						  uint64_t slot, uint64_t a,
+						  uint64_t b)
 {
 	post_wide(&eu_g, op, size, flags, n, slot, a, b, 0,
 		  (uintptr_t)eu_cur_fiber, true);
@@ -394,8 +396,9 @@ static inline bool slot_remote(unsigned flags, uint64_t slot)
 }
 
 /* A GET from another node's memory, or into a slot there. */
-static void get_remote(const char *op, earth_gptr src, void *dst,
-		       unsigned size, unsigned flags, uint64_t slot)
+static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
+						 void *dst, unsigned size,
+						 unsigned flags, uint64_t slot)
 {
 	check_gptr(op, "the source", src);
 	if (q_unlikely(!dst))
@@ -406,8 +409,9 @@ static void get_remote(const char *op, earth_gptr src, void *dst,
 		acct_eu.reads_posted++;
 }
 
-static inline void post_get(const char *op, earth_gptr src, void *dst,
-			    unsigned size, unsigned flags, uint64_t slot)
+static inline __attribute__((always_inline)) void
+post_get(const char *op, earth_gptr src, void *dst, unsigned size,
+	 unsigned flags, uint64_t slot)
 {
 	EU_CHECK_IN_FIBER(op);
 	struct eu_state *eu = &eu_g;
@@ -425,8 +429,9 @@ static inline void post_get(const char *op, earth_gptr src, void *dst,
 		   (uintptr_t)dst);
 }
 
-static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
-			     unsigned size, unsigned flags, uint64_t slot)
+static inline __attribute__((always_inline)) void
+post_data(const char *op, uint64_t value, earth_gptr dst, unsigned size,
+	  unsigned flags, uint64_t slot)
 {
 	EU_CHECK_IN_FIBER(op);
 	struct eu_state *eu = &eu_g;

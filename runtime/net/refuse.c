@@ -42,8 +42,8 @@ void wire_refuse(const struct wire_hdr *h, uint32_t from, uint32_t nodes,
 	va_end(ap);
 	const char *type = wire_type_name(h->type);
 	uint32_t node = 0;
-	if (!origin || !src_origin_where(origin, nodes, &node, where,
-					 sizeof(where)))
+	if (!origin ||
+	    !src_origin_where(origin, nodes, &node, where, sizeof(where)))
 		earth_fatal("message %s from node %u rejected: field %s (%s)",
 			    type, from, field, why);
 	char via[48] = "";

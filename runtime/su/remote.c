@@ -521,12 +521,10 @@ void su_remote_invoke(struct earth_node *n, const struct su_req *r)
 
 /* ---- messages from peers ---- */
 
-static EARTH_COLD _Noreturn void outside_mem(struct earth_node *n,
-					     uint64_t addr, uint64_t len,
-					     uint32_t from,
-					     const struct wire_hdr *h,
-					     uint64_t origin, const char *field,
-					     const char *role)
+static EARTH_COLD _Noreturn void
+outside_mem(struct earth_node *n, uint64_t addr, uint64_t len, uint32_t from,
+	    const struct wire_hdr *h, uint64_t origin, const char *field,
+	    const char *role)
 {
 	refuse(n, h, from, origin, field, role,
 	       "[%#llx, +%llu) is outside this node's registered memory; "
@@ -588,8 +586,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 					    : local_slot(n, h, from, origin);
 			memmove(d, src, (size_t)h->n);
 			if (!(h->flags & WIRE_F_NOSLOT))
-				signal_of(n, h, s, "BLKMOV_SYNC", from,
-					  origin);
+				signal_of(n, h, s, "BLKMOV_SYNC", from, origin);
 		} else {
 			/* Back to the node that asked: its read ends. */
 			push_data(n, src, (uint64_t)h->n, dst, h->a,

@@ -367,10 +367,11 @@ static void one(const uint8_t *r)
 	 * or not), or raw bits. */
 	uint64_t origin = 0;
 	if (r[14] & 0x20)
-		origin = r[14] & 0x10 ? rd64(r + 16)
-				      : src_origin_pack(fiber_a, 1 + r[13] % 10,
-							r[13] & 0x10, r[12] & 15,
-							r[1] % (NODES + 2));
+		origin =
+		    r[14] & 0x10
+			? rd64(r + 16)
+			: src_origin_pack(fiber_a, 1 + r[13] % 10, r[13] & 0x10,
+					  r[12] & 15, r[1] % (NODES + 2));
 	if (h.type == W_SYNC || h.type == W_INCR || h.type == W_BLK_DATA)
 		h.c = origin;
 	if (h.type == W_BLK_REQ && origin)
