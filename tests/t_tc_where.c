@@ -117,38 +117,43 @@ Test(tc_where, trace_names_fibers_by_function_and_label)
 	tc_cleanup(dir);
 }
 
-/* Node 0's operation on node 1's unregistered malloc buffer
- * (where/remote_reject.tc, mode 0-2), refused by node 1 over transport
- * tr (and with address randomisation on, aslr): node 1's message names
- * node 0's line, function, fiber and operation as written, what was
- * wrong and the message; the job fails. */
-static void refused(const char *dir, int mode, const char *tr, bool aslr,
-		    const char *op, int line, const char *role, const char *msg)
+/* One run of where/remote_reject.tc in mode `mode` on `nodes` nodes over
+ * transport tr (with address randomisation on: aslr): the last node
+ * refuses node 0's operation; its message must start with want_head, the
+ * text before the address, and hold want_tail after it; the job fails. */
+static void refused(const char *dir, int mode, int nodes, const char *tr,
+		    bool aslr, const char *want_head, const char *want_tail)
 {
-	int rc =
-	    tc_sh(out, sizeof out,
-		  "%stimeout 60 %s/rel/bin/earthrun -n 2 --transport %s "
-		  "%s/prog %d",
-		  aslr ? "EARTH_ASLR=1 " : "", tc_build_dir(), tr, dir, mode);
-	cr_expect_eq(rc, 70, "%s over %s: status %d:\n%s", op, tr, rc, out);
-	char want[512];
-	snprintf(want, sizeof want,
-		 "earth: node 1: error: refused %s from node 0 "
-		 "(tests/tc/where/remote_reject.tc:%d in main, fiber "
-		 "THREAD_1): %s [0x",
-		 op, line, role);
-	const char *at = strstr(out, want);
-	cr_expect(at, "%s over %s: missing\n  %s\nin:\n%s", op, tr, want, out);
-	snprintf(want, sizeof want,
-		 ") is outside this node's registered memory; memory from "
-		 "malloc or mmap that other nodes read or write must be "
-		 "registered with earth_register_memory (message %s, field "
-		 "b)\n",
-		 msg);
-	cr_expect(at && strstr(at, want), "%s over %s: missing\n  %s\nin:\n%s",
-		  op, tr, want, out);
+	int rc = tc_sh(out, sizeof out,
+		       "%stimeout 60 %s/rel/bin/earthrun -n %d --transport "
+		       "%s %s/prog %d",
+		       aslr ? "EARTH_ASLR=1 " : "", tc_build_dir(), nodes, tr,
+		       dir, mode);
+	cr_expect_eq(rc, 70, "mode %d over %s: status %d:\n%s", mode, tr, rc,
+		     out);
+	const char *at = strstr(out, want_head);
+	cr_expect(at, "mode %d over %s: missing\n  %s\nin:\n%s", mode, tr,
+		  want_head, out);
+	cr_expect(at && strstr(at, want_tail),
+		  "mode %d over %s: missing\n  %s\nin:\n%s", mode, tr,
+		  want_tail, out);
 }
 
+#define REJ_HEAD(node, op, line)                                               \
+	"earth: node " #node ": error: refused " op " from node 0 "            \
+	"(tests/tc/where/remote_reject.tc:" #line " in main, fiber "           \
+	"THREAD_1): "
+#define REJ_MEM(msg)                                                           \
+	") is outside this node's registered memory; memory from malloc or "   \
+	"mmap that other nodes read or write must be registered with "         \
+	"earth_register_memory (message " msg ", field b)\n"
+
+/* An operation another node refuses names the sender's line, function,
+ * fiber and operation as written (not the wire message): a BLKMOV, a
+ * DATA and a GET on the last node's unregistered malloc buffer, an RSYNC
+ * to it, over shm, tcp and ucx, with and without address randomisation;
+ * on 3 nodes a BLKMOV_RSYNC node 1 serves into node 2's buffer (the
+ * message names the relaying node). */
 Test(tc_where, refusal_by_another_node_names_the_senders_line)
 {
 	char dir[64];
@@ -157,12 +162,25 @@ Test(tc_where, refusal_by_another_node_names_the_senders_line)
 	tc_build(dir, "tests/tc/where/remote_reject.tc", "");
 	static const char *const trs[] = {"shm", "tcp", "ucx"};
 	for (int t = 0; t < 3; t++) {
-		refused(dir, 0, trs[t], t == 1, "BLKMOV_SYNC", 29,
-			"the destination", "BLK_DATA");
-		refused(dir, 1, trs[t], t == 2, "DATA_SYNC_L", 32,
-			"the destination", "BLK_DATA");
-		refused(dir, 2, trs[t], t == 0, "GET_SYNC_L", 34, "the source",
-			"BLK_REQ");
+		const char *tr = trs[t];
+		refused(dir, 0, 2, tr, t == 1,
+			REJ_HEAD(1, "BLKMOV_SYNC", 32) "the destination [0x",
+			REJ_MEM("BLK_DATA"));
+		refused(dir, 1, 2, tr, t == 2,
+			REJ_HEAD(1, "DATA_SYNC_L", 35) "the destination [0x",
+			REJ_MEM("BLK_DATA"));
+		refused(dir, 2, 2, tr, t == 0,
+			REJ_HEAD(1, "GET_SYNC_L", 37) "the source [0x",
+			REJ_MEM("BLK_REQ"));
+		refused(dir, 3, 2, tr, t == 1,
+			REJ_HEAD(1, "RSYNC", 40) "slot 0x1",
+			" is not an aligned slot in this node's registered "
+			"memory (message SYNC, field a)\n");
+		/* (Not randomised: node 0 names node 1's static block
+		 * by its own address.) */
+		refused(dir, 4, 3, tr, false,
+			REJ_HEAD(2, "BLKMOV_RSYNC", 42) "the destination [0x",
+			REJ_MEM("BLK_DATA from node 1"));
 	}
 	tc_cleanup(dir);
 }
