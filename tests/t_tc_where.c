@@ -6,7 +6,9 @@
  * slot number, function, fiber and the INIT_SYNC's line; main ending while
  * a slot of its frame still waits fails the job naming both lines (on one
  * node and on two, with earthrun); the trace names fibers fib and
- * fib:THREAD_1; an operation another node refuses (a BLKMOV, DATA or
+ * fib:THREAD_1; a one-shot slot signalled again by its number and
+ * INIT_SYNC line, and the sending line when another node sent it; an
+ * operation another node refuses (a BLKMOV, DATA or
  * GET on its unregistered malloc memory) is named by the sender's line
  * in the refusing node's message, over shm, tcp and ucx. Skipped, with a
  * message, when clang-14 or the plugin is missing.
@@ -94,6 +96,22 @@ Test(tc_where, main_ending_before_an_answer_fails)
 	    "enables\n",
 	    NULL};
 	where("main_end", 70, want);
+}
+
+Test(tc_where, one_shot_slot_signalled_twice_names_slot_and_sender)
+{
+	static const char *const want[] = {
+	    "slot 0 of a frame of main (INIT_SYNC at "
+	    "tests/tc/where/oneshot.tc:15, fiber THREAD_1) signalled after it "
+	    "fired as a one-shot slot (reset 0): give it reset >= 1 to re-arm "
+	    "it, or send one signal fewer\n",
+	    NULL};
+	where("oneshot", 70, want);
+	/* The last run, on 2 nodes: the extra signal came from node 1. */
+	cr_expect(strstr(out, "earth: node 0: error: DATA_RSYNC_I from node 1 "
+			      "(tests/tc/where/oneshot.tc:7 in sq, fiber 0): "
+			      "slot 0 of a frame of main"),
+		  "%s", out);
 }
 
 Test(tc_where, trace_names_fibers_by_function_and_label)

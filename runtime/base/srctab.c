@@ -329,6 +329,66 @@ bool src_slots(earth_fiber_fn entry, uint32_t frame_size, uint32_t *at,
 	return true;
 }
 
+static __thread struct {
+	uint64_t origin;
+	uint32_t from, nodes;
+} cur_msg;
+
+void src_origin_set(uint64_t origin, uint32_t from, uint32_t nodes)
+{
+	cur_msg.origin = origin;
+	cur_msg.from = from;
+	cur_msg.nodes = nodes;
+}
+
+const char *src_origin_now(char *buf, size_t room)
+{
+	uint32_t node;
+	if (!cur_msg.origin)
+		return NULL;
+	return src_origin_where(cur_msg.origin, cur_msg.nodes, &node, buf,
+				room);
+}
+
+const char *src_slot_where(const earth_slot *s, char *buf, size_t room)
+{
+	const struct earth_src_row *f = src_fiber(s->fiber);
+	if (!f || !room)
+		return NULL;
+	/* Fiber 0 of the same function: where its frame holds SYNC_SLOTS. */
+	const struct earth_src_row *entry = NULL;
+	size_t n = nrows();
+	for (size_t i = 0; i < n && !entry; i++) {
+		const struct earth_src_row *r = &__start_earth_src[i];
+		if (!r->op && r->fiber_name && !strcmp(r->fiber_name, "0") &&
+		    r->func && f->func && !strcmp(r->func, f->func))
+			entry = r;
+	}
+	uintptr_t at = (uintptr_t)s, base = (uintptr_t)s->frame;
+	if (entry && entry->slot > 0 && base && base + entry->slots_at <= at &&
+	    (at - base - entry->slots_at) % sizeof(earth_slot) == 0 &&
+	    (at - base - entry->slots_at) / sizeof(earth_slot) <
+		(uint32_t)entry->slot) {
+		unsigned k = (unsigned)((at - base - entry->slots_at) /
+					sizeof(earth_slot));
+		const struct earth_src_row *r = src_init_sync(s->fiber, (int)k);
+		if (r) {
+			snprintf(
+			    buf, room,
+			    "slot %u of a frame of %s (INIT_SYNC at %s:%u, "
+			    "fiber %s)",
+			    k, str(f->func), str(r->file), (unsigned)r->line,
+			    str(f->fiber_name));
+			return buf;
+		}
+	}
+	char w[224];
+	if (!src_fiber_where(s->fiber, w, sizeof(w)))
+		return NULL;
+	snprintf(buf, room, "the slot of %s", w);
+	return buf;
+}
+
 bool src_overlaps(uintptr_t p, size_t len)
 {
 	uintptr_t b = (uintptr_t)__start_earth_src,

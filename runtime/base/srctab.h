@@ -60,6 +60,21 @@ uint64_t src_origin_pack(earth_fiber_fn fn, unsigned op, bool rsync,
 const char *src_origin_where(uint64_t w, uint32_t nodes, uint32_t *node,
 			     char *buf, size_t room);
 
+/* The message being handled on this thread (the SU's deliver sets it,
+ * 0 after): its origin, sender and the job's node count, so a slot's
+ * error found deep in a signal names the request behind it. */
+void src_origin_set(uint64_t origin, uint32_t from, uint32_t nodes);
+/* "DATA_RSYNC_L from node 1 (f.tc:7 in sq, fiber 0)" for the message
+ * being handled, or NULL (none, or its origin names nothing here). */
+const char *src_origin_now(char *buf, size_t room);
+
+/* Slot s (aligned, with a fiber) in source terms: "slot 0 of a frame of
+ * main (INIT_SYNC at f.tc:11, fiber THREAD_1)", or "the slot of fiber
+ * THREAD_1 of main (f.tc:19; INIT_SYNC at f.tc:14)" when its place in a
+ * frame is not known; NULL when its fiber is in no table. Its fields are
+ * compared and used in arithmetic only. */
+const char *src_slot_where(const earth_slot *s, char *buf, size_t room);
+
 /* Does [p, p+len) overlap the table itself (static data that holds fiber
  * addresses, which a search for slots must skip)? */
 bool src_overlaps(uintptr_t p, size_t len);

@@ -694,8 +694,14 @@ void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
 		    const void *payload)
 {
 	struct earth_node *n = ctx;
+	/* For a slot's error found while it is handled (unit/slot.c). */
+	uint64_t origin = wire_origin(h, payload);
+	if (q_unlikely(origin))
+		src_origin_set(origin, from, n->num_nodes);
 	if (q_unlikely(acct_on))
 		deliver_observed(n, from, h, payload);
 	else
 		deliver(n, from, h, payload);
+	if (q_unlikely(origin))
+		src_origin_set(0, 0, 0);
 }
