@@ -24,6 +24,10 @@
 /* INVOKE_REMOTE: the arguments travel in the request itself. */
 #define SU_REQ_INLINE 0x4u
 #define SU_REQ_INLINE_MAX 32u
+/* A whole-message request bound for another node: spare holds the fiber
+ * that posted it, for the messages about it (never a head flag: set by
+ * the decoder from REQ_WIDE_WHERE, queues/req_line.h). */
+#define SU_REQ_WHERE 0x8u
 
 struct su_req {
 	uint8_t op;	/* enum su_op */
