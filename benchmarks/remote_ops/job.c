@@ -10,8 +10,9 @@
  * word of node 1's global memory (over shm by the direct one-sided path)
  * and on its static data (through node 1's SU); block moves from node 1's
  * global memory and, in the same rounds, memcpy of the same bytes by node
- * 0 (the floor of a block move); a 2-node barrier; TOKEN load balancing on
- * fib and N-Queens.
+ * 0 (the floor of a block move), over ucx also block moves from node 0's
+ * static data into node 1's global memory; a 2-node barrier; TOKEN load
+ * balancing on fib and N-Queens.
  *
  * Inside a job every figure is measured in rounds that visit every phase
  * of a block once, after one round that is not recorded (first touches,
@@ -125,6 +126,7 @@ enum op {
 	OP_BARRIER,
 	OP_GETRTT_G,
 	OP_BLK_G,
+	OP_PUT_G,
 	OP_MEMCPY_G,
 	OP_COUNT
 };
@@ -231,6 +233,10 @@ static void issue(struct main_frame *m, struct phase *p, earth_slot *s)
 	case OP_BLK_G:
 		earth_blkmov_sync(earth_garray_at(&garr, GBLOCK + 64),
 				  earth_to_global(blk_dst), BLK, s);
+		break;
+	case OP_PUT_G:
+		earth_blkmov_sync(earth_to_global(blk_src),
+				  earth_garray_at(&garr, GBLOCK + 64), BLK, s);
 		break;
 	case OP_BARRIER:
 		earth_barrier(s);
@@ -442,10 +448,10 @@ static void print_pair(const char *sfx)
 	}
 }
 
-/* A ucx job's figures, as METRIC lines: the GET and the block move on
- * global memory one-sided (ucp_get_nbx) where UCX has a lane that reads
- * remote memory (cma: ucx_shm; over its tcp lanes through node 1's SU),
- * the rest through node 1's SU. */
+/* A ucx job's figures, as METRIC lines: the GET and the block moves from
+ * and into node 1's global memory one-sided (ucp_get_nbx, ucp_put_nbx)
+ * where UCX has a lane that reaches remote memory (ucx_shm; over its tcp
+ * lanes through node 1's SU), the rest through node 1's SU. */
 static void print_ucx(const char *sfx)
 {
 	for (int i = 0; i < nphases; i++) {
@@ -464,6 +470,10 @@ static void print_ucx(const char *sfx)
 			break;
 		case OP_BLK_G:
 			snprintf(name, sizeof(name), "blkmov_bw.%s", sfx);
+			bench_metric(name, BLK / med * 1e3, "MB/s");
+			break;
+		case OP_PUT_G:
+			snprintf(name, sizeof(name), "blkmov_put_bw.%s", sfx);
 			bench_metric(name, BLK / med * 1e3, "MB/s");
 			break;
 		case OP_SPAWN:
@@ -500,9 +510,9 @@ int remote_ops_job_node(int argc, char **argv)
 	const char *part = getenv("REMOTE_OPS_PART");
 	if (part && !strcmp(part, "ucx")) {
 		/* GET on node 1's global memory (one-sided) and on its
-		 * static data (through its SU), a block move from its global
-		 * memory into node 0's (one-sided), an INVOKE that signals
-		 * back, a barrier. */
+		 * static data (through its SU), block moves from its global
+		 * memory into node 0's static data and back (one-sided, in
+		 * the same rounds), an INVOKE that signals back, a barrier. */
 		int n = bench_quick ? 200 : 1000;
 		bench_reps = bench_quick ? 5 : 9;
 		add(OP_GETRTT_G, 0, 1, n);
@@ -510,6 +520,7 @@ int remote_ops_job_node(int argc, char **argv)
 		add(OP_GETRTT, 0, 1, n);
 		cur_block++;
 		add(OP_BLK_G, 0, 1, 1);
+		add(OP_PUT_G, 0, 1, 1);
 		cur_block++;
 		add(OP_SPAWN, 0, 1, n);
 		cur_block++;
