@@ -289,10 +289,14 @@ static void main_start(void *f)
 	run_phase(m);
 }
 
-/* Both nodes allocate the global array (symmetric), then the phases. */
+/* Both nodes allocate the global array (symmetric), then the phases.
+ * The source of the moves into node 1 is written first: bytes never
+ * written would be read from the kernel's zero page. */
 static void main_entry(void *f)
 {
 	struct main_frame *m = f;
+	for (size_t i = 0; i < BLK; i++)
+		blk_src[i] = (unsigned char)(i * 131 + 7);
 	if (earth_garray_alloc(&garr, 2 * (size_t)GBLOCK, 1, GBLOCK)) {
 		fprintf(stderr, "remote_ops: earth_garray_alloc failed\n");
 		earth_set_exit_status(1);
@@ -519,8 +523,11 @@ int remote_ops_job_node(int argc, char **argv)
 		cur_block++;
 		add(OP_GETRTT, 0, 1, n);
 		cur_block++;
-		add(OP_BLK_G, 0, 1, 1);
-		add(OP_PUT_G, 0, 1, 1);
+		/* as many moves per repetition as ucp_floor puts and gets
+		 * blocks of the same size (64 MiB worth, QUICK; else 256) */
+		int blks = (int)(((bench_quick ? 64u : 256u) << 20) / BLK);
+		add(OP_BLK_G, 0, 1, blks);
+		add(OP_PUT_G, 0, 1, blks);
 		cur_block++;
 		add(OP_SPAWN, 0, 1, n);
 		cur_block++;
