@@ -7,7 +7,8 @@
  * to back, per op); local (node 0 to itself) and remote (node 0 to node 1,
  * through node 1's SU: the words are static data). For pipelined ops also
  * the EU's own cost, the time to post them. The remote GET round trip on a
- * word of node 1's global memory (over shm by the direct one-sided path)
+ * word of node 1's global memory (over shm read by node 0's EU through the
+ * shared mapping)
  * and on its static data (through node 1's SU); block moves from node 1's
  * global memory and, in the same rounds, memcpy of the same bytes by node
  * 0 (the floor of a block move), over ucx also block moves from node 0's
@@ -452,10 +453,13 @@ static void print_pair(const char *sfx)
 	}
 }
 
-/* A ucx job's figures, as METRIC lines: the GET and the block moves from
- * and into node 1's global memory one-sided (ucp_get_nbx, ucp_put_nbx)
- * where UCX has a lane that reaches remote memory (ucx_shm; over its tcp
- * lanes through node 1's SU), the rest through node 1's SU. */
+/* A ucx job's figures, as METRIC lines: the GET and the block move from
+ * node 1's global memory through UCX's mapping of its segment over its
+ * shared-memory lanes (ucx_shm: the GET a load by node 0's EU, the move a
+ * copy by its SU), one-sided (ucp_get_nbx) over other lanes that read
+ * remote memory; the block move into it one-sided (ucp_put_nbx) where UCX
+ * has a lane that reaches remote memory; through node 1's SU over its tcp
+ * lanes; the rest through node 1's SU. */
 static void print_ucx(const char *sfx)
 {
 	for (int i = 0; i < nphases; i++) {

@@ -6,11 +6,14 @@
  * EU never waits here; when the ring is full the message is kept in the
  * EU's overflow list and the EU goes on running fibers. SYNC, INCR_SYNC
  * and DATA_SYNC whose slot (and destination) are on this node the EU
- * performs itself when that keeps the ordering rules (eu_local_ok).
+ * performs itself when that keeps the ordering rules (eu_local_ok), and
+ * so GET_SYNC of 1-8 bytes whose source it can read here (this node's
+ * memory, or another node's global segment mapped in this process).
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
 #include "eu/eu.h"
+#include "gas/gmem.h"
 #include "gas/registry.h"
 #include "unit/slot.h"
 
@@ -362,6 +365,57 @@ void earth_blkmov_rsync(earth_gptr src, earth_gptr dst, size_t n,
 
 /* ---- typed GET_SYNC / DATA_SYNC ---- */
 
+/* Is a GET's or DATA's slot (an earth_slot *, or a global slot with
+ * SU_REQ_GSLOT) on this node? */
+static inline bool slot_is_here(unsigned flags, uint64_t slot)
+{
+	return !(flags & SU_REQ_GSLOT) || gslot_here((earth_gslot){slot});
+}
+
+/* That slot, on this node. */
+static inline earth_slot *slot_here(unsigned flags, uint64_t slot)
+{
+	return (flags & SU_REQ_GSLOT) ? earth_gslot_addr((earth_gslot){slot})
+				      : (earth_slot *)(uintptr_t)slot;
+}
+
+static EARTH_COLD void misplaced_source(const char *op, earth_gptr src)
+{
+	uint64_t a = (uintptr_t)earth_gptr_addr(src);
+	eu_misuse(op,
+		  "the source names node %u, but its address %#llx lies in "
+		  "node %llu's global memory segment: no node serves it (make "
+		  "global pointers to global memory with earth_garray_at, or "
+		  "keep the one earth_galloc returned)",
+		  earth_gptr_node(src), (unsigned long long)a,
+		  (unsigned long long)((a - GMEM_BASE) / gmem_g.seg));
+}
+
+/* Where the EU may read a GET's source itself: this node's memory (read
+ * where it is, as the SU reads it), or another node's global segment
+ * mapped here (the direct table, with the SU's bounds check); NULL: it
+ * goes to the SU. A source that names one node but lies in another's
+ * segment is refused here, in the fiber's terms. */
+static inline const void *source_here(const char *op, earth_gptr src,
+				      unsigned size)
+{
+	uint32_t node = earth_gptr_node(src);
+	uint64_t a = (uintptr_t)earth_gptr_addr(src);
+	if (q_likely(node == earth_node_g.id))
+		return earth_gptr_addr(src);
+	const void *p = gmem_direct_ptr(node, a, size, false);
+	if (!p && q_unlikely(gmem_misplaced(node, a)))
+		misplaced_source(op, src);
+	return p;
+}
+
+/*
+ * GET_SYNC: performed by the EU when it may signal the slot itself
+ * (eu_local_ok: every request with a slot posted before has been
+ * performed, so the source holds now what the SU would read; posting
+ * order kept) and can read the source here; the value lands before the
+ * signal, as with a local DATA_SYNC. Otherwise a request to the SU.
+ */
 static inline void post_get(const char *op, earth_gptr src, void *dst,
 			    unsigned size, unsigned flags, uint64_t slot)
 {
@@ -370,9 +424,16 @@ static inline void post_get(const char *op, earth_gptr src, void *dst,
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
 	struct eu_state *eu = &eu_g;
+	eu->ops[EARTH_OP_GET_SYNC]++;
+	const void *from = source_here(op, src, size);
+	if (from && eu_local_ok(eu) && slot_is_here(flags, slot)) {
+		req_value_copy(dst, from, size);
+		signal_here(eu, slot_here(flags, slot),
+			    su_op_names[SU_OP_GET_SYNC]);
+		return;
+	}
 	post_small(eu, SU_OP_GET_SYNC, size, flags, slot, 2, src.bits,
 		   (uintptr_t)dst);
-	eu->ops[EARTH_OP_GET_SYNC]++;
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id)
 		acct_eu.reads_posted++;
 }
@@ -384,28 +445,11 @@ static inline void post_data(const char *op, uint64_t value, earth_gptr dst,
 	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
 	if (eu_local_ok(eu) && earth_gptr_node(dst) == earth_node_g.id &&
-	    (!(flags & SU_REQ_GSLOT) || gslot_here((earth_gslot){slot}))) {
+	    slot_is_here(flags, slot)) {
 		/* The value lands before the signal: a fiber the signal
 		 * makes ready, here or on the SU, sees it (acq_rel count). */
-		void *d = earth_gptr_addr(dst);
-		switch (size) {
-		case 1:
-			memcpy(d, &value, 1);
-			break;
-		case 2:
-			memcpy(d, &value, 2);
-			break;
-		case 4:
-			memcpy(d, &value, 4);
-			break;
-		default:
-			memcpy(d, &value, 8);
-			break;
-		}
-		signal_here(eu,
-			    (flags & SU_REQ_GSLOT)
-				? earth_gslot_addr((earth_gslot){slot})
-				: (earth_slot *)(uintptr_t)slot,
+		req_value_copy(earth_gptr_addr(dst), &value, size);
+		signal_here(eu, slot_here(flags, slot),
 			    su_op_names[SU_OP_DATA_SYNC]);
 	} else {
 		post_small(eu, SU_OP_DATA_SYNC, size, flags, slot, 2, value,

@@ -107,6 +107,12 @@ struct net_ops {
 	int (*rma_put)(struct net *t, uint32_t peer, const void *src,
 		       uint64_t raddr, uint64_t len, net_rma_done_fn done,
 		       void *arg);
+	/* Optional (with rma_expose), the earth_run thread right after it:
+	 * the address at which peer's whole exposed segment is mapped in this
+	 * process, so that this node's threads may load from it without the
+	 * transport (valid until fini); NULL where it is not (the peer is
+	 * not reached through shared memory, or exposed nothing). */
+	void *(*rma_ptr)(struct net *t, uint32_t peer);
 };
 
 struct net {

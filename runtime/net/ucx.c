@@ -1085,6 +1085,23 @@ static int ucx_rma_put(struct net *nt, uint32_t peer, const void *src,
 	return 0;
 }
 
+/* net_ops.rma_ptr: where UCX mapped peer's segment here when it unpacked
+ * its key (ucp_rkey_ptr: over shared memory a posix or sysv segment the
+ * peer's UCX allocated, mapped whole), checked at both ends; NULL over
+ * lanes that cannot (tcp, cma: memory registered rather than allocated). */
+static void *ucx_rma_ptr(struct net *nt, uint32_t peer)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	void *lo, *hi;
+	if (peer == t->base.self || !pp->rkey || !pp->rlen ||
+	    ucp_rkey_ptr(pp->rkey, pp->rbase, &lo) != UCS_OK ||
+	    ucp_rkey_ptr(pp->rkey, pp->rbase + pp->rlen - 1, &hi) != UCS_OK ||
+	    (uintptr_t)hi - (uintptr_t)lo != pp->rlen - 1)
+		return NULL;
+	return lo;
+}
+
 /* Did UCX map the segment where gmem placed it, all of it? */
 static bool segment_at(ucp_mem_h memh, void *base, uint64_t len)
 {
@@ -1240,6 +1257,7 @@ static const struct net_ops ucx_ops = {
     .rma_expose = ucx_rma_expose,
     .rma_get = ucx_rma_get,
     .rma_put = ucx_rma_put,
+    .rma_ptr = ucx_rma_ptr,
 };
 
 /* ---- opening (earth_run thread) ---- */

@@ -7,18 +7,19 @@
  * this node's registered memory, slots must be aligned and initialised,
  * functions are numbers in the table of threaded functions. GET, DATA and
  * BLKMOV whose remote operands all lie in another node's global segment
- * mapped here (gas/gmem.h, EARTH_REMOTE=direct) are served by this SU
- * itself: a copy through the mapping, then the slot is signalled (a
- * remote slot by a SYNC message), like a memory-mapped network interface.
- * Over a transport that reads peers' global memory one-sided
- * (net_ops.rma_get: ucx), a GET and a BLKMOV from another node's global
- * memory into this node are read so; the completion, run by the
- * transport's poll, signals the slot. Where it also writes it
- * (net_ops.rma_put), a DATA and a BLKMOV from this node into another
- * node's global memory are written so; the completion comes once the
- * data is in that node's memory, and only then is the slot signalled (a
- * SYNC to the destination's or another node's slot leaves only then, so
- * it arrives after the data).
+ * mapped here (the direct table, gas/gmem.h, EARTH_REMOTE=direct: every
+ * operand under earthrun's shared mapping, the sources of reads where the
+ * transport maps the peer's segment) are served by this SU itself: a copy
+ * through the mapping, then the slot is signalled (a remote slot by a SYNC
+ * message), like a memory-mapped network interface. Over a transport that
+ * reads peers' global memory one-sided (net_ops.rma_get: ucx), a GET and a
+ * BLKMOV from another node's global memory into this node not mapped here
+ * are read so; the completion, run by the transport's poll, signals the
+ * slot. Where it also writes it (net_ops.rma_put), a DATA and a BLKMOV
+ * from this node into another node's global memory are written so; the
+ * completion comes once the data is in that node's memory, and only then
+ * is the slot signalled (a SYNC to the destination's or another node's
+ * slot leaves only then, so it arrives after the data).
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -377,11 +378,13 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 {
 	EARTH_STAMP(STAMP_SU_FETCH);
 	earth_gptr src = {r->a};
-	if (gmem_direct_ok(earth_gptr_node(src),
-			   (uintptr_t)earth_gptr_addr(src), r->size)) {
+	const void *p =
+	    gmem_direct_ptr(earth_gptr_node(src),
+			    (uintptr_t)earth_gptr_addr(src), r->size, false);
+	if (p) {
 		if (acct_on)
 			direct_observed(true);
-		su_get_done(n, r, earth_gptr_addr(src));
+		su_get_done(n, r, p);
 		return;
 	}
 	if (rma_read(n, r, src, NULL, r->size, false)) {
@@ -456,12 +459,11 @@ static void check_gmem_dst(const char *op, earth_gptr dst, uint64_t len)
 	const struct gmem_state *g = &gmem_g;
 	uint64_t a = (uintptr_t)earth_gptr_addr(dst);
 	uint32_t node = earth_gptr_node(dst);
-	uint64_t lo = GMEM_BASE, hi = GMEM_BASE + (uint64_t)g->nodes * g->seg;
-	if (!g->seg || a >= hi || (a < lo && len <= lo - a))
-		return; /* not global memory: the owner checks it */
 	uint64_t s = GMEM_BASE + (uint64_t)node * g->seg;
-	if (node < g->nodes && a >= s && len <= g->seg && a - s <= g->seg - len)
-		return;
+	bool past =
+	    g->seg && a >= s && a - s < g->seg && len > g->seg - (a - s);
+	if (q_likely(!past && !gmem_misplaced(node, a)))
+		return; /* inside, or not global memory: the owner checks it */
 	earth_fatal("%s: [%#llx, +%llu) on node %u is not inside node %u's "
 		    "global memory segment [%#llx, %#llx): refused before "
 		    "sending (a pointer past the end of an earth_galloc "
@@ -474,9 +476,11 @@ static void check_gmem_dst(const char *op, earth_gptr dst, uint64_t len)
 void su_remote_data(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr dst = {r->b};
-	if (gmem_direct_ok(earth_gptr_node(dst),
-			   (uintptr_t)earth_gptr_addr(dst), r->size)) {
-		su_copy_value(earth_gptr_addr(dst), &r->a, r->size);
+	void *p =
+	    gmem_direct_ptr(earth_gptr_node(dst),
+			    (uintptr_t)earth_gptr_addr(dst), r->size, true);
+	if (p) {
+		su_copy_value(p, &r->a, r->size);
 		if (acct_on)
 			direct_observed(false);
 		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC");
@@ -488,21 +492,24 @@ void su_remote_data(struct earth_node *n, const struct su_req *r)
 	push_data(n, &r->a, r->size, dst, slot_bits(n, r), 0);
 }
 
-/* Is this end of a move local, or in a segment mapped here? */
-static inline bool direct_end(struct earth_node *n, earth_gptr g, uint64_t len)
+/* Where this end of a move lies here: local, or in a segment mapped
+ * here (write: the destination); NULL if neither. */
+static inline void *direct_end(struct earth_node *n, earth_gptr g, uint64_t len,
+			       bool write)
 {
-	return earth_gptr_node(g) == n->id ||
-	       gmem_direct_ok(earth_gptr_node(g), (uintptr_t)earth_gptr_addr(g),
-			      len);
+	if (earth_gptr_node(g) == n->id)
+		return earth_gptr_addr(g);
+	return gmem_direct_ptr(earth_gptr_node(g),
+			       (uintptr_t)earth_gptr_addr(g), len, write);
 }
 
 void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr src = {r->a}, dst = {r->b};
-	if (gmem_g.direct && direct_end(n, src, r->c) &&
-	    direct_end(n, dst, r->c)) {
-		memmove(earth_gptr_addr(dst), earth_gptr_addr(src),
-			(size_t)r->c);
+	void *s = gmem_g.direct ? direct_end(n, src, r->c, false) : NULL;
+	void *d = s ? direct_end(n, dst, r->c, true) : NULL;
+	if (d) {
+		memmove(d, s, (size_t)r->c);
 		if (acct_on)
 			direct_observed(earth_gptr_node(src) != n->id &&
 					earth_gptr_node(dst) == n->id);

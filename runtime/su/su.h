@@ -154,22 +154,9 @@ static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
  * local memory or through the shared mapping. */
 static inline void su_copy_value(void *dst, const void *src, unsigned size)
 {
-	switch (size) {
-	case 1:
-		memcpy(dst, src, 1);
-		break;
-	case 2:
-		memcpy(dst, src, 2);
-		break;
-	case 4:
-		memcpy(dst, src, 4);
-		break;
-	case 8:
-		memcpy(dst, src, 8);
-		break;
-	default:
+	if (q_unlikely(size != 1 && size != 2 && size != 4 && size != 8))
 		earth_fatal("request with a %u-byte value", size);
-	}
+	req_value_copy(dst, src, size);
 }
 
 /* ---- slots (slot.c) ---- */
