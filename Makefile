@@ -53,7 +53,7 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # T_PROG_DIR and T_EARTHRUN. Those in TSAN_JOB_TESTS also run under TSan.
 # A new job test is one word in one of the two lists.
 TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
-                  t_reject t_gmem t_stuck t_ucx
+                  t_reject t_gmem t_stuck t_ucx t_gput
 JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
              t_failure t_uts
 # Tests that also run under TSan: the queues, the runtime and those jobs.

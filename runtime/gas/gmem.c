@@ -194,8 +194,9 @@ const char *gmem_expose(struct net *net)
 	if (e || !own || !g->want_direct || !net->ops->rma_ptr || g->direct)
 		return e;
 	/* Where the transport maps the peers' segments here (read-only use:
-	 * stores go through their SUs); known now, before the units start,
-	 * and fixed until the transport's fini. */
+	 * stores go through the transport, net_ops.rma_put, or their SUs);
+	 * known now, before the units start, and fixed until the
+	 * transport's fini. */
 	if (direct_table(g, false))
 		return "out of memory for the global memory table";
 	bool any = false;

@@ -94,13 +94,15 @@ struct ucx_rkey_hdr {
 	uint64_t base, len;
 };
 
-/* A one-sided read in flight, then done (its callback waits for poll). */
+/* A one-sided read or write in flight, then done (its callback waits for
+ * poll). */
 struct ucx_rma {
 	struct ucx_rma *next;
 	struct ucx_net *t;
 	net_rma_done_fn done;
 	void *arg;
 	uint32_t peer;
+	bool write;
 };
 
 /* A send whose buffers UCX still uses. */
@@ -157,7 +159,7 @@ struct ucx_net {
 	uint32_t rkeys_in;
 	struct ucx_rma *done_head, *done_tail;
 	struct ucx_rma *free_rma; /* records of finished reads, reused */
-	uint32_t rma_out;	  /* reads UCX has not finished */
+	uint32_t rma_out;	  /* reads and writes UCX has not finished */
 	uint64_t rma_reads;
 };
 
@@ -943,7 +945,7 @@ static void ucx_describe(struct net *nt, char *buf, size_t len)
 				 : "; global memory registered");
 }
 
-/* ---- one-sided reads ---- */
+/* ---- one-sided reads and writes ---- */
 
 static const char *ucx_fail(const char *what, ucs_status_t st)
 {
@@ -970,12 +972,37 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 	struct ucx_rma *r = user;
 	struct ucx_net *t = r->t;
 	if (st != UCS_OK)
-		earth_fatal("ucx: a one-sided read from node %u failed: %s",
-			    r->peer, ucs_status_string(st));
+		earth_fatal("ucx: a one-sided %s node %u failed: %s",
+			    r->write ? "write to" : "read from", r->peer,
+			    ucs_status_string(st));
 	t->base.sends_out--;
 	t->rma_out--;
 	ucp_request_free(req);
 	rma_queue(t, r);
+}
+
+/* Peer p's exposed segment, reached through a lane that accesses its
+ * memory itself, holds [raddr, raddr + len): a record for the access
+ * (else NULL: the caller sends a message instead). */
+static struct ucx_rma *rma_new(struct ucx_net *t, uint32_t peer, uint64_t raddr,
+			       uint64_t len, net_rma_done_fn done, void *arg,
+			       bool write)
+{
+	struct ucx_peer *pp = &t->peer[peer];
+	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
+	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
+		return NULL;
+	struct ucx_rma *r = t->free_rma;
+	if (r)
+		t->free_rma = r->next;
+	else if (!(r = malloc(sizeof(*r))))
+		return NULL;
+	r->t = t;
+	r->done = done;
+	r->arg = arg;
+	r->peer = peer;
+	r->write = write;
+	return r;
 }
 
 static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
@@ -983,18 +1010,9 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	struct ucx_peer *pp = &t->peer[peer];
-	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
-	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
+	struct ucx_rma *r = rma_new(t, peer, raddr, len, done, arg, false);
+	if (!r)
 		return -1;
-	struct ucx_rma *r = t->free_rma;
-	if (r)
-		t->free_rma = r->next;
-	else if (!(r = malloc(sizeof(*r))))
-		return -1;
-	r->t = t;
-	r->done = done;
-	r->arg = arg;
-	r->peer = peer;
 	ucp_request_param_t rp;
 	memset(&rp, 0, sizeof(rp));
 	rp.op_attr_mask =
@@ -1009,6 +1027,55 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 		return -1;
 	}
 	t->rma_reads++;
+	if (!sp) {
+		rma_queue(t, r);
+	} else {
+		t->base.sends_out++;
+		t->rma_out++;
+	}
+	return 0;
+}
+
+/* A write is done when its data is in the peer's memory, not when UCX
+ * is done with the source (all a put's own completion says: ucp.h,
+ * ucp_put_nbx). So the put goes without a callback (its request is freed
+ * at once; UCX still carries it out) and is followed by ucp_ep_flush_nbx,
+ * which completes once every RMA operation issued on the endpoint before
+ * it is "completed both at the origin and at the target" (ucp.h,
+ * ucp_ep_flush_nbx); that flush's completion is the write's. A fence
+ * would not do: ucp_worker_fence only orders RMA and atomic operations
+ * among themselves and says nothing of active messages, which may take
+ * another lane; so a SYNC that must follow the data is sent by the layer
+ * above from the completion. The source stays valid until then (the
+ * caller's contract), which also covers the put itself. */
+static int ucx_rma_put(struct net *nt, uint32_t peer, const void *src,
+		       uint64_t raddr, uint64_t len, net_rma_done_fn done,
+		       void *arg)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	struct ucx_rma *r = rma_new(t, peer, raddr, len, done, arg, true);
+	if (!r)
+		return -1;
+	ucp_request_param_t rp;
+	memset(&rp, 0, sizeof(rp));
+	ucs_status_ptr_t sp =
+	    ucp_put_nbx(pp->ep, src, (size_t)len, raddr, pp->rkey, &rp);
+	if (UCS_PTR_IS_ERR(sp)) {
+		r->next = t->free_rma;
+		t->free_rma = r;
+		return -1; /* nothing started: the endpoint failed */
+	}
+	if (sp)
+		ucp_request_free(sp);
+	rp.op_attr_mask =
+	    UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	rp.cb.send = rma_cb;
+	rp.user_data = r;
+	sp = ucp_ep_flush_nbx(pp->ep, &rp);
+	if (UCS_PTR_IS_ERR(sp))
+		earth_fatal("ucx: a one-sided write to node %u failed: %s",
+			    peer, ucs_status_string(UCS_PTR_STATUS(sp)));
 	if (!sp) {
 		rma_queue(t, r);
 	} else {
@@ -1063,10 +1130,12 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len,
 	    UCP_MEM_MAP_PARAM_FIELD_PROT | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
 	mp.address = base;
 	mp.length = (size_t)len;
-	/* Peers read it one-sided; they write only through this node's SU
-	 * (which checks every message). */
+	/* Peers read and write it one-sided: any of its bytes, which a
+	 * message through this node's SU could write too (the whole segment
+	 * is registered memory); a slot in it fires only by a message, whose
+	 * checks look at the slot then. */
 	mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
-		  UCP_MEM_MAP_PROT_REMOTE_READ;
+		  UCP_MEM_MAP_PROT_REMOTE_READ | UCP_MEM_MAP_PROT_REMOTE_WRITE;
 	mp.flags = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
 	ucs_status_t st = UCS_ERR_UNSUPPORTED;
 	if (munmap(base, (size_t)len) == 0) {
@@ -1187,6 +1256,7 @@ static const struct net_ops ucx_ops = {
     .describe = ucx_describe,
     .rma_expose = ucx_rma_expose,
     .rma_get = ucx_rma_get,
+    .rma_put = ucx_rma_put,
     .rma_ptr = ucx_rma_ptr,
 };
 

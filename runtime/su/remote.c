@@ -15,7 +15,11 @@
  * reads peers' global memory one-sided (net_ops.rma_get: ucx), a GET and a
  * BLKMOV from another node's global memory into this node not mapped here
  * are read so; the completion, run by the transport's poll, signals the
- * slot.
+ * slot. Where it also writes it (net_ops.rma_put), a DATA and a BLKMOV
+ * from this node into another node's global memory are written so; the
+ * completion comes once the data is in that node's memory, and only then
+ * is the slot signalled (a SYNC to the destination's or another node's
+ * slot leaves only then, so it arrives after the data).
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -438,6 +442,80 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 	EARTH_STAMP(STAMP_SU_SENT);
 }
 
+/* A DATA_SYNC or BLKMOV_SYNC written one-sided by the transport
+ * (net_ops.rma_put) into another node's global memory, until the data is
+ * there. */
+struct rma_write {
+	struct earth_node *n;
+	uint64_t gslot;
+	const char *op;
+	uint64_t origin; /* the posting fiber (wire.h), for a refused SYNC */
+	uint64_t val; /* a DATA's value (its request ends with its handling) */
+};
+
+static void rma_write_done(void *arg)
+{
+	struct rma_write *w = arg;
+	if (acct_on)
+		direct_observed(false);
+	su_signal_gslot(w->n, w->gslot, w->op, w->origin);
+	free(w);
+}
+
+/* Writes len bytes at src (this node's memory, unchanged until the slot
+ * is signalled, or a value of at most 8 bytes) into dst (another node's
+ * global memory) one-sided when the transport can, then signals gslot;
+ * false if it cannot (nothing done). */
+static bool rma_write(struct earth_node *n, const void *src, uint64_t len,
+		      earth_gptr dst, uint64_t gslot, const char *op,
+		      uint64_t origin)
+{
+	struct net *t = n->net;
+	if (!t || !t->ops->rma_put)
+		return false;
+	struct rma_write *w = malloc(sizeof(*w));
+	if (!w)
+		return false;
+	w->n = n;
+	w->gslot = gslot;
+	w->op = op;
+	w->origin = origin;
+	if (len <= sizeof(w->val)) {
+		w->val = 0;
+		memcpy(&w->val, src, len);
+		src = &w->val;
+	}
+	if (t->ops->rma_put(t, earth_gptr_node(dst), src,
+			    (uintptr_t)earth_gptr_addr(dst), len,
+			    rma_write_done, w) == 0)
+		return true;
+	free(w);
+	return false;
+}
+
+/* A write into another node that touches the global-memory range but does
+ * not lie inside that node's own segment (past its end, or in another
+ * node's segment through a pointer naming this one) is refused here,
+ * before anything leaves: no node has memory there for it. */
+static void check_gmem_dst(const char *op, earth_gptr dst, uint64_t len)
+{
+	const struct gmem_state *g = &gmem_g;
+	uint64_t a = (uintptr_t)earth_gptr_addr(dst);
+	uint32_t node = earth_gptr_node(dst);
+	uint64_t s = GMEM_BASE + (uint64_t)node * g->seg;
+	bool past =
+	    g->seg && a >= s && a - s < g->seg && len > g->seg - (a - s);
+	if (q_likely(!past && !gmem_misplaced(node, a)))
+		return; /* inside, or not global memory: the owner checks it */
+	earth_fatal("%s: [%#llx, +%llu) on node %u is not inside node %u's "
+		    "global memory segment [%#llx, %#llx): refused before "
+		    "sending (a pointer past the end of an earth_galloc "
+		    "block or array, or made with the wrong node)",
+		    op, (unsigned long long)a, (unsigned long long)len, node,
+		    node, (unsigned long long)s,
+		    (unsigned long long)(s + g->seg));
+}
+
 void su_remote_data(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr dst = {r->b};
@@ -452,8 +530,11 @@ void su_remote_data(struct earth_node *n, const struct su_req *r)
 				su_origin(n, r));
 		return;
 	}
-	push_data(n, &r->a, r->size, (earth_gptr){r->b}, slot_bits(n, r), 0,
-		  su_origin(n, r));
+	check_gmem_dst("DATA_SYNC", dst, r->size);
+	if (rma_write(n, &r->a, r->size, dst, slot_bits(n, r), "DATA_SYNC",
+		      su_origin(n, r)))
+		return;
+	push_data(n, &r->a, r->size, dst, slot_bits(n, r), 0, su_origin(n, r));
 }
 
 /* Where this end of a move lies here: local, or in a segment mapped
@@ -482,6 +563,11 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 		return;
 	}
 	if (earth_gptr_node(src) == n->id) {
+		/* Into another node's global memory: one-sided. */
+		check_gmem_dst("BLKMOV_SYNC", dst, r->c);
+		if (rma_write(n, earth_gptr_addr(src), r->c, dst,
+			      slot_bits(n, r), "BLKMOV_SYNC", su_origin(n, r)))
+			return;
 		push_data(n, earth_gptr_addr(src), r->c, dst, slot_bits(n, r),
 			  0, su_origin(n, r));
 		return;
