@@ -53,9 +53,9 @@ TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
 # T_PROG_DIR and T_EARTHRUN. Those in TSAN_JOB_TESTS also run under TSan.
 # A new job test is one word in one of the two lists.
 TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
-                  t_reject t_gmem t_stuck
+                  t_reject t_gmem t_stuck t_ucx t_gput
 JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
-             t_failure t_uts t_ucx
+             t_failure t_uts
 # Tests that also run under TSan: the queues, the runtime and those jobs.
 TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
@@ -87,9 +87,11 @@ DEB_PKGS := gcc make pkg-config libnuma-dev liburing-dev libcriterion-dev \
 # pinned: a plugin built for another major version crashes its clang), the
 # LL7 and remote-load plots (gnuplot), the side-by-side comparisons
 # (benchmarks/compare: oneTBB, Open MPI), the Open MPI floors beside UCX's
-# (benchmarks/ucx_floor).
+# (benchmarks/ucx_floor), the srun launch test (a one-host Slurm cluster,
+# tests/slurm.sh: Slurm's daemons and client, munge).
 DEB_OPT_PKGS := clang-14 llvm-14-dev libclang-14-dev gnuplot-nox g++ \
-                libtbb-dev libopenmpi-dev openmpi-bin
+                libtbb-dev libopenmpi-dev openmpi-bin slurmd slurmctld \
+                slurm-client munge
 DEPS_STAMP := $(BUILD)/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):

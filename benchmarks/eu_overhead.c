@@ -17,6 +17,10 @@
  *   (get_sync_local_seq_over_xcore[.hwq]): the hypervisor moves vCPUs, so
  *   only a ratio taken in the same moment compares.
  *
+ * GET_SYNC reads a word of the node's own memory: in a dual node the EU
+ * performs it itself (eu/post.c); EARTH_EU_SIGNALS=0 sends it through the
+ * SU.
+ *
  * White-box: the END_THREAD gate reads the SU's published counters
  * (runtime/eu/eu.h, runtime/su/su.h) so the timed fibers are all queued before
  * timing.

@@ -202,6 +202,9 @@ Test(gmem, unavailable_memory_is_reported)
 
 /* ---- jobs ---- */
 
+/* The requests node 0's SU performed in the last gmem_job. */
+static long g_handled;
+
 /* Runs the gmem program; returns the messages node 0 sent. */
 static long gmem_job(const char *opts, int nodes, long blk)
 {
@@ -218,8 +221,24 @@ static long gmem_job(const char *opts, int nodes, long blk)
 	cr_assert(strstr(c.out, want), "want '%s':\n%s\n%s", want, c.out,
 		  c.err);
 	const char *p = strstr(c.out, "node 0 sent ");
-	cr_assert(p, "%s", c.out);
+	const char *h = strstr(c.out, " messages, handled ");
+	cr_assert(p && h, "%s", c.out);
+	g_handled = atol(h + strlen(" messages, handled "));
 	return atol(p + strlen("node 0 sent "));
+}
+
+/* The GETs node 0 issues first (1000, from one fiber with nothing
+ * posted before) read on its EU where every element is readable there:
+ * its SU performs fewer requests than where the other nodes' elements go
+ * through it (half of the 1000 on 2 nodes). */
+static void expect_eu_reads(long handled_direct, long handled_su,
+			    const char *what)
+{
+	cr_assert_lt(handled_direct + 400, handled_su,
+		     "%s: node 0 handled %ld requests with the direct table, "
+		     "%ld without: the EU did not read the other node's "
+		     "global memory itself",
+		     what, handled_direct, handled_su);
 }
 
 Test(gmem, direct_path_every_operation)
@@ -230,6 +249,10 @@ Test(gmem, direct_path_every_operation)
 		long sent = gmem_job("--remote direct", n, 100000);
 		cr_assert_lt(sent, 300, "%d nodes: %ld messages", n, sent);
 	}
+	gmem_job("--remote direct", 2, 64);
+	long direct = g_handled;
+	gmem_job("--remote su", 2, 64);
+	expect_eu_reads(direct, g_handled, "shm");
 	gmem_job("", 2, 0);
 	gmem_job("", 3, 65537);
 }
@@ -269,16 +292,21 @@ Test(gmem, tcp_every_operation)
 
 Test(gmem, ucx_every_operation)
 {
-	/* Over shared memory lanes (cma reads) the 2000 GETs and the pulls
-	 * into node 0 are one-sided (ucp_get_nbx): no BLK_REQ message each,
-	 * where tcp sends one (about 1500 messages). Over UCX's tcp lanes a
-	 * read would be emulated by the peer's worker, slower than its SU:
-	 * they go as messages. */
+	/* Over shared memory lanes the peers' segments are mapped here
+	 * (ucp_rkey_ptr): the 2000 GETs and the pulls into node 0 are loads
+	 * (the first 1000 GETs on node 0's EU), no BLK_REQ message each,
+	 * where tcp sends one (about 1500 messages). Over UCX's tcp lanes
+	 * nothing is mapped (the table stays empty) and a read would be
+	 * emulated by the peer's worker, slower than its SU: they go as
+	 * messages. EARTH_REMOTE=su empties the table too (reads then go
+	 * one-sided through cma). */
 	const char *tls[][2] = {{"tcp", "lo"}, {"posix,cma", ""}};
+	long handled[2];
 	for (size_t i = 0; i < T_NCASES(tls); i++) {
 		setenv("UCX_TLS", tls[i][0], 1);
 		setenv("UCX_NET_DEVICES", *tls[i][1] ? tls[i][1] : "all", 1);
 		long sent = gmem_job("--transport ucx", 2, 100000);
+		handled[i] = g_handled;
 		if (i)
 			cr_assert_lt(sent, 700, "%s: %ld messages", tls[i][0],
 				     sent);
@@ -287,33 +315,48 @@ Test(gmem, ucx_every_operation)
 				     sent);
 		gmem_job("--transport ucx", 3, 65536);
 	}
+	expect_eu_reads(handled[1], handled[0], "ucx posix,cma against tcp");
+	gmem_job("--transport ucx --remote su", 2, 100000);
+	expect_eu_reads(handled[1], g_handled, "ucx posix,cma against su");
+	unsetenv("UCX_TLS");
+	unsetenv("UCX_NET_DEVICES");
 }
 
-static void expect_rejected(const char *opts, const char *mode)
+/* The bad GET of gmem `mode` stops the job with phrases p1 and p2. */
+static void expect_rejected(const char *opts, const char *mode, const char *p1,
+			    const char *p2)
 {
 	struct t_cmd c;
 	t_sh(&c, 60, "%s %s -n 3 %s/gmem %s", T_EARTHRUN, opts, T_PROG_DIR,
 	     mode);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "%s %s: status %d\n%s%s", opts,
 		     mode, c.status, c.out, c.err);
-	cr_assert(strstr(c.err, "earth: node 1: error: message BLK_REQ from "
-				"node 0 rejected: field b"),
-		  "%s %s: %s", opts, mode, c.err);
-	cr_assert(strstr(c.err, "outside this node's registered memory"), "%s",
-		  c.err);
+	cr_assert(strstr(c.err, p1), "%s %s: %s", opts, mode, c.err);
+	cr_assert(strstr(c.err, p2), "%s %s: %s", opts, mode, c.err);
 	cr_assert(!strstr(c.out, "all correct"), "%s", c.out);
 }
 
 Test(gmem, outside_a_segment_is_rejected)
 {
-	/* Just past node 1's segment, and inside node 2's segment through
-	 * a pointer naming node 1: neither is served one-sided. */
-	const char *modes[] = {"past", "other"};
 	const char *opts[] = {"--remote direct", "--remote su",
 			      "--transport tcp", "--transport ucx"};
+	/* Just past node 1's segment, and inside node 2's segment through
+	 * a pointer naming node 1: no node serves them, which node 0's EU
+	 * knows from the layout, and says in the fiber's terms. */
+	const char *modes[] = {"past", "other"};
 	for (size_t m = 0; m < T_NCASES(modes); m++)
 		for (size_t o = 0; o < T_NCASES(opts); o++)
-			expect_rejected(opts[o], modes[m]);
+			expect_rejected(
+			    opts[o], modes[m],
+			    "earth: node 0: error: GET_SYNC_l: the "
+			    "source names node 1, but its address",
+			    "lies in node 2's global memory segment");
+	/* Node 1's memory that it never registered: refused by node 1. */
+	for (size_t o = 0; o < T_NCASES(opts); o++)
+		expect_rejected(opts[o], "heap",
+				"earth: node 1: error: message BLK_REQ from "
+				"node 0 rejected: field b",
+				"outside this node's registered memory");
 }
 
 Test(gmem, array_that_cannot_be_symmetric)

@@ -121,6 +121,32 @@ Test(reqline, wide_record_decodes)
 	cr_assert_eq(r.spare, 5);
 }
 
+/* A wide record bound for another node names its fiber in spare
+ * (REQ_WIDE_WHERE -> SU_REQ_WHERE); other bits of 32-46 stay refused. */
+Test(reqline, wide_record_with_its_fiber)
+{
+	uint64_t w[6] = {req_head(SU_OP_GET_SYNC, 8, SU_REQ_GSLOT, 0) |
+			     REQ_WIDE | REQ_WIDE_WHERE,
+			 0x11,
+			 0x22,
+			 0x33,
+			 0,
+			 0x4455};
+	struct su_req r;
+	cr_assert_eq(dec(w, 0, &r), 6);
+	cr_assert_eq(r.op, SU_OP_GET_SYNC);
+	cr_assert_eq(r.size, 8);
+	cr_assert_eq(r.flags, SU_REQ_GSLOT | SU_REQ_WHERE);
+	cr_assert_eq(r.n, 0);
+	cr_assert_eq(r.slot, 0x11);
+	cr_assert_eq(r.spare, 0x4455);
+	w[0] = req_head(SU_OP_SYNC, 0, 0, 0x1000) | REQ_WIDE;
+	cr_assert_eq(dec(w, 0, &r), 6);
+	cr_assert_eq(r.flags & SU_REQ_WHERE, 0);
+	w[0] |= REQ_WIDE_WHERE >> 1;
+	cr_assert_eq(dec(w, 0, &r), -REQ_BAD_N);
+}
+
 Test(reqline, malformed_records_refused)
 {
 	uint64_t s = 0x1000;

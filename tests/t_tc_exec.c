@@ -9,7 +9,8 @@
  * counters are printed with EARTH_TC_STATS=1 and minimal sets move fewer
  * variables than --save-all; a missing clang-14 gives a message that says
  * how to install it; every example also runs on 2-3 nodes with earthrun
- * (shared memory; the pipeline also over tcp).
+ * (shared memory; the pipeline also over tcp, and over ucx launched by
+ * srun --mpi=pmix on a one-host Slurm cluster, tests/slurm.sh).
  * Skipped, with a message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
@@ -273,4 +274,28 @@ Test(tc_exec, pipeline_on_2_nodes_tcp)
 {
 	on_nodes("pipeline", "tcp", 2, "150",
 		 "150 remote gets from node 1, sum 33675 (correct)");
+}
+
+/* Launched by Slurm through PMIx, as on a cluster: srun --mpi=pmix -n 2
+ * on a one-host cluster tests/slurm.sh starts for it (Debian's slurmd,
+ * slurmctld, slurm-client, munge); nothing set by hand, the transport is
+ * ucx. Skipped, saying why, where no such cluster can start. */
+Test(tc_exec, pipeline_under_srun)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, "threaded-c/examples/pipeline.tc", "");
+	int rc = tc_sh(out, sizeof out,
+		       "timeout 120 tests/slurm.sh srun --mpi=pmix -n 2 env "
+		       "EARTH_STATS=1 %s/prog 150",
+		       dir);
+	tc_cleanup(dir);
+	if (rc == 77)
+		cr_skip_test("%s", out);
+	cr_expect_eq(rc, 0, "srun: %d\n%s", rc, out);
+	cr_expect(strstr(out, "150 remote gets from node 1, sum 33675 "
+			      "(correct)"),
+		  "%s", out);
+	cr_expect(strstr(out, "transport ucx: "), "%s", out);
 }

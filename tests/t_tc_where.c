@@ -6,8 +6,12 @@
  * slot number, function, fiber and the INIT_SYNC's line; main ending while
  * a slot of its frame still waits fails the job naming both lines (on one
  * node and on two, with earthrun); the trace names fibers fib and
- * fib:THREAD_1. Skipped, with a message, when clang-14 or
- * the plugin is missing.
+ * fib:THREAD_1; a one-shot slot signalled again by its number and
+ * INIT_SYNC line, and the sending line when another node sent it; an
+ * operation another node refuses (a BLKMOV, DATA or
+ * GET on its unregistered malloc memory) is named by the sender's line
+ * in the refusing node's message, over shm, tcp and ucx. Skipped, with a
+ * message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
 
@@ -94,6 +98,22 @@ Test(tc_where, main_ending_before_an_answer_fails)
 	where("main_end", 70, want);
 }
 
+Test(tc_where, one_shot_slot_signalled_twice_names_slot_and_sender)
+{
+	static const char *const want[] = {
+	    "slot 0 of a frame of main (INIT_SYNC at "
+	    "tests/tc/where/oneshot.tc:15, fiber THREAD_1) signalled after it "
+	    "fired as a one-shot slot (reset 0): give it reset >= 1 to re-arm "
+	    "it, or send one signal fewer\n",
+	    NULL};
+	where("oneshot", 70, want);
+	/* The last run, on 2 nodes: the extra signal came from node 1. */
+	cr_expect(strstr(out, "earth: node 0: error: DATA_RSYNC_I from node 1 "
+			      "(tests/tc/where/oneshot.tc:7 in sq, fiber 0): "
+			      "slot 0 of a frame of main"),
+		  "%s", out);
+}
+
 Test(tc_where, trace_names_fibers_by_function_and_label)
 {
 	char dir[64];
@@ -112,5 +132,73 @@ Test(tc_where, trace_names_fibers_by_function_and_label)
 	cr_expect(strstr(out, "\"name\":\"fib:THREAD_1\"\n"), "%s", out);
 	cr_expect(strstr(out, "\"name\":\"main:THREAD_1\"\n"), "%s", out);
 	cr_expect(!strstr(out, "tc_fiber_"), "%s", out);
+	tc_cleanup(dir);
+}
+
+/* One run of where/remote_reject.tc in mode `mode` on `nodes` nodes over
+ * transport tr (with address randomisation on: aslr): the last node
+ * refuses node 0's operation; its message must start with want_head, the
+ * text before the address, and hold want_tail after it; the job fails. */
+static void refused(const char *dir, int mode, int nodes, const char *tr,
+		    bool aslr, const char *want_head, const char *want_tail)
+{
+	int rc = tc_sh(out, sizeof out,
+		       "%stimeout 60 %s/rel/bin/earthrun -n %d --transport "
+		       "%s %s/prog %d",
+		       aslr ? "EARTH_ASLR=1 " : "", tc_build_dir(), nodes, tr,
+		       dir, mode);
+	cr_expect_eq(rc, 70, "mode %d over %s: status %d:\n%s", mode, tr, rc,
+		     out);
+	const char *at = strstr(out, want_head);
+	cr_expect(at, "mode %d over %s: missing\n  %s\nin:\n%s", mode, tr,
+		  want_head, out);
+	cr_expect(at && strstr(at, want_tail),
+		  "mode %d over %s: missing\n  %s\nin:\n%s", mode, tr,
+		  want_tail, out);
+}
+
+#define REJ_HEAD(node, op, line)                                               \
+	"earth: node " #node ": error: refused " op " from node 0 "            \
+	"(tests/tc/where/remote_reject.tc:" #line " in main, fiber "           \
+	"THREAD_1): "
+#define REJ_MEM(msg)                                                           \
+	") is outside this node's registered memory; memory from malloc or "   \
+	"mmap that other nodes read or write must be registered with "         \
+	"earth_register_memory (message " msg ", field b)\n"
+
+/* An operation another node refuses names the sender's line, function,
+ * fiber and operation as written (not the wire message): a BLKMOV, a
+ * DATA and a GET on the last node's unregistered malloc buffer, an RSYNC
+ * to it, over shm, tcp and ucx, with and without address randomisation;
+ * on 3 nodes a BLKMOV_RSYNC node 1 serves into node 2's buffer (the
+ * message names the relaying node). */
+Test(tc_where, refusal_by_another_node_names_the_senders_line)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, "tests/tc/where/remote_reject.tc", "");
+	static const char *const trs[] = {"shm", "tcp", "ucx"};
+	for (int t = 0; t < 3; t++) {
+		const char *tr = trs[t];
+		refused(dir, 0, 2, tr, t == 1,
+			REJ_HEAD(1, "BLKMOV_SYNC", 32) "the destination [0x",
+			REJ_MEM("BLK_DATA"));
+		refused(dir, 1, 2, tr, t == 2,
+			REJ_HEAD(1, "DATA_SYNC_L", 35) "the destination [0x",
+			REJ_MEM("BLK_DATA"));
+		refused(dir, 2, 2, tr, t == 0,
+			REJ_HEAD(1, "GET_SYNC_L", 37) "the source [0x",
+			REJ_MEM("BLK_REQ"));
+		refused(dir, 3, 2, tr, t == 1,
+			REJ_HEAD(1, "RSYNC", 40) "slot 0x1",
+			" is not an aligned slot in this node's registered "
+			"memory (message SYNC, field a)\n");
+		/* (Not randomised: node 0 names node 1's static block
+		 * by its own address.) */
+		refused(dir, 4, 3, tr, false,
+			REJ_HEAD(2, "BLKMOV_RSYNC", 42) "the destination [0x",
+			REJ_MEM("BLK_DATA from node 1"));
+	}
 	tc_cleanup(dir);
 }

@@ -4,8 +4,9 @@
  * over it: jobs started by Open MPI's mpirun through PMIx (2 and 3 nodes,
  * nothing set by hand, every node laid out alike), a node killed mid-run
  * (the others stop within 5 s naming it, over both kinds of lanes), nodes
- * whose secrets differ refused, an idle ucx job asleep, --stats naming the
- * lanes.
+ * whose secrets differ refused, a node that sends before its proof, a
+ * malformed proof or a second one refused (tests/progs/ucxrogue.c), an idle ucx
+ * job asleep, --stats naming the lanes.
  */
 #include <criterion/criterion.h>
 
@@ -101,6 +102,68 @@ Test(ucx, differing_secrets_are_refused)
 	cr_assert(!strstr(c.out, "all correct"), "%s", c.out);
 	cr_assert(strstr(c.err, "failed the proof of the job secret"), "%s",
 		  c.err);
+}
+
+/* A node 1 that breaks the proof rules with raw active messages
+ * (tests/progs/ucxrogue.c `how`): node 0 drops each one naming node 1,
+ * runs nothing, delivers nothing, and ends with status 70; its errors hold
+ * every line of want (NULL-terminated). */
+static void rogue(struct t_cmd *c, const char *how, const char *const *want)
+{
+	t_sh(c, 60,
+	     "env UCX_TLS=tcp UCX_NET_DEVICES=lo EARTH_CONNECT_TIMEOUT=2 %s "
+	     "--transport ucx -n 2 %s/ucxrogue %s",
+	     T_EARTHRUN, T_PROG_DIR, how);
+	cr_assert_eq(c->status, 70, "%s: status %d\n%s%s", how, c->status,
+		     c->out, c->err);
+	cr_assert(!strstr(c->out, "node 0 ran main"), "%s: %s", how, c->out);
+	cr_assert(!strstr(c->err, "ERROR: AddressSanitizer") &&
+		      !strstr(c->err, "WARNING: ThreadSanitizer"),
+		  "%s: %s", how, c->err);
+	for (; *want; want++)
+		cr_assert(strstr(c->err, *want), "%s: no '%s' in\n%s", how,
+			  *want, c->err);
+}
+
+Test(ucx, messages_before_the_proof_are_dropped)
+{
+	static const char *const want[] = {
+	    "earth: node 0: ucx: dropped a message from node 1 before its "
+	    "proof",
+	    "earth: node 0: ucx: dropped a BYE from node 1 before its proof",
+	    "node 1 did not prove itself in time", NULL};
+	struct t_cmd c;
+	rogue(&c, "early", want);
+	/* A node that looked at the message would stop at its type. */
+	cr_assert(!strstr(c.err, "rejected"), "%s", c.err);
+}
+
+Test(ucx, malformed_proofs_are_dropped)
+{
+	static const char *const want[] = {
+	    "dropped a proof from node 1: malformed (8 header bytes and 0 "
+	    "data bytes, not 48 and 0)",
+	    "dropped a proof from node 1: malformed (48 header bytes and 8 "
+	    "data bytes",
+	    "dropped a BYE from node 1: malformed",
+	    "dropped a proof claiming to come from node 5: not from this "
+	    "job's endpoint",
+	    "node 1 did not prove itself in time",
+	    NULL};
+	struct t_cmd c;
+	rogue(&c, "malformed", want);
+}
+
+/* A second proof is dropped unread (its mac is zeroed: read, it would
+ * fail); what comes after the first one is still checked. */
+Test(ucx, a_second_proof_is_dropped)
+{
+	static const char *const want[] = {
+	    "dropped a second proof from node 1",
+	    "message from node 1 rejected: field type", NULL};
+	struct t_cmd c;
+	rogue(&c, "twice", want);
+	cr_assert(!strstr(c.err, "failed the proof"), "%s", c.err);
 }
 
 /* The pids the hang program printed ("node K pid P") into path, once all

@@ -5,7 +5,7 @@
  * where Open MPI is, mpi_floor over vader and tcp; every figure comes as
  * a well-formed "METRIC name value unit" line with a positive value, each
  * run says where its two processes ran, nothing moved was wrong (the
- * programs check every pong, word fetched and block put, and exit 1
+ * programs check every pong, word fetched and block put or got, and exit 1
  * otherwise). Bad arguments are refused with a message; a target killed
  * mid-run over tcp ends the origin with a message.
  */
@@ -82,6 +82,10 @@ Test(ucx_floor, every_figure_at_tiny_size)
 		snprintf(n, sizeof(n), "ucp_get_lat_own.ucx_%s", m[i]);
 		cr_assert(!isnan(metric(cmd.out, n, "ns")), "no %s", n);
 		snprintf(n, sizeof(n), "ucp_put_bw_own.ucx_%s", m[i]);
+		cr_assert(!isnan(metric(cmd.out, n, "MB/s")), "no %s", n);
+		snprintf(n, sizeof(n), "ucp_get_bw.ucx_%s", m[i]);
+		cr_assert(!isnan(metric(cmd.out, n, "MB/s")), "no %s", n);
+		snprintf(n, sizeof(n), "ucp_get_bw_own.ucx_%s", m[i]);
 		cr_assert(!isnan(metric(cmd.out, n, "MB/s")), "no %s", n);
 		snprintf(pl, sizeof(pl),
 			 "# ucp_floor.%s: placement: origin "

@@ -106,6 +106,14 @@ Test(wire, each_bad_field_is_named)
 	h = good(W_BLK_REQ, 2);
 	h.n = -1;
 	expect_bad(&h, 2, "len/n");
+	/* A BLK_REQ's payload is its 8-byte origin or nothing. */
+	h = good(W_BLK_REQ, 2);
+	h.len = 8;
+	cr_expect_null(wire_check(&h, 2, 0, 4));
+	h.len = 16;
+	expect_bad(&h, 2, "len/n");
+	h.len = 4;
+	expect_bad(&h, 2, "len/n");
 	h = good(W_INVOKE, 2);
 	h.n = -1;
 	expect_bad(&h, 2, "n");

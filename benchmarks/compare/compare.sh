@@ -8,7 +8,9 @@
 #      task_group (tbb_uts) with 1 thread and 2, with nodes per second
 #   2. remote access over shm and tcp: EARTH GET_SYNC and INVOKE round trips
 #      on 2 nodes (earth_remote) against Open MPI MPI_Get + flush and an
-#      8-byte ping-pong (mpi_remote; btl vader for shm, tcp for tcp)
+#      8-byte ping-pong, timed by ucx_floor's mpi_floor (btl vader and osc
+#      rdma for shm, tcp and osc pt2pt for tcp; ranks on EARTH_CPUS, else
+#      CPUs 0 and 1)
 #   3. Livermore Loop 7, n = 10^6, x1: EARTH fibers (ll7) against MPI
 #      nonblocking prefetch (mpi_ll7), best fiber size of each, over shm
 # Prints METRIC lines: absolute medians (ns) and ratios (x, other/EARTH:
@@ -130,10 +132,12 @@ done
 
 # ---- 2. remote access over shm and tcp ----
 k=$([ -n "$quick" ] && echo 500 || echo 2000)
+mpi_floor=$rel/ucx_floor/mpi_floor
+cpus=${EARTH_CPUS:-0,1}
 have_mpi=""
-[ -x "$bin/mpi_remote" ] && command -v mpirun >/dev/null 2>&1 && have_mpi=1
-[ -n "$have_mpi" ] ||
-	echo "# compare: no mpi_remote or mpirun (Debian libopenmpi-dev, openmpi-bin): MPI parts skipped"
+command -v mpirun >/dev/null 2>&1 && have_mpi=1
+[ -n "$have_mpi" ] && [ -x "$mpi_floor" ] ||
+	echo "# compare: no mpi_floor or mpirun (Debian libopenmpi-dev, openmpi-bin): MPI remote access skipped"
 for tr in shm tcp; do
 	e_get="" e_inv=""
 	run "$earthrun" -n 2 --transport "$tr" "$bin/earth_remote" "$k" "$reps" && {
@@ -142,12 +146,13 @@ for tr in shm tcp; do
 		metric compare.get_sync.earth.$tr "$e_get" ns
 		metric compare.invoke.earth.$tr "$e_inv" ns
 	}
-	[ -n "$have_mpi" ] || continue
-	if [ $tr = shm ]; then btl=(--mca btl self,vader); else
+	[ -n "$have_mpi" ] && [ -x "$mpi_floor" ] || continue
+	if [ $tr = shm ]; then btl=(--mca btl self,vader --mca osc rdma); else
 		btl=(--mca btl self,tcp --mca osc pt2pt); fi
-	run "${mpirun_[@]}" "${btl[@]}" "$bin/mpi_remote" "$k" "$reps" && {
-		m_pp=$(grab "$out" "pingpong rtt median")
-		m_get=$(grab "$out" "get rtt median")
+	run "${mpirun_[@]}" --mca pml ob1 "${btl[@]}" "$mpi_floor" "$tr" "$k" \
+		"$reps" "${cpus%%,*}" "${cpus#*,}" && {
+		m_pp=$(grab "$out" "METRIC mpi_pingpong_rtt.$tr")
+		m_get=$(grab "$out" "METRIC mpi_get_lat.$tr")
 		metric compare.pingpong.mpi.$tr "$m_pp" ns
 		metric compare.get.mpi.$tr "$m_get" ns
 		r=$(ratio "$m_get" "$e_get")

@@ -5,8 +5,9 @@
 #                                  bench` like every program in that folder
 #   $(BUILD)/rel/compare/          earth_tasks, earth_remote, earth_uts
 #                                  (built by `make`), tbb_tasks, tbb_uts,
-#                                  mpi_remote, mpi_ll7 (built by `make bench`
-#                                  when oneTBB and Open MPI are there)
+#                                  mpi_ll7 (built by `make bench` when oneTBB
+#                                  and Open MPI are there); Open MPI's remote
+#                                  access is timed by ../ucx_floor/mpi_floor
 #   $(BUILD)/{asan,tsan}/progs/uts earth_uts for the job test t_uts
 #
 # UTS hashes with OpenSSL's libcrypto (libssl-dev, in DEB_PKGS).
@@ -48,9 +49,6 @@ $(CMP_OUT)/tbb_tasks: $(CMP_DIR)/tbb_tasks.cpp
 $(CMP_OUT)/tbb_uts: $(CMP_DIR)/tbb_uts.cpp $(CMP_DIR)/uts.h
 	@mkdir -p $(@D); $(if $(Q),echo "  CXX     $@";)
 	$(Q)g++ -std=c++17 -O2 -g -Wall -Wextra -Werror $< -ltbb -lcrypto -o $@
-$(CMP_OUT)/mpi_remote: $(CMP_DIR)/mpi_remote.c benchmarks/lib/mpi_pingpong.h
-	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
-	$(Q)mpicc $(CSTD) $(WARN) -Ibenchmarks -O2 -g $< -o $@
 $(CMP_OUT)/mpi_ll7: $(CMP_DIR)/mpi_ll7.c $(LL7_DIR)/kernel.c $(LL7_DIR)/kernel.h
 	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
 	$(Q)mpicc $(CSTD) $(WARN) -O2 -g -ffp-contract=off -I$(LL7_DIR) \
@@ -62,6 +60,6 @@ compare-extra:
 	  $(MAKE) --no-print-directory $(CMP_OUT)/tbb_tasks $(CMP_OUT)/tbb_uts; \
 	else echo "compare: oneTBB (libtbb-dev) or g++ missing: TBB part skipped"; fi
 	$(Q)if command -v mpicc >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(CMP_OUT)/mpi_remote $(CMP_OUT)/mpi_ll7; \
+	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor $(CMP_OUT)/mpi_ll7; \
 	else echo "compare: Open MPI (libopenmpi-dev) missing: MPI part skipped"; fi
 bench-extra: compare-extra

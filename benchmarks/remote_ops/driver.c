@@ -14,9 +14,12 @@
  *   barrier.<shm|tcp>
  *   get_remote_rtt.<ucx_shm|ucx_tcp> (one-sided)  blkmov_bw.<ucx_*>
  *   get_remote_rtt_su.<ucx_*>  invoke_rtt.<ucx_*>  barrier.<ucx_*>
- *   get_remote_rtt_over_ucp_get.<ucx_*>
- *     (UCX_TLS=posix,cma and tcp; the ratio against the raw 8-byte
- *     ucp_get_nbx of ucx_floor's ucp_floor, run just before each job)
+ *   blkmov_put_bw.<ucx_*> (node 0's data into node 1's global memory)
+ *   get_remote_rtt_over_ucp_get.<ucx_*>  blkmov_put_bw_over_ucp_put.<ucx_*>
+ *   blkmov_bw_over_ucp_get_bw.<ucx_*>
+ *     (UCX_TLS=posix,cma and tcp; the ratios against the raw 8-byte
+ *     ucp_get_nbx, and puts and gets of blocks of the same size, of
+ *     ucx_floor's ucp_floor, run just before each job)
  *   balance.<fib|nqueens>.<busy_share.min|busy_share.max|work_share.min|
  *                          steals|time>
  *
@@ -75,11 +78,20 @@ static double metric_in(const char *text, const char *name)
 	return p ? strtod(p + strlen(key), NULL) : -1;
 }
 
-/* ucx_floor's ucp_floor over medium (shm, tcp): its 8-byte ucp_get_nbx
- * latency (ucp_get_lat.ucx_<medium>, ns), its lines into the log as
- * comments; -1 where it could not run. */
-static double ucp_get_floor(const char *self, const char *medium)
+/* The figures of ucx_floor's ucp_floor a ucx job is compared with: the
+ * 8-byte ucp_get_nbx latency (ns), and the bandwidth of blocks of the
+ * block move's size put and got (MB/s), into and from memory UCX
+ * allocated; -1 each where it could not run. */
+struct ucp_floors {
+	double get_lat, put_bw, get_bw;
+};
+
+/* Runs ucp_floor over medium (shm, tcp), its lines into the log as
+ * comments; its figures into *f. */
+static void ucp_floors(const char *self, const char *medium,
+		       struct ucp_floors *f)
 {
+	f->get_lat = f->put_bw = f->get_bw = -1;
 	char cmd[PATH_MAX + 64], dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", self);
 	char *slash = strrchr(dir, '/');
@@ -87,13 +99,13 @@ static double ucp_get_floor(const char *self, const char *medium)
 		*slash = 0;
 	snprintf(cmd, sizeof(cmd), "'%s/../ucx_floor/ucp_floor' %s 2>&1", dir,
 		 medium);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
+	FILE *pf = popen(cmd, "r");
+	if (!pf)
+		return;
 	static char out[8192];
 	size_t len = 0;
 	char line[512];
-	while (fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), pf)) {
 		printf("# ucp_floor: %s", line);
 		size_t k = strlen(line);
 		if (len + k < sizeof(out)) {
@@ -102,11 +114,45 @@ static double ucp_get_floor(const char *self, const char *medium)
 		}
 	}
 	out[len] = 0;
-	if (pclose(f) != 0)
-		return -1;
+	if (pclose(pf) != 0)
+		return;
 	char name[64];
 	snprintf(name, sizeof(name), "ucp_get_lat.ucx_%s", medium);
-	return metric_in(out, name);
+	f->get_lat = metric_in(out, name);
+	snprintf(name, sizeof(name), "ucp_put_bw.ucx_%s", medium);
+	f->put_bw = metric_in(out, name);
+	snprintf(name, sizeof(name), "ucp_get_bw.ucx_%s", medium);
+	f->get_bw = metric_in(out, name);
+}
+
+/* METRIC <what>_over_<floor_name>.<lanes>: figure `what` of the job's
+ * output against a floor, or a comment where either is missing. */
+static void ratio_metric(const char *out, const char *what, const char *lanes,
+			 const char *floor_name, double floor)
+{
+	char name[96];
+	snprintf(name, sizeof(name), "%s.%s", what, lanes);
+	double v = metric_in(out, name);
+	if (floor <= 0 || v <= 0) {
+		printf("# remote_ops: no %s or %s floor for %s\n", name,
+		       floor_name, lanes);
+		return;
+	}
+	snprintf(name, sizeof(name), "%s_over_%s.%s", what, floor_name, lanes);
+	bench_metric(name, v / floor, "x");
+}
+
+/* The 1-, 5- and 15-minute load averages, as /proc/loadavg says them
+ * (with its newline). */
+static const char *loadavg(void)
+{
+	static char buf[128];
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		snprintf(buf, sizeof(buf), "unknown\n");
+	if (f)
+		fclose(f);
+	return buf;
 }
 
 /* Runs a 2-node balancing job of `app` over shm, its output into the
@@ -272,7 +318,10 @@ int main(int argc, char **argv)
 					       {"tcp", "ucx_tcp"}};
 	for (int l = 0; l < 2; l++) {
 		static char out[16384];
-		double floor = ucp_get_floor(self, lanes[l][1] + 4);
+		struct ucp_floors fl;
+		ucp_floors(self, lanes[l][1] + 4, &fl);
+		printf("# remote_ops %s: load average before the job %s",
+		       lanes[l][1], loadavg());
 		setenv("UCX_TLS", lanes[l][0], 1);
 		int st = run_job(run, self, "ucx", "REMOTE_OPS_PART", "ucx",
 				 out, sizeof(out));
@@ -285,17 +334,14 @@ int main(int argc, char **argv)
 			       lanes[l][1], st);
 			bad = 1;
 		}
-		char name[96];
-		snprintf(name, sizeof(name), "get_remote_rtt.%s", lanes[l][1]);
-		double get = metric_in(out, name);
-		if (floor > 0 && get > 0) {
-			snprintf(name, sizeof(name),
-				 "get_remote_rtt_over_ucp_get.%s", lanes[l][1]);
-			bench_metric(name, get / floor, "x");
-		} else {
-			printf("# remote_ops: no ucp_get_lat floor for %s\n",
-			       lanes[l][1]);
-		}
+		ratio_metric(out, "get_remote_rtt", lanes[l][1], "ucp_get",
+			     fl.get_lat);
+		/* block moves into node 1's global memory against puts,
+		 * from it against gets, of the same size */
+		ratio_metric(out, "blkmov_put_bw", lanes[l][1], "ucp_put",
+			     fl.put_bw);
+		ratio_metric(out, "blkmov_bw", lanes[l][1], "ucp_get_bw",
+			     fl.get_bw);
 	}
 	printf("# balance: 2 nodes x 2 threads on %ld cores (shm)\n", cores);
 	bad |= run_balance(run, self, "fib");

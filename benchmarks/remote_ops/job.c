@@ -7,11 +7,13 @@
  * to back, per op); local (node 0 to itself) and remote (node 0 to node 1,
  * through node 1's SU: the words are static data). For pipelined ops also
  * the EU's own cost, the time to post them. The remote GET round trip on a
- * word of node 1's global memory (over shm by the direct one-sided path)
+ * word of node 1's global memory (over shm read by node 0's EU through the
+ * shared mapping)
  * and on its static data (through node 1's SU); block moves from node 1's
  * global memory and, in the same rounds, memcpy of the same bytes by node
- * 0 (the floor of a block move); a 2-node barrier; TOKEN load balancing on
- * fib and N-Queens.
+ * 0 (the floor of a block move), over ucx also block moves from node 0's
+ * static data into node 1's global memory; a 2-node barrier; TOKEN load
+ * balancing on fib and N-Queens.
  *
  * Inside a job every figure is measured in rounds that visit every phase
  * of a block once, after one round that is not recorded (first touches,
@@ -125,6 +127,7 @@ enum op {
 	OP_BARRIER,
 	OP_GETRTT_G,
 	OP_BLK_G,
+	OP_PUT_G,
 	OP_MEMCPY_G,
 	OP_COUNT
 };
@@ -232,6 +235,10 @@ static void issue(struct main_frame *m, struct phase *p, earth_slot *s)
 		earth_blkmov_sync(earth_garray_at(&garr, GBLOCK + 64),
 				  earth_to_global(blk_dst), BLK, s);
 		break;
+	case OP_PUT_G:
+		earth_blkmov_sync(earth_to_global(blk_src),
+				  earth_garray_at(&garr, GBLOCK + 64), BLK, s);
+		break;
 	case OP_BARRIER:
 		earth_barrier(s);
 		break;
@@ -283,10 +290,14 @@ static void main_start(void *f)
 	run_phase(m);
 }
 
-/* Both nodes allocate the global array (symmetric), then the phases. */
+/* Both nodes allocate the global array (symmetric), then the phases.
+ * The source of the moves into node 1 is written first: bytes never
+ * written would be read from the kernel's zero page. */
 static void main_entry(void *f)
 {
 	struct main_frame *m = f;
+	for (size_t i = 0; i < BLK; i++)
+		blk_src[i] = (unsigned char)(i * 131 + 7);
 	if (earth_garray_alloc(&garr, 2 * (size_t)GBLOCK, 1, GBLOCK)) {
 		fprintf(stderr, "remote_ops: earth_garray_alloc failed\n");
 		earth_set_exit_status(1);
@@ -442,10 +453,13 @@ static void print_pair(const char *sfx)
 	}
 }
 
-/* A ucx job's figures, as METRIC lines: the GET and the block move on
- * global memory one-sided (ucp_get_nbx) where UCX has a lane that reads
- * remote memory (cma: ucx_shm; over its tcp lanes through node 1's SU),
- * the rest through node 1's SU. */
+/* A ucx job's figures, as METRIC lines: the GET and the block move from
+ * node 1's global memory through UCX's mapping of its segment over its
+ * shared-memory lanes (ucx_shm: the GET a load by node 0's EU, the move a
+ * copy by its SU), one-sided (ucp_get_nbx) over other lanes that read
+ * remote memory; the block move into it one-sided (ucp_put_nbx) where UCX
+ * has a lane that reaches remote memory; through node 1's SU over its tcp
+ * lanes; the rest through node 1's SU. */
 static void print_ucx(const char *sfx)
 {
 	for (int i = 0; i < nphases; i++) {
@@ -464,6 +478,10 @@ static void print_ucx(const char *sfx)
 			break;
 		case OP_BLK_G:
 			snprintf(name, sizeof(name), "blkmov_bw.%s", sfx);
+			bench_metric(name, BLK / med * 1e3, "MB/s");
+			break;
+		case OP_PUT_G:
+			snprintf(name, sizeof(name), "blkmov_put_bw.%s", sfx);
 			bench_metric(name, BLK / med * 1e3, "MB/s");
 			break;
 		case OP_SPAWN:
@@ -500,16 +518,20 @@ int remote_ops_job_node(int argc, char **argv)
 	const char *part = getenv("REMOTE_OPS_PART");
 	if (part && !strcmp(part, "ucx")) {
 		/* GET on node 1's global memory (one-sided) and on its
-		 * static data (through its SU), a block move from its global
-		 * memory into node 0's (one-sided), an INVOKE that signals
-		 * back, a barrier. */
+		 * static data (through its SU), block moves from its global
+		 * memory into node 0's static data and back (one-sided, in
+		 * the same rounds), an INVOKE that signals back, a barrier. */
 		int n = bench_quick ? 200 : 1000;
 		bench_reps = bench_quick ? 5 : 9;
 		add(OP_GETRTT_G, 0, 1, n);
 		cur_block++;
 		add(OP_GETRTT, 0, 1, n);
 		cur_block++;
-		add(OP_BLK_G, 0, 1, 1);
+		/* as many moves per repetition as ucp_floor puts and gets
+		 * blocks of the same size (64 MiB worth, QUICK; else 256) */
+		int blks = (int)(((bench_quick ? 64u : 256u) << 20) / BLK);
+		add(OP_BLK_G, 0, 1, blks);
+		add(OP_PUT_G, 0, 1, blks);
 		cur_block++;
 		add(OP_SPAWN, 0, 1, n);
 		cur_block++;

@@ -12,7 +12,8 @@
  *                          memcpy_bw
  *   REMOTE_OPS_PART=table  Table 1 and the barrier: METRIC lines, echoed
  *   REMOTE_OPS_PART=ucx    over ucx: get_remote_rtt, get_remote_rtt_su,
- *                          blkmov_bw, invoke_rtt and barrier
+ *                          blkmov_bw (from node 1's global memory),
+ *                          blkmov_put_bw (into it), invoke_rtt and barrier
  *                          .<ucx_shm|ucx_tcp>
  *                          (by UCX_TLS), METRIC lines, echoed
  *   REMOTE_OPS_APP=fib|nqueens  a TOKEN balancing job: "balance-app ..."

@@ -13,7 +13,9 @@
  *
  * Each the median over REPS repetitions after one not recorded; every
  * pong and word fetched is checked (WRONG and exit 1 otherwise). Prints
- * the osc component chosen (MPI_T, when it tells) and the placement.
+ * the osc component chosen (MPI_T, when it tells) and the placement. The
+ * Open MPI side of both ucx_floor.sh and compare.sh (compare.pingpong.mpi,
+ * compare.get.mpi).
  *
  *   mpirun -np 2 ... mpi_floor MEDIUM ROUNDS REPS CPU0 CPU1
  */
@@ -23,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lib/mpi_pingpong.h"
 #include <string.h>
 
 #define WORDS 4096
@@ -32,6 +33,28 @@ static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* n 8-byte MPI_Send/MPI_Recv round trips between ranks 0 and 1 (rank 0
+ * sends i, rank 1 answers i + 1); returns the answers rank 0 found wrong
+ * (0 on rank 1). */
+static long mpi_pingpong(int rank, long n)
+{
+	long v = 0, bad = 0;
+	for (long i = 0; i < n; i++) {
+		if (rank == 0) {
+			MPI_Send(&i, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD);
+			MPI_Recv(&v, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			bad += v != i + 1;
+		} else {
+			MPI_Recv(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			v++;
+			MPI_Send(&v, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD);
+		}
+	}
+	return bad;
 }
 
 static long pattern(long i)

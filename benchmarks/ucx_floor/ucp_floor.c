@@ -12,7 +12,12 @@
  *                         (the block of blkmov_bw) into the target's
  *                         region, each flushed to the target before the
  *                         next (MB/s, 10^6 bytes)
- *   ucp_get_lat_own.ucx_<m>, ucp_put_bw_own.ucx_<m>   the same between
+ *   ucp_get_bw.ucx_<m>    ucp_get_nbx of blocks of the same size from
+ *                         the target's region, each completed before the
+ *                         next (MB/s): the floor of a block move from
+ *                         another node's global memory
+ *   ucp_get_lat_own.ucx_<m>, ucp_put_bw_own.ucx_<m>,
+ *   ucp_get_bw_own.ucx_<m>  the same between
  *                         regions each process mapped itself and
  *                         registered, where the others use regions UCX
  *                         allocated (UCP_MEM_MAP_ALLOCATE): over shm UCX
@@ -29,8 +34,8 @@
  *   ucp_floor shm|tcp [ROUNDS [BLOCK [BLOCKS]]]
  *
  * ROUNDS: ping-pongs and gets per repetition (QUICK 2000, else 20000);
- * BLOCK: bytes per put (REMOTE_OPS_BLK); BLOCKS: puts per repetition (64
- * MiB worth with QUICK, else 256 MiB, at least 4).
+ * BLOCK: bytes per put or get (REMOTE_OPS_BLK); BLOCKS: puts (gets) per
+ * repetition (64 MiB worth with QUICK, else 256 MiB, at least 4).
  */
 #define _GNU_SOURCE 1
 #include <sched.h>
@@ -220,16 +225,37 @@ static double put_bw(struct ucp_pair *p, struct ucp_pair_region *r, long blocks)
 	return (double)p->len * (double)blocks / (now_ns() - t0) * 1e3;
 }
 
+/* One repetition: `blocks` gets of the target's whole region (filled with
+ * `seed`) into ours, each completed before the next: MB/s; what the last
+ * one brought is checked. */
+static double get_bw(struct ucp_pair *p, struct ucp_pair_region *r, long blocks,
+		     uint64_t seed, long *wrong)
+{
+	ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH,
+				  .memh = r->memh};
+	memset(r->addr, 0, p->len);
+	double t0 = now_ns();
+	for (long i = 0; i < blocks; i++)
+		if (ucp_pair_wait(p,
+				  ucp_get_nbx(p->ep, r->addr, p->len,
+					      r->peer_addr, r->peer_rkey, &rp),
+				  "ucp_get_nbx"))
+			return -1;
+	double bw = (double)p->len * (double)blocks / (now_ns() - t0) * 1e3;
+	*wrong += (long)count_wrong(r->addr, p->len / sizeof(uint64_t), seed);
+	return bw;
+}
+
 /* Runs one figure bench_reps times after one repetition not recorded,
  * prints its median; the data checks add into *wrong. Gets and puts go
  * to and from region `reg` (UCP_PAIR_REG_*) on both sides; the figures of
  * the region we map ourselves are named *_own. */
-enum fig { FIG_PINGPONG, FIG_GET, FIG_PUT };
+enum fig { FIG_PINGPONG, FIG_GET, FIG_PUT, FIG_GET_BW };
 
 static int figure(struct ucp_pair *p, enum fig f, int reg, long n, long *wrong)
 {
 	static const char *const names[] = {"pingpong_rtt", "ucp_get_lat",
-					    "ucp_put_bw"};
+					    "ucp_put_bw", "ucp_get_bw"};
 	struct ucp_pair_region *rg = &p->reg[reg];
 	double v[64];
 	int reps = bench_reps < 64 ? bench_reps : 64;
@@ -259,6 +285,11 @@ static int figure(struct ucp_pair *p, enum fig f, int reg, long n, long *wrong)
 				*wrong += (long)answer;
 			}
 			break;
+		case FIG_GET_BW:
+			if (ctl(p, CTL_FILL, REG_ARG(reg, seed), &answer))
+				return -1;
+			x = get_bw(p, rg, n, seed, wrong);
+			break;
 		}
 		if (x <= 0)
 			return -1;
@@ -269,7 +300,8 @@ static int figure(struct ucp_pair *p, enum fig f, int reg, long n, long *wrong)
 	snprintf(name, sizeof(name), "%s%s.ucx_%s", names[f],
 		 f != FIG_PINGPONG && reg == UCP_PAIR_REG_OWN ? "_own" : "",
 		 p->medium);
-	bench_metric(name, bench_median(v, reps), f == FIG_PUT ? "MB/s" : "ns");
+	bench_metric(name, bench_median(v, reps),
+		     f == FIG_PUT || f == FIG_GET_BW ? "MB/s" : "ns");
 	return 0;
 }
 
@@ -322,6 +354,8 @@ int main(int argc, char **argv)
 		rc = figure(&p, FIG_GET, reg, rounds, &wrong);
 	for (int reg = 0; reg < UCP_PAIR_REGS && !rc; reg++)
 		rc = figure(&p, FIG_PUT, reg, blocks, &wrong);
+	for (int reg = 0; reg < UCP_PAIR_REGS && !rc; reg++)
+		rc = figure(&p, FIG_GET_BW, reg, blocks, &wrong);
 	uint64_t where = 0;
 	if (!rc && ctl(&p, CTL_WHERE, 0, &where))
 		rc = -1;

@@ -4,7 +4,7 @@
 # $(BUILD)/rel/bench/ucx_floor, run by `make bench`):
 #   1. raw UCP between two processes pinned as a node's EU and SU CPUs
 #      (ucp_floor): pingpong_rtt.ucx_<m>, ucp_get_lat.ucx_<m>,
-#      ucp_put_bw.ucx_<m>; shm is UCX_TLS=posix,cma, tcp is UCX_TLS=tcp
+#      ucp_put_bw.ucx_<m>, ucp_get_bw.ucx_<m>; shm is UCX_TLS=posix,cma, tcp is UCX_TLS=tcp
 #      with UCX_NET_DEVICES=lo
 #   2. Open MPI over the same media (mpi_floor; ob1 with btl self,vader for
 #      shm, self,tcp for tcp): mpi_pingpong_rtt.<m>, mpi_get_lat.<m>. The

@@ -212,22 +212,9 @@ static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
 	*r = *ready_of(m);
 	q_ring_release(eu->ready);
 	if (q_unlikely(r->e[0].fiber == READY_VALUE)) {
-		void *dst = (void *)(uintptr_t)r->e[2].fiber;
 		uint64_t v = r->e[2].frame;
-		switch (r->e[0].frame) {
-		case 1:
-			memcpy(dst, &v, 1);
-			break;
-		case 2:
-			memcpy(dst, &v, 2);
-			break;
-		case 4:
-			memcpy(dst, &v, 4);
-			break;
-		default:
-			memcpy(dst, &v, 8);
-			break;
-		}
+		req_value_copy((void *)(uintptr_t)r->e[2].fiber, &v,
+			       (unsigned)r->e[0].frame);
 		r->e[0] = r->e[1];
 		r->e[1].fiber = 0;
 	}

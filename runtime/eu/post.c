@@ -6,11 +6,14 @@
  * EU never waits here; when the ring is full the message is kept in the
  * EU's overflow list and the EU goes on running fibers. SYNC, INCR_SYNC
  * and DATA_SYNC whose slot (and destination) are on this node the EU
- * performs itself when that keeps the ordering rules (eu_local_ok).
+ * performs itself when that keeps the ordering rules (eu_local_ok), and
+ * so GET_SYNC of 1-8 bytes whose source it can read here (this node's
+ * memory, or another node's global segment mapped in this process).
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
 #include "eu/eu.h"
+#include "gas/gmem.h"
 #include "gas/registry.h"
 #include "unit/slot.h"
 
@@ -55,21 +58,37 @@ uint64_t *eu_line_open(struct eu_state *eu)
 	return eu->lw;
 }
 
-/* A request that takes a whole message (struct su_req's layout). */
+/* A request that takes a whole message (struct su_req's layout); `where`:
+ * spare is the fiber that posts it (REQ_WIDE_WHERE). */
 static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
 			     unsigned flags, int32_t n, uint64_t slot,
-			     uint64_t a, uint64_t b, uint64_t c, uint64_t spare)
+			     uint64_t a, uint64_t b, uint64_t c, uint64_t spare,
+			     bool where)
 {
 	uint64_t *w = eu_rec_begin(eu, REQ_LINE_WORDS);
 	if (!(flags & SU_REQ_NOSLOT))
 		eu->slot_posted++;
-	w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE;
+	w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE |
+	       (where ? REQ_WIDE_WHERE : 0);
 	w[1] = slot;
 	w[2] = a;
 	w[3] = b;
 	w[4] = c;
 	w[5] = spare;
 	eu_rec_end(eu, w, REQ_LINE_WORDS);
+}
+
+/* A request bound for another node (its data, its slot or both): a whole
+ * message that names the fiber posting it, so a node that refuses it
+ * names the line of source that issued it (base/srctab.h, origins). The
+ * local paths never come here. */
+static __attribute__((noinline)) void post_remote(enum su_op op, unsigned size,
+						  unsigned flags, int32_t n,
+						  uint64_t slot, uint64_t a,
+						  uint64_t b)
+{
+	post_wide(&eu_g, op, size, flags, n, slot, a, b, 0,
+		  (uintptr_t)eu_cur_fiber, true);
 }
 
 /* A compact record: the slot (in the head when it fits), then `nargs` of
@@ -279,13 +298,18 @@ void earth_sync(earth_slot *slot)
 void earth_rsync(earth_gslot slot)
 {
 	EU_CHECK_IN_FIBER("RSYNC");
-	check_gslot("RSYNC", slot);
 	struct eu_state *eu = &eu_g;
-	if (eu_local_ok(eu) && gslot_here(slot))
+	if (q_unlikely(!gslot_here(slot))) {
+		check_gslot("RSYNC", slot);
+		post_remote(SU_OP_SYNC, 0, SU_REQ_GSLOT, 0, slot.bits, 0, 0);
+	} else if (q_unlikely(!earth_gslot_addr(slot))) {
+		check_gslot("RSYNC", slot);
+	} else if (eu_local_ok(eu)) {
 		signal_here(eu, earth_gslot_addr(slot),
 			    su_op_names[SU_OP_SYNC]);
-	else
+	} else {
 		post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
+	}
 	eu->ops[EARTH_OP_RSYNC]++;
 }
 
@@ -310,7 +334,10 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	struct eu_state *eu = &eu_g;
-	if (eu_local_ok(eu) && gslot_here(slot))
+	if (q_unlikely(!gslot_here(slot)))
+		post_remote(SU_OP_INCR_SYNC, 0, SU_REQ_GSLOT, n, slot.bits, 0,
+			    0);
+	else if (eu_local_ok(eu))
 		slot_incr(earth_gslot_addr(slot), n,
 			  su_op_names[SU_OP_INCR_SYNC]);
 	else
@@ -337,8 +364,10 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	check_gptr(op, "the source", src);
 	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
+	/* The posting fiber rides along (a whole message anyway): used only
+	 * when the move involves another node. */
 	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits, dst.bits,
-		  n, 0);
+		  n, (uintptr_t)eu_cur_fiber, true);
 	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
 	/* Statistics: a read from another node into this one. */
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id &&
@@ -362,19 +391,99 @@ void earth_blkmov_rsync(earth_gptr src, earth_gptr dst, size_t n,
 
 /* ---- typed GET_SYNC / DATA_SYNC ---- */
 
-static inline void post_get(const char *op, earth_gptr src, void *dst,
-			    unsigned size, unsigned flags, uint64_t slot)
+/* Is a request with these flags and slot bits bound for another node
+ * through its slot? (Constant false for the variants with a local slot.) */
+static inline bool slot_remote(unsigned flags, uint64_t slot)
 {
-	EU_CHECK_IN_FIBER(op);
+	return (flags & SU_REQ_GSLOT) && !gslot_here((earth_gslot){slot});
+}
+
+/* A GET's or DATA's slot, on this node (an earth_slot *, or a global slot
+ * with SU_REQ_GSLOT). */
+static inline earth_slot *slot_here(unsigned flags, uint64_t slot)
+{
+	return (flags & SU_REQ_GSLOT) ? earth_gslot_addr((earth_gslot){slot})
+				      : (earth_slot *)(uintptr_t)slot;
+}
+
+static EARTH_COLD void misplaced_source(const char *op, earth_gptr src)
+{
+	uint64_t a = (uintptr_t)earth_gptr_addr(src);
+	eu_misuse(op,
+		  "the source names node %u, but its address %#llx lies in "
+		  "node %llu's global memory segment: no node serves it (make "
+		  "global pointers to global memory with earth_garray_at, or "
+		  "keep the one earth_galloc returned)",
+		  earth_gptr_node(src), (unsigned long long)a,
+		  (unsigned long long)((a - GMEM_BASE) / gmem_g.seg));
+}
+
+/*
+ * A GET from another node's memory, or into a slot there. Performed by
+ * the EU when the source is another node's global segment mapped here (the
+ * direct table, with the SU's bounds check), the slot is here and the EU
+ * may signal it (eu_local_ok: every request with a slot posted before has
+ * been performed, so the source holds what the SU would read); otherwise
+ * a whole-message request naming its fiber. A source that names one node
+ * but lies in another's segment is refused here, in the fiber's terms.
+ */
+static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
+						 void *dst, unsigned size,
+						 unsigned flags, uint64_t slot)
+{
 	check_gptr(op, "the source", src);
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
 	struct eu_state *eu = &eu_g;
+	uint32_t node = earth_gptr_node(src);
+	uint64_t a = (uintptr_t)earth_gptr_addr(src);
+	if (node != earth_node_g.id) {
+		const void *from = gmem_direct_ptr(node, a, size, false);
+		if (!from && q_unlikely(gmem_misplaced(node, a)))
+			misplaced_source(op, src);
+		if (from && !slot_remote(flags, slot) && eu_local_ok(eu)) {
+			req_value_copy(dst, from, size);
+			signal_here(eu, slot_here(flags, slot),
+				    su_op_names[SU_OP_GET_SYNC]);
+			return;
+		}
+	}
+	post_remote(SU_OP_GET_SYNC, size, flags, 0, slot, src.bits,
+		    (uintptr_t)dst);
+	if (q_unlikely(acct_on) && node != earth_node_g.id)
+		acct_eu.reads_posted++;
+}
+
+/*
+ * GET_SYNC: performed by the EU when it may signal the slot itself
+ * (eu_local_ok, as above) and the source is this node's memory (read
+ * where it is, as the SU reads it); the value lands before the signal, as
+ * with a local DATA_SYNC. Otherwise a request to the SU.
+ */
+static inline __attribute__((always_inline)) void
+post_get(const char *op, earth_gptr src, void *dst, unsigned size,
+	 unsigned flags, uint64_t slot)
+{
+	EU_CHECK_IN_FIBER(op);
+	struct eu_state *eu = &eu_g;
+	eu->ops[EARTH_OP_GET_SYNC]++;
+	if (q_unlikely(earth_gptr_node(src) != earth_node_g.id ||
+		       slot_remote(flags, slot))) {
+		get_remote(op, src, dst, size, flags, slot);
+		return;
+	}
+	if (q_unlikely(!earth_gptr_addr(src)))
+		check_gptr(op, "the source", src);
+	if (q_unlikely(!dst))
+		eu_misuse(op, "null destination address");
+	if (eu_local_ok(eu)) {
+		req_value_copy(dst, earth_gptr_addr(src), size);
+		signal_here(eu, slot_here(flags, slot),
+			    su_op_names[SU_OP_GET_SYNC]);
+		return;
+	}
 	post_small(eu, SU_OP_GET_SYNC, size, flags, slot, 2, src.bits,
 		   (uintptr_t)dst);
-	eu->ops[EARTH_OP_GET_SYNC]++;
-	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id)
-		acct_eu.reads_posted++;
 }
 
 static inline __attribute__((always_inline)) void
@@ -382,37 +491,28 @@ post_data(const char *op, uint64_t value, earth_gptr dst, unsigned size,
 	  unsigned flags, uint64_t slot)
 {
 	EU_CHECK_IN_FIBER(op);
-	check_gptr(op, "the destination", dst);
 	struct eu_state *eu = &eu_g;
-	if (eu_local_ok(eu) && earth_gptr_node(dst) == earth_node_g.id &&
-	    (!(flags & SU_REQ_GSLOT) || gslot_here((earth_gslot){slot}))) {
+	eu->ops[EARTH_OP_DATA_SYNC]++;
+	if (q_unlikely(earth_gptr_node(dst) != earth_node_g.id ||
+		       slot_remote(flags, slot))) {
+		/* To another node's memory, or signalling a slot there. */
+		check_gptr(op, "the destination", dst);
+		post_remote(SU_OP_DATA_SYNC, size, flags, 0, slot, value,
+			    dst.bits);
+		return;
+	}
+	if (q_unlikely(!earth_gptr_addr(dst)))
+		check_gptr(op, "the destination", dst);
+	if (eu_local_ok(eu)) {
 		/* The value lands before the signal: a fiber the signal
 		 * makes ready, here or on the SU, sees it (acq_rel count). */
-		void *d = earth_gptr_addr(dst);
-		switch (size) {
-		case 1:
-			memcpy(d, &value, 1);
-			break;
-		case 2:
-			memcpy(d, &value, 2);
-			break;
-		case 4:
-			memcpy(d, &value, 4);
-			break;
-		default:
-			memcpy(d, &value, 8);
-			break;
-		}
-		signal_here(eu,
-			    (flags & SU_REQ_GSLOT)
-				? earth_gslot_addr((earth_gslot){slot})
-				: (earth_slot *)(uintptr_t)slot,
+		req_value_copy(earth_gptr_addr(dst), &value, size);
+		signal_here(eu, slot_here(flags, slot),
 			    su_op_names[SU_OP_DATA_SYNC]);
 	} else {
 		post_small(eu, SU_OP_DATA_SYNC, size, flags, slot, 2, value,
 			   dst.bits);
 	}
-	eu->ops[EARTH_OP_DATA_SYNC]++;
 }
 
 static inline uint64_t bits_of(const void *v, size_t size)
@@ -472,7 +572,7 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 		eu_misuse(op, "null result address");
 	struct eu_state *eu = &eu_g;
 	post_wide(eu, SU_OP_COLL, type, 0, rop, (uintptr_t)done, value,
-		  (uintptr_t)result, 0, 0);
+		  (uintptr_t)result, 0, 0, false);
 	eu->ops[EARTH_OP_COLLECTIVE]++;
 	if (q_unlikely(acct_on))
 		acct_eu.colls_posted++;
@@ -559,7 +659,7 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 			memcpy(w, args, size);
 		post_wide(eu, SU_OP_INVOKE_REMOTE, 0,
 			  SU_REQ_NOSLOT | SU_REQ_INLINE, (int32_t)node, w[0],
-			  (uintptr_t)f, w[1], w[2], w[3]);
+			  (uintptr_t)f, w[1], w[2], w[3], false);
 		return;
 	}
 	void *copy = malloc(size);
@@ -567,7 +667,7 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 		earth_fatal("out of memory for INVOKE arguments");
 	memcpy(copy, args, size);
 	post_wide(eu, SU_OP_INVOKE_REMOTE, 0, SU_REQ_NOSLOT, 0, 0, (uintptr_t)f,
-		  (uintptr_t)copy, node, 0);
+		  (uintptr_t)copy, node, 0, false);
 }
 
 void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,

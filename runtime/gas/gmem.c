@@ -86,6 +86,22 @@ static void map_failed(uint64_t at, uint64_t len, int err)
 			       : "");
 }
 
+/* The direct table, every entry empty but this node's own segment; with
+ * all: every node's, where the shared mapping puts it (identity). */
+static int direct_table(struct gmem_state *g, bool all)
+{
+	g->direct = calloc(g->nodes, sizeof(*g->direct));
+	if (!g->direct)
+		return -1;
+	for (uint32_t k = 0; k < g->nodes; k++)
+		if (all || k == g->self)
+			g->direct[k] =
+			    (char *)(uintptr_t)(GMEM_BASE +
+						(uint64_t)k * g->seg);
+	g->direct_write = all;
+	return 0;
+}
+
 const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 {
 	struct gmem_state *g = &gmem_g;
@@ -99,6 +115,7 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 		bad = net_gmem_seg(&g->seg);
 	if (bad)
 		return bad;
+	g->want_direct = direct;
 	struct shm_job hdr;
 	int fd = net ? shared_fd(&hdr, nodes) : -1;
 	if (fd >= 0) {
@@ -148,9 +165,10 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 	g->mapped = true;
 	g->shared = fd >= 0;
 	/* Not under an emulated network (net/emu.c): it must see the data. */
-	g->direct = g->shared && direct && !strcmp(net->ops->name, "shm");
+	bool table = g->shared && direct && !strcmp(net->ops->name, "shm");
 	if (reg_mem_add((void *)(uintptr_t)mine, g->seg) ||
-	    gheap_init(&heap, g->seg) || gheap_init(&sym, g->seg)) {
+	    gheap_init(&heap, g->seg) || gheap_init(&sym, g->seg) ||
+	    (table && direct_table(g, true))) {
 		gmem_close();
 		snprintf(why, sizeof(why),
 			 "cannot register global memory: out "
@@ -173,7 +191,26 @@ const char *gmem_expose(struct net *net)
 	    net->ops->rma_expose(net, base, own ? g->seg : 0, &taken);
 	if (taken)
 		g->map = NULL; /* the transport's now: it unmaps it */
-	return e;
+	if (e || !own || !g->want_direct || !net->ops->rma_ptr || g->direct)
+		return e;
+	/* Where the transport maps the peers' segments here (read-only use:
+	 * stores go through the transport, net_ops.rma_put, or their SUs);
+	 * known now, before the units start, and fixed until the
+	 * transport's fini. */
+	if (direct_table(g, false))
+		return "out of memory for the global memory table";
+	bool any = false;
+	for (uint32_t k = 0; k < g->nodes; k++) {
+		if (k == g->self)
+			continue;
+		g->direct[k] = net->ops->rma_ptr(net, k);
+		any |= g->direct[k] != NULL;
+	}
+	if (!any) {
+		free(g->direct);
+		g->direct = NULL;
+	}
+	return NULL;
 }
 
 void gmem_close(void)
@@ -181,6 +218,7 @@ void gmem_close(void)
 	struct gmem_state *g = &gmem_g;
 	if (g->map)
 		munmap(g->map, g->map_len);
+	free(g->direct);
 	gheap_fini(&heap);
 	gheap_fini(&sym);
 	free(recs);

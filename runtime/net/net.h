@@ -29,8 +29,9 @@ struct net_blk_bytes {
 	uint64_t sent_ref, sent_copied;
 };
 
-/* A one-sided read finished (net_ops.rma_get): called by the transport's
- * poll, outside its own progress, with the argument given. */
+/* A one-sided read or write finished (net_ops.rma_get, rma_put): called
+ * by the transport's poll, outside its own progress, with the argument
+ * given. */
 typedef void (*net_rma_done_fn)(void *arg);
 
 /* Called for each message received; payload has h->len bytes; ctx is
@@ -83,12 +84,12 @@ struct net_ops {
 	/* Optional: a line on how the transport reaches its peers (ucx: the
 	 * lanes UCX chose), for --stats. Any thread once the SU ended. */
 	void (*describe)(struct net *t, char *buf, size_t len);
-	/* Optional, one-sided reads of the peers' global memory: the
+	/* Optional, one-sided access to the peers' global memory: the
 	 * earth_run thread, once after open on every node, registers
 	 * [base, base + len) (this node's global segment; NULL, 0: none)
-	 * for the peers to read and learns theirs (blocking until every
-	 * peer's came). *taken: true when the transport put a mapping of its
-	 * own at [base, base + len) in place of the caller's (its fini
+	 * for the peers to read and write and learns theirs (blocking until
+	 * every peer's came). *taken: true when the transport put a mapping of
+	 * its own at [base, base + len) in place of the caller's (its fini
 	 * unmaps it; the caller must not). NULL, or what went wrong. */
 	const char *(*rma_expose)(struct net *t, void *base, uint64_t len,
 				  bool *taken);
@@ -98,6 +99,20 @@ struct net_ops {
 	 * exposed (nothing started: the caller sends a request instead). */
 	int (*rma_get)(struct net *t, uint32_t peer, void *dst, uint64_t raddr,
 		       uint64_t len, net_rma_done_fn done, void *arg);
+	/* Optional (with rma_expose), SU thread: starts writing len bytes
+	 * at src into raddr of peer's registered segment; done(arg) once
+	 * they are in peer's memory (remotely complete: whatever this node
+	 * sends peer from done on arrives after them). src stays valid and
+	 * unchanged until then. 0, or -1 as rma_get. */
+	int (*rma_put)(struct net *t, uint32_t peer, const void *src,
+		       uint64_t raddr, uint64_t len, net_rma_done_fn done,
+		       void *arg);
+	/* Optional (with rma_expose), the earth_run thread right after it:
+	 * the address at which peer's whole exposed segment is mapped in this
+	 * process, so that this node's threads may load from it without the
+	 * transport (valid until fini); NULL where it is not (the peer is
+	 * not reached through shared memory, or exposed nothing). */
+	void *(*rma_ptr)(struct net *t, uint32_t peer);
 };
 
 struct net {

@@ -474,12 +474,22 @@ static void on_message(void *ctx, uint32_t from, const struct wire_hdr *h,
 }
 
 /* Where a BLK_DATA payload goes: its destination, once it is known to lie
- * in registered memory (the SU checks it again on delivery). */
+ * in registered memory (the SU checks it again on delivery). Outside it,
+ * a message that carries its request's origin is refused in the source
+ * terms of that request; one without is refused by the stream. */
 static void *tcp_place(void *ctx, uint32_t from, const struct wire_hdr *h)
 {
 	struct tcp_net *t = ctx;
-	(void)from;
-	return t->base.place ? t->base.place(h) : NULL;
+	void *d = t->base.place ? t->base.place(h) : NULL;
+	if (!d && t->base.place && h->c)
+		wire_refuse(h, from, t->base.nodes, h->c, "b",
+			    "the destination",
+			    "[%#llx, +%u) is outside this node's registered "
+			    "memory; memory from malloc or mmap that other "
+			    "nodes read or write must be registered with "
+			    "earth_register_memory",
+			    (unsigned long long)h->b, h->len);
+	return d;
 }
 
 static void on_recv(struct tcp_net *t, uint32_t p, int res, unsigned flags)

@@ -22,9 +22,11 @@
  *
  * Proof: a peer's first active message must be AM_PROOF, an HMAC with the
  * job secret over both nodes' numbers and the nonces on their cards
- * (ucx_boot.c); nothing else from it is delivered before, and a message
+ * (ucx_boot.c); nothing else from it is delivered before. A message
  * whose reply endpoint is not this node's endpoint to the node it claims
- * to be from is dropped and reported.
+ * to be from, one before the proof, a malformed proof or BYE and a second
+ * proof are dropped and reported, naming the peer; a wrong proof stops
+ * the node, naming it.
  *
  * Faults: endpoints use UCP_ERR_HANDLING_MODE_PEER. A peer that fails
  * without having said BYE (ending cleanly) stops this node naming it.
@@ -42,6 +44,7 @@
 #include "net/ucx.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +60,6 @@
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
 
-enum { AM_MSG = 1, AM_PROOF, AM_BYE, AM_RKEY };
-
 #define BLK_CHUNK (1u << 20) /* BLK_DATA payload per message */
 #define IMM_MAX 8192u	     /* larger payloads never try an inline send */
 #define REF_MIN 4096u	     /* send_ref: smaller payloads are copied */
@@ -67,19 +68,12 @@ enum { AM_MSG = 1, AM_PROOF, AM_BYE, AM_RKEY };
 #define LOST_GRACE_NS 500000000ull /* a BYE may still be queued */
 #define BYE_GRACE_NS 5000000000ull /* for node 0's SHUTDOWN after a BYE */
 #define CLOSE_NS 2000000000ull
-#define PROGRESS_MAX 64 /* progress calls per poll */
-#define PROOF_LABEL "earth ucx v1 proof"
+#define PROGRESS_MAX 64	  /* progress calls per poll */
 #define PIDFD_EVERY 1024u /* polls between looks at the peers' pidfds */
 /* What an epoll event is: the wake eventfd, the worker, a peer's pidfd. */
 #define EV_WAKE 0u
 #define EV_WORKER 1u
 #define EV_PEER 2u
-
-/* The first active message each way, and the last (BYE). */
-struct ucx_proof {
-	uint32_t magic, node, nodes, pad;
-	uint8_t mac[NET_MAC_LEN];
-};
 
 /* A received message waiting in its peer's FIFO. */
 struct ucx_msg {
@@ -100,13 +94,15 @@ struct ucx_rkey_hdr {
 	uint64_t base, len;
 };
 
-/* A one-sided read in flight, then done (its callback waits for poll). */
+/* A one-sided read or write in flight, then done (its callback waits for
+ * poll). */
 struct ucx_rma {
 	struct ucx_rma *next;
 	struct ucx_net *t;
 	net_rma_done_fn done;
 	void *arg;
 	uint32_t peer;
+	bool write;
 };
 
 /* A send whose buffers UCX still uses. */
@@ -163,7 +159,7 @@ struct ucx_net {
 	uint32_t rkeys_in;
 	struct ucx_rma *done_head, *done_tail;
 	struct ucx_rma *free_rma; /* records of finished reads, reused */
-	uint32_t rma_out;	  /* reads UCX has not finished */
+	uint32_t rma_out;	  /* reads and writes UCX has not finished */
 	uint64_t rma_reads;
 };
 
@@ -180,20 +176,23 @@ static uint64_t mono_ns(void)
 static void proof_mac(const struct ucx_net *t, uint32_t from, uint32_t to,
 		      uint8_t mac[NET_MAC_LEN])
 {
-	struct {
-		uint32_t from, to, nodes, pad;
-		uint64_t gmem_seg;
-		uint8_t nf[NET_NONCE_LEN], nt[NET_NONCE_LEN];
-	} m;
-	memset(&m, 0, sizeof(m));
-	m.from = from;
-	m.to = to;
-	m.nodes = t->base.nodes;
-	m.gmem_seg = t->mine->gmem_seg;
-	memcpy(m.nf, t->boot.card[from]->nonce, NET_NONCE_LEN);
-	memcpy(m.nt, t->boot.card[to]->nonce, NET_NONCE_LEN);
-	net_proof_mac(mac, t->boot.secret, t->boot.secret_len, PROOF_LABEL, &m,
-		      sizeof(m), NULL, 0);
+	ucx_proof_mac(&t->boot, t->base.nodes, t->mine->gmem_seg, from, to,
+		      mac);
+}
+
+/* Reports an active message dropped (the first 8 of them): what it was,
+ * from whom, why. */
+static void __attribute__((format(printf, 2, 3)))
+dropped(struct ucx_net *t, const char *fmt, ...)
+{
+	if (t->rejected++ >= 8)
+		return;
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "earth: node %u: ucx: dropped %s\n", t->base.self, why);
 }
 
 /* Which peer an active message came from: the node it claims (claim),
@@ -206,12 +205,34 @@ static uint32_t sender(struct ucx_net *t, uint32_t claim,
 	    (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) &&
 	    param->reply_ep == t->peer[claim].ep)
 		return claim;
-	if (t->rejected++ < 8)
-		fprintf(stderr,
-			"earth: node %u: ucx: dropped %s claiming to come "
-			"from node %u: not from this job's endpoint to that "
-			"node\n",
-			t->base.self, what, claim);
+	dropped(t,
+		"%s claiming to come from node %u: not from this job's "
+		"endpoint to that node",
+		what, claim);
+	return UINT32_MAX;
+}
+
+/* Which peer sent a PROOF or BYE (what) of hlen header and len data
+ * bytes, its header copied into *pr; reports and returns UINT32_MAX when
+ * it is malformed (naming the node whose endpoint it came on, if any) or
+ * not from the node it names. */
+static uint32_t proof_sender(struct ucx_net *t, struct ucx_proof *pr,
+			     const void *header, size_t hlen, size_t len,
+			     const ucp_am_recv_param_t *param, const char *what)
+{
+	if (hlen == sizeof(*pr) && !len) {
+		memcpy(pr, header, sizeof(*pr));
+		return sender(t, pr->node, param, what);
+	}
+	char from[48] = "an endpoint of no node of this job";
+	for (uint32_t k = 0; k < t->base.nodes; k++)
+		if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) &&
+		    t->peer[k].ep && param->reply_ep == t->peer[k].ep)
+			snprintf(from, sizeof(from), "node %u", k);
+	dropped(t,
+		"%s from %s: malformed (%zu header bytes and %zu data "
+		"bytes, not %zu and 0)",
+		what, from, hlen, len, sizeof(*pr));
 	return UINT32_MAX;
 }
 
@@ -222,18 +243,13 @@ static ucs_status_t on_proof(void *arg, const void *header, size_t hlen,
 	struct ucx_net *t = arg;
 	(void)data;
 	struct ucx_proof pr;
-	if (hlen != sizeof(pr) || len) {
-		if (t->rejected++ < 8)
-			fprintf(stderr,
-				"earth: node %u: ucx: dropped a malformed "
-				"proof\n",
-				t->base.self);
-		return UCS_OK;
-	}
-	memcpy(&pr, header, sizeof(pr));
-	uint32_t p = sender(t, pr.node, param, "a proof");
+	uint32_t p = proof_sender(t, &pr, header, hlen, len, param, "a proof");
 	if (p == UINT32_MAX)
 		return UCS_OK;
+	if (t->peer[p].proven) {
+		dropped(t, "a second proof from node %u", p);
+		return UCS_OK;
+	}
 	uint8_t want[NET_MAC_LEN];
 	proof_mac(t, p, t->base.self, want);
 	if (pr.magic != UCX_CARD_MAGIC || pr.nodes != t->base.nodes ||
@@ -242,10 +258,8 @@ static ucs_status_t on_proof(void *arg, const void *header, size_t hlen,
 			    "(another EARTH_JOB_SECRET, or not this job's "
 			    "node): refused",
 			    p);
-	if (!t->peer[p].proven) {
-		t->peer[p].proven = true;
-		t->proofs_in++;
-	}
+	t->peer[p].proven = true;
+	t->proofs_in++;
 	return UCS_OK;
 }
 
@@ -256,12 +270,13 @@ static ucs_status_t on_bye(void *arg, const void *header, size_t hlen,
 	struct ucx_net *t = arg;
 	(void)data;
 	struct ucx_proof pr;
-	if (hlen != sizeof(pr) || len)
+	uint32_t p = proof_sender(t, &pr, header, hlen, len, param, "a BYE");
+	if (p == UINT32_MAX)
 		return UCS_OK;
-	memcpy(&pr, header, sizeof(pr));
-	uint32_t p = sender(t, pr.node, param, "a BYE");
-	if (p == UINT32_MAX || !t->peer[p].proven)
+	if (!t->peer[p].proven) {
+		dropped(t, "a BYE from node %u before its proof", p);
 		return UCS_OK;
+	}
 	t->peer[p].bye = true;
 	/* Node 0's SHUTDOWN may still be on its way from node 0. */
 	if (!t->ending && !t->bye_deadline && p != 0) {
@@ -360,11 +375,7 @@ static ucs_status_t on_msg(void *arg, const void *header, size_t hlen,
 	struct ucx_net *t = arg;
 	struct wire_hdr h;
 	if (hlen != sizeof(h)) {
-		if (t->rejected++ < 8)
-			fprintf(stderr,
-				"earth: node %u: ucx: dropped a message with a "
-				"%zu-byte header\n",
-				t->base.self, hlen);
+		dropped(t, "a message with a %zu-byte header", hlen);
 		return UCS_OK;
 	}
 	memcpy(&h, header, sizeof(h));
@@ -373,11 +384,7 @@ static ucs_status_t on_msg(void *arg, const void *header, size_t hlen,
 		return UCS_OK;
 	struct ucx_peer *pp = &t->peer[p];
 	if (!pp->proven) {
-		if (t->rejected++ < 8)
-			fprintf(stderr,
-				"earth: node %u: ucx: dropped a message from "
-				"node %u before its proof\n",
-				t->base.self, p);
+		dropped(t, "a message from node %u before its proof", p);
 		return UCS_OK;
 	}
 	if (t->ending) /* after the end, what arrives no longer matters */
@@ -938,7 +945,7 @@ static void ucx_describe(struct net *nt, char *buf, size_t len)
 				 : "; global memory registered");
 }
 
-/* ---- one-sided reads ---- */
+/* ---- one-sided reads and writes ---- */
 
 static const char *ucx_fail(const char *what, ucs_status_t st)
 {
@@ -965,12 +972,37 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 	struct ucx_rma *r = user;
 	struct ucx_net *t = r->t;
 	if (st != UCS_OK)
-		earth_fatal("ucx: a one-sided read from node %u failed: %s",
-			    r->peer, ucs_status_string(st));
+		earth_fatal("ucx: a one-sided %s node %u failed: %s",
+			    r->write ? "write to" : "read from", r->peer,
+			    ucs_status_string(st));
 	t->base.sends_out--;
 	t->rma_out--;
 	ucp_request_free(req);
 	rma_queue(t, r);
+}
+
+/* Peer p's exposed segment, reached through a lane that accesses its
+ * memory itself, holds [raddr, raddr + len): a record for the access
+ * (else NULL: the caller sends a message instead). */
+static struct ucx_rma *rma_new(struct ucx_net *t, uint32_t peer, uint64_t raddr,
+			       uint64_t len, net_rma_done_fn done, void *arg,
+			       bool write)
+{
+	struct ucx_peer *pp = &t->peer[peer];
+	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
+	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
+		return NULL;
+	struct ucx_rma *r = t->free_rma;
+	if (r)
+		t->free_rma = r->next;
+	else if (!(r = malloc(sizeof(*r))))
+		return NULL;
+	r->t = t;
+	r->done = done;
+	r->arg = arg;
+	r->peer = peer;
+	r->write = write;
+	return r;
 }
 
 static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
@@ -978,18 +1010,9 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	struct ucx_peer *pp = &t->peer[peer];
-	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
-	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
+	struct ucx_rma *r = rma_new(t, peer, raddr, len, done, arg, false);
+	if (!r)
 		return -1;
-	struct ucx_rma *r = t->free_rma;
-	if (r)
-		t->free_rma = r->next;
-	else if (!(r = malloc(sizeof(*r))))
-		return -1;
-	r->t = t;
-	r->done = done;
-	r->arg = arg;
-	r->peer = peer;
 	ucp_request_param_t rp;
 	memset(&rp, 0, sizeof(rp));
 	rp.op_attr_mask =
@@ -1011,6 +1034,72 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 		t->rma_out++;
 	}
 	return 0;
+}
+
+/* A write is done when its data is in the peer's memory, not when UCX
+ * is done with the source (all a put's own completion says: ucp.h,
+ * ucp_put_nbx). So the put goes without a callback (its request is freed
+ * at once; UCX still carries it out) and is followed by ucp_ep_flush_nbx,
+ * which completes once every RMA operation issued on the endpoint before
+ * it is "completed both at the origin and at the target" (ucp.h,
+ * ucp_ep_flush_nbx); that flush's completion is the write's. A fence
+ * would not do: ucp_worker_fence only orders RMA and atomic operations
+ * among themselves and says nothing of active messages, which may take
+ * another lane; so a SYNC that must follow the data is sent by the layer
+ * above from the completion. The source stays valid until then (the
+ * caller's contract), which also covers the put itself. */
+static int ucx_rma_put(struct net *nt, uint32_t peer, const void *src,
+		       uint64_t raddr, uint64_t len, net_rma_done_fn done,
+		       void *arg)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	struct ucx_rma *r = rma_new(t, peer, raddr, len, done, arg, true);
+	if (!r)
+		return -1;
+	ucp_request_param_t rp;
+	memset(&rp, 0, sizeof(rp));
+	ucs_status_ptr_t sp =
+	    ucp_put_nbx(pp->ep, src, (size_t)len, raddr, pp->rkey, &rp);
+	if (UCS_PTR_IS_ERR(sp)) {
+		r->next = t->free_rma;
+		t->free_rma = r;
+		return -1; /* nothing started: the endpoint failed */
+	}
+	if (sp)
+		ucp_request_free(sp);
+	rp.op_attr_mask =
+	    UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	rp.cb.send = rma_cb;
+	rp.user_data = r;
+	sp = ucp_ep_flush_nbx(pp->ep, &rp);
+	if (UCS_PTR_IS_ERR(sp))
+		earth_fatal("ucx: a one-sided write to node %u failed: %s",
+			    peer, ucs_status_string(UCS_PTR_STATUS(sp)));
+	if (!sp) {
+		rma_queue(t, r);
+	} else {
+		t->base.sends_out++;
+		t->rma_out++;
+	}
+	return 0;
+}
+
+/* net_ops.rma_ptr: where UCX mapped peer's segment here when it unpacked
+ * its key (ucp_rkey_ptr: over shared memory a posix or sysv segment the
+ * peer's UCX allocated, mapped whole), checked at both ends; NULL over
+ * lanes that cannot (tcp, cma: memory registered rather than allocated). */
+static void *ucx_rma_ptr(struct net *nt, uint32_t peer)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	void *lo, *hi;
+	if (peer == t->base.self || !pp->rkey || !pp->rlen ||
+	    ucp_rkey_ptr(pp->rkey, pp->rbase, &lo) != UCS_OK ||
+	    ucp_rkey_ptr(pp->rkey, pp->rbase + pp->rlen - 1, &hi) != UCS_OK ||
+	    (uintptr_t)hi - (uintptr_t)lo != pp->rlen - 1)
+		return NULL;
+	return lo;
 }
 
 /* Did UCX map the segment where gmem placed it, all of it? */
@@ -1041,10 +1130,12 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len,
 	    UCP_MEM_MAP_PARAM_FIELD_PROT | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
 	mp.address = base;
 	mp.length = (size_t)len;
-	/* Peers read it one-sided; they write only through this node's SU
-	 * (which checks every message). */
+	/* Peers read and write it one-sided: any of its bytes, which a
+	 * message through this node's SU could write too (the whole segment
+	 * is registered memory); a slot in it fires only by a message, whose
+	 * checks look at the slot then. */
 	mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
-		  UCP_MEM_MAP_PROT_REMOTE_READ;
+		  UCP_MEM_MAP_PROT_REMOTE_READ | UCP_MEM_MAP_PROT_REMOTE_WRITE;
 	mp.flags = UCP_MEM_MAP_ALLOCATE | UCP_MEM_MAP_FIXED;
 	ucs_status_t st = UCS_ERR_UNSUPPORTED;
 	if (munmap(base, (size_t)len) == 0) {
@@ -1165,6 +1256,8 @@ static const struct net_ops ucx_ops = {
     .describe = ucx_describe,
     .rma_expose = ucx_rma_expose,
     .rma_get = ucx_rma_get,
+    .rma_put = ucx_rma_put,
+    .rma_ptr = ucx_rma_ptr,
 };
 
 /* ---- opening (earth_run thread) ---- */
@@ -1345,6 +1438,23 @@ static void note_lanes(struct ucx_net *t)
 	t->lanes[w] = 0;
 }
 
+/* Names the nodes whose proof did not come in time. */
+static const char *unproven(const struct ucx_net *t)
+{
+	static char msg[200];
+	uint32_t first = UINT32_MAX, n = 0;
+	for (uint32_t p = 0; p < t->base.nodes; p++)
+		if (p != t->base.self && !t->peer[p].proven) {
+			first = first == UINT32_MAX ? p : first;
+			n++;
+		}
+	snprintf(msg, sizeof(msg),
+		 "ucx transport: node %u%s did not prove itself in time "
+		 "(EARTH_CONNECT_TIMEOUT; see its errors)",
+		 first, n > 1 ? " and others" : "");
+	return msg;
+}
+
 /* Creates the endpoints, sends every peer our proof and progresses until
  * every peer proved itself (EARTH_CONNECT_TIMEOUT). */
 static const char *connect_all(struct ucx_net *t)
@@ -1443,8 +1553,7 @@ static const char *connect_all(struct ucx_net *t)
 				return "ucx transport: a peer failed before "
 				       "proving itself (see its errors)";
 		if (mono_ns() > deadline)
-			return "ucx transport: not every node proved itself "
-			       "in time (EARTH_CONNECT_TIMEOUT)";
+			return unproven(t);
 	}
 	note_lanes(t);
 	return NULL;

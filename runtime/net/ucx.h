@@ -2,7 +2,8 @@
 /*
  * ucx.h - private to the ucx transport: what its data path (ucx.c) and
  * its bootstrap (ucx_boot.c: earthrun's rendezvous or PMIx) say to each
- * other. Details: docs/architecture.md, "Between nodes: ucx".
+ * other, and the active messages nodes send (tests/progs/ucxrogue.c sends
+ * them raw). Details: docs/architecture.md, "Between nodes: ucx".
  */
 #ifndef EARTH_UCX_H
 #define EARTH_UCX_H
@@ -41,6 +42,23 @@ struct ucx_boot {
 	bool pmix; /* PMIx_Init succeeded: PMIx_Finalize at the end */
 	struct ucx_card **card; /* card[p] for every node, malloc'd */
 };
+
+/* The active messages between nodes (UCP AM ids). */
+enum { AM_MSG = 1, AM_PROOF, AM_BYE, AM_RKEY };
+
+/* AM_PROOF's header, a node's first active message to each peer (the
+ * data is empty); AM_BYE's, its last, with no mac. */
+struct ucx_proof {
+	uint32_t magic, node, nodes, pad;
+	uint8_t mac[NET_MAC_LEN];
+};
+
+/* The proof node `from` gives node `to` in a job of `nodes` nodes with
+ * gmem_seg bytes of global memory per node, after the exchange filled b:
+ * an HMAC keyed with the job secret over both numbers and the nonces on
+ * both cards. */
+void ucx_proof_mac(const struct ucx_boot *b, uint32_t nodes, uint64_t gmem_seg,
+		   uint32_t from, uint32_t to, uint8_t mac[NET_MAC_LEN]);
 
 /* Whether a PMIx launcher started this process (PMIX_RANK and
  * PMIX_NAMESPACE in the environment). */

@@ -2,7 +2,8 @@
 /*
  * ucx_boot.c - how the nodes of a ucx job learn each other's worker
  * addresses (ucx.h), blocking, on the earth_run thread before the SU
- * starts.
+ * starts, and the proofs keyed with the secret and the nonces they
+ * exchanged.
  *
  * Under a PMIx launcher (mpirun, srun --mpi=pmix): PMIx_Init, each node
  * PMIx_Put's its card, node 0 also a job secret it made (unless
@@ -32,6 +33,7 @@
 #define CARD_KEY "earth.ucx.card"
 #define SECRET_KEY "earth.ucx.secret"
 #define CARD_WAIT_MS 10000 /* for a peer's card once connected */
+#define PROOF_LABEL "earth ucx v1 proof"
 
 static char errbuf[400];
 
@@ -263,6 +265,25 @@ const char *ucx_boot_exchange(uint32_t self, uint32_t nodes,
 	if (ucx_boot_under_pmix())
 		return by_pmix(self, nodes, mine, card_len, b);
 	return by_rendezvous(self, nodes, mine, card_len, b);
+}
+
+void ucx_proof_mac(const struct ucx_boot *b, uint32_t nodes, uint64_t gmem_seg,
+		   uint32_t from, uint32_t to, uint8_t mac[NET_MAC_LEN])
+{
+	struct {
+		uint32_t from, to, nodes, pad;
+		uint64_t gmem_seg;
+		uint8_t nf[NET_NONCE_LEN], nt[NET_NONCE_LEN];
+	} m;
+	memset(&m, 0, sizeof(m));
+	m.from = from;
+	m.to = to;
+	m.nodes = nodes;
+	m.gmem_seg = gmem_seg;
+	memcpy(m.nf, b->card[from]->nonce, NET_NONCE_LEN);
+	memcpy(m.nt, b->card[to]->nonce, NET_NONCE_LEN);
+	net_proof_mac(mac, b->secret, b->secret_len, PROOF_LABEL, &m, sizeof(m),
+		      NULL, 0);
 }
 
 void ucx_boot_fini(struct ucx_boot *b, uint32_t nodes)

@@ -48,9 +48,9 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 			return "len/n (SYNC carries no payload and n = 1)";
 		break;
 	case W_BLK_REQ:
-		if (h->len != 0 || h->n < 0)
-			return "len/n (BLK_REQ carries no payload; n is the "
-			       "length)";
+		if ((h->len != 0 && h->len != 8) || h->n < 0)
+			return "len/n (BLK_REQ carries no payload or its "
+			       "8-byte origin; n is the length)";
 		break;
 	case W_BLK_DATA:
 		break;

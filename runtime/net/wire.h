@@ -27,8 +27,8 @@
 
 enum wire_type {
 	W_SYNC = 1, /* signal slot (a) once (n = 1)                      */
-	W_BLK_REQ,  /* read len bytes at src (b); send them to dst (c),  */
-	/* then signal slot (a)                              */
+	W_BLK_REQ,  /* read n bytes at src (b); send them to dst (c),    */
+	/* then signal slot (a); payload: none or the origin */
 	W_BLK_DATA, /* write the payload at dst (b); if LAST, signal (a) */
 	W_INVOKE,   /* start function id (n) with the payload as args    */
 	W_SHUTDOWN, /* main ended: exit with status (n)                  */
@@ -69,7 +69,8 @@ struct wire_hdr {
 	int32_t n;	 /* type-specific count, id or status */
 	uint64_t a;	 /* slot: earth_gslot bits */
 	uint64_t b;	 /* address on the receiving node */
-	uint64_t c;	 /* W_BLK_REQ: destination gptr; else 0 */
+	uint64_t c;	 /* W_BLK_REQ: destination gptr; W_SYNC, */
+	/* W_INCR, W_BLK_DATA: the origin (wire_origin); else 0 */
 };
 static_assert(sizeof(struct wire_hdr) == 40, "wire header layout");
 
@@ -82,5 +83,24 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 		       uint32_t nodes);
 
 const char *wire_type_name(unsigned type);
+
+/*
+ * The origin of the request behind a message (base/srctab.h): field c of
+ * SYNC, INCR and BLK_DATA, the 8-byte payload of a BLK_REQ; 0 when none.
+ * Untrusted like the rest: read only to word a refusal (refuse.c).
+ */
+uint64_t wire_origin(const struct wire_hdr *h, const void *payload);
+
+/*
+ * Stops the job: message h from node `from` refused for its field `field`
+ * because of what fmt says. With an origin this node reads: "refused
+ * GET_SYNC_L from node 0 (f.tc:12 in main, fiber 0): ROLE WHY (message
+ * BLK_REQ, field b)"; else "message BLK_REQ from node 0 rejected: field
+ * b (WHY)". role: what the field is ("the source"), or NULL.
+ */
+_Noreturn void wire_refuse(const struct wire_hdr *h, uint32_t from,
+			   uint32_t nodes, uint64_t origin, const char *field,
+			   const char *role, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8), cold));
 
 #endif /* EARTH_WIRE_H */

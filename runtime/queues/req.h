@@ -12,6 +12,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/op.h"
 #include "queues/q_msg.h"
@@ -23,6 +24,10 @@
 /* INVOKE_REMOTE: the arguments travel in the request itself. */
 #define SU_REQ_INLINE 0x4u
 #define SU_REQ_INLINE_MAX 32u
+/* A whole-message request bound for another node: spare holds the fiber
+ * that posted it, for the messages about it (never a head flag: set by
+ * the decoder from REQ_WIDE_WHERE, queues/req_line.h). */
+#define SU_REQ_WHERE 0x8u
 
 struct su_req {
 	uint8_t op;	/* enum su_op */
@@ -51,6 +56,26 @@ struct ready_msg {
 };
 static_assert(sizeof(struct ready_msg) == sizeof(((struct q_msg *)0)->w),
 	      "ready entries fill one message");
+
+/* A GET/DATA value of `size` bytes (1, 2, 4, else 8: checked when it was
+ * posted), moved with one access of its width. */
+static inline void req_value_copy(void *dst, const void *src, unsigned size)
+{
+	switch (size) {
+	case 1:
+		memcpy(dst, src, 1);
+		break;
+	case 2:
+		memcpy(dst, src, 2);
+		break;
+	case 4:
+		memcpy(dst, src, 4);
+		break;
+	default:
+		memcpy(dst, src, 8);
+		break;
+	}
+}
 
 static inline struct su_req *req_of(struct q_msg *m)
 {

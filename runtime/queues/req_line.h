@@ -13,7 +13,10 @@
  *   bits 56-59  value size (GET/DATA: 1, 2, 4 or 8; COLL: its type)
  *   bits 60-62  flags (SU_REQ_GSLOT, SU_REQ_NOSLOT, SU_REQ_INLINE)
  *   bit  63     wide: the record is the whole message, struct su_req's
- *               words 1-5 follow (slot, a, b, c, spare)
+ *               words 1-5 follow (slot, a, b, c, spare); then bit 47
+ *               (REQ_WIDE_WHERE) says spare holds the fiber that posted
+ *               the request (SU_REQ_WHERE: one bound for another node)
+ *               and bits 32-46 are 0
  * Compact records and their words after the head (the slot word first
  * when the head holds no slot):
  *   SYNC                    -
@@ -33,6 +36,7 @@
 #define REQ_LINE_WORDS Q_MSG_WORDS
 #define REQ_ADDR_MASK ((1ull << 48) - 1)
 #define REQ_WIDE (1ull << 63)
+#define REQ_WIDE_WHERE (1ull << 47)
 
 static inline uint64_t req_head(enum su_op op, unsigned size, unsigned flags,
 				uint64_t low)
@@ -148,8 +152,10 @@ static inline int req_decode_any(const uint64_t *w, unsigned i,
 	if (h & REQ_WIDE) {
 		if (q_unlikely(i != 0))
 			return -REQ_BAD_WIDE_POS;
-		if (q_unlikely((h & REQ_ADDR_MASK) >> 32))
+		if (q_unlikely((h & REQ_ADDR_MASK & ~REQ_WIDE_WHERE) >> 32))
 			return -REQ_BAD_N;
+		if (h & REQ_WIDE_WHERE)
+			r->flags |= SU_REQ_WHERE;
 		r->n = (int32_t)(uint32_t)h;
 		r->slot = w[1];
 		r->a = w[2];

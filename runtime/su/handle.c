@@ -25,7 +25,7 @@ static inline void signal_slot(struct earth_node *n, const struct su_req *r)
 {
 	const char *op = su_op_names[r->op];
 	if (q_unlikely((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot))) {
-		su_signal_gslot(n, r->slot, op);
+		su_signal_gslot(n, r->slot, op, su_origin(n, r));
 		return;
 	}
 	su_slot_signal(&su_g, su_slot_resolve(n, r, op), op);
@@ -36,7 +36,7 @@ void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
 	void *dst = (void *)(uintptr_t)r->b;
 	if (q_unlikely((r->flags & SU_REQ_GSLOT) && !is_local(n, r->slot))) {
 		su_copy_value(dst, src, r->size);
-		su_signal_gslot(n, r->slot, "GET_SYNC");
+		su_signal_gslot(n, r->slot, "GET_SYNC", su_origin(n, r));
 		return;
 	}
 	earth_slot *s = su_slot_resolve(n, r, "GET_SYNC");

@@ -7,18 +7,25 @@
  * this node's registered memory, slots must be aligned and initialised,
  * functions are numbers in the table of threaded functions. GET, DATA and
  * BLKMOV whose remote operands all lie in another node's global segment
- * mapped here (gas/gmem.h, EARTH_REMOTE=direct) are served by this SU
- * itself: a copy through the mapping, then the slot is signalled (a
- * remote slot by a SYNC message), like a memory-mapped network interface.
- * Over a transport that reads peers' global memory one-sided
- * (net_ops.rma_get: ucx), a GET and a BLKMOV from another node's global
- * memory into this node are read so; the completion, run by the
- * transport's poll, signals the slot.
+ * mapped here (the direct table, gas/gmem.h, EARTH_REMOTE=direct: every
+ * operand under earthrun's shared mapping, the sources of reads where the
+ * transport maps the peer's segment) are served by this SU itself: a copy
+ * through the mapping, then the slot is signalled (a remote slot by a SYNC
+ * message), like a memory-mapped network interface. Over a transport that
+ * reads peers' global memory one-sided (net_ops.rma_get: ucx), a GET and a
+ * BLKMOV from another node's global memory into this node not mapped here
+ * are read so; the completion, run by the transport's poll, signals the
+ * slot. Where it also writes it (net_ops.rma_put), a DATA and a BLKMOV
+ * from this node into another node's global memory are written so; the
+ * completion comes once the data is in that node's memory, and only then
+ * is the slot signalled (a SYNC to the destination's or another node's
+ * slot leaves only then, so it arrives after the data).
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
 #include "gas/gmem.h"
 #include "gas/registry.h"
+#include "base/srctab.h"
 #include "base/stamp.h"
 #include "su/su.h"
 #include "base/trace.h"
@@ -172,16 +179,29 @@ unsigned su_net_drain(struct earth_node *n)
 	return sent;
 }
 
-static void send_sync(struct earth_node *n, uint64_t gslot, enum wire_type t,
-		      int32_t count)
+uint64_t su_origin(struct earth_node *n, const struct su_req *r)
 {
-	struct wire_hdr h = {.type = (uint8_t)t, .n = count, .a = gslot};
+	if (!(r->flags & SU_REQ_WHERE))
+		return 0;
+	earth_fiber_fn fn;
+	uintptr_t f = (uintptr_t)r->spare;
+	memcpy(&fn, &f, sizeof(fn));
+	return src_origin_pack(fn, r->op, r->flags & SU_REQ_GSLOT, r->size,
+			       n->id);
+}
+
+static void send_sync(struct earth_node *n, uint64_t gslot, enum wire_type t,
+		      int32_t count, uint64_t origin)
+{
+	struct wire_hdr h = {
+	    .type = (uint8_t)t, .n = count, .a = gslot, .c = origin};
 	su_net_send(n, earth_gslot_node((earth_gslot){gslot}), &h, NULL);
 }
 
 /* Pushes len bytes at local src to dst (another node), then the slot. */
 static void push_data(struct earth_node *n, const void *src, uint64_t len,
-		      earth_gptr dst, uint64_t gslot, unsigned flags)
+		      earth_gptr dst, uint64_t gslot, unsigned flags,
+		      uint64_t origin)
 {
 	uint32_t peer = earth_gptr_node(dst);
 	uint64_t off = 0;
@@ -193,6 +213,7 @@ static void push_data(struct earth_node *n, const void *src, uint64_t len,
 		    .len = (uint32_t)chunk,
 		    .a = gslot,
 		    .b = (uintptr_t)earth_gptr_addr(dst) + off,
+		    .c = origin,
 		    .flags = (uint16_t)(flags |
 					(off + chunk == len ? WIRE_F_LAST : 0)),
 		};
@@ -203,44 +224,60 @@ static void push_data(struct earth_node *n, const void *src, uint64_t len,
 
 /* ---- signalling a slot named by a global slot pointer ---- */
 
-static EARTH_COLD _Noreturn void forged_slot(const earth_slot *s, uint32_t from,
-					     const char *what)
+/* A message this node refuses (net/wire.h): in the source terms of the
+ * request behind it when it names one. */
+#define refuse(n, h, from, origin, field, role, ...)                           \
+	wire_refuse(h, from, (n)->num_nodes, origin, field, role, __VA_ARGS__)
+
+static EARTH_COLD _Noreturn void forged_slot(struct earth_node *n,
+					     const earth_slot *s,
+					     const struct wire_hdr *h,
+					     uint32_t from, uint64_t origin)
 {
-	earth_fatal("message %s from node %u rejected: field a (slot %p "
-		    "holds fiber %p, which is not a fiber this node armed a "
-		    "slot with: a forged or overwritten slot)",
-		    what, from, (const void *)s, (void *)(uintptr_t)s->fiber);
+	refuse(n, h, from, origin, "a", NULL,
+	       "slot %p holds fiber %p, which is not a fiber this node armed a "
+	       "slot with: a forged or overwritten slot",
+	       (const void *)s, (void *)(uintptr_t)s->fiber);
 }
 
 /* A slot a message makes fire runs only a fiber this node armed a slot
  * with (gas/registry.h): its fields lie in memory peers may write, so
  * this is checked after the message's own data landed. An uninitialised
  * slot (fiber 0) is left to su_slot_signal's message. */
-static inline void check_fiber(const earth_slot *s, uint32_t from,
-			       const char *what)
+static inline void check_fiber(struct earth_node *n, const earth_slot *s,
+			       const struct wire_hdr *h, uint32_t from,
+			       uint64_t origin)
 {
 	if (q_unlikely(!reg_fiber_known(s->fiber)) && s->fiber)
-		forged_slot(s, from, what);
+		forged_slot(n, s, h, from, origin);
+}
+
+static EARTH_COLD _Noreturn void not_a_slot(struct earth_node *n,
+					    const struct wire_hdr *h,
+					    uint32_t from, uint64_t origin)
+{
+	refuse(n, h, from, origin, "a", NULL,
+	       "slot %#llx is not an aligned slot in this node's registered "
+	       "memory",
+	       (unsigned long long)h->a);
 }
 
 static inline __attribute__((always_inline)) earth_slot *
-checked_slot(struct earth_node *n, uint64_t gslot, uint32_t from,
-	     const char *what)
+checked_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from,
+	     uint64_t origin)
 {
-	earth_gslot g = {gslot};
+	earth_gslot g = {h->a};
 	uint64_t addr = (uintptr_t)earth_gslot_addr(g);
 	if (earth_gslot_node(g) != n->id || (addr & 7) ||
 	    !reg_mem_contains(addr, sizeof(earth_slot)))
-		earth_fatal("message %s from node %u rejected: field a (slot "
-			    "%#llx is not an aligned slot in this node's "
-			    "registered memory)",
-			    what, from, (unsigned long long)gslot);
+		not_a_slot(n, h, from, origin);
 	earth_slot *s = (earth_slot *)(uintptr_t)addr;
-	check_fiber(s, from, what);
+	check_fiber(n, s, h, from, origin);
 	return s;
 }
 
-void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
+void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op,
+		     uint64_t origin)
 {
 	earth_gslot g = {gslot};
 	if (earth_gslot_node(g) == n->id) {
@@ -249,7 +286,7 @@ void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op)
 			earth_fatal("%s: null slot", op);
 		su_slot_signal(&su_g, s, op);
 	} else {
-		send_sync(n, gslot, W_SYNC, 1);
+		send_sync(n, gslot, W_SYNC, 1, origin);
 	}
 }
 
@@ -267,13 +304,12 @@ static bool deliver_value(const struct wire_hdr *h, earth_slot *s, void *d,
 	return su_ready_value(&su_g, s, d, v, h->len);
 }
 
-static EARTH_COLD _Noreturn void slot_node_bad(const struct wire_hdr *h,
-					       uint32_t from, uint32_t nodes)
+static EARTH_COLD _Noreturn void slot_node_bad(struct earth_node *n,
+					       const struct wire_hdr *h,
+					       uint32_t from, uint64_t origin)
 {
-	earth_fatal("message %s from node %u rejected: field a (slot on node "
-		    "%u of %u)",
-		    wire_type_name(h->type), from,
-		    earth_gslot_node((earth_gslot){h->a}), nodes);
+	refuse(n, h, from, origin, "a", NULL, "slot on node %u of %u",
+	       earth_gslot_node((earth_gslot){h->a}), n->num_nodes);
 }
 
 /* The slot a message from `from` names in field a, when it is on this
@@ -281,29 +317,30 @@ static EARTH_COLD _Noreturn void slot_node_bad(const struct wire_hdr *h,
  * message is rejected. NULL when the slot is another node's (one of the
  * job's: its SYNC goes there). */
 static inline __attribute__((always_inline)) earth_slot *
-local_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from)
+local_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from,
+	   uint64_t origin)
 {
 	uint32_t node = earth_gslot_node((earth_gslot){h->a});
 	if (node != n->id) {
 		if (q_unlikely(node >= n->num_nodes))
-			slot_node_bad(h, from, n->num_nodes);
+			slot_node_bad(n, h, from, origin);
 		return NULL;
 	}
-	return checked_slot(n, h->a, from, wire_type_name(h->type));
+	return checked_slot(n, h, from, origin);
 }
 
 /* Signals the slot of a message's field a: s (from local_slot) here, or
- * a SYNC to the slot's node. */
+ * a SYNC to the slot's node (with the origin it came with). */
 static inline __attribute__((always_inline)) void
 signal_of(struct earth_node *n, const struct wire_hdr *h, earth_slot *s,
-	  const char *op, uint32_t from)
+	  const char *op, uint32_t from, uint64_t origin)
 {
 	if (s) {
 		/* The data just written may have been the slot itself. */
-		check_fiber(s, from, wire_type_name(h->type));
+		check_fiber(n, s, h, from, origin);
 		su_slot_signal(&su_g, s, op);
 	} else {
-		send_sync(n, h->a, W_SYNC, 1);
+		send_sync(n, h->a, W_SYNC, 1, origin);
 	}
 }
 
@@ -319,9 +356,9 @@ static uint64_t slot_bits(struct earth_node *n, const struct su_req *r)
 void su_remote_sync(struct earth_node *n, const struct su_req *r)
 {
 	if (r->op == SU_OP_INCR_SYNC)
-		send_sync(n, r->slot, W_INCR, r->n);
+		send_sync(n, r->slot, W_INCR, r->n, su_origin(n, r));
 	else
-		send_sync(n, r->slot, W_SYNC, 1);
+		send_sync(n, r->slot, W_SYNC, 1, su_origin(n, r));
 }
 
 /* A GET_SYNC or BLKMOV_SYNC read one-sided by the transport
@@ -339,7 +376,8 @@ static void rma_read_done(void *arg)
 	if (acct_on)
 		direct_observed(true);
 	if (rd->blk)
-		su_signal_gslot(rd->n, slot_bits(rd->n, &rd->r), "BLKMOV_SYNC");
+		su_signal_gslot(rd->n, slot_bits(rd->n, &rd->r), "BLKMOV_SYNC",
+				su_origin(rd->n, &rd->r));
 	else
 		su_get_done(rd->n, &rd->r, &rd->val);
 	free(rd);
@@ -368,15 +406,25 @@ static bool rma_read(struct earth_node *n, const struct su_req *r,
 	return false;
 }
 
+/* Sends BLK_REQ h with the origin of its request as its payload. */
+static void send_req(struct earth_node *n, uint32_t peer, struct wire_hdr *h,
+		     uint64_t origin)
+{
+	h->len = origin ? (uint32_t)sizeof(origin) : 0;
+	su_net_send(n, peer, h, origin ? &origin : NULL);
+}
+
 void su_remote_get(struct earth_node *n, const struct su_req *r)
 {
 	EARTH_STAMP(STAMP_SU_FETCH);
 	earth_gptr src = {r->a};
-	if (gmem_direct_ok(earth_gptr_node(src),
-			   (uintptr_t)earth_gptr_addr(src), r->size)) {
+	const void *p =
+	    gmem_direct_ptr(earth_gptr_node(src),
+			    (uintptr_t)earth_gptr_addr(src), r->size, false);
+	if (p) {
 		if (acct_on)
 			direct_observed(true);
-		su_get_done(n, r, earth_gptr_addr(src));
+		su_get_done(n, r, p);
 		return;
 	}
 	if (rma_read(n, r, src, NULL, r->size, false)) {
@@ -390,48 +438,138 @@ void su_remote_get(struct earth_node *n, const struct su_req *r)
 	    .b = (uintptr_t)earth_gptr_addr(src),
 	    .c = earth_gptr_make(n->id, (void *)(uintptr_t)r->b).bits,
 	};
-	su_net_send(n, earth_gptr_node(src), &h, NULL);
+	send_req(n, earth_gptr_node(src), &h, su_origin(n, r));
 	EARTH_STAMP(STAMP_SU_SENT);
+}
+
+/* A DATA_SYNC or BLKMOV_SYNC written one-sided by the transport
+ * (net_ops.rma_put) into another node's global memory, until the data is
+ * there. */
+struct rma_write {
+	struct earth_node *n;
+	uint64_t gslot;
+	const char *op;
+	uint64_t origin; /* the posting fiber (wire.h), for a refused SYNC */
+	uint64_t val; /* a DATA's value (its request ends with its handling) */
+};
+
+static void rma_write_done(void *arg)
+{
+	struct rma_write *w = arg;
+	if (acct_on)
+		direct_observed(false);
+	su_signal_gslot(w->n, w->gslot, w->op, w->origin);
+	free(w);
+}
+
+/* Writes len bytes at src (this node's memory, unchanged until the slot
+ * is signalled, or a value of at most 8 bytes) into dst (another node's
+ * global memory) one-sided when the transport can, then signals gslot;
+ * false if it cannot (nothing done). */
+static bool rma_write(struct earth_node *n, const void *src, uint64_t len,
+		      earth_gptr dst, uint64_t gslot, const char *op,
+		      uint64_t origin)
+{
+	struct net *t = n->net;
+	if (!t || !t->ops->rma_put)
+		return false;
+	struct rma_write *w = malloc(sizeof(*w));
+	if (!w)
+		return false;
+	w->n = n;
+	w->gslot = gslot;
+	w->op = op;
+	w->origin = origin;
+	if (len <= sizeof(w->val)) {
+		w->val = 0;
+		memcpy(&w->val, src, len);
+		src = &w->val;
+	}
+	if (t->ops->rma_put(t, earth_gptr_node(dst), src,
+			    (uintptr_t)earth_gptr_addr(dst), len,
+			    rma_write_done, w) == 0)
+		return true;
+	free(w);
+	return false;
+}
+
+/* A write into another node that touches the global-memory range but does
+ * not lie inside that node's own segment (past its end, or in another
+ * node's segment through a pointer naming this one) is refused here,
+ * before anything leaves: no node has memory there for it. */
+static void check_gmem_dst(const char *op, earth_gptr dst, uint64_t len)
+{
+	const struct gmem_state *g = &gmem_g;
+	uint64_t a = (uintptr_t)earth_gptr_addr(dst);
+	uint32_t node = earth_gptr_node(dst);
+	uint64_t s = GMEM_BASE + (uint64_t)node * g->seg;
+	bool past =
+	    g->seg && a >= s && a - s < g->seg && len > g->seg - (a - s);
+	if (q_likely(!past && !gmem_misplaced(node, a)))
+		return; /* inside, or not global memory: the owner checks it */
+	earth_fatal("%s: [%#llx, +%llu) on node %u is not inside node %u's "
+		    "global memory segment [%#llx, %#llx): refused before "
+		    "sending (a pointer past the end of an earth_galloc "
+		    "block or array, or made with the wrong node)",
+		    op, (unsigned long long)a, (unsigned long long)len, node,
+		    node, (unsigned long long)s,
+		    (unsigned long long)(s + g->seg));
 }
 
 void su_remote_data(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr dst = {r->b};
-	if (gmem_direct_ok(earth_gptr_node(dst),
-			   (uintptr_t)earth_gptr_addr(dst), r->size)) {
-		su_copy_value(earth_gptr_addr(dst), &r->a, r->size);
+	void *p =
+	    gmem_direct_ptr(earth_gptr_node(dst),
+			    (uintptr_t)earth_gptr_addr(dst), r->size, true);
+	if (p) {
+		su_copy_value(p, &r->a, r->size);
 		if (acct_on)
 			direct_observed(false);
-		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC");
+		su_signal_gslot(n, slot_bits(n, r), "DATA_SYNC",
+				su_origin(n, r));
 		return;
 	}
-	push_data(n, &r->a, r->size, (earth_gptr){r->b}, slot_bits(n, r), 0);
+	check_gmem_dst("DATA_SYNC", dst, r->size);
+	if (rma_write(n, &r->a, r->size, dst, slot_bits(n, r), "DATA_SYNC",
+		      su_origin(n, r)))
+		return;
+	push_data(n, &r->a, r->size, dst, slot_bits(n, r), 0, su_origin(n, r));
 }
 
-/* Is this end of a move local, or in a segment mapped here? */
-static inline bool direct_end(struct earth_node *n, earth_gptr g, uint64_t len)
+/* Where this end of a move lies here: local, or in a segment mapped
+ * here (write: the destination); NULL if neither. */
+static inline void *direct_end(struct earth_node *n, earth_gptr g, uint64_t len,
+			       bool write)
 {
-	return earth_gptr_node(g) == n->id ||
-	       gmem_direct_ok(earth_gptr_node(g), (uintptr_t)earth_gptr_addr(g),
-			      len);
+	if (earth_gptr_node(g) == n->id)
+		return earth_gptr_addr(g);
+	return gmem_direct_ptr(earth_gptr_node(g),
+			       (uintptr_t)earth_gptr_addr(g), len, write);
 }
 
 void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 {
 	earth_gptr src = {r->a}, dst = {r->b};
-	if (gmem_g.direct && direct_end(n, src, r->c) &&
-	    direct_end(n, dst, r->c)) {
-		memmove(earth_gptr_addr(dst), earth_gptr_addr(src),
-			(size_t)r->c);
+	void *s = gmem_g.direct ? direct_end(n, src, r->c, false) : NULL;
+	void *d = s ? direct_end(n, dst, r->c, true) : NULL;
+	if (d) {
+		memmove(d, s, (size_t)r->c);
 		if (acct_on)
 			direct_observed(earth_gptr_node(src) != n->id &&
 					earth_gptr_node(dst) == n->id);
-		su_signal_gslot(n, slot_bits(n, r), "BLKMOV_SYNC");
+		su_signal_gslot(n, slot_bits(n, r), "BLKMOV_SYNC",
+				su_origin(n, r));
 		return;
 	}
 	if (earth_gptr_node(src) == n->id) {
+		/* Into another node's global memory: one-sided. */
+		check_gmem_dst("BLKMOV_SYNC", dst, r->c);
+		if (rma_write(n, earth_gptr_addr(src), r->c, dst,
+			      slot_bits(n, r), "BLKMOV_SYNC", su_origin(n, r)))
+			return;
 		push_data(n, earth_gptr_addr(src), r->c, dst, slot_bits(n, r),
-			  0);
+			  0, su_origin(n, r));
 		return;
 	}
 	/* From another node's global memory into this node: one-sided. */
@@ -449,7 +587,7 @@ void su_remote_blkmov(struct earth_node *n, const struct su_req *r)
 	    .b = (uintptr_t)earth_gptr_addr(src),
 	    .c = dst.bits,
 	};
-	su_net_send(n, earth_gptr_node(src), &h, NULL);
+	send_req(n, earth_gptr_node(src), &h, su_origin(n, r));
 }
 
 void su_remote_invoke(struct earth_node *n, const struct su_req *r)
@@ -478,19 +616,25 @@ void su_remote_invoke(struct earth_node *n, const struct su_req *r)
 
 /* ---- messages from peers ---- */
 
-static void *checked_mem(struct earth_node *n, uint64_t addr, uint64_t len,
-			 uint32_t from, const struct wire_hdr *h,
-			 const char *field)
+static EARTH_COLD _Noreturn void
+outside_mem(struct earth_node *n, uint64_t addr, uint64_t len, uint32_t from,
+	    const struct wire_hdr *h, uint64_t origin, const char *field,
+	    const char *role)
 {
-	(void)n;
-	if (!reg_mem_contains(addr, len ? len : 1))
-		earth_fatal("message %s from node %u rejected: field %s "
-			    "([%#llx, +%llu) is outside this node's registered "
-			    "memory; memory from malloc or mmap that other "
-			    "nodes read or write must be registered with "
-			    "earth_register_memory)",
-			    wire_type_name(h->type), from, field,
-			    (unsigned long long)addr, (unsigned long long)len);
+	refuse(n, h, from, origin, field, role,
+	       "[%#llx, +%llu) is outside this node's registered memory; "
+	       "memory from malloc or mmap that other nodes read or write "
+	       "must be registered with earth_register_memory",
+	       (unsigned long long)addr, (unsigned long long)len);
+}
+
+static inline void *checked_mem(struct earth_node *n, uint64_t addr,
+				uint64_t len, uint32_t from,
+				const struct wire_hdr *h, uint64_t origin,
+				const char *field, const char *role)
+{
+	if (q_unlikely(!reg_mem_contains(addr, len ? len : 1)))
+		outside_mem(n, addr, len, from, h, origin, field, role);
 	return (void *)(uintptr_t)addr;
 }
 
@@ -499,62 +643,64 @@ static void deliver(struct earth_node *n, uint32_t from,
 {
 	struct su_state *su = &su_g;
 	su->msgs_received++;
-	const char *what = wire_type_name(h->type);
 	switch (h->type) {
 	case W_SYNC: {
-		earth_slot *s = checked_slot(n, h->a, from, what);
+		earth_slot *s = checked_slot(n, h, from, h->c);
 		su_slot_signal(su, s, "RSYNC"); /* n is 1 (wire_check) */
 		return;
 	}
 	case W_INCR: {
-		earth_slot *s = checked_slot(n, h->a, from, what);
+		earth_slot *s = checked_slot(n, h, from, h->c);
 		/* (A count below 0 was written by a peer: INT32_MAX minus
 		 * it would overflow.) */
 		int32_t was = 0;
 		if (!s->fiber || !slot_count_add(s, (int32_t)h->n, &was))
-			earth_fatal("message INCR from node %u rejected: field "
-				    "n (slot %p uninitialised or negative, or "
-				    "count %d + %d overflows)",
-				    from, (void *)s, was, h->n);
+			refuse(n, h, from, h->c, "n", NULL,
+			       "slot %p uninitialised or negative, or "
+			       "count %d + %d overflows",
+			       (void *)s, was, h->n);
 		return;
 	}
 	case W_BLK_REQ: {
 		EARTH_STAMP_REQ(h->n == 8);
-		const void *src =
-		    checked_mem(n, h->b, (uint64_t)h->n, from, h, "b");
+		uint64_t origin = wire_origin(h, payload);
+		const void *src = checked_mem(n, h->b, (uint64_t)h->n, from, h,
+					      origin, "b", "the source");
 		EARTH_STAMP_IF(h->n == 8, STAMP_R_GET);
 		earth_gptr dst = {h->c};
 		if (earth_gptr_node(dst) >= n->num_nodes)
-			earth_fatal("message BLK_REQ from node %u rejected: "
-				    "field c (node %u of %u)",
-				    from, earth_gptr_node(dst), n->num_nodes);
+			refuse(n, h, from, origin, "c", "the destination",
+			       "on node %u of %u", earth_gptr_node(dst),
+			       n->num_nodes);
 		if (earth_gptr_node(dst) == n->id) {
-			void *d =
-			    checked_mem(n, (uintptr_t)earth_gptr_addr(dst),
-					(uint64_t)h->n, from, h, "c");
+			void *d = checked_mem(
+			    n, (uintptr_t)earth_gptr_addr(dst), (uint64_t)h->n,
+			    from, h, origin, "c", "the destination");
 			earth_slot *s = h->flags & WIRE_F_NOSLOT
 					    ? NULL
-					    : local_slot(n, h, from);
+					    : local_slot(n, h, from, origin);
 			memmove(d, src, (size_t)h->n);
 			if (!(h->flags & WIRE_F_NOSLOT))
-				signal_of(n, h, s, "BLKMOV_SYNC", from);
+				signal_of(n, h, s, "BLKMOV_SYNC", from, origin);
 		} else {
 			/* Back to the node that asked: its read ends. */
 			push_data(n, src, (uint64_t)h->n, dst, h->a,
 				  (h->flags & WIRE_F_NOSLOT) |
 				      (earth_gptr_node(dst) == from
 					   ? WIRE_F_REPLY
-					   : 0));
+					   : 0),
+				  origin);
 			EARTH_STAMP_IF(h->n == 8, STAMP_R_SENT);
 		}
 		return;
 	}
 	case W_BLK_DATA: {
 		EARTH_STAMP_IF(h->len == 8, STAMP_REPLY_READ);
-		void *d = checked_mem(n, h->b, h->len, from, h, "b");
+		void *d = checked_mem(n, h->b, h->len, from, h, h->c, "b",
+				      "the destination");
 		bool sig =
 		    (h->flags & (WIRE_F_LAST | WIRE_F_NOSLOT)) == WIRE_F_LAST;
-		earth_slot *s = sig ? local_slot(n, h, from) : NULL;
+		earth_slot *s = sig ? local_slot(n, h, from, h->c) : NULL;
 		if (sig && deliver_value(h, s, d, payload)) {
 			EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
 			return;
@@ -562,7 +708,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 		if (h->len && !(h->flags & WIRE_F_PLACED))
 			memcpy(d, payload, h->len);
 		if (sig)
-			signal_of(n, h, s, "DATA_SYNC", from);
+			signal_of(n, h, s, "DATA_SYNC", from, h->c);
 		EARTH_STAMP_IF(h->len == 8, STAMP_SIGNALLED);
 		return;
 	}
@@ -643,8 +789,14 @@ void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
 		    const void *payload)
 {
 	struct earth_node *n = ctx;
+	/* For a slot's error found while it is handled (unit/slot.c). */
+	uint64_t origin = wire_origin(h, payload);
+	if (q_unlikely(origin))
+		src_origin_set(origin, from, n->num_nodes);
 	if (q_unlikely(acct_on))
 		deliver_observed(n, from, h, payload);
 	else
 		deliver(n, from, h, payload);
+	if (q_unlikely(origin))
+		src_origin_set(0, 0, 0);
 }

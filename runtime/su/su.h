@@ -154,22 +154,9 @@ static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
  * local memory or through the shared mapping. */
 static inline void su_copy_value(void *dst, const void *src, unsigned size)
 {
-	switch (size) {
-	case 1:
-		memcpy(dst, src, 1);
-		break;
-	case 2:
-		memcpy(dst, src, 2);
-		break;
-	case 4:
-		memcpy(dst, src, 4);
-		break;
-	case 8:
-		memcpy(dst, src, 8);
-		break;
-	default:
+	if (q_unlikely(size != 1 && size != 2 && size != 4 && size != 8))
 		earth_fatal("request with a %u-byte value", size);
-	}
+	req_value_copy(dst, src, size);
 }
 
 /* ---- slots (slot.c) ---- */
@@ -265,9 +252,13 @@ void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
 /* Where a BLK_DATA payload may land (struct net's place): its
  * destination when it lies in registered memory, else NULL. */
 void *su_net_place(const struct wire_hdr *h) EARTH_HIDDEN;
-/* Signals a slot named by a global slot pointer, here or on its node. */
-void su_signal_gslot(struct earth_node *n, uint64_t gslot,
-		     const char *op) EARTH_HIDDEN;
+/* Signals a slot named by a global slot pointer, here or on its node
+ * (a SYNC message carrying `origin`, su_origin). */
+void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op,
+		     uint64_t origin) EARTH_HIDDEN;
+/* The origin of request r (base/srctab.h) for the messages it makes this
+ * node send: 0 unless the EU named its fiber (SU_REQ_WHERE). */
+uint64_t su_origin(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 void su_remote_sync(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 void su_remote_get(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 void su_remote_data(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;

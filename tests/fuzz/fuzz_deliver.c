@@ -13,7 +13,9 @@
  * Input: one byte picks this node (of 5), then records of 24 bytes, each
  * a message that passed wire_check, from a peer chosen by the record
  * (fields a, b and c mostly point into the arena or at its slots, on this
- * node or another, sometimes raw), or a local action: the EU posts a
+ * node or another, sometimes raw; the origin a request carries, field c
+ * or a BLK_REQ's payload, sometimes one this program's source table
+ * names, sometimes raw), or a local action: the EU posts a
  * collective, a token waits here, the EU takes what is ready. A clean
  * rejection (earth_fatal, built with -DEARTH_FATAL_HOOK) longjmps back and
  * ends the input. Must not crash (ASan, UBSan), hang (libFuzzer's
@@ -24,6 +26,7 @@
  *   make fuzz-deliver  (tests/fuzz/module.mk; part of make test with clang-14)
  */
 #define EARTH_INTERNAL 1
+#include "base/srctab.h"
 #include "base/trace.h"
 #include "gas/gmem.h"
 #include "gas/registry.h"
@@ -97,6 +100,13 @@ static void token_gone(void *f)
 {
 	(void)f;
 }
+
+/* A source table (base/srctab.h): origins naming fiber_a are read. */
+static const struct earth_src_row src_rows[] EARTH_SRC_ROWS = {
+    {fiber_a, 0, "f", "0", 0, "f.tc", 3, -1, 0},
+    {fiber_a, 0, "f", "0", "GET_SYNC_L", "f.tc", 4, -1, 0},
+    {fiber_a, 0, "f", "0", "BLKMOV_RSYNC", "f.tc", 5, -1, 0},
+};
 
 struct small_frame {
 	long x[4];
@@ -353,6 +363,19 @@ static void one(const uint8_t *r)
 		h.len = r[15] & 0x80 ? r[14] : (uint32_t)r[14] << (r[15] & 7);
 	if (h.type == W_BLK_REQ && r[15] & 0x40)
 		h.n = (int32_t)((uint32_t)(h.n & 0xffff) * 64);
+	/* The request's origin: one the table names (of a node of the job
+	 * or not), or raw bits. */
+	uint64_t origin = 0;
+	if (r[14] & 0x20)
+		origin =
+		    r[14] & 0x10
+			? rd64(r + 16)
+			: src_origin_pack(fiber_a, 1 + r[13] % 10, r[13] & 0x10,
+					  r[12] & 15, r[1] % (NODES + 2));
+	if (h.type == W_SYNC || h.type == W_INCR || h.type == W_BLK_DATA)
+		h.c = origin;
+	if (h.type == W_BLK_REQ && origin)
+		h.len = 8;
 	if (from == self || wire_check(&h, from, self, NODES))
 		return; /* the transport would have rejected it */
 	const void *payload = NULL;
@@ -363,6 +386,8 @@ static void one(const uint8_t *r)
 		heap = cur_payload = malloc(h.len);
 		for (uint32_t i = 0; i < h.len; i++)
 			heap[i] = (unsigned char)(r[16 + i % 8] + i);
+		if (h.type == W_BLK_REQ)
+			memcpy(heap, &origin, 8);
 		payload = heap;
 	}
 	/* The tcp transport received it straight into its destination. */

@@ -32,8 +32,8 @@ FUZZ_wire_LIBS   :=
 FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
   runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
   runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c runtime/queues/q_ring.c runtime/net/wire.c \
-  runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
-  runtime/base/arch.c
+  runtime/net/refuse.c runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
+  runtime/base/arch.c runtime/base/srctab.c runtime/base/op.c
 FUZZ_deliver_LIBS := -lnuma
 FUZZ_hello_SRC   := runtime/net/wire.c runtime/net/proof.c
 FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c

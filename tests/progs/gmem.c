@@ -7,13 +7,16 @@
  * slots), pulls every node's buffer with BLKMOV, moves node k's buffer to
  * node k+1's second buffer (push, pull and third-party moves at once),
  * has node 1 store into an element signalling a slot on node 0, and checks
- * every value. After the job node 0 prints how many messages it sent, so
- * the tests can tell the direct one-sided path (a few) from the path
- * through the remote SU (one or more per operation).
+ * every value. After the job node 0 prints how many messages it sent and
+ * how many requests its SU performed, so the tests can tell the direct
+ * one-sided path (a few messages; GETs read by the EU) from the path
+ * through the remote SU (one or more messages per operation).
  *
  *   gmem [block-bytes]  "gmem: N nodes, B-byte blocks: all correct"
  *   gmem past           GET just past node 1's segment: must be rejected
  *   gmem other          GET node 2's segment through a node-1 pointer
+ *   gmem heap           GET node 1's memory at an address it never
+ *                       registered (node 0's heap): must be rejected
  *   gmem local-first    fill the segment with earth_galloc, then an array
  */
 #include <earth.h>
@@ -148,7 +151,7 @@ static void main_entry(void *frame)
 	m->mode = "ok";
 	m->blk = atol(arg);
 	if (!strcmp(arg, "past") || !strcmp(arg, "other") ||
-	    !strcmp(arg, "local-first")) {
+	    !strcmp(arg, "heap") || !strcmp(arg, "local-first")) {
 		m->mode = arg;
 		m->blk = 64;
 	}
@@ -259,6 +262,9 @@ static void issue(struct main_frame *m)
 		uint64_t at = m->arr.base + 2 * m->arr.stride;
 		if (!strcmp(m->mode, "other"))
 			at += 64;
+		static void *heap;
+		if (!strcmp(m->mode, "heap") && (heap = malloc(64)))
+			at = (uintptr_t)heap;
 		earth_get_sync_l(earth_gptr_make(1, (void *)(uintptr_t)at),
 				 &m->got[0], &m->s);
 		break;
@@ -336,7 +342,9 @@ int main(int argc, char **argv)
 	struct earth_stats st;
 	earth_stats_get(&st);
 	if (earth_node_id() == 0)
-		printf("gmem: node 0 sent %llu messages\n",
-		       (unsigned long long)st.msgs_sent);
+		printf("gmem: node 0 sent %llu messages, handled %llu "
+		       "requests\n",
+		       (unsigned long long)st.msgs_sent,
+		       (unsigned long long)st.su_handled);
 	return ret;
 }
