@@ -219,9 +219,13 @@ bool reg_mem_lookup(struct reg_cache *c, uint64_t addr, uint64_t len)
 			memset(c, 0, sizeof(*c));
 			c->gen = gen;
 		}
-		c->base[c->next] = segs[i].base;
-		c->end[c->next] = segs[i].end;
-		c->next = (c->next + 1) % REG_CACHE_WAYS;
+		/* Newest first: the segment in use now is checked first. */
+		memmove(c->base + 1, c->base,
+			(REG_CACHE_WAYS - 1) * sizeof(*c->base));
+		memmove(c->end + 1, c->end,
+			(REG_CACHE_WAYS - 1) * sizeof(*c->end));
+		c->base[0] = segs[i].base;
+		c->end[0] = segs[i].end;
 	}
 	pthread_mutex_unlock(&seg_lock);
 	irq_crit_leave(crit);

@@ -93,8 +93,8 @@ bool reg_mem_contains(uint64_t addr, uint64_t len);
 #define REG_CACHE_WAYS 4
 struct reg_cache {
 	uint64_t gen; /* generation the entries are valid in */
-	uint64_t base[REG_CACHE_WAYS], end[REG_CACHE_WAYS]; /* empty: 0, 0 */
-	unsigned next;					    /* way to replace */
+	/* Newest first; empty: 0, 0. */
+	uint64_t base[REG_CACHE_WAYS], end[REG_CACHE_WAYS];
 };
 extern _Atomic uint64_t reg_mem_gen EARTH_HIDDEN;
 /* The miss: the segment under the lock, into the cache. */
@@ -108,6 +108,7 @@ reg_mem_cached(struct reg_cache *c, uint64_t addr, uint64_t len)
 	if (q_likely(atomic_load_explicit(&reg_mem_gen, memory_order_relaxed) ==
 		     c->gen) &&
 	    q_likely(end > addr))
+#pragma GCC unroll 4
 		for (unsigned i = 0; i < REG_CACHE_WAYS; i++)
 			if (c->base[i] <= addr && end <= c->end[i])
 				return true;
