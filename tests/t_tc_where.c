@@ -217,27 +217,33 @@ Test(tc_where, refusal_by_another_node_names_the_senders_line)
 	"global memory (earth_galloc) or a frame field; a C function's local " \
 	"variable never qualifies\n"
 
-/* A job on `nodes` nodes running where/unregistered.tc in `mode`: it
- * fails (70) with a message that starts with head, then the address,
- * then tail. */
-static void unreg(const char *dir, int nodes, int mode, const char *head,
-		  const char *tail)
+/* A job on `nodes` nodes (over transport tr) running
+ * where/unregistered.tc in `mode`: it fails (70) with a message that
+ * starts with head, then the address, then tail. */
+static void unreg_over(const char *dir, int nodes, const char *tr, int mode,
+		       const char *head, const char *tail)
 {
 	int rc = nodes == 1 ? tc_sh(out, sizeof out, "timeout 60 %s/prog %d",
 				    dir, mode)
 			    : tc_sh(out, sizeof out,
 				    "timeout 60 %s/rel/bin/earthrun -n %d "
-				    "%s/prog %d",
-				    tc_build_dir(), nodes, dir, mode);
-	cr_expect_eq(rc, 70, "mode %d on %d node(s): status %d:\n%s", mode,
-		     nodes, rc, out);
+				    "--transport %s %s/prog %d",
+				    tc_build_dir(), nodes, tr, dir, mode);
+	cr_expect_eq(rc, 70, "mode %d on %d node(s) over %s: status %d:\n%s",
+		     mode, nodes, tr, rc, out);
 	const char *at = strstr(out, head);
-	cr_expect(at, "mode %d on %d node(s): missing\n  %s\nin:\n%s", mode,
-		  nodes, head, out);
+	cr_expect(at, "mode %d on %d node(s) over %s: missing\n  %s\nin:\n%s",
+		  mode, nodes, tr, head, out);
 	cr_expect(at && strstr(at, tail),
-		  "mode %d on %d node(s): missing\n  %s\nin:\n%s", mode, nodes,
-		  tail, out);
+		  "mode %d on %d node(s) over %s: missing\n  %s\nin:\n%s", mode,
+		  nodes, tr, tail, out);
 	cr_expect(!strstr(out, "took the access"), "%s", out);
+}
+
+static void unreg(const char *dir, int nodes, int mode, const char *head,
+		  const char *tail)
+{
+	unreg_over(dir, nodes, "shm", mode, head, tail);
 }
 
 /* On one node as on two: a BLKMOV_SYNC into a malloc'ed buffer, a
@@ -246,7 +252,8 @@ static void unreg(const char *dir, int nodes, int mode, const char *head,
  * DATA_SYNC into it work) then unregistered, each on the node's own
  * memory, stop the job naming their line. On two nodes, another node's
  * buffer registered, written, unregistered, is refused again by its
- * node (whose SU keeps its own cache of segments). */
+ * node (whose SU keeps its own cache of segments), over shm, tcp and
+ * ucx. */
 Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 {
 	char dir[64];
@@ -268,13 +275,16 @@ Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 				 "DATA_SYNC_L") "the destination [0x",
 		      ", +8" UNREG_MEM);
 	}
-	unreg(dir, 2, 4,
-	      "earth: node 1: error: refused DATA_SYNC_L from node 0 "
-	      "(tests/tc/where/unregistered.tc:92 in main, fiber THREAD_7): "
-	      "the destination [0x",
-	      ", +8) is outside this node's registered memory; memory from "
-	      "malloc or mmap that other nodes read or write must be "
-	      "registered with earth_register_memory (message BLK_DATA, field "
-	      "b)\n");
+	static const char *const trs[] = {"shm", "tcp", "ucx"};
+	for (int t = 0; t < 3; t++)
+		unreg_over(dir, 2, trs[t], 4,
+			   "earth: node 1: error: refused DATA_SYNC_L from "
+			   "node 0 (tests/tc/where/unregistered.tc:92 in main, "
+			   "fiber THREAD_7): the destination [0x",
+			   ", +8) is outside this node's registered memory; "
+			   "memory from malloc or mmap that other nodes read "
+			   "or write must be registered with "
+			   "earth_register_memory (message BLK_DATA, field "
+			   "b)\n");
 	tc_cleanup(dir);
 }
