@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "helpers.h"
 
@@ -58,6 +59,9 @@ enum misuse {
 	M_END_NULL,
 	M_INCR_OVERFLOW,
 	M_ARGS_OVER_FRAME,
+	M_RSYNC_UNREGISTERED,
+	M_INCR_RSYNC_MISALIGNED,
+	M_DATA_RSYNC_UNREGISTERED,
 };
 
 static enum misuse g_case;
@@ -217,6 +221,26 @@ static void misuse_entry(void *frame)
 	case M_ARGS_OVER_FRAME:
 		earth_invoke(0, &args_over_frame, args, 64);
 		return; /* child_entry signals g_end */
+	case M_RSYNC_UNREGISTERED:
+	case M_DATA_RSYNC_UNREGISTERED: {
+		/* A slot in memory nobody registered (mmap: no leak report
+		 * when the node stops). */
+		earth_slot *h = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (h == MAP_FAILED)
+			break;
+		earth_slot_init(h, 1, 0, nothing, f);
+		if (g_case == M_RSYNC_UNREGISTERED)
+			earth_rsync(earth_slot_global(h));
+		else
+			earth_data_rsync_l(1, earth_to_global(&f->v),
+					   earth_slot_global(h));
+		break;
+	}
+	case M_INCR_RSYNC_MISALIGNED:
+		earth_incr_rsync(
+		    (earth_gslot){earth_to_global((char *)s + 4).bits}, 1);
+		break;
 	}
 	/* Requests are handled in order: an error the SU detects comes
 	 * before this. */
@@ -405,6 +429,29 @@ Test(errors, incr_sync_past_int32_max)
 Test(errors, args_larger_than_frame)
 {
 	check_misuse(M_ARGS_OVER_FRAME, "INVOKE: ", "args_over_frame");
+}
+
+/* A global slot pointer to this node is held to what another node's SU
+ * checks: an aligned slot in registered memory (on one node too). */
+Test(errors, rsync_to_a_slot_in_unregistered_memory)
+{
+	check_misuse(M_RSYNC_UNREGISTERED, "RSYNC: ",
+		     "which is not an aligned slot in registered memory: make "
+		     "global slot pointers with earth_slot_global (SLOT_ADR) "
+		     "of a slot in a frame, in static data or in registered "
+		     "memory");
+}
+
+Test(errors, incr_rsync_to_a_misaligned_slot)
+{
+	check_misuse(M_INCR_RSYNC_MISALIGNED, "INCR_SYNC: ",
+		     "which is not an aligned slot in registered memory");
+}
+
+Test(errors, data_rsync_signalling_a_slot_in_unregistered_memory)
+{
+	check_misuse(M_DATA_RSYNC_UNREGISTERED, "DATA_RSYNC_l: ",
+		     "which is not an aligned slot in registered memory");
 }
 
 /* ---- operations outside a fiber ---- */

@@ -406,6 +406,10 @@ static void lens_entry(void *frame)
 	fill_pattern(f->src, NLEN, 9);
 	memset(f->dst, 0x11, sizeof(f->dst));
 	fill_pattern(g_big_src, BIG, 5);
+	/* Heap memory a global pointer names is registered, on one node
+	 * too. */
+	g_bad_big = earth_register_memory(g_big_src, BIG) ||
+		    earth_register_memory(g_big_dst, BIG);
 	earth_slot_init(&f->done, NLEN + 1, 0, lens_done, f);
 	for (size_t n = 0; n < NLEN; n++)
 		earth_blkmov_sync(earth_to_global(f->src),
@@ -422,7 +426,9 @@ static void lens_done(void *frame)
 		g_bad_lens += f->dst[n][0] != 0x11 || f->dst[n][n + 1] != 0x11;
 		g_bad_lens += memcmp(&f->dst[n][1], f->src, n) != 0;
 	}
-	g_bad_big = memcmp(g_big_src, g_big_dst, BIG) != 0;
+	g_bad_big |= memcmp(g_big_src, g_big_dst, BIG) != 0;
+	g_bad_big |= earth_unregister_memory(g_big_src) ||
+		     earth_unregister_memory(g_big_dst);
 	g_fired++;
 	EARTH_END_FUNCTION(f);
 }

@@ -291,7 +291,7 @@ static earth_slot g_all, g_sig, g_rdy, g_blk;
 static int g_spawn_runs, g_sig_runs, g_rdy_runs, g_blk_ok, g_ended;
 static unsigned char *g_stall_src, *g_stall_dst;
 static atomic_int g_go, g_helper_done;
-static int g_helper_errors;
+static int g_helper_errors, g_reg_errors;
 static earth_gslot g_rdy_g;
 static uint64_t g_nflood;
 
@@ -319,7 +319,9 @@ static void flood_rdy(void *frame)
 static void flood_blk(void *frame)
 {
 	(void)frame;
-	g_blk_ok = !memcmp(g_stall_src, g_stall_dst, STALL);
+	g_blk_ok = !memcmp(g_stall_src, g_stall_dst, STALL) &&
+		   !earth_unregister_memory(g_stall_src) &&
+		   !earth_unregister_memory(g_stall_dst);
 	earth_sync(&g_all);
 }
 
@@ -355,7 +357,11 @@ static void flood_entry(void *frame)
 	earth_slot_init(&g_rdy, 1, 1, flood_rdy, NULL);
 	earth_slot_init(&g_blk, 1, 0, flood_blk, NULL);
 	g_rdy_g = earth_slot_global(&g_rdy);
-	/* The SU spends a while on this copy: the requests below pile up. */
+	/* The SU spends a while on this copy: the requests below pile up.
+	 * (Heap memory a global pointer names is registered.) */
+	if (earth_register_memory(g_stall_src, STALL) ||
+	    earth_register_memory(g_stall_dst, STALL))
+		g_reg_errors++;
 	earth_blkmov_sync(earth_to_global(g_stall_src),
 			  earth_to_global(g_stall_dst), STALL, &g_blk);
 	for (uint64_t i = 0; i < n; i++) {
@@ -392,6 +398,7 @@ Test(runtime_modes, floods_both_ways_with_8_slot_rings_no_deadlock)
 	cr_assert_eq(rc, 0);
 	cr_assert_eq(g_ended, 1);
 	cr_assert_eq(g_helper_errors, 0);
+	cr_assert_eq(g_reg_errors, 0);
 	cr_assert_eq(g_spawn_runs, (int)(g_nflood / 2));
 	cr_assert_eq(g_sig_runs, (int)(g_nflood / 2));
 	cr_assert_eq(g_rdy_runs, NHELP);

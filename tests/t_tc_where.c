@@ -10,7 +10,10 @@
  * INIT_SYNC line, and the sending line when another node sent it; an
  * operation another node refuses (a BLKMOV, DATA or
  * GET on its unregistered malloc memory) is named by the sender's line
- * in the refusing node's message, over shm, tcp and ucx. Skipped, with a
+ * in the refusing node's message, over shm, tcp and ucx; the same
+ * operations on the node's own unregistered memory stop the job at their
+ * line on one node and on two, and registering, then unregistering, a
+ * buffer lets them through, then refuses them again. Skipped, with a
  * message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
@@ -200,5 +203,88 @@ Test(tc_where, refusal_by_another_node_names_the_senders_line)
 			REJ_HEAD(2, "BLKMOV_RSYNC", 42) "the destination [0x",
 			REJ_MEM("BLK_DATA from node 1"));
 	}
+	tc_cleanup(dir);
+}
+
+#define UNREG_HEAD(line, fiber, op)                                            \
+	"earth: node 0: error: tests/tc/where/unregistered.tc:" #line          \
+	" in main, fiber " fiber ": " op ": "
+#define UNREG_MEM                                                              \
+	") is not registered memory: memory that a global pointer names "      \
+	"must be registered on every node count (other nodes refuse the "      \
+	"rest): register a buffer from malloc or mmap with "                   \
+	"earth_register_memory (and unregister it before freeing it), or use " \
+	"global memory (earth_galloc) or a frame field; a C function's local " \
+	"variable never qualifies\n"
+
+/* A job on `nodes` nodes (over transport tr) running
+ * where/unregistered.tc in `mode`: it fails (70) with a message that
+ * starts with head, then the address, then tail. */
+static void unreg_over(const char *dir, int nodes, const char *tr, int mode,
+		       const char *head, const char *tail)
+{
+	int rc = nodes == 1 ? tc_sh(out, sizeof out, "timeout 60 %s/prog %d",
+				    dir, mode)
+			    : tc_sh(out, sizeof out,
+				    "timeout 60 %s/rel/bin/earthrun -n %d "
+				    "--transport %s %s/prog %d",
+				    tc_build_dir(), nodes, tr, dir, mode);
+	cr_expect_eq(rc, 70, "mode %d on %d node(s) over %s: status %d:\n%s",
+		     mode, nodes, tr, rc, out);
+	const char *at = strstr(out, head);
+	cr_expect(at, "mode %d on %d node(s) over %s: missing\n  %s\nin:\n%s",
+		  mode, nodes, tr, head, out);
+	cr_expect(at && strstr(at, tail),
+		  "mode %d on %d node(s) over %s: missing\n  %s\nin:\n%s", mode,
+		  nodes, tr, tail, out);
+	cr_expect(!strstr(out, "took the access"), "%s", out);
+}
+
+static void unreg(const char *dir, int nodes, int mode, const char *head,
+		  const char *tail)
+{
+	unreg_over(dir, nodes, "shm", mode, head, tail);
+}
+
+/* On one node as on two: a BLKMOV_SYNC into a malloc'ed buffer, a
+ * DATA_SYNC_L into one, a GET_SYNC_L from a C helper's local variable
+ * made global, and a DATA_SYNC_L into a buffer registered (a BLKMOV and a
+ * DATA_SYNC into it work) then unregistered, each on the node's own
+ * memory, stop the job naming their line. On two nodes, another node's
+ * buffer registered, written, unregistered, is refused again by its
+ * node (whose SU keeps its own cache of segments), over shm, tcp and
+ * ucx. */
+Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
+{
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	tc_build(dir, "tests/tc/where/unregistered.tc", "");
+	for (int nodes = 1; nodes <= 2; nodes++) {
+		unreg(dir, nodes, 0,
+		      UNREG_HEAD(52, "0", "BLKMOV_SYNC") "the destination [0x",
+		      UNREG_MEM);
+		unreg(dir, nodes, 1,
+		      UNREG_HEAD(54, "0", "DATA_SYNC_L") "the destination [0x",
+		      ", +8" UNREG_MEM);
+		unreg(dir, nodes, 2,
+		      UNREG_HEAD(56, "0", "GET_SYNC_L") "the source [0x",
+		      ", +8" UNREG_MEM);
+		unreg(dir, nodes, 3,
+		      UNREG_HEAD(77, "THREAD_3",
+				 "DATA_SYNC_L") "the destination [0x",
+		      ", +8" UNREG_MEM);
+	}
+	static const char *const trs[] = {"shm", "tcp", "ucx"};
+	for (int t = 0; t < 3; t++)
+		unreg_over(dir, 2, trs[t], 4,
+			   "earth: node 1: error: refused DATA_SYNC_L from "
+			   "node 0 (tests/tc/where/unregistered.tc:92 in main, "
+			   "fiber THREAD_7): the destination [0x",
+			   ", +8) is outside this node's registered memory; "
+			   "memory from malloc or mmap that other nodes read "
+			   "or write must be registered with "
+			   "earth_register_memory (message BLK_DATA, field "
+			   "b)\n");
 	tc_cleanup(dir);
 }

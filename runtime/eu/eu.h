@@ -10,6 +10,7 @@
 #error "eu.h is internal to the EARTH runtime"
 #endif
 
+#include "gas/registry.h"
 #include "queues/req_line.h"
 #include "unit/unit.h"
 
@@ -66,6 +67,8 @@ struct eu_state {
 	size_t lr_head, lr_len, lr_cap;
 	uint64_t slot_signals, fibers_ready; /* counted as the SU's are */
 	uint64_t idle_ticks;
+	/* Registered segments the EU's checks found lately (post.c). */
+	struct reg_cache regs;
 } q_aligned_line;
 
 /* The EU of this process's node. */

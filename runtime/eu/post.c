@@ -186,6 +186,61 @@ static inline void check_gslot(const char *op, earth_gslot s)
 			      "earth_slot_global (SLOT_ADR)");
 }
 
+/*
+ * Memory a global pointer names on this node must be registered memory
+ * (gas/registry.h), whoever performs the access: another node's SU
+ * refuses the rest, so the same rule holds here on every node count and
+ * a program that breaks it stops at its first such access, on one node
+ * too. Checked through the EU's cache of segments (lock-free on a hit).
+ */
+static EARTH_COLD void unregistered(const char *op, const char *what,
+				    uint64_t addr, uint64_t len)
+{
+	eu_misuse(op,
+		  "%s [%#llx, +%llu) is not registered memory: memory that a "
+		  "global pointer names must be registered on every node "
+		  "count (other nodes refuse the rest): register a buffer "
+		  "from malloc or mmap with earth_register_memory (and "
+		  "unregister it before freeing it), or use global memory "
+		  "(earth_galloc) or a frame field; a C function's local "
+		  "variable never qualifies",
+		  what, (unsigned long long)addr, (unsigned long long)len);
+}
+
+static inline __attribute__((always_inline)) void
+check_mine(const char *op, const char *what, const void *addr, uint64_t len)
+{
+	if (q_unlikely(!reg_mem_cached(&eu_g.regs, (uintptr_t)addr, len)))
+		unregistered(op, what, (uintptr_t)addr, len);
+}
+
+static EARTH_COLD void not_a_slot_here(const char *op, const void *s)
+{
+	eu_misuse(op,
+		  "the slot pointer names %p on this node, which is not an "
+		  "aligned slot in registered memory: make global slot "
+		  "pointers with earth_slot_global (SLOT_ADR) of a slot in a "
+		  "frame, in static data or in registered memory",
+		  s);
+}
+
+/* The slot of a global slot pointer naming this node: a slot as another
+ * node's SU would check it (su/remote.c). */
+static inline void check_slot_mine(const char *op, const earth_slot *s)
+{
+	if (q_unlikely(((uintptr_t)s & 7) ||
+		       !reg_mem_cached(&eu_g.regs, (uintptr_t)s, sizeof(*s))))
+		not_a_slot_here(op, s);
+}
+
+/* A global slot pointer (checked by check_gslot): its slot if it names
+ * this node. */
+static inline void check_gslot_here(const char *op, earth_gslot g)
+{
+	if (earth_gslot_node(g) == earth_node_g.id)
+		check_slot_mine(op, earth_gslot_addr(g));
+}
+
 /* ---- INIT_SYNC, global pointers ---- */
 
 void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
@@ -302,14 +357,17 @@ void earth_rsync(earth_gslot slot)
 	if (q_unlikely(!gslot_here(slot))) {
 		check_gslot("RSYNC", slot);
 		post_remote(SU_OP_SYNC, 0, SU_REQ_GSLOT, 0, slot.bits, 0, 0);
-	} else if (q_unlikely(!earth_gslot_addr(slot))) {
+		eu->ops[EARTH_OP_RSYNC]++;
+		return;
+	}
+	if (q_unlikely(!earth_gslot_addr(slot)))
 		check_gslot("RSYNC", slot);
-	} else if (eu_local_ok(eu)) {
+	check_slot_mine("RSYNC", earth_gslot_addr(slot));
+	if (eu_local_ok(eu))
 		signal_here(eu, earth_gslot_addr(slot),
 			    su_op_names[SU_OP_SYNC]);
-	} else {
+	else
 		post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
-	}
 	eu->ops[EARTH_OP_RSYNC]++;
 }
 
@@ -331,6 +389,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 {
 	EU_CHECK_IN_FIBER("INCR_SYNC");
 	check_gslot("INCR_SYNC", slot);
+	check_gslot_here("INCR_SYNC", slot);
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	struct eu_state *eu = &eu_g;
@@ -363,6 +422,10 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	EU_CHECK_IN_FIBER(op);
 	check_gptr(op, "the source", src);
 	check_gptr(op, "the destination", dst);
+	if (earth_gptr_node(src) == earth_node_g.id)
+		check_mine(op, "the source", earth_gptr_addr(src), n);
+	if (earth_gptr_node(dst) == earth_node_g.id)
+		check_mine(op, "the destination", earth_gptr_addr(dst), n);
 	struct eu_state *eu = &eu_g;
 	/* The posting fiber rides along (a whole message anyway): used only
 	 * when the move involves another node. */
@@ -386,6 +449,7 @@ void earth_blkmov_rsync(earth_gptr src, earth_gptr dst, size_t n,
 			earth_gslot slot)
 {
 	check_gslot("BLKMOV_RSYNC", slot);
+	check_gslot_here("BLKMOV_RSYNC", slot);
 	post_blkmov("BLKMOV_RSYNC", src, dst, n, SU_REQ_GSLOT, slot.bits);
 }
 
@@ -447,6 +511,8 @@ static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
 				    su_op_names[SU_OP_GET_SYNC]);
 			return;
 		}
+	} else {
+		check_mine(op, "the source", (const void *)(uintptr_t)a, size);
 	}
 	post_remote(SU_OP_GET_SYNC, size, flags, 0, slot, src.bits,
 		    (uintptr_t)dst);
@@ -476,6 +542,7 @@ post_get(const char *op, earth_gptr src, void *dst, unsigned size,
 		check_gptr(op, "the source", src);
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
+	check_mine(op, "the source", earth_gptr_addr(src), size);
 	if (eu_local_ok(eu)) {
 		req_value_copy(dst, earth_gptr_addr(src), size);
 		signal_here(eu, slot_here(flags, slot),
@@ -497,12 +564,16 @@ post_data(const char *op, uint64_t value, earth_gptr dst, unsigned size,
 		       slot_remote(flags, slot))) {
 		/* To another node's memory, or signalling a slot there. */
 		check_gptr(op, "the destination", dst);
+		if (earth_gptr_node(dst) == earth_node_g.id)
+			check_mine(op, "the destination", earth_gptr_addr(dst),
+				   size);
 		post_remote(SU_OP_DATA_SYNC, size, flags, 0, slot, value,
 			    dst.bits);
 		return;
 	}
 	if (q_unlikely(!earth_gptr_addr(dst)))
 		check_gptr(op, "the destination", dst);
+	check_mine(op, "the destination", earth_gptr_addr(dst), size);
 	if (eu_local_ok(eu)) {
 		/* The value lands before the signal: a fiber the signal
 		 * makes ready, here or on the SU, sees it (acq_rel count). */
@@ -532,6 +603,7 @@ static inline uint64_t bits_of(const void *v, size_t size)
 	void earth_get_rsync_##sfx(earth_gptr src, T *dst, earth_gslot slot)   \
 	{                                                                      \
 		check_gslot("GET_RSYNC_" #sfx, slot);                          \
+		check_gslot_here("GET_RSYNC_" #sfx, slot);                     \
 		post_get("GET_RSYNC_" #sfx, src, dst, sizeof(T), SU_REQ_GSLOT, \
 			 slot.bits);                                           \
 	}                                                                      \
@@ -544,6 +616,7 @@ static inline uint64_t bits_of(const void *v, size_t size)
 	void earth_data_rsync_##sfx(T value, earth_gptr dst, earth_gslot slot) \
 	{                                                                      \
 		check_gslot("DATA_RSYNC_" #sfx, slot);                         \
+		check_gslot_here("DATA_RSYNC_" #sfx, slot);                    \
 		post_data("DATA_RSYNC_" #sfx, bits_of(&value, sizeof(T)), dst, \
 			  sizeof(T), SU_REQ_GSLOT, slot.bits);                 \
 	}

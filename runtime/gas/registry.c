@@ -96,6 +96,33 @@ static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct seg *segs;
 static size_t nsegs, cap;
 
+/*
+ * Bumped, under seg_lock, after every removal (reg_mem_remove,
+ * reg_mem_clear) and before the lock is released; read without the lock
+ * by reg_mem_cached. Why a cache cannot let a freed buffer through: the
+ * program's earth_unregister_memory returns after the bump; a free and a
+ * reuse of the memory come after it on that thread, and any later check
+ * of the address happens after them (the same thread, or one it
+ * synchronised with: the EU's requests reach the SU through the ring's
+ * release/acquire). A load that happens after a store sees that store or
+ * a later one (coherence), so the check reads the new generation, finds
+ * its cache stale and asks under the lock, where the segment is gone. A
+ * check not ordered after the unregistration (a peer's message racing
+ * it) is one that might as well have run just before it, as with the
+ * lock alone. The lock is taken inside irq_crit_enter, as every holder
+ * here does: a single-interrupt node's handler, which checks through the
+ * SU's cache and may take the lock on a miss, never interrupts a holder.
+ */
+_Atomic uint64_t reg_mem_gen;
+
+static void gen_bump(void)
+{
+	atomic_store_explicit(
+	    &reg_mem_gen,
+	    atomic_load_explicit(&reg_mem_gen, memory_order_relaxed) + 1,
+	    memory_order_release);
+}
+
 /* First segment whose end is above addr. */
 static size_t find(uint64_t addr)
 {
@@ -153,6 +180,7 @@ int reg_mem_remove(const void *base)
 		memmove(segs + i, segs + i + 1,
 			(nsegs - i - 1) * sizeof(*segs));
 		nsegs--;
+		gen_bump();
 		ret = 0;
 	}
 	pthread_mutex_unlock(&seg_lock);
@@ -169,6 +197,36 @@ bool reg_mem_contains(uint64_t addr, uint64_t len)
 	size_t i = find(addr);
 	bool ok =
 	    i < nsegs && segs[i].base <= addr && addr + len <= segs[i].end;
+	pthread_mutex_unlock(&seg_lock);
+	irq_crit_leave(crit);
+	return ok;
+}
+
+bool reg_mem_lookup(struct reg_cache *c, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + (len ? len : 1);
+	if (end <= addr)
+		return false;
+	int crit = irq_crit_enter();
+	pthread_mutex_lock(&seg_lock);
+	size_t i = find(addr);
+	bool ok = i < nsegs && segs[i].base <= addr && end <= segs[i].end;
+	uint64_t gen = atomic_load_explicit(&reg_mem_gen, memory_order_relaxed);
+	if (ok) {
+		/* Entries of an older generation may name removed
+		 * segments: dropped before this one goes in. */
+		if (c->gen != gen) {
+			memset(c, 0, sizeof(*c));
+			c->gen = gen;
+		}
+		/* Newest first: the segment in use now is checked first. */
+		memmove(c->base + 1, c->base,
+			(REG_CACHE_WAYS - 1) * sizeof(*c->base));
+		memmove(c->end + 1, c->end,
+			(REG_CACHE_WAYS - 1) * sizeof(*c->end));
+		c->base[0] = segs[i].base;
+		c->end[0] = segs[i].end;
+	}
 	pthread_mutex_unlock(&seg_lock);
 	irq_crit_leave(crit);
 	return ok;
@@ -195,6 +253,7 @@ void reg_mem_clear(void)
 	free(segs);
 	segs = NULL;
 	nsegs = cap = 0;
+	gen_bump();
 	pthread_mutex_unlock(&seg_lock);
 	irq_crit_leave(crit);
 }

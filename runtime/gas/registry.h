@@ -73,6 +73,47 @@ int reg_mem_add(const void *base, size_t len);
 int reg_mem_remove(const void *base);
 /* Is [addr, addr+len) inside one registered segment? Any thread. */
 bool reg_mem_contains(uint64_t addr, uint64_t len);
+
+/*
+ * The same question without the lock, for the paths that ask it on every
+ * operation (the EU's GET/DATA/BLKMOV on this node's memory, the SU's
+ * checks of what peers send): each unit keeps a reg_cache of the segments
+ * it recently found, tagged with the registry's generation, which every
+ * removal bumps. An entry is used only while the generation it was found
+ * in is still the current one: a removed segment is never found in a
+ * cache after its removal is visible to the thread asking (an
+ * unregistration, then a free and a reuse of the memory, on the thread
+ * asking or on one it synchronised with since: the EU's ring to the SU,
+ * for the EU's requests; see reg_mem_remove). Adding a segment bumps
+ * nothing: segments never overlap and a cache holds hits only. One cache
+ * per thread of use (the EU's, the SU's: a single-interrupt node's
+ * handler does the SU's work while a fiber's code may be in the EU's),
+ * never shared; zero-initialised is empty.
+ */
+#define REG_CACHE_WAYS 4
+struct reg_cache {
+	uint64_t gen; /* generation the entries are valid in */
+	/* Newest first; empty: 0, 0. */
+	uint64_t base[REG_CACHE_WAYS], end[REG_CACHE_WAYS];
+};
+extern _Atomic uint64_t reg_mem_gen EARTH_HIDDEN;
+/* The miss: the segment under the lock, into the cache. */
+bool reg_mem_lookup(struct reg_cache *c, uint64_t addr,
+		    uint64_t len) EARTH_HIDDEN;
+/* reg_mem_contains(addr, len ? len : 1) through cache c. */
+static inline __attribute__((always_inline)) bool
+reg_mem_cached(struct reg_cache *c, uint64_t addr, uint64_t len)
+{
+	uint64_t end = addr + (len ? len : 1);
+	if (q_likely(atomic_load_explicit(&reg_mem_gen, memory_order_relaxed) ==
+		     c->gen) &&
+	    q_likely(end > addr))
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < REG_CACHE_WAYS; i++)
+			if (c->base[i] <= addr && end <= c->end[i])
+				return true;
+	return reg_mem_lookup(c, addr, len);
+}
 /* Registers the executable's static data (node start). */
 void reg_mem_add_static(void);
 /* Copies up to max segments [base, end) in address order into out;

@@ -176,7 +176,10 @@ earth_gslot earth_slot_global(earth_slot *slot);
  * and the program's static data (its writable segments, less what is
  * read-only after relocation and the runtime's own state) always are; add
  * heap or mmap'd memory with earth_register_memory before handing out
- * global pointers to it. Returns 0, -EINVAL (null or empty), -EEXIST
+ * global pointers to it. The node itself holds its own operations to the
+ * same rule: a GET/DATA/BLKMOV or global slot naming this node's memory
+ * outside registered memory stops the job, on any node count. Unregister
+ * before freeing. Returns 0, -EINVAL (null or empty), -EEXIST
  * (overlaps a registered range), -ENOENT (unregister: not registered).
  * Any thread of a running node.
  */

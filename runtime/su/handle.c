@@ -3,7 +3,10 @@
  * handle.c - the SU performs one request: move the data, then signal the
  * slot. The data stores precede the ready message's release store, so a
  * fiber made ready by a signal sees the data (docs/architecture.md,
- * "Ordering").
+ * "Ordering"). The EU checked this node's memory a request names (the
+ * GET's source, the DATA's destination, both ends of a BLKMOV, a global
+ * slot here) against registered memory when it posted it (eu/post.c), in
+ * the fiber's terms: the SU performs its own EU's requests as they are.
  */
 #define EARTH_INTERNAL 1
 #include "su/su.h"

@@ -269,7 +269,7 @@ checked_slot(struct earth_node *n, const struct wire_hdr *h, uint32_t from,
 	earth_gslot g = {h->a};
 	uint64_t addr = (uintptr_t)earth_gslot_addr(g);
 	if (earth_gslot_node(g) != n->id || (addr & 7) ||
-	    !reg_mem_contains(addr, sizeof(earth_slot)))
+	    !reg_mem_cached(&su_g.regs, addr, sizeof(earth_slot)))
 		not_a_slot(n, h, from, origin);
 	earth_slot *s = (earth_slot *)(uintptr_t)addr;
 	check_fiber(n, s, h, from, origin);
@@ -633,7 +633,7 @@ static inline void *checked_mem(struct earth_node *n, uint64_t addr,
 				const struct wire_hdr *h, uint64_t origin,
 				const char *field, const char *role)
 {
-	if (q_unlikely(!reg_mem_contains(addr, len ? len : 1)))
+	if (q_unlikely(!reg_mem_cached(&su_g.regs, addr, len)))
 		outside_mem(n, addr, len, from, h, origin, field, role);
 	return (void *)(uintptr_t)addr;
 }
@@ -782,7 +782,9 @@ static EARTH_COLD void deliver_observed(struct earth_node *n, uint32_t from,
 
 void *su_net_place(const struct wire_hdr *h)
 {
-	return reg_mem_contains(h->b, h->len) ? (void *)(uintptr_t)h->b : NULL;
+	return reg_mem_cached(&su_g.regs, h->b, h->len)
+		   ? (void *)(uintptr_t)h->b
+		   : NULL;
 }
 
 void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,

@@ -69,6 +69,9 @@ struct su_state {
 	/* Payload bytes of messages queued for a transport with no room:
 	 * by reference (block-move chunks) and copied. */
 	uint64_t queued_ref, queued_copied;
+	/* Registered segments the checks of peers' messages found lately
+	 * (remote.c). */
+	struct reg_cache regs;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
 	/* Requests with a slot from the request ring, performed; and the
 	 * value last stored to earth_node.slot_done. */
