@@ -248,7 +248,7 @@ static void unreg(const char *dir, int nodes, int mode, const char *head,
 
 /* On one node as on two: a BLKMOV_SYNC into a malloc'ed buffer, a
  * DATA_SYNC_L into one, a GET_SYNC_L from a C helper's local variable
- * made global, and a DATA_SYNC_L into a buffer registered (a BLKMOV and a
+ * made global, a GET_SYNC_L into a malloc'ed buffer, and a DATA_SYNC_L into a buffer registered (a BLKMOV and a
  * DATA_SYNC into it work) then unregistered, each on the node's own
  * memory, stop the job naming their line. On two nodes, another node's
  * buffer registered, written, unregistered, is refused again by its
@@ -270,8 +270,17 @@ Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 		unreg(dir, nodes, 2,
 		      UNREG_HEAD(56, "0", "GET_SYNC_L") "the source [0x",
 		      ", +8" UNREG_MEM);
+		unreg(dir, nodes, 5,
+		      UNREG_HEAD(100, "THREAD_9", "GET_SYNC_L") "the destination [0x",
+		      ", +8) is not registered memory: a GET writes it when "
+		      "the value arrives, which may be after this fiber "
+		      "ended, and another node's answer into it is refused: "
+		      "use a frame field, static data, global memory "
+		      "(earth_galloc) or a buffer registered with "
+		      "earth_register_memory; a C function's local variable "
+		      "never qualifies\n");
 		unreg(dir, nodes, 3,
-		      UNREG_HEAD(77, "THREAD_3",
+		      UNREG_HEAD(79, "THREAD_3",
 				 "DATA_SYNC_L") "the destination [0x",
 		      ", +8" UNREG_MEM);
 	}
@@ -279,7 +288,7 @@ Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 	for (int t = 0; t < 3; t++)
 		unreg_over(dir, 2, trs[t], 4,
 			   "earth: node 1: error: refused DATA_SYNC_L from "
-			   "node 0 (tests/tc/where/unregistered.tc:92 in main, "
+			   "node 0 (tests/tc/where/unregistered.tc:94 in main, "
 			   "fiber THREAD_7): the destination [0x",
 			   ", +8) is outside this node's registered memory; "
 			   "memory from malloc or mmap that other nodes read "

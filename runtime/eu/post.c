@@ -214,6 +214,29 @@ check_mine(const char *op, const char *what, const void *addr, uint64_t len)
 		unregistered(op, what, (uintptr_t)addr, len);
 }
 
+static EARTH_COLD void get_dst_unregistered(const char *op, const void *dst,
+					    unsigned size)
+{
+	eu_misuse(op,
+		  "the destination [%p, +%u) is not registered memory: a GET "
+		  "writes it when the value arrives, which may be after this "
+		  "fiber ended, and another node's answer into it is refused: "
+		  "use a frame field, static data, global memory "
+		  "(earth_galloc) or a buffer registered with "
+		  "earth_register_memory; a C function's local variable never "
+		  "qualifies",
+		  dst, size);
+}
+
+/* A GET's destination: registered memory on every node count, as the
+ * answer from another node (su/remote.c) requires. */
+static inline __attribute__((always_inline)) void
+check_get_dst(const char *op, const void *dst, unsigned size)
+{
+	if (q_unlikely(!reg_mem_cached(&eu_g.regs, (uintptr_t)dst, size)))
+		get_dst_unregistered(op, dst, size);
+}
+
 static EARTH_COLD void not_a_slot_here(const char *op, const void *s)
 {
 	eu_misuse(op,
@@ -498,6 +521,7 @@ static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
 	check_gptr(op, "the source", src);
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
+	check_get_dst(op, dst, size);
 	struct eu_state *eu = &eu_g;
 	uint32_t node = earth_gptr_node(src);
 	uint64_t a = (uintptr_t)earth_gptr_addr(src);
@@ -543,6 +567,7 @@ post_get(const char *op, earth_gptr src, void *dst, unsigned size,
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
 	check_mine(op, "the source", earth_gptr_addr(src), size);
+	check_get_dst(op, dst, size);
 	if (eu_local_ok(eu)) {
 		req_value_copy(dst, earth_gptr_addr(src), size);
 		signal_here(eu, slot_here(flags, slot),
