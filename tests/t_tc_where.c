@@ -248,12 +248,12 @@ static void unreg(const char *dir, int nodes, int mode, const char *head,
 
 /* On one node as on two: a BLKMOV_SYNC into a malloc'ed buffer, a
  * DATA_SYNC_L into one, a GET_SYNC_L from a C helper's local variable
- * made global, a GET_SYNC_L into a malloc'ed buffer, and a DATA_SYNC_L into a buffer registered (a BLKMOV and a
- * DATA_SYNC into it work) then unregistered, each on the node's own
- * memory, stop the job naming their line. On two nodes, another node's
- * buffer registered, written, unregistered, is refused again by its
- * node (whose SU keeps its own cache of segments), over shm, tcp and
- * ucx. */
+ * made global, a GET_SYNC_L into a malloc'ed buffer, and a DATA_SYNC_L into a
+ * buffer registered (a BLKMOV and a DATA_SYNC into it work) then unregistered,
+ * each on the node's own memory, stop the job naming their line. On two nodes,
+ * another node's buffer registered, written, unregistered, is refused again by
+ * its node (whose SU keeps its own cache of segments), over shm, tcp and ucx.
+ */
 Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 {
 	char dir[64];
@@ -271,7 +271,8 @@ Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 		      UNREG_HEAD(56, "0", "GET_SYNC_L") "the source [0x",
 		      ", +8" UNREG_MEM);
 		unreg(dir, nodes, 5,
-		      UNREG_HEAD(100, "THREAD_9", "GET_SYNC_L") "the destination [0x",
+		      UNREG_HEAD(100, "THREAD_9",
+				 "GET_SYNC_L") "the destination [0x",
 		      ", +8) is not registered memory: a GET writes it when "
 		      "the value arrives, which may be after this fiber "
 		      "ended, and another node's answer into it is refused: "
