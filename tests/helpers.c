@@ -138,6 +138,47 @@ uint64_t t_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+bool t_node_pids(const char *path, const char *prefix, long *pid, int nodes,
+		 uint64_t wait_ns)
+{
+	char buf[4096];
+	uint64_t t0 = t_now_ns();
+	for (;;) {
+		t_slurp(path, buf, sizeof(buf));
+		int got = 0;
+		for (int k = 0; k < nodes; k++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%snode %d pid ", prefix, k);
+			char *p = strstr(buf, key);
+			pid[k] =
+			    p && strchr(p, '\n') ? atol(p + strlen(key)) : -1;
+			got += pid[k] > 0;
+		}
+		if (got == nodes)
+			return true;
+		if (t_now_ns() - t0 > wait_ns)
+			return false;
+		usleep(10000);
+	}
+}
+
+bool t_pid_gone_within(long pid, uint64_t ns)
+{
+	uint64_t t0 = t_now_ns();
+	for (;;) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		buf[0] = 0;
+		t_slurp(path, buf, sizeof(buf));
+		char *p = strrchr(buf, ')');
+		if (!p || p[2] == 'Z' || p[2] == 'X')
+			return true;
+		if (t_now_ns() - t0 > ns)
+			return false;
+		usleep(10000);
+	}
+}
+
 int t_first_cpu(int *cpu)
 {
 	cpu_set_t set;

@@ -97,6 +97,14 @@ int t_run(const struct earth_options *opts, const struct earth_tfunc *main_fn);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t t_now_ns(void);
 
+/* The pids a job's nodes printed into the file at path, one line
+ * "<prefix>node K pid P" per node K < nodes, once all did (wait_ns at
+ * most); false if they did not. */
+bool t_node_pids(const char *path, const char *prefix, long *pid, int nodes,
+		 uint64_t wait_ns);
+/* Whether process pid (not a child of ours) ended within ns. */
+bool t_pid_gone_within(long pid, uint64_t ns);
+
 /* A new scratch folder for a test: /tmp/earth_<name>.XXXXXX, the X's
  * filled in by mkdtemp, into dir (len bytes); the test fails if it cannot
  * be made. */

@@ -105,49 +105,6 @@ Test(gput, write_past_a_segment_refused_by_the_sender)
 	}
 }
 
-/* The pids the program printed ("gput: node K pid P") into path, once
- * both nodes did (20 s at most); false if they did not. */
-static bool gput_pids(const char *path, long pid[2])
-{
-	char buf[4096];
-	uint64_t t0 = t_now_ns();
-	for (;;) {
-		t_slurp(path, buf, sizeof(buf));
-		int got = 0;
-		for (int k = 0; k < 2; k++) {
-			char key[32];
-			snprintf(key, sizeof(key), "gput: node %d pid ", k);
-			char *p = strstr(buf, key);
-			pid[k] =
-			    p && strchr(p, '\n') ? atol(p + strlen(key)) : -1;
-			got += pid[k] > 0;
-		}
-		if (got == 2)
-			return true;
-		if (t_now_ns() - t0 > 20000000000ull)
-			return false;
-		usleep(10000);
-	}
-}
-
-/* Whether process pid (earthrun's child, not ours) ended within ns. */
-static bool gone_within(long pid, uint64_t ns)
-{
-	uint64_t t0 = t_now_ns();
-	for (;;) {
-		char path[64], buf[512];
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		buf[0] = 0;
-		t_slurp(path, buf, sizeof(buf));
-		char *p = strrchr(buf, ')');
-		if (!p || p[2] == 'Z' || p[2] == 'X')
-			return true;
-		if (t_now_ns() - t0 > ns)
-			return false;
-		usleep(10000);
-	}
-}
-
 /* Node 1 killed while node 0 writes 4 MiB blocks into it: node 0 names
  * it within 5 s (earthrun stops the others 3 s after a node died, so a
  * node that names the dead one noticed it itself). */
@@ -165,13 +122,13 @@ Test(gput, destination_killed_mid_write_named_within_5s)
 		cr_assert_eq(system(cmd), 0);
 		snprintf(path, sizeof(path), "%s.o", out);
 		long pid[2];
-		bool up = gput_pids(path, pid);
+		bool up = t_node_pids(path, "gput: ", pid, 2, 20000000000ull);
 		if (up)
 			usleep(300000); /* writes pour in */
 		uint64_t t0 = t_now_ns();
 		if (up)
 			kill((pid_t)pid[1], SIGKILL);
-		bool end0 = up && gone_within(pid[0], 5000000000ull);
+		bool end0 = up && t_pid_gone_within(pid[0], 5000000000ull);
 		double s = (t_now_ns() - t0) / 1e9;
 		for (int k = 0; k < 2; k++)
 			if (up && pid[k] > 0)

@@ -166,49 +166,6 @@ Test(ucx, a_second_proof_is_dropped)
 	cr_assert(!strstr(c.err, "failed the proof"), "%s", c.err);
 }
 
-/* The pids the hang program printed ("node K pid P") into path, once all
- * `nodes` did (10 s at most); false if they did not. */
-static bool hang_pids(const char *path, long *pid, int nodes)
-{
-	char buf[4096];
-	uint64_t t0 = t_now_ns();
-	for (;;) {
-		t_slurp(path, buf, sizeof(buf));
-		int got = 0;
-		for (int k = 0; k < nodes; k++) {
-			char key[32];
-			snprintf(key, sizeof(key), "node %d pid ", k);
-			char *p = strstr(buf, key);
-			pid[k] =
-			    p && strchr(p, '\n') ? atol(p + strlen(key)) : -1;
-			got += pid[k] > 0;
-		}
-		if (got == nodes)
-			return true;
-		if (t_now_ns() - t0 > 10000000000ull)
-			return false;
-		usleep(10000);
-	}
-}
-
-/* Whether process pid (not ours: earthrun's) ended within ns. */
-static bool gone_within(long pid, uint64_t ns)
-{
-	uint64_t t0 = t_now_ns();
-	for (;;) {
-		char path[64], buf[512];
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		buf[0] = 0;
-		t_slurp(path, buf, sizeof(buf));
-		char *p = strrchr(buf, ')');
-		if (!p || p[2] == 'Z' || p[2] == 'X')
-			return true;
-		if (t_now_ns() - t0 > ns)
-			return false;
-		usleep(10000);
-	}
-}
-
 /* earthrun gives the nodes of a ucx job 3 s to notice a dead peer before
  * it stops them: a node that names the dead one noticed it itself. */
 Test(ucx, killed_node_named_within_5s)
@@ -224,12 +181,12 @@ Test(ucx, killed_node_named_within_5s)
 		cr_assert_eq(system(cmd), 0);
 		snprintf(path, sizeof(path), "%s.o", out);
 		long pid[3];
-		bool up = hang_pids(path, pid, 3);
+		bool up = t_node_pids(path, "", pid, 3, 10000000000ull);
 		uint64_t t0 = t_now_ns();
 		if (up)
 			kill((pid_t)pid[1], SIGKILL);
-		bool end0 = up && gone_within(pid[0], 5000000000ull);
-		bool end2 = up && gone_within(pid[2], 5000000000ull);
+		bool end0 = up && t_pid_gone_within(pid[0], 5000000000ull);
+		bool end2 = up && t_pid_gone_within(pid[2], 5000000000ull);
 		double s = (t_now_ns() - t0) / 1e9;
 		for (int k = 0; k < 3; k++)
 			if (up && pid[k] > 0)
@@ -283,7 +240,7 @@ Test(ucx, idle_job_sleeps)
 		cr_assert_eq(system(cmd), 0);
 		snprintf(path, sizeof(path), "%s.o", out);
 		long pid[3];
-		bool up = hang_pids(path, pid, 3);
+		bool up = t_node_pids(path, "", pid, 3, 10000000000ull);
 		sleep(1);
 		long before = 0, after = 0;
 		for (int k = 0; up && k < 3; k++)
@@ -293,7 +250,7 @@ Test(ucx, idle_job_sleeps)
 			after += cpu_ticks(pid[k]);
 		bool alive = up;
 		for (int k = 0; up && k < 3; k++)
-			alive &= !gone_within(pid[k], 0);
+			alive &= !t_pid_gone_within(pid[k], 0);
 		for (int k = 0; up && k < 3; k++)
 			kill((pid_t)pid[k], SIGKILL);
 		t_slurp(path, buf, sizeof(buf));
