@@ -154,6 +154,22 @@ static void take(struct run *r, struct item *x)
 	atomic_fetch_add_explicit(&x->taken, 1, memory_order_relaxed);
 }
 
+/* Every one of the n items was taken exactly once, by the owner's pops
+ * or a thief, with its value; the deque is empty. */
+static void all_taken_once(struct run *r, uint64_t n, uint64_t popped,
+			   uint64_t stolen)
+{
+	cr_assert_eq(popped + stolen, n,
+		     "popped %" PRIu64 " + stolen %" PRIu64 " != %" PRIu64,
+		     popped, stolen, n);
+	cr_assert_eq(atomic_load(&r->bad), 0, "items seen without their value");
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(atomic_load(&r->it[i].taken), 1,
+			     "item %" PRIu64 " taken %u times", i,
+			     atomic_load(&r->it[i].taken));
+	cr_assert_eq(deque_size(&r->d), 0);
+}
+
 static void *thief(void *arg)
 {
 	struct run *r = arg;
@@ -228,15 +244,7 @@ static void owner_and_thieves(uint64_t n, int thieves, unsigned burst,
 	for (int t = 0; t < thieves; t++)
 		pthread_join(th[t], NULL);
 	uint64_t stolen = atomic_load(&r->stolen);
-	cr_assert_eq(popped + stolen, n,
-		     "popped %" PRIu64 " + stolen %" PRIu64 " != %" PRIu64,
-		     popped, stolen, n);
-	cr_assert_eq(atomic_load(&r->bad), 0, "items seen without their value");
-	for (uint64_t i = 0; i < n; i++)
-		cr_assert_eq(atomic_load(&r->it[i].taken), 1,
-			     "item %" PRIu64 " taken %u times", i,
-			     atomic_load(&r->it[i].taken));
-	cr_assert_eq(deque_size(&r->d), 0);
+	all_taken_once(r, n, popped, stolen);
 	cr_log_info("%" PRIu64 " items: %" PRIu64 " popped, %" PRIu64
 		    " stolen by %d",
 		    n, popped, stolen, thieves);
@@ -325,15 +333,7 @@ Test(deque, private_owner_and_signal_thief_exactly_once)
 		take(r, x);
 		popped++;
 	}
-	cr_assert_eq(popped + sig_stolen, n,
-		     "popped %" PRIu64 " + stolen %" PRIu64 " != %" PRIu64,
-		     popped, sig_stolen, n);
-	cr_assert_eq(atomic_load(&r->bad), 0, "items seen without their value");
-	for (uint64_t i = 0; i < n; i++)
-		cr_assert_eq(atomic_load(&r->it[i].taken), 1,
-			     "item %" PRIu64 " taken %u times", i,
-			     atomic_load(&r->it[i].taken));
-	cr_assert_eq(deque_size(&r->d), 0);
+	all_taken_once(r, n, popped, sig_stolen);
 	cr_log_info("%" PRIu64 " items: %" PRIu64 " popped, %" PRIu64
 		    " stolen in %" PRIu64 " signals",
 		    n, popped, sig_stolen, sig_ticks);
