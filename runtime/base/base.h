@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/arch.h"
@@ -49,6 +50,20 @@ void earth_futex_wait(_Atomic uint32_t *word, uint32_t expected) EARTH_HIDDEN;
 void earth_futex_wait_ns(_Atomic uint32_t *word, uint32_t expected,
 			 uint64_t ns) EARTH_HIDDEN;
 void earth_futex_wake(_Atomic uint32_t *word) EARTH_HIDDEN;
+
+/* Asymmetric fence (fence.c). A thread that stores A then loads B, while
+ * another stores B then loads A, needs a full fence on both sides for one
+ * of them to see the other's store; with these the frequent side keeps
+ * only earth_fence_light (a compiler barrier) and the rare side calls
+ * earth_fence_heavy, which runs a full barrier on every other running
+ * thread of the process (membarrier(2), private expedited). _init
+ * registers the process (once, before the threads that rely on it
+ * start); false when the kernel has no such command. earth_fence_heavy
+ * returns false when it could not fence: the caller must not rely on it.
+ */
+bool earth_fence_heavy_init(void) EARTH_HIDDEN;
+bool earth_fence_heavy(void) EARTH_HIDDEN;
+#define earth_fence_light() __asm__ __volatile__("" ::: "memory")
 
 /* Pins the calling thread to cpu (>= 0); no-op for -1 (cpu.c). */
 void earth_pin_cpu(int cpu) EARTH_HIDDEN;

@@ -99,6 +99,13 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "1",
 	 .help = "the EU signals slots of its own node itself (dual node); 0 "
 		 "sends every signal through the SU"},
+    [EARTH_SET_SU_DOZE] =
+	{.env = "EARTH_SU_DOZE",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "1",
+	 .help = "an SU with nothing to do for EARTH_SPIN_US sleeps while the "
+		 "EU computes, until the EU posts (one node, dual mode); 0 "
+		 "keeps it polling"},
     [EARTH_SET_TRACE] =
 	{.env = "EARTH_TRACE",
 	 .flag = "trace",

@@ -31,6 +31,7 @@ enum earth_set {
 	/* the node's, read when earth_run starts */
 	EARTH_SET_TIMING,
 	EARTH_SET_EU_SIGNALS,
+	EARTH_SET_SU_DOZE,
 	EARTH_SET_TRACE,
 	EARTH_SET_TRACE_EVENTS,
 	EARTH_SET_TRACE_EPOCH_NS,

@@ -236,14 +236,30 @@ static inline struct q_msg *eu_post_begin(struct eu_state *eu)
 	return eu_post_spill(eu);
 }
 
+/* After publishing requests: an SU that dozes while the EU computes
+ * (su/loop.c, su_doze) is woken. The SU stores SLEEPING, runs the heavy
+ * half of the asymmetric fence (base.h) and looks at the ring; we stored
+ * the ring, and look at its word after a compiler barrier: one of the two
+ * sees the other's store. A plain load of a line the SU rarely writes. */
+static inline void eu_su_nudge(void)
+{
+	earth_fence_light();
+	if (q_unlikely(atomic_load_explicit(earth_node_g.su_wordp,
+					    memory_order_relaxed) ==
+		       UNIT_SLEEPING))
+		earth_su_wake(&earth_node_g);
+}
+
 /* Ends the open request message: a zero head after its last record, then
  * it goes to the SU (HWQ: now; SW: at the next batch or flush). */
 static inline void eu_line_close(struct eu_state *eu)
 {
 	if (eu->lleft)
 		*eu->lw = 0;
-	if (q_likely(!eu->ovf_len))
+	if (q_likely(!eu->ovf_len)) {
 		q_ring_publish(eu->req, eu->lm);
+		eu_su_nudge();
+	}
 	eu->lm = NULL;
 	eu->lw = NULL;
 	eu->lleft = 0;
@@ -270,12 +286,15 @@ static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
 		eu_line_close(eu);
 }
 
-/* END_THREAD, and before the EU idles: what the fiber posted leaves. */
-static inline void eu_post_flush(struct eu_state *eu)
+/* END_THREAD, and before the EU idles: what the fiber posted leaves.
+ * Inline in the EU's loop: a fiber that posted nothing pays two tests. */
+static inline __attribute__((always_inline)) void
+eu_post_flush(struct eu_state *eu)
 {
 	if (eu->lm)
 		eu_line_close(eu);
-	q_ring_flush(eu->req);
+	if (q_ring_flush(eu->req))
+		eu_su_nudge();
 }
 
 /* ---- slots signalled on the EU (post.c) ---- */

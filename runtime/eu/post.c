@@ -148,6 +148,7 @@ void eu_ovf_drain(struct eu_state *eu)
 	if (!eu->ovf_len)
 		eu->ovf_head = 0;
 	q_ring_flush(eu->req);
+	eu_su_nudge();
 }
 
 /* ---- argument checks (cold paths out of line) ---- */

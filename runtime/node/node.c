@@ -169,6 +169,15 @@ static void node_free(struct earth_node *n)
 
 /* Starts the SU and EU threads and waits for both; -1 if one could not
  * start (the other has ended). */
+/* The process is registered for the asymmetric fence (once). */
+static bool node_fence_ready(void)
+{
+	static int ready = -1; /* unknown; earth_run is not reentrant */
+	if (ready < 0)
+		ready = earth_fence_heavy_init();
+	return ready;
+}
+
 static int node_run_dual(struct earth_node *n, struct eu_start *st)
 {
 	pthread_t eu_tid, su_tid;
@@ -343,6 +352,13 @@ int earth_run(const struct earth_options *opts,
 	 * "Signals on the EU"). */
 	eu_g.local_sig = !single && !acct_on && !trace_on &&
 			 earth_setting_on(EARTH_SET_EU_SIGNALS);
+	/* An idle SU sleeps while the EU computes (su/loop.c, su_doze): on
+	 * one dual node, where the EU is the only one that gives it work
+	 * without waking it (peers' transports poll and wake on their own
+	 * terms), and where the kernel has the asymmetric fence that keeps
+	 * the EU's side a plain load (base/fence.c). */
+	n->su_doze = !single && !n->net &&
+		     earth_setting_on(EARTH_SET_SU_DOZE) && node_fence_ready();
 	struct eu_start st = {n, main_fn, args, size};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);

@@ -96,8 +96,9 @@ static inline struct q_msg *q_ring_reserve(struct q_ring *q)
 	return &q->p.slots[q->p.tail & q->p.mask];
 }
 
-/* Producer: makes the SW tail visible now. */
-static inline void q_ring_flush(struct q_ring *q)
+/* Producer: makes the SW tail visible now. True if it published
+ * messages the consumer could not see before. */
+static inline bool q_ring_flush(struct q_ring *q)
 {
 	if (q->p.published != q->p.tail) {
 		q->p.published = q->p.tail;
@@ -105,7 +106,9 @@ static inline void q_ring_flush(struct q_ring *q)
 		 * payloads stored before are visible once the tail is. */
 		atomic_store_explicit(&q->tail_pub, q->p.tail,
 				      memory_order_release);
+		return true;
 	}
+	return false;
 }
 
 /* Producer: m (from q_ring_reserve) is complete. */

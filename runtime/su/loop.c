@@ -155,6 +155,37 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
 	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 }
 
+/*
+ * The EU computes and has given us nothing for EARTH_SPIN_US: sleep until
+ * it publishes a request (eu_su_nudge), goes to sleep itself (eu_idle:
+ * then the whole node is idle and the checks above must run), ends the
+ * job, or another thread uses the inbox. Polling on would take a share of
+ * the core from the EU where the two vCPUs share one (docs/architecture.md,
+ * "Idle: spin, then sleep"). One dual node without a transport only
+ * (n->su_doze).
+ *
+ * The EU does not fence after publishing: it stores the ring, then loads
+ * our word after a compiler barrier. The heavy fence runs a full barrier
+ * on the EU's CPU between our store of SLEEPING and our look at the ring,
+ * so one of the two sees the other's store; without it we do not sleep.
+ * With the EU's state the pair is Dekker on both sides (eu_idle fences).
+ */
+static EARTH_COLD void su_doze(struct earth_node *n)
+{
+	struct su_state *su = &su_g;
+	su_publish_counters(su);
+	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (earth_fence_heavy() && !su_has_pending(n) &&
+	    atomic_load_explicit(&n->eu_word, memory_order_relaxed) !=
+		UNIT_SLEEPING &&
+	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
+		su->sleeps++;
+		earth_futex_wait(n->su_wordp, UNIT_SLEEPING);
+	}
+	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
+}
+
 /* Node 0: tell every node the job ended, and get the messages out (5 s at
  * most: a peer that does not read is dead or stuck). */
 void su_end_job(struct earth_node *n)
@@ -311,8 +342,12 @@ void *su_thread(void *arg)
 			bool eu_idle = atomic_load_explicit(
 					   &n->eu_word, memory_order_acquire) ==
 				       UNIT_SLEEPING;
-			bool held = su_quiet_idle(n, eu_idle);
-			su_try_sleep(n, held, eu_idle);
+			if (!eu_idle && n->su_doze) {
+				su_doze(n);
+			} else {
+				bool held = su_quiet_idle(n, eu_idle);
+				su_try_sleep(n, held, eu_idle);
+			}
 			idle_since = idle_from = 0;
 			yielding = false;
 		}

@@ -97,6 +97,10 @@ struct earth_node {
 	 * it; su_wordp points to su_word otherwise. */
 	_Atomic uint32_t su_word q_aligned_line;
 	_Atomic uint32_t *su_wordp;
+	/* The SU may sleep while the EU runs (su/loop.c, su_doze): a dual
+	 * node without a transport, EARTH_SU_DOZE on, and the kernel's
+	 * asymmetric fence registered. Set before the units start. */
+	bool su_doze;
 	/* Requests with a slot the SU has performed, counted in the EU's
 	 * posting order (eu_state.slot_posted counts them as posted). Stored
 	 * release by the SU after the ready ring it filled meanwhile is
