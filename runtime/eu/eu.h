@@ -57,6 +57,12 @@ struct eu_state {
 	 * performed as last seen (earth_node.slot_done). */
 	bool local_sig;
 	uint64_t slot_posted, slot_seen;
+	/* Something to do at the fiber's end: a request message was begun
+	 * since the last one (eu_post_begin), requests wait in the overflow
+	 * list, or the SU has not performed every request with a slot (loop.c,
+	 * eu_fiber_posted). One test at the end of a fiber that posted
+	 * nothing. */
+	bool posted;
 	/* Fibers made ready by those signals, oldest first: a circular list
 	 * of lr_cap (a power of two) entries. The loop runs them when the
 	 * ready ring is empty. */
@@ -228,6 +234,7 @@ static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
  * spill too until the list drains). */
 static inline struct q_msg *eu_post_begin(struct eu_state *eu)
 {
+	eu->posted = true;
 	if (q_likely(!eu->ovf_len)) {
 		struct q_msg *m = q_ring_reserve(eu->req);
 		if (q_likely(m))

@@ -22,6 +22,23 @@ struct eu_state eu_g;
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
 
+/* END_THREAD of a fiber that posted requests, or while some wait. */
+static inline __attribute__((always_inline)) void
+eu_fiber_posted(struct eu_state *eu)
+{
+	/* What the fiber posted leaves now: its last, partly filled message,
+	 * and the SW tail. */
+	eu_post_flush(eu);
+	if (q_unlikely(eu->ovf_len))
+		eu_ovf_drain(eu);
+	/* Requests with a slot still with the SU: has it performed them
+	 * (eu_local_ok)? Pairs with the release store in su_ready_flush. */
+	if (eu->slot_posted != eu->slot_seen)
+		eu->slot_seen = atomic_load_explicit(&earth_node_g.slot_done,
+						     memory_order_acquire);
+	eu->posted = eu->ovf_len || eu->slot_posted != eu->slot_seen;
+}
+
 static inline __attribute__((always_inline)) void
 run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 {
@@ -31,16 +48,8 @@ run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 	else
 		fiber(frame);
 	eu->fibers_run++;
-	/* END_THREAD: what the fiber posted leaves now: its last, partly
-	 * filled message, and the SW tail. */
-	eu_post_flush(eu);
-	if (q_unlikely(eu->ovf_len))
-		eu_ovf_drain(eu);
-	/* Requests with a slot still with the SU: has it performed them
-	 * (eu_local_ok)? Pairs with the release store in su_ready_flush. */
-	if (q_unlikely(eu->slot_posted != eu->slot_seen))
-		eu->slot_seen = atomic_load_explicit(&earth_node_g.slot_done,
-						     memory_order_acquire);
+	if (q_unlikely(eu->posted))
+		eu_fiber_posted(eu);
 }
 
 /* Nothing ready: spin, then block until the SU wakes us. */
