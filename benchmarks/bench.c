@@ -22,6 +22,8 @@ static void bench_fini(void)
 	bench_cpus(&eu, &su);
 	printf("# %s: xcore round trip at end %.0f ns\n", bench_name,
 	       bench_xcore_rtt_ns(eu, su, 20000));
+	printf("# %s: dispatch on the EU's CPU at end %.2f ns\n", bench_name,
+	       bench_dispatch_ns(eu));
 	fflush(stdout);
 }
 int bench_reps = 7;
@@ -72,6 +74,8 @@ void bench_init(const char *name, int argc, char **argv)
 	 * CPUs tells which placement these figures were taken in. */
 	printf("# %s: xcore round trip at start %.0f ns\n", name,
 	       bench_xcore_rtt_ns(eu, su, 20000));
+	printf("# %s: dispatch on the EU's CPU at start %.2f ns\n", name,
+	       bench_dispatch_ns(eu));
 	fflush(stdout);
 	bench_name = name;
 	atexit(bench_fini);
@@ -176,4 +180,42 @@ double bench_xcore_rtt_ns(int cpu_a, int cpu_b, long rounds)
 	pthread_join(t, NULL);
 	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	return bench_ns((double)(t1 - t0) / (double)(rounds - warm));
+}
+
+/* ---- the speed of a CPU: calls through a table ---- */
+
+#define DISPATCH_N 2048
+#define DISPATCH_PASSES 100
+
+typedef void (*dispatch_fn)(void *);
+static __attribute__((noinline)) void dispatch_nop(void *arg)
+{
+	__asm__ __volatile__("" : : "r"(arg) : "memory");
+}
+static struct {
+	dispatch_fn fn;
+	void *arg;
+} dispatch_table[DISPATCH_N];
+
+double bench_dispatch_ns(int cpu)
+{
+	cpu_set_t old;
+	pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+	bench_pin(cpu);
+	for (int i = 0; i < DISPATCH_N; i++) {
+		dispatch_table[i].fn = dispatch_nop;
+		dispatch_table[i].arg = &dispatch_table[i];
+	}
+	double v[9];
+	for (int r = 0; r < 9; r++) {
+		uint64_t t0 = q_tsc_ordered();
+		for (int p = 0; p < DISPATCH_PASSES; p++)
+			for (int i = 0; i < DISPATCH_N; i++)
+				dispatch_table[i].fn(dispatch_table[i].arg);
+		uint64_t t1 = q_tsc_ordered();
+		v[r] = bench_ns((double)(t1 - t0)) /
+		       (DISPATCH_PASSES * DISPATCH_N);
+	}
+	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	return bench_median(v, 9);
 }

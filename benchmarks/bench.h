@@ -42,4 +42,12 @@ void bench_cpus(int *eu, int *su);
  * the duration) and cpu_b: the floor of any EU<->SU exchange. */
 double bench_xcore_rtt_ns(int cpu_a, int cpu_b, long rounds);
 
+/* The speed of cpu now: ns per call of an empty function through a table
+ * of (function, argument) pairs read in order, the least that running a
+ * fiber costs, measured by the caller pinned to cpu for the duration
+ * (median of 9 passes). The host's other tenants slow a vCPU by up to
+ * 1.7x for seconds at a time (docs/results/README.md); figures of the
+ * EU's loop are judged against this floor taken in the same moment. */
+double bench_dispatch_ns(int cpu);
+
 #endif /* EARTH_BENCH_H */

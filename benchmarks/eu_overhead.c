@@ -11,6 +11,9 @@
  *   over the cost per message of streaming the software ring between the
  *   same CPUs (queue_msg.sw, lib/qstream.h), measured right before each
  *   run: below 1 when several requests share a message.
+ *   end_thread_over_dispatch[.sw]: END_THREAD over an empty function
+ *   called through a table on the EU's CPU right before each run
+ *   (bench_dispatch_ns): the host slows a vCPU for seconds at a time.
  *   get_sync_local_seq[.sw] (no suffix: the default queue mode, hwq), and
  *   its ratio to a cache-line round trip
  *   between the same CPUs measured right before each run
@@ -275,6 +278,8 @@ int main(int argc, char **argv)
 					floor = bench_xcore_rtt_ns(
 					    cpu_eu, cpu_su,
 					    bench_quick ? 20000 : 100000);
+				else if (op == B_END_THREAD)
+					floor = bench_dispatch_ns(cpu_eu);
 				else if (timed)
 					floor = bench_queue_msg_ns(
 					    Q_MODE_SW, cpu_eu, cpu_su,
@@ -290,16 +295,12 @@ int main(int argc, char **argv)
 				snprintf(name, sizeof(name), "%s%s",
 					 bop_names[op], mode ? "" : ".sw");
 				bench_metric_ns(name, e);
-				if (op == B_GET_SEQ) {
-					snprintf(
-					    name, sizeof(name),
-					    "get_sync_local_seq_over_xcore%s",
-					    mode ? "" : ".sw");
-					bench_metric(
-					    name,
-					    bench_median(ratio, bench_reps),
-					    "ratio");
-				}
+				snprintf(name, sizeof(name), "%s_over_%s%s",
+					 bop_names[op],
+					 op == B_GET_SEQ ? "xcore" : "dispatch",
+					 mode ? "" : ".sw");
+				bench_metric(name, bench_median(ratio, bench_reps),
+					     "ratio");
 				continue;
 			}
 			snprintf(name, sizeof(name), "eu_overhead.%s.%s",

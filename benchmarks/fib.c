@@ -6,7 +6,9 @@
  * same run. METRIC fib_call, fib_seq_call (ns per call) and their ratio;
  * token_cost: ns per TOKEN run locally, a chain of tokens each posting the
  * next (frame, push on the EU's deque, the fiber's end, pop, run,
- * END_FUNCTION), nothing else in between.
+ * END_FUNCTION), nothing else in between. fib_call_over_dispatch,
+ * token_cost_over_dispatch: each over an empty function called through a
+ * table on the EU's CPU right before each repeat (bench_dispatch_ns).
  */
 #include "bench.h"
 #include "bench_fib.h"
@@ -113,9 +115,12 @@ int main(int argc, char **argv)
 	int fib_n = run.n;
 	long want = fib_seq(fib_n);
 	double calls = calls_of(fib_n);
-	double par[64], seq[64], tok[64];
+	double par[64], seq[64], tok[64], par_d[64], tok_d[64];
 	long chain = bench_quick ? 1000000 : 5000000;
+	int cpu_eu, cpu_su;
+	bench_cpus(&cpu_eu, &cpu_su);
 	for (int r = 0; r < bench_reps; r++) {
+		double disp = bench_dispatch_ns(cpu_eu);
 		struct earth_options o;
 		earth_options_default(&o);
 		run.result = -1;
@@ -136,6 +141,8 @@ int main(int argc, char **argv)
 		seq[r] = bench_ns((double)(t1 - t0)) / calls;
 		if ((tok[r] = token_cost(chain)) < 0)
 			return 1;
+		par_d[r] = par[r] / disp;
+		tok_d[r] = tok[r] / disp;
 	}
 	printf("Result: fib(%d) = %d (correct), %.0f threaded calls\n", fib_n,
 	       run.result, calls);
@@ -145,5 +152,9 @@ int main(int argc, char **argv)
 	bench_metric_ns("fib_seq_call", s);
 	bench_metric("fib_call_over_seq", p / s, "ratio");
 	bench_metric_ns("token_cost", bench_median(tok, bench_reps));
+	bench_metric("fib_call_over_dispatch", bench_median(par_d, bench_reps),
+		     "ratio");
+	bench_metric("token_cost_over_dispatch",
+		     bench_median(tok_d, bench_reps), "ratio");
 	return 0;
 }
