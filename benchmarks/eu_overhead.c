@@ -299,7 +299,8 @@ int main(int argc, char **argv)
 					 bop_names[op],
 					 op == B_GET_SEQ ? "xcore" : "dispatch",
 					 mode ? "" : ".sw");
-				bench_metric(name, bench_median(ratio, bench_reps),
+				bench_metric(name,
+					     bench_median(ratio, bench_reps),
 					     "ratio");
 				continue;
 			}
