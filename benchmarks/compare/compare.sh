@@ -2,7 +2,8 @@
 # compare.sh - side by side in the same run (installed as
 # $(BUILD)/rel/bench/compare, run by `make bench`):
 #   1. fib and N-Queens: EARTH TOKEN on one node (earth_tasks) against
-#      oneTBB task_group (tbb_tasks) with 2 threads and with 1
+#      oneTBB task_group (tbb_tasks) with 2 threads and with 1, in rounds
+#      (one run of each per round; ratios: median of the rounds' ratios)
 #   1b. Unbalanced Tree Search, T1 (geometric) and T3 (binomial), exact
 #      node counts: EARTH TOKEN on one node (earth_uts) against oneTBB
 #      task_group (tbb_uts) with 1 thread and 2, with nodes per second
@@ -53,81 +54,92 @@ run() { # prints the command and its output; returns its output in $out
 }
 
 # ---- 1. task spawning on one node ----
+# The host slows a vCPU for seconds at a time, so EARTH and oneTBB run in
+# rounds, one run of each per round (each the median of its own repeats):
+# every ratio is the median over the rounds of the ratio within a round,
+# and every absolute figure the median over the rounds.
+rounds=$([ -n "$quick" ] && echo 3 || echo 5)
+# median: the median of the numbers on stdin, one per line
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f",
+		NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# task_rounds NAME "EARTH args" "TBB args before the thread count" REPS
+# GRAB_RATE: runs the rounds and prints the metrics of one problem
+task_rounds() {
+	local name=$1 eargs=$2 targs=$3 r=$4 rate=$5 e s t1 t2 k
+	local -a E=() S=() T1=() T2=() RE=() RS=() R1=() R2=()
+	local -a NE=() NS=() N1=() N2=()
+	for ((k = 0; k < rounds; k++)); do
+		e="" s="" t1="" t2=""
+		# shellcheck disable=SC2086
+		run $eargs "$r" && e=$(grab "$out" median) &&
+			NE+=("$(grab "$out" "nodes.s")")
+		# shellcheck disable=SC2086
+		EARTH_MODE=single-poll run $eargs "$r" &&
+			s=$(grab "$out" median) && NS+=("$(grab "$out" "nodes.s")")
+		if [ -n "$targs" ]; then
+			# shellcheck disable=SC2086
+			run $targs 1 "$r" && t1=$(grab "$out" median) &&
+				N1+=("$(grab "$out" "nodes.s")")
+			# shellcheck disable=SC2086
+			run $targs 2 "$r" && t2=$(grab "$out" median) &&
+				N2+=("$(grab "$out" "nodes.s")")
+		fi
+		[ -n "$e" ] && E+=("$e")
+		[ -n "$s" ] && S+=("$s")
+		[ -n "$t1" ] && T1+=("$t1")
+		[ -n "$t2" ] && T2+=("$t2")
+		[ -n "$t1" ] && [ -n "$e" ] && RE+=("$(ratio "$t1" "$e")")
+		[ -n "$t1" ] && [ -n "$s" ] && RS+=("$(ratio "$t1" "$s")")
+		[ -n "$t2" ] && [ -n "$e" ] && R1+=("$(ratio "$t2" "$e")")
+		[ -n "$t2" ] && [ -n "$s" ] && R2+=("$(ratio "$t2" "$s")")
+	done
+	each() { [ "$#" -gt 0 ] && printf '%s\n' "$@" | median; }
+	local v
+	v=$(each "${E[@]}") && metric "compare.$name.earth_token" "$v" ns
+	v=$(each "${S[@]}") && metric "compare.$name.earth_token_single" "$v" ns
+	v=$(each "${T1[@]}") && metric "compare.$name.tbb1" "$v" ns
+	v=$(each "${T2[@]}") && metric "compare.$name.tbb" "$v" ns
+	v=$(each "${RE[@]}") && metric "compare.$name.tbb1_over_earth" "$v" x
+	v=$(each "${RS[@]}") &&
+		metric "compare.$name.tbb1_over_earth_single" "$v" x
+	v=$(each "${R1[@]}") && metric "compare.$name.tbb_over_earth" "$v" x
+	v=$(each "${R2[@]}") &&
+		metric "compare.$name.tbb_over_earth_single" "$v" x
+	if [ -n "$rate" ]; then
+		v=$(each "${NE[@]}") &&
+			metric "compare.$name.earth_token_nodes_per_s" "$v" nodes/s
+		v=$(each "${NS[@]}") &&
+			metric "compare.$name.earth_token_single_nodes_per_s" "$v" nodes/s
+		v=$(each "${N1[@]}") &&
+			metric "compare.$name.tbb1_nodes_per_s" "$v" nodes/s
+		v=$(each "${N2[@]}") &&
+			metric "compare.$name.tbb_nodes_per_s" "$v" nodes/s
+	fi
+	return 0
+}
+
 fib_n=$([ -n "$quick" ] && echo 22 || echo 26)
 nq_n=$([ -n "$quick" ] && echo 10 || echo 12)
 nq_depth=4
-run "$bin/earth_tasks" fib "$fib_n" "$reps" && e_fib=$(grab "$out" median)
-run "$bin/earth_tasks" nqueens "$nq_n" "$nq_depth" "$reps" &&
-	e_nq=$(grab "$out" median)
-metric compare.fib.earth_token "${e_fib:-0}" ns
-metric compare.nqueens.earth_token "${e_nq:-0}" ns
-# The same node in the single-poll mode: one thread, the EU's and the SU's
-# work (as oneTBB with 1 thread).
-EARTH_MODE=single-poll run "$bin/earth_tasks" fib "$fib_n" "$reps" &&
-	s_fib=$(grab "$out" median)
-EARTH_MODE=single-poll run "$bin/earth_tasks" nqueens "$nq_n" "$nq_depth" \
-	"$reps" && s_nq=$(grab "$out" median)
-metric compare.fib.earth_token_single "${s_fib:-0}" ns
-metric compare.nqueens.earth_token_single "${s_nq:-0}" ns
-if [ -x "$bin/tbb_tasks" ]; then
-	for th in 2 1; do
-		run "$bin/tbb_tasks" fib "$fib_n" "$th" "$reps" &&
-			t=$(grab "$out" median) && {
-			sfx=$([ $th = 1 ] && echo tbb1 || echo tbb)
-			metric compare.fib.$sfx "$t" ns
-			r=$(ratio "$t" "${e_fib:-}")
-			[ -n "$r" ] && metric compare.fib.${sfx}_over_earth "$r" x
-			r=$(ratio "$t" "${s_fib:-}")
-			[ -n "$r" ] && metric compare.fib.${sfx}_over_earth_single "$r" x
-		}
-		run "$bin/tbb_tasks" nqueens "$nq_n" "$nq_depth" "$th" "$reps" &&
-			t=$(grab "$out" median) && {
-			sfx=$([ $th = 1 ] && echo tbb1 || echo tbb)
-			metric compare.nqueens.$sfx "$t" ns
-			r=$(ratio "$t" "${e_nq:-}")
-			[ -n "$r" ] && metric compare.nqueens.${sfx}_over_earth "$r" x
-			r=$(ratio "$t" "${s_nq:-}")
-			[ -n "$r" ] && metric compare.nqueens.${sfx}_over_earth_single "$r" x
-		}
-	done
-else
+tbb_t="" tbb_u=""
+[ -x "$bin/tbb_tasks" ] && tbb_t=$bin/tbb_tasks ||
 	echo "# compare: no tbb_tasks (Debian libtbb-dev and g++ missing?): TBB part skipped"
-fi
+[ -x "$bin/tbb_uts" ] && tbb_u=$bin/tbb_uts ||
+	echo "# compare: no tbb_uts (Debian libtbb-dev and g++ missing?): TBB part of UTS skipped"
+# The single-poll mode: one thread does the EU's and the SU's work (as
+# oneTBB with 1 thread).
+task_rounds fib "$bin/earth_tasks fib $fib_n" \
+	"${tbb_t:+$tbb_t fib $fib_n}" "$reps" ""
+task_rounds nqueens "$bin/earth_tasks nqueens $nq_n $nq_depth" \
+	"${tbb_t:+$tbb_t nqueens $nq_n $nq_depth}" "$reps" ""
 
 # ---- 1b. Unbalanced Tree Search (T1, T3), one node ----
 uts_reps=$([ -n "$quick" ] && echo 1 || echo 3)
 for tree in t1 t3; do
-	e_uts="" s_uts=""
-	run "$earthrun" -n 1 "$bin/earth_uts" "$tree" "$uts_reps" && {
-		e_uts=$(grab "$out" median)
-		metric compare.uts_$tree.earth_token "$e_uts" ns
-		metric compare.uts_$tree.earth_token_nodes_per_s \
-			"$(grab "$out" "nodes.s")" nodes/s
-	}
-	EARTH_MODE=single-poll run "$earthrun" -n 1 "$bin/earth_uts" "$tree" \
-		"$uts_reps" && {
-		s_uts=$(grab "$out" median)
-		metric compare.uts_$tree.earth_token_single "$s_uts" ns
-		metric compare.uts_$tree.earth_token_single_nodes_per_s \
-			"$(grab "$out" "nodes.s")" nodes/s
-	}
-	if [ -x "$bin/tbb_uts" ]; then
-		for th in 1 2; do
-			sfx=$([ $th = 1 ] && echo tbb1 || echo tbb)
-			run "$bin/tbb_uts" "$tree" "$th" "$uts_reps" && {
-				t=$(grab "$out" median)
-				metric compare.uts_$tree.$sfx "$t" ns
-				metric compare.uts_$tree.${sfx}_nodes_per_s \
-					"$(grab "$out" "nodes.s")" nodes/s
-				r=$(ratio "$t" "$e_uts")
-				[ -n "$r" ] && metric compare.uts_$tree.${sfx}_over_earth "$r" x
-				r=$(ratio "$t" "$s_uts")
-				[ -n "$r" ] && metric compare.uts_$tree.${sfx}_over_earth_single "$r" x
-			}
-		done
-	else
-		echo "# compare: no tbb_uts (Debian libtbb-dev and g++ missing?): TBB part of UTS skipped"
-	fi
+	task_rounds "uts_$tree" "$earthrun -n 1 $bin/earth_uts $tree" \
+		"${tbb_u:+$tbb_u $tree}" "$uts_reps" rate
 done
 
 # ---- 2. remote access over shm and tcp ----
