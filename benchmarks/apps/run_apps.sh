@@ -231,10 +231,10 @@ done
 	     "computation; start-up, setup and checks excluded), in ms; in" \
 	     "parentheses the speedup over the sequential C twin. Every run printed" \
 	     "\`ok\` and the twin's answer. On this 2-vCPU guest a thread polling one" \
-	     "vCPU slows a computation on the other by 1.5-2x (measured: the twin" \
-	     "with a spinning loop on the other CPU): a dual node's SU, polling while" \
-	     "its EU computes, costs the compute-bound programs about that much;" \
-	     "single-core nodes do not pay it."
+	     "vCPU can slow a computation on the other, by up to 1.5-2x where the" \
+	     "host places the two vCPUs on one core: one dual node's SU sleeps while" \
+	     "its EU computes (\`EARTH_SU_DOZE\`), two dual nodes' SUs poll while" \
+	     "their EUs compute; single-core nodes have no second thread."
 	echo
 	hdr="| program | arguments | seq C (ms) |" sep="|---|---|---:|"
 	for c in "${cfgs[@]}"; do
