@@ -34,18 +34,12 @@ struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
 	struct deque *tokens; /* owner side (earth_node.tokens) */
-	/* The request message being filled (queues/req_line.h): its slot in
-	 * the ring or the last of the overflow list, written in one go when
-	 * it closes; until then the records go into `stage`, a line of the
-	 * EU's own: in hwq mode an SU that keeps up polls the slot after the
-	 * last one it took, which is this one, and each of its looks would
-	 * take the line back from the EU between two records. lw is the next
-	 * word of stage to write, lleft the words left; NULL and 0 when none
-	 * is open. */
+	/* The request message being filled (queues/req_line.h): in the ring
+	 * or the last of the overflow list; lw the next word to write, lleft
+	 * the words left in it; NULL and 0 when none is open. */
 	struct q_msg *lm;
 	uint64_t *lw;
 	size_t lleft;
-	uint64_t stage[REQ_LINE_WORDS] q_aligned_line;
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -269,7 +263,6 @@ static inline void eu_line_close(struct eu_state *eu)
 {
 	if (eu->lleft)
 		*eu->lw = 0;
-	memcpy(eu->lm->w, eu->stage, sizeof(eu->stage));
 	if (q_likely(!eu->ovf_len)) {
 		q_ring_publish(eu->req, eu->lm);
 		eu_su_nudge();

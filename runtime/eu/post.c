@@ -53,7 +53,7 @@ uint64_t *eu_line_open(struct eu_state *eu)
 		eu_line_close(eu);
 	struct q_msg *m = eu_post_begin(eu);
 	eu->lm = m;
-	eu->lw = eu->stage;
+	eu->lw = m->w;
 	eu->lleft = REQ_LINE_WORDS;
 	return eu->lw;
 }
