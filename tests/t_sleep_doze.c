@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_sleep_doze.c - an SU with nothing to do sleeps while its EU computes
- * (su/loop.c, su_doze), and wakes for every request the EU publishes
+ * (su/loop.c, su_try_sleep), and wakes for every request the EU publishes
  * meanwhile (eu_su_nudge): rounds of a fiber that computes past the spin
  * time, posts a DATA_SYNC the SU must perform (EARTH_EU_SIGNALS=0) and
  * leaves a token that waits, still on the EU, until the SU has written the

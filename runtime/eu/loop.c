@@ -76,7 +76,7 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	 * the ring; the SU stores the ring then looks at our state. */
 	atomic_store_explicit(&n->eu_word, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	/* An SU dozing while we computed (su/loop.c, su_doze) wakes to see
+	/* An SU dozing while we computed (su/loop.c, su_try_sleep) wakes to see
 	 * the node idle: it looks for a stuck job and sleeps on its own. */
 	if (n->su_doze)
 		earth_su_wake(n);

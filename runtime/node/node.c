@@ -352,7 +352,7 @@ int earth_run(const struct earth_options *opts,
 	 * "Signals on the EU"). */
 	eu_g.local_sig = !single && !acct_on && !trace_on &&
 			 earth_setting_on(EARTH_SET_EU_SIGNALS);
-	/* An idle SU sleeps while the EU computes (su/loop.c, su_doze): on
+	/* An idle SU sleeps while the EU computes (su/loop.c, su_try_sleep): on
 	 * one dual node, where the EU is the only one that gives it work
 	 * without waking it (peers' transports poll and wake on their own
 	 * terms), and where the kernel has the asymmetric fence that keeps

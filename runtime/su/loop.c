@@ -123,27 +123,46 @@ bool su_has_pending(struct earth_node *n)
 	       (n->net && n->net->ops->pending(n->net));
 }
 
-/* Block if the EU is blocked and nothing is pending. */
-/* held: su_quiet_idle's answer (another thread kept the node from
+/*
+ * Block if nothing is pending and either the EU is blocked too, or it
+ * computes and we may doze.
+ *
+ * held: su_quiet_idle's answer (another thread kept the node from
  * counting as idle): sleep SU_QUIET_RECHECK_NS at most, then ask again.
  * eu_idle: su_quiet_idle saw the EU asleep; if it did not, the SU does not
- * sleep now even if the EU sleeps by now: the EU does not wake a running
- * SU when it goes to sleep, so the stuck-job check would never be asked
- * with the EU asleep (the job idled forever; seen under TSan on a loaded
- * machine, 1 run in 7 to 34). The loop asks again after its next spin. */
+ * sleep as for an idle node even if the EU sleeps by now: the EU wakes a
+ * running SU when it goes to sleep only where the SU dozes, so the
+ * stuck-job check would never be asked with the EU asleep (the job idled
+ * forever; seen under TSan on a loaded machine, 1 run in 7 to 34). The
+ * loop asks again after its next spin.
+ *
+ * Dozing (n->su_doze: one dual node without a transport): the EU computes
+ * and has given us nothing for EARTH_SPIN_US, so sleep until it publishes
+ * a request (eu_su_nudge), goes to sleep itself (eu_idle wakes us: then
+ * the whole node is idle and the checks above must run), ends the job, or
+ * another thread uses the inbox. Polling on would take a share of the core
+ * from the EU where the two vCPUs share one (docs/architecture.md, "Idle:
+ * spin, then sleep"). The EU does not fence after publishing: it stores
+ * the ring, then loads our word after a compiler barrier. The heavy fence
+ * runs a full barrier on the EU's CPU between our store of SLEEPING and
+ * our look at the ring, so one of the two sees the other's store; without
+ * it we do not doze.
+ */
 static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
 				    bool eu_idle)
 {
 	struct su_state *su = &su_g;
 	su_publish_counters(su);
-	/* Dekker with eu_idle (EU: store RUNNING, fence, look at us) and
+	/* Dekker with eu_idle (EU: store its state, fence, look at us) and
 	 * with inbox producers (store message, fence, look at us). */
 	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (eu_idle &&
+	bool eu_asleep =
 	    atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
-		UNIT_SLEEPING &&
-	    !su_has_pending(n) &&
+	    UNIT_SLEEPING;
+	bool may = eu_idle ? eu_asleep
+			   : n->su_doze && !eu_asleep && earth_fence_heavy();
+	if (may && !su_has_pending(n) &&
 	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
 		su->sleeps++;
 		if (held)
@@ -151,37 +170,6 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
 					    SU_QUIET_RECHECK_NS);
 		else
 			earth_unit_wait(n, n->su_wordp, UNIT_SLEEPING);
-	}
-	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
-}
-
-/*
- * The EU computes and has given us nothing for EARTH_SPIN_US: sleep until
- * it publishes a request (eu_su_nudge), goes to sleep itself (eu_idle:
- * then the whole node is idle and the checks above must run), ends the
- * job, or another thread uses the inbox. Polling on would take a share of
- * the core from the EU where the two vCPUs share one (docs/architecture.md,
- * "Idle: spin, then sleep"). One dual node without a transport only
- * (n->su_doze).
- *
- * The EU does not fence after publishing: it stores the ring, then loads
- * our word after a compiler barrier. The heavy fence runs a full barrier
- * on the EU's CPU between our store of SLEEPING and our look at the ring,
- * so one of the two sees the other's store; without it we do not sleep.
- * With the EU's state the pair is Dekker on both sides (eu_idle fences).
- */
-static EARTH_COLD void su_doze(struct earth_node *n)
-{
-	struct su_state *su = &su_g;
-	su_publish_counters(su);
-	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
-	atomic_thread_fence(memory_order_seq_cst);
-	if (earth_fence_heavy() && !su_has_pending(n) &&
-	    atomic_load_explicit(&n->eu_word, memory_order_relaxed) !=
-		UNIT_SLEEPING &&
-	    !atomic_load_explicit(&n->shutdown, memory_order_acquire)) {
-		su->sleeps++;
-		earth_futex_wait(n->su_wordp, UNIT_SLEEPING);
 	}
 	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 }
@@ -342,12 +330,8 @@ void *su_thread(void *arg)
 			bool eu_idle = atomic_load_explicit(
 					   &n->eu_word, memory_order_acquire) ==
 				       UNIT_SLEEPING;
-			if (!eu_idle && n->su_doze) {
-				su_doze(n);
-			} else {
-				bool held = su_quiet_idle(n, eu_idle);
-				su_try_sleep(n, held, eu_idle);
-			}
+			bool held = su_quiet_idle(n, eu_idle);
+			su_try_sleep(n, held, eu_idle);
 			idle_since = idle_from = 0;
 			yielding = false;
 		}

@@ -97,7 +97,7 @@ struct earth_node {
 	 * it; su_wordp points to su_word otherwise. */
 	_Atomic uint32_t su_word q_aligned_line;
 	_Atomic uint32_t *su_wordp;
-	/* The SU may sleep while the EU runs (su/loop.c, su_doze): a dual
+	/* The SU may sleep while the EU runs (su/loop.c, su_try_sleep): a dual
 	 * node without a transport, EARTH_SU_DOZE on, and the kernel's
 	 * asymmetric fence registered. Set before the units start. */
 	bool su_doze;
