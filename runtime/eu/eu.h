@@ -244,7 +244,7 @@ static inline struct q_msg *eu_post_begin(struct eu_state *eu)
 }
 
 /* After publishing requests: an SU that dozes while the EU computes
- * (su/loop.c, su_doze) is woken. The SU stores SLEEPING, runs the heavy
+ * (su/loop.c, su_try_sleep) is woken. The SU stores SLEEPING, runs the heavy
  * half of the asymmetric fence (base.h) and looks at the ring; we stored
  * the ring, and look at its word after a compiler barrier: one of the two
  * sees the other's store. A plain load of a line the SU rarely writes. */
@@ -263,10 +263,8 @@ static inline void eu_line_close(struct eu_state *eu)
 {
 	if (eu->lleft)
 		*eu->lw = 0;
-	if (q_likely(!eu->ovf_len)) {
-		q_ring_publish(eu->req, eu->lm);
+	if (q_likely(!eu->ovf_len) && q_ring_publish(eu->req, eu->lm))
 		eu_su_nudge();
-	}
 	eu->lm = NULL;
 	eu->lw = NULL;
 	eu->lleft = 0;

@@ -111,8 +111,10 @@ static inline bool q_ring_flush(struct q_ring *q)
 	return false;
 }
 
-/* Producer: m (from q_ring_reserve) is complete. */
-static inline void q_ring_publish(struct q_ring *q, struct q_msg *m)
+/* Producer: m (from q_ring_reserve) is complete. True if the consumer may
+ * see messages now that it could not before (HWQ: always; SW: when a
+ * batch ended). */
+static inline bool q_ring_publish(struct q_ring *q, struct q_msg *m)
 {
 	uint64_t pos = q->p.tail++;
 #ifndef Q_RING_PREFETCH_AHEAD
@@ -131,9 +133,11 @@ static inline void q_ring_publish(struct q_ring *q, struct q_msg *m)
 		/* Pairs with the acquire load of seq in q_ring_peek. */
 		atomic_store_explicit(&m->seq, pos + 1, memory_order_release);
 		q->p.published = q->p.tail;
-	} else if (q->p.tail - q->p.published >= q->p.pub_batch) {
-		q_ring_flush(q);
+		return true;
 	}
+	if (q->p.tail - q->p.published >= q->p.pub_batch)
+		return q_ring_flush(q);
+	return false;
 }
 
 /* Consumer: the next message, or NULL when none has arrived. */
