@@ -647,6 +647,13 @@ static unsigned deliver_some(struct ucx_net *t, void *ctx,
 	return done;
 }
 
+/* A record back to the free list. */
+static void rma_free(struct ucx_net *t, struct ucx_rma *r)
+{
+	r->next = t->free_rma;
+	t->free_rma = r;
+}
+
 /* The callbacks of the one-sided reads that finished (outside progress:
  * they may send); how many. */
 static unsigned rma_run_done(struct ucx_net *t)
@@ -659,8 +666,7 @@ static unsigned rma_run_done(struct ucx_net *t)
 			t->done_tail = NULL;
 		net_rma_done_fn done = r->done;
 		void *arg = r->arg;
-		r->next = t->free_rma;
-		t->free_rma = r;
+		rma_free(t, r);
 		done(arg);
 	}
 	return k;
@@ -967,6 +973,31 @@ static void rma_queue(struct ucx_net *t, struct ucx_rma *r)
 	t->done_tail = r;
 }
 
+static void rma_cb(void *req, ucs_status_t st, void *user);
+
+/* Request parameters whose completion is r's (rma_cb). */
+static void rma_param(ucp_request_param_t *rp, struct ucx_rma *r)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->op_attr_mask =
+	    UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	rp->cb.send = rma_cb;
+	rp->user_data = r;
+}
+
+/* The operation that completes r started: done at once (no request),
+ * or out until rma_cb. */
+static void rma_started(struct ucx_net *t, struct ucx_rma *r,
+			ucs_status_ptr_t sp)
+{
+	if (!sp) {
+		rma_queue(t, r);
+	} else {
+		t->base.sends_out++;
+		t->rma_out++;
+	}
+}
+
 static void rma_cb(void *req, ucs_status_t st, void *user)
 {
 	struct ucx_rma *r = user;
@@ -1014,25 +1045,15 @@ static int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	if (!r)
 		return -1;
 	ucp_request_param_t rp;
-	memset(&rp, 0, sizeof(rp));
-	rp.op_attr_mask =
-	    UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-	rp.cb.send = rma_cb;
-	rp.user_data = r;
+	rma_param(&rp, r);
 	ucs_status_ptr_t sp =
 	    ucp_get_nbx(pp->ep, dst, (size_t)len, raddr, pp->rkey, &rp);
 	if (UCS_PTR_IS_ERR(sp)) {
-		r->next = t->free_rma;
-		t->free_rma = r;
+		rma_free(t, r);
 		return -1;
 	}
 	t->rma_reads++;
-	if (!sp) {
-		rma_queue(t, r);
-	} else {
-		t->base.sends_out++;
-		t->rma_out++;
-	}
+	rma_started(t, r, sp);
 	return 0;
 }
 
@@ -1062,26 +1083,17 @@ static int ucx_rma_put(struct net *nt, uint32_t peer, const void *src,
 	ucs_status_ptr_t sp =
 	    ucp_put_nbx(pp->ep, src, (size_t)len, raddr, pp->rkey, &rp);
 	if (UCS_PTR_IS_ERR(sp)) {
-		r->next = t->free_rma;
-		t->free_rma = r;
+		rma_free(t, r);
 		return -1; /* nothing started: the endpoint failed */
 	}
 	if (sp)
 		ucp_request_free(sp);
-	rp.op_attr_mask =
-	    UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-	rp.cb.send = rma_cb;
-	rp.user_data = r;
+	rma_param(&rp, r);
 	sp = ucp_ep_flush_nbx(pp->ep, &rp);
 	if (UCS_PTR_IS_ERR(sp))
 		earth_fatal("ucx: a one-sided write to node %u failed: %s",
 			    peer, ucs_status_string(UCS_PTR_STATUS(sp)));
-	if (!sp) {
-		rma_queue(t, r);
-	} else {
-		t->base.sends_out++;
-		t->rma_out++;
-	}
+	rma_started(t, r, sp);
 	return 0;
 }
 
