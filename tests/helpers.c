@@ -179,6 +179,30 @@ bool t_pid_gone_within(long pid, uint64_t ns)
 	}
 }
 
+double t_kill_node(bool up, const long *pid, int nodes, int victim, uint64_t ns,
+		   bool *all_gone, const char *out, char *err, size_t len)
+{
+	uint64_t t0 = t_now_ns();
+	if (up)
+		kill((pid_t)pid[victim], SIGKILL);
+	*all_gone = up;
+	for (int k = 0; k < nodes; k++)
+		if (up && k != victim && !t_pid_gone_within(pid[k], ns))
+			*all_gone = false;
+	double s = (double)(t_now_ns() - t0) / 1e9;
+	for (int k = 0; k < nodes; k++)
+		if (up && pid[k] > 0)
+			kill((pid_t)pid[k], SIGKILL);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s.e", out);
+	t_slurp(path, err, len);
+	sleep(1); /* earthrun, once its nodes are gone */
+	unlink(path);
+	snprintf(path, sizeof(path), "%s.o", out);
+	unlink(path);
+	return s;
+}
+
 int t_first_cpu(int *cpu)
 {
 	cpu_set_t set;

@@ -104,6 +104,13 @@ bool t_node_pids(const char *path, const char *prefix, long *pid, int nodes,
 		 uint64_t wait_ns);
 /* Whether process pid (not a child of ours) ended within ns. */
 bool t_pid_gone_within(long pid, uint64_t ns);
+/* Kills node `victim` of a job whose nodes are pid[0..nodes-1] (when up)
+ * and whether every other node then ended within ns each: *all_gone (false
+ * when !up); returns the seconds from the kill until the last answer. Then
+ * kills whatever node is left, reads the job's stderr, out.e, into err
+ * (len bytes) and removes out.e and out.o once earthrun is gone. */
+double t_kill_node(bool up, const long *pid, int nodes, int victim, uint64_t ns,
+		   bool *all_gone, const char *out, char *err, size_t len);
 
 /* A new scratch folder for a test: /tmp/earth_<name>.XXXXXX, the X's
  * filled in by mkdtemp, into dir (len bytes); the test fails if it cannot

@@ -125,20 +125,9 @@ Test(gput, destination_killed_mid_write_named_within_5s)
 		bool up = t_node_pids(path, "gput: ", pid, 2, 20000000000ull);
 		if (up)
 			usleep(300000); /* writes pour in */
-		uint64_t t0 = t_now_ns();
-		if (up)
-			kill((pid_t)pid[1], SIGKILL);
-		bool end0 = up && t_pid_gone_within(pid[0], 5000000000ull);
-		double s = (t_now_ns() - t0) / 1e9;
-		for (int k = 0; k < 2; k++)
-			if (up && pid[k] > 0)
-				kill((pid_t)pid[k], SIGKILL);
-		snprintf(path, sizeof(path), "%s.e", out);
-		t_slurp(path, err, sizeof(err));
-		sleep(1); /* earthrun, once its nodes are gone */
-		unlink(path);
-		snprintf(path, sizeof(path), "%s.o", out);
-		unlink(path);
+		bool end0;
+		double s = t_kill_node(up, pid, 2, 1, 5000000000ull, &end0, out,
+				       err, sizeof(err));
 		cr_assert(up, "%s: the job did not start:\n%s", lanes[i][0],
 			  err);
 		cr_assert(end0,

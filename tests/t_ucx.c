@@ -182,23 +182,11 @@ Test(ucx, killed_node_named_within_5s)
 		snprintf(path, sizeof(path), "%s.o", out);
 		long pid[3];
 		bool up = t_node_pids(path, "", pid, 3, 10000000000ull);
-		uint64_t t0 = t_now_ns();
-		if (up)
-			kill((pid_t)pid[1], SIGKILL);
-		bool end0 = up && t_pid_gone_within(pid[0], 5000000000ull);
-		bool end2 = up && t_pid_gone_within(pid[2], 5000000000ull);
-		double s = (t_now_ns() - t0) / 1e9;
-		for (int k = 0; k < 3; k++)
-			if (up && pid[k] > 0)
-				kill((pid_t)pid[k], SIGKILL);
-		snprintf(path, sizeof(path), "%s.e", out);
-		t_slurp(path, err, sizeof(err));
-		sleep(1); /* earthrun, once its nodes are gone */
-		unlink(path);
-		snprintf(path, sizeof(path), "%s.o", out);
-		unlink(path);
+		bool ends;
+		double s = t_kill_node(up, pid, 3, 1, 5000000000ull, &ends, out,
+				       err, sizeof(err));
 		cr_assert(up, "%s: the job did not start:\n%s", tls[i], err);
-		cr_assert(end0 && end2,
+		cr_assert(ends,
 			  "%s: nodes 0 and 2 still ran 5 s after node 1 was "
 			  "killed:\n%s",
 			  tls[i], err);
