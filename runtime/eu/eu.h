@@ -14,6 +14,7 @@
 #include "queues/req_line.h"
 #include "unit/unit.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -34,12 +35,15 @@ struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
 	struct deque *tokens; /* owner side (earth_node.tokens) */
-	/* The request message being filled (queues/req_line.h): in the ring
-	 * or the last of the overflow list; lw the next word to write, lleft
-	 * the words left in it; NULL and 0 when none is open. */
-	struct q_msg *lm;
+	/* The next word to write in the request message being filled
+	 * (queues/req_line.h), in the ring or the last of the overflow list;
+	 * NULL when none is open. The payload ends the 64-byte message, and
+	 * an open message has room left (a full one goes at once), so lw
+	 * alone gives the message (eu_line_msg) and its room (eu_line_room):
+	 * a record stores its words and lw, nothing else. Every store counts:
+	 * stores leave the core in order, each behind the ring slot's, which
+	 * waits for its line to come back from the SU's core. */
 	uint64_t *lw;
-	size_t lleft;
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -257,17 +261,47 @@ static inline void eu_su_nudge(void)
 		earth_su_wake(&earth_node_g);
 }
 
-/* Ends the open request message: a zero head after its last record, then
- * it goes to the SU (HWQ: now; SW: at the next batch or flush). */
+/* Message m (from eu_post_begin) is complete: it goes to the SU (HWQ: now;
+ * SW: at the next batch or flush), or waits in the overflow list. */
+static inline void eu_msg_end(struct eu_state *eu, struct q_msg *m)
+{
+	if (q_likely(!eu->ovf_len) && q_ring_publish(eu->req, m))
+		eu_su_nudge();
+}
+
+static_assert(offsetof(struct q_msg, w) + sizeof(((struct q_msg *)0)->w) ==
+		  sizeof(struct q_msg),
+	      "the request payload ends its message (eu_state.lw)");
+
+/* Bytes left in the open message (0: none is open, lw NULL). */
+static inline size_t eu_line_room(const struct eu_state *eu)
+{
+	return -(uintptr_t)eu->lw & (sizeof(struct q_msg) - 1);
+}
+
+/* The open message; lw may point just past it (full). */
+static inline struct q_msg *eu_line_msg(const struct eu_state *eu)
+{
+	return (struct q_msg *)(((uintptr_t)eu->lw - 1) &
+				~(uintptr_t)(sizeof(struct q_msg) - 1));
+}
+
+/* Ends the open request message: a zero head after its last record. */
 static inline void eu_line_close(struct eu_state *eu)
 {
-	if (eu->lleft)
+	if (eu_line_room(eu))
 		*eu->lw = 0;
-	if (q_likely(!eu->ovf_len) && q_ring_publish(eu->req, eu->lm))
-		eu_su_nudge();
-	eu->lm = NULL;
+	eu_msg_end(eu, eu_line_msg(eu));
 	eu->lw = NULL;
-	eu->lleft = 0;
+}
+
+/* A message of its own for a whole-message record, after the open one:
+ * the open-message state is not touched (see eu_state.lw). */
+static inline struct q_msg *eu_msg_begin(struct eu_state *eu)
+{
+	if (eu->lw)
+		eu_line_close(eu);
+	return eu_post_begin(eu);
 }
 
 /* Closes the open message and opens a new one (post.c). */
@@ -277,7 +311,7 @@ uint64_t *eu_line_open(struct eu_state *eu) EARTH_HIDDEN;
  * message, or a new one. */
 static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 {
-	if (q_likely(eu->lleft >= words))
+	if (q_likely(eu_line_room(eu) >= words * sizeof(uint64_t)))
 		return eu->lw;
 	return eu_line_open(eu);
 }
@@ -286,8 +320,7 @@ static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
 {
 	eu->lw = w + words;
-	eu->lleft -= words;
-	if (!eu->lleft)
+	if (!eu_line_room(eu))
 		eu_line_close(eu);
 }
 
@@ -296,7 +329,7 @@ static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
 static inline __attribute__((always_inline)) void
 eu_post_flush(struct eu_state *eu)
 {
-	if (eu->lm)
+	if (eu->lw)
 		eu_line_close(eu);
 	if (q_ring_flush(eu->req))
 		eu_su_nudge();

@@ -49,12 +49,10 @@ struct q_msg *eu_post_spill(struct eu_state *eu)
 
 uint64_t *eu_line_open(struct eu_state *eu)
 {
-	if (eu->lm)
+	if (eu->lw)
 		eu_line_close(eu);
 	struct q_msg *m = eu_post_begin(eu);
-	eu->lm = m;
 	eu->lw = m->w;
-	eu->lleft = REQ_LINE_WORDS;
 	return eu->lw;
 }
 
@@ -65,17 +63,17 @@ static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
 			     uint64_t a, uint64_t b, uint64_t c, uint64_t spare,
 			     bool where)
 {
-	uint64_t *w = eu_rec_begin(eu, REQ_LINE_WORDS);
+	struct q_msg *m = eu_msg_begin(eu);
 	if (!(flags & SU_REQ_NOSLOT))
 		eu->slot_posted++;
-	w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE |
-	       (where ? REQ_WIDE_WHERE : 0);
-	w[1] = slot;
-	w[2] = a;
-	w[3] = b;
-	w[4] = c;
-	w[5] = spare;
-	eu_rec_end(eu, w, REQ_LINE_WORDS);
+	m->w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE |
+		  (where ? REQ_WIDE_WHERE : 0);
+	m->w[1] = slot;
+	m->w[2] = a;
+	m->w[3] = b;
+	m->w[4] = c;
+	m->w[5] = spare;
+	eu_msg_end(eu, m);
 }
 
 /* A request bound for another node (its data, its slot or both): a whole
@@ -134,7 +132,7 @@ static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
 void eu_ovf_drain(struct eu_state *eu)
 {
 	/* The open message may be the last of the list: it goes as it is. */
-	if (eu->lm)
+	if (eu->lw)
 		eu_line_close(eu);
 	while (eu->ovf_len) {
 		struct q_msg *m = q_ring_reserve(eu->req);
