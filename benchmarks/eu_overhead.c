@@ -21,8 +21,9 @@
  *   only a ratio taken in the same moment compares.
  *
  * GET_SYNC reads a word of the node's own memory: in a dual node the EU
- * performs it itself (eu/post.c); EARTH_EU_SIGNALS=0 sends it through the
- * SU.
+ * performs it itself (eu/post.c), and an INVOKE on its own node too (the
+ * frame, then the fiber on the EU's own ready list); EARTH_EU_SIGNALS=0
+ * sends them through the SU.
  *
  * White-box: the END_THREAD gate reads the SU's published counters
  * (runtime/eu/eu.h, runtime/su/su.h) so the timed fibers are all queued before
@@ -139,7 +140,10 @@ static void burst_fiber(void *frame)
 }
 
 /* END_THREAD / END_FUNCTION: queue gate, burst_len fibers, stop; time
- * from the gate's end to the stop fiber's start. */
+ * from the gate's end to the stop fiber's start. A block move first: a
+ * dual node's EU would make the fibers ready in its own list; after a
+ * request the SU performs, they go through the SU in posting order and
+ * come back in the ready ring, the path whose END_THREAD this measures. */
 static void end_burst(struct mframe *m)
 {
 	if (m->burst++ == bursts) {
@@ -147,6 +151,8 @@ static void end_burst(struct mframe *m)
 	}
 	m->base_handled =
 	    atomic_load_explicit(&su_g.pub_handled, memory_order_relaxed);
+	earth_blkmov_sync(earth_to_global(m->blk_src),
+			  earth_to_global(m->blk_dst), 8, &m->sink);
 	earth_spawn(gate_fiber, m);
 	int arg = 3;
 	for (int i = 0; i < burst_len; i++) {
@@ -162,11 +168,12 @@ static void gate_fiber(void *frame)
 {
 	struct mframe *m = frame;
 	/* The SU publishes its counters once idle, after flushing every
-	 * ready fiber: then all burst_len + 2 are in the ring. Requests that
-	 * did not fit the request ring wait in the EU's overflow list, which
-	 * the EU drains only between fibers: drain it here. */
+	 * ready fiber: then all burst_len + 2 are in the ring (after the
+	 * block move). Requests that did not fit the request ring wait in the
+	 * EU's overflow list, which the EU drains only between fibers: drain
+	 * it here. */
 	while (atomic_load_explicit(&su_g.pub_handled, memory_order_relaxed) <
-	       m->base_handled + (uint64_t)burst_len + 2) {
+	       m->base_handled + (uint64_t)burst_len + 3) {
 		if (eu_g.ovf_len)
 			eu_ovf_drain(&eu_g);
 		q_cpu_relax();

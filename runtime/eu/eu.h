@@ -55,19 +55,19 @@ struct eu_state {
 	uint64_t ops[EARTH_OP_COUNT_];
 	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
 	uint64_t tokens_run; /* taken from its own deque */
-	/* Slots of this node the EU signals itself (post.c, eu_local_ok):
-	 * allowed in this node mode (dual, sw queues, not observed); the
-	 * requests with a slot posted to the SU, and the SU's count of them
-	 * performed as last seen (earth_node.slot_done). */
+	/* Signals to slots of this node, SPAWN and INVOKE on it, performed
+	 * by the EU itself (post.c, eu_local_ok): allowed in this node mode
+	 * (dual, not observed); the requests posted to the SU, and the SU's
+	 * count of them performed as last seen (earth_node.req_done). */
 	bool local_sig;
-	uint64_t slot_posted, slot_seen;
+	uint64_t req_posted, req_seen;
 	/* Something to do at the fiber's end: a request message was begun
 	 * since the last one (eu_post_begin), requests wait in the overflow
-	 * list, or the SU has not performed every request with a slot (loop.c,
+	 * list, or the SU has not performed every request posted (loop.c,
 	 * eu_fiber_posted). One test at the end of a fiber that posted
 	 * nothing. */
 	bool posted;
-	/* Fibers made ready by those signals, oldest first: a circular list
+	/* Fibers made ready by those, oldest first: a circular list
 	 * of lr_cap (a power of two) entries. The loop runs them when the
 	 * ready ring is empty. */
 	struct eu_ready {

@@ -31,12 +31,12 @@ eu_fiber_posted(struct eu_state *eu)
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
-	/* Requests with a slot still with the SU: has it performed them
-	 * (eu_local_ok)? Pairs with the release store in su_ready_flush. */
-	if (eu->slot_posted != eu->slot_seen)
-		eu->slot_seen = atomic_load_explicit(&earth_node_g.slot_done,
+	/* Requests still with the SU: has it performed them (eu_local_ok)?
+	 * Pairs with the release store in su_ready_flush. */
+	if (eu->req_posted != eu->req_seen)
+		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
 						     memory_order_acquire);
-	eu->posted = eu->ovf_len || eu->slot_posted != eu->slot_seen;
+	eu->posted = eu->ovf_len || eu->req_posted != eu->req_seen;
 }
 
 static inline __attribute__((always_inline)) void
@@ -171,6 +171,14 @@ void *eu_thread(void *arg)
 		}
 		struct ready_msg r;
 		eu_ready_take(eu, m, &r);
+		/* The SU stored its count of performed requests right after
+		 * it published this message: a fiber that continues a chain
+		 * of SPAWNs or INVOKEs through the SU finds every request
+		 * before it performed, and the chain goes on on the EU
+		 * (eu_local_ok). Pairs with the release in su_ready_flush. */
+		if (eu->req_posted != eu->req_seen)
+			eu->req_seen = atomic_load_explicit(
+			    &earth_node_g.req_done, memory_order_acquire);
 		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
 			EARTH_STAMP(STAMP_EU_FETCH);
 			run_fiber(eu, (earth_fiber_fn)(uintptr_t)r.e[k].fiber,

@@ -64,8 +64,7 @@ static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
 			     bool where)
 {
 	struct q_msg *m = eu_msg_begin(eu);
-	if (!(flags & SU_REQ_NOSLOT))
-		eu->slot_posted++;
+	eu->req_posted++;
 	m->w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE |
 		  (where ? REQ_WIDE_WHERE : 0);
 	m->w[1] = slot;
@@ -97,7 +96,7 @@ post_small(struct eu_state *eu, enum su_op op, unsigned size, unsigned flags,
 {
 	uint64_t *w, *p;
 	unsigned words;
-	eu->slot_posted++;
+	eu->req_posted++;
 	if (q_likely(!req_slot_words(flags, slot))) {
 		/* The slot rides in the head. */
 		words = 1 + nargs;
@@ -123,6 +122,7 @@ static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
 			     uint64_t b)
 {
 	uint64_t *w = eu_rec_begin(eu, 3);
+	eu->req_posted++;
 	w[0] = req_head(op, 0, SU_REQ_NOSLOT, 0);
 	w[1] = a;
 	w[2] = b;
@@ -303,17 +303,17 @@ earth_gslot earth_slot_global(earth_slot *slot)
 /* ---- slots signalled on the EU ---- */
 
 /*
- * May the EU perform a signal to a slot of this node itself, now? Only in
- * a node mode that allows it (eu_state.local_sig), and only once the SU
- * has performed every request with a slot the EU posted before
- * (slot_posted == slot_seen; the loop reloads slot_seen between fibers):
- * requests are performed in the order they were posted, and a fiber this
- * signal makes ready runs after every ready message the SU published for
- * them (docs/architecture.md, "Ordering rules").
+ * May the EU perform a signal to a slot of this node, a SPAWN or an INVOKE
+ * on this node itself, now? Only in a node mode that allows it
+ * (eu_state.local_sig), and only once the SU has performed every request
+ * the EU posted before (req_posted == req_seen; the loop reloads req_seen
+ * between fibers): requests are performed in the order they were posted,
+ * and a fiber this makes ready runs after every ready message the SU
+ * published for them (docs/architecture.md, "Ordering rules").
  */
 static inline bool eu_local_ok(const struct eu_state *eu)
 {
-	return q_likely(eu->local_sig) && eu->slot_posted == eu->slot_seen;
+	return q_likely(eu->local_sig) && eu->req_posted == eu->req_seen;
 }
 
 static inline bool gslot_here(earth_gslot g)
@@ -432,7 +432,10 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
 	struct eu_state *eu = &eu_g;
-	post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
+	if (eu_local_ok(eu))
+		eu_ready_local(eu, fiber, frame);
+	else
+		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
 	eu->ops[EARTH_OP_SPAWN]++;
 }
 
@@ -508,7 +511,7 @@ static EARTH_COLD void misplaced_source(const char *op, earth_gptr src)
  * A GET from another node's memory, or into a slot there. Performed by
  * the EU when the source is another node's global segment mapped here (the
  * direct table, with the SU's bounds check), the slot is here and the EU
- * may signal it (eu_local_ok: every request with a slot posted before has
+ * may signal it (eu_local_ok: every request posted before has
  * been performed, so the source holds what the SU would read); otherwise
  * a whole-message request naming its fiber. A source that names one node
  * but lies in another's segment is refused here, in the fiber's terms.
@@ -722,12 +725,6 @@ new_frame(const char *op, const struct earth_tfunc *f, const void *args,
 	return frame;
 }
 
-static inline void post_frame(enum su_op op, const struct earth_tfunc *f,
-			      void *frame)
-{
-	post_pair(&eu_g, op, (uintptr_t)f, (uintptr_t)frame);
-}
-
 /* INVOKE on another node: the arguments travel, the frame is made there.
  * Not cold: pipelined remote INVOKEs are a hot path of multi-node jobs. */
 static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
@@ -779,8 +776,12 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		return;
 	}
 	void *frame = new_frame("INVOKE", f, args, size);
-	post_frame(SU_OP_INVOKE, f, frame);
-	eu_g.ops[EARTH_OP_INVOKE]++;
+	struct eu_state *eu = &eu_g;
+	if (eu_local_ok(eu))
+		eu_ready_local(eu, f->entry, frame);
+	else
+		post_pair(eu, SU_OP_INVOKE, (uintptr_t)f, (uintptr_t)frame);
+	eu->ops[EARTH_OP_INVOKE]++;
 }
 
 void earth_token(const struct earth_tfunc *f, const void *args, size_t size)

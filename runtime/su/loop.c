@@ -77,12 +77,11 @@ static inline unsigned handle_line(struct earth_node *n, const uint64_t *w,
 			break;
 		}
 		handle(n, &r, observed);
-		if (!(r.flags & SU_REQ_NOSLOT))
-			su_g.slot_reqs++; /* eu_state.slot_posted's */
 		i += (unsigned)len;
 		k++;
 		/* A zero head ends the message (req_decode says so too). */
 	} while (i < REQ_LINE_WORDS && w[i]);
+	su_g.eu_reqs += k; /* eu_state.req_posted's */
 	return k;
 }
 

@@ -78,9 +78,9 @@ void su_ready_flush(void)
 	/* Every fiber those requests made ready is in the ring now (none
 	 * spilled): the EU may signal slots itself (eu/post.c). Release:
 	 * pairs with the EU's acquire load in run_fiber. */
-	if (su->slot_reqs != su->slot_reqs_pub && !su->rovf_len) {
-		su->slot_reqs_pub = su->slot_reqs;
-		atomic_store_explicit(&earth_node_g.slot_done, su->slot_reqs,
+	if (su->eu_reqs != su->eu_reqs_pub && !su->rovf_len) {
+		su->eu_reqs_pub = su->eu_reqs;
+		atomic_store_explicit(&earth_node_g.req_done, su->eu_reqs,
 				      memory_order_release);
 	}
 	/* The first publish after a remote load's slot was signalled. */

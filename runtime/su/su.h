@@ -73,9 +73,9 @@ struct su_state {
 	 * (remote.c). */
 	struct reg_cache regs;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
-	/* Requests with a slot from the request ring, performed; and the
-	 * value last stored to earth_node.slot_done. */
-	uint64_t slot_reqs, slot_reqs_pub;
+	/* Requests from the request ring, performed; and the value last
+	 * stored to earth_node.req_done. */
+	uint64_t eu_reqs, eu_reqs_pub;
 	uint64_t msgs_sent, msgs_received;
 	/* The collective in progress (su/coll.c): number, what this node and
 	 * its children in the tree have contributed so far. */

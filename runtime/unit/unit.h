@@ -101,13 +101,13 @@ struct earth_node {
 	 * node without a transport, EARTH_SU_DOZE on, and the kernel's
 	 * asymmetric fence registered. Set before the units start. */
 	bool su_doze;
-	/* Requests with a slot the SU has performed, counted in the EU's
-	 * posting order (eu_state.slot_posted counts them as posted). Stored
-	 * release by the SU after the ready ring it filled meanwhile is
-	 * published and nothing waits in its overflow list (su_ready_flush);
-	 * the EU loads it acquire before it signals a slot itself
-	 * (eu/post.c, eu_local_ok). */
-	_Atomic uint64_t slot_done q_aligned_line;
+	/* Requests from the EU's request ring the SU has performed, in the
+	 * EU's posting order (eu_state.req_posted counts them as posted).
+	 * Stored release by the SU after the ready ring it filled meanwhile
+	 * is published and nothing waits in its overflow list
+	 * (su_ready_flush); the EU loads it acquire before it signals a slot,
+	 * SPAWNs or INVOKEs itself (eu/post.c, eu_local_ok). */
+	_Atomic uint64_t req_done q_aligned_line;
 };
 
 /* A remote INVOKE on its way to the EU: the SU fills it, the EU's
