@@ -35,7 +35,7 @@ eu_fiber_posted(struct eu_state *eu)
 	 * Pairs with the release store in su_ready_flush. */
 	if (eu->req_posted != eu->req_seen)
 		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
-						     memory_order_acquire);
+						    memory_order_acquire);
 	eu->posted = eu->ovf_len || eu->req_posted != eu->req_seen;
 }
 
