@@ -22,6 +22,16 @@ struct eu_state eu_g;
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
 
+/* Requests still with the SU: has it performed them (eu_local_ok)? Pairs
+ * with the release store in su_ready_flush. */
+static inline __attribute__((always_inline)) void
+eu_seen_refresh(struct eu_state *eu)
+{
+	if (eu->req_posted != eu->req_seen)
+		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
+						    memory_order_acquire);
+}
+
 /* END_THREAD of a fiber that posted requests, or while some wait. */
 static inline __attribute__((always_inline)) void
 eu_fiber_posted(struct eu_state *eu)
@@ -31,11 +41,7 @@ eu_fiber_posted(struct eu_state *eu)
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
-	/* Requests still with the SU: has it performed them (eu_local_ok)?
-	 * Pairs with the release store in su_ready_flush. */
-	if (eu->req_posted != eu->req_seen)
-		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
-						    memory_order_acquire);
+	eu_seen_refresh(eu);
 	eu->posted = eu->ovf_len || eu->req_posted != eu->req_seen;
 }
 
@@ -174,11 +180,8 @@ void *eu_thread(void *arg)
 		/* The SU stored its count of performed requests right after
 		 * it published this message: a fiber that continues a chain
 		 * of SPAWNs or INVOKEs through the SU finds every request
-		 * before it performed, and the chain goes on on the EU
-		 * (eu_local_ok). Pairs with the release in su_ready_flush. */
-		if (eu->req_posted != eu->req_seen)
-			eu->req_seen = atomic_load_explicit(
-			    &earth_node_g.req_done, memory_order_acquire);
+		 * before it performed, and the chain goes on on the EU. */
+		eu_seen_refresh(eu);
 		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
 			EARTH_STAMP(STAMP_EU_FETCH);
 			run_fiber(eu, (earth_fiber_fn)(uintptr_t)r.e[k].fiber,

@@ -307,9 +307,10 @@ earth_gslot earth_slot_global(earth_slot *slot)
  * on this node itself, now? Only in a node mode that allows it
  * (eu_state.local_sig), and only once the SU has performed every request
  * the EU posted before (req_posted == req_seen; the loop reloads req_seen
- * between fibers): requests are performed in the order they were posted,
- * and a fiber this makes ready runs after every ready message the SU
- * published for them (docs/architecture.md, "Ordering rules").
+ * after a fiber and when it takes a ready message): requests are performed in
+ * the order they were posted, and a fiber this makes ready runs after every
+ * ready message the SU published for them (docs/architecture.md, "Ordering
+ * rules").
  */
 static inline bool eu_local_ok(const struct eu_state *eu)
 {

@@ -167,8 +167,6 @@ static void node_free(struct earth_node *n)
 	q_mpsc_fini(&n->inbox);
 }
 
-/* Starts the SU and EU threads and waits for both; -1 if one could not
- * start (the other has ended). */
 /* The process is registered for the asymmetric fence (once). */
 static bool node_fence_ready(void)
 {
@@ -178,6 +176,8 @@ static bool node_fence_ready(void)
 	return ready;
 }
 
+/* Starts the SU and EU threads and waits for both; -1 if one could not
+ * start (the other has ended). */
 static int node_run_dual(struct earth_node *n, struct eu_start *st)
 {
 	pthread_t eu_tid, su_tid;

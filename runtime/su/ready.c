@@ -76,8 +76,9 @@ void su_ready_flush(void)
 	}
 	q_ring_flush(su->ready);
 	/* Every fiber those requests made ready is in the ring now (none
-	 * spilled): the EU may signal slots itself (eu/post.c). Release:
-	 * pairs with the EU's acquire load in run_fiber. */
+	 * spilled): the EU may signal slots, SPAWN and INVOKE itself
+	 * (eu/post.c). Release: pairs with the EU's acquire load in
+	 * eu_seen_refresh (eu/loop.c). */
 	if (su->eu_reqs != su->eu_reqs_pub && !su->rovf_len) {
 		su->eu_reqs_pub = su->eu_reqs;
 		atomic_store_explicit(&earth_node_g.req_done, su->eu_reqs,
