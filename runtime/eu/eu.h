@@ -67,6 +67,18 @@ struct eu_state {
 	 * eu_fiber_posted). One test at the end of a fiber that posted
 	 * nothing. */
 	bool posted;
+	/* Signals to one slot of this node, combined (post.c, signal_here):
+	 * the slot the last local signals named and how many of them are
+	 * not yet performed, with the operation that began them (for its
+	 * errors); cs NULL when none wait. They are performed, in one
+	 * compare-and-swap, before anything the EU does after them could
+	 * tell: another slot's signal, a request, SPAWN, INVOKE, INIT_SYNC,
+	 * END_FUNCTION, the fiber's end (eu_sig_flush). While cs is set no
+	 * request waits for the SU (eu_local_ok held when it was set, and
+	 * a request performs them first), so no message is open. */
+	earth_slot *cs;
+	uint64_t cn;
+	const char *cop;
 	/* Fibers made ready by those, oldest first: a circular list
 	 * of lr_cap (a power of two) entries. The loop runs them when the
 	 * ready ring is empty. */
@@ -233,6 +245,13 @@ static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
 	}
 }
 
+/* Performs the signals combined so far (eu_state.cs; post.c). */
+void eu_sig_flush(struct eu_state *eu) EARTH_HIDDEN;
+
+/* Before a request when the EU has signals combined or fibers on its own
+ * ready list (post.c): those go first. */
+void eu_post_prepare(struct eu_state *eu) EARTH_HIDDEN;
+
 /* A message to fill: in the ring, or appended to the overflow list while
  * the ring is full (order is kept: once one request spills, the next ones
  * spill too until the list drains). */
@@ -299,13 +318,16 @@ static inline void eu_line_close(struct eu_state *eu)
  * the open-message state is not touched (see eu_state.lw). */
 static inline struct q_msg *eu_msg_begin(struct eu_state *eu)
 {
+	if (q_unlikely(eu->cs || eu->lr_len))
+		eu_post_prepare(eu);
 	if (eu->lw)
 		eu_line_close(eu);
 	return eu_post_begin(eu);
 }
 
-/* Closes the open message and opens a new one (post.c). */
-uint64_t *eu_line_open(struct eu_state *eu) EARTH_HIDDEN;
+/* Room for a record of `words` words where the open message has none:
+ * closes it and opens a new one (post.c). */
+uint64_t *eu_line_open(struct eu_state *eu, unsigned words) EARTH_HIDDEN;
 
 /* Room for a record of `words` words (<= REQ_LINE_WORDS) in the open
  * message, or a new one. */
@@ -313,7 +335,7 @@ static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 {
 	if (q_likely(eu_line_room(eu) >= words * sizeof(uint64_t)))
 		return eu->lw;
-	return eu_line_open(eu);
+	return eu_line_open(eu, words);
 }
 
 /* The record at w of `words` words is written; a full message goes now. */
@@ -340,14 +362,23 @@ eu_post_flush(struct eu_state *eu)
 /* Grows the EU's ready list (full). */
 void eu_ready_grow(struct eu_state *eu) EARTH_HIDDEN;
 
-static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
-				  void *frame)
+static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
+				 void *frame)
 {
 	if (q_unlikely(eu->lr_len == eu->lr_cap))
 		eu_ready_grow(eu);
 	eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
 	    (struct eu_ready){fiber, frame};
 	eu->fibers_ready++;
+}
+
+/* SPAWN, INVOKE on the EU: after the signals combined before them. */
+static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
+				  void *frame)
+{
+	if (q_unlikely(eu->cs))
+		eu_sig_flush(eu);
+	eu_ready_push(eu, fiber, frame);
 }
 
 /* ---- the EU thread (loop.c) ---- */

@@ -36,8 +36,10 @@ eu_seen_refresh(struct eu_state *eu)
 static inline __attribute__((always_inline)) void
 eu_fiber_posted(struct eu_state *eu)
 {
-	/* What the fiber posted leaves now: its last, partly filled message,
-	 * and the SW tail. */
+	/* Its combined signals are performed, and what it posted leaves
+	 * now: its last, partly filled message, and the SW tail. */
+	if (eu->cs)
+		eu_sig_flush(eu);
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);

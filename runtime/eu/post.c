@@ -47,8 +47,16 @@ struct q_msg *eu_post_spill(struct eu_state *eu)
 	return &eu->ovf[eu->ovf_head + eu->ovf_len++];
 }
 
-uint64_t *eu_line_open(struct eu_state *eu)
+uint64_t *eu_line_open(struct eu_state *eu, unsigned words)
 {
+	/* No message is open while signals are combined or fibers wait on
+	 * the EU's own list (they are made ready only when every request
+	 * was performed, and a request puts them first). */
+	if (q_unlikely(eu->cs || eu->lr_len)) {
+		eu_post_prepare(eu);
+		if (eu_line_room(eu) >= words * sizeof(uint64_t))
+			return eu->lw;
+	}
 	if (eu->lw)
 		eu_line_close(eu);
 	struct q_msg *m = eu_post_begin(eu);
@@ -127,6 +135,28 @@ static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
 	w[1] = a;
 	w[2] = b;
 	eu_rec_end(eu, w, 3);
+}
+
+/*
+ * A request after fibers the EU made ready itself (its own list, and those
+ * the combined signals make ready now): they go to the SU first, as SPAWNs.
+ * The EU runs its list only when the ready ring is empty, and the fibers
+ * this request makes ready come through the ring: they would run first
+ * (posting order, docs/architecture.md). Counted once, by the SU.
+ */
+void eu_post_prepare(struct eu_state *eu)
+{
+	if (eu->cs)
+		eu_sig_flush(eu);
+	size_t n = eu->lr_len, head = eu->lr_head;
+	eu->lr_len = 0;
+	eu->lr_head = 0;
+	eu->fibers_ready -= n;
+	for (size_t i = 0; i < n; i++) {
+		struct eu_ready e = eu->lr[(head + i) & (eu->lr_cap - 1)];
+		post_pair(eu, SU_OP_SPAWN, (uintptr_t)e.fiber,
+			  (uintptr_t)e.frame);
+	}
 }
 
 void eu_ovf_drain(struct eu_state *eu)
@@ -281,6 +311,9 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 			  reset, (void *)slot);
 	if (q_unlikely(!fiber))
 		eu_misuse("INIT_SYNC", "null fiber for slot %p", (void *)slot);
+	/* Signals the fiber gave before count them against the old arming. */
+	if (eu_in_fiber && q_unlikely(eu_g.cs))
+		eu_sig_flush(&eu_g);
 	slot->count = count;
 	slot->reset = reset;
 	slot->fiber = fiber;
@@ -322,15 +355,51 @@ static inline bool gslot_here(earth_gslot g)
 	return earth_gslot_node(g) == earth_node_g.id;
 }
 
-/* A signal the EU performs: the count goes down with the SU's
- * compare-and-swap (unit/slot.h), the same checks and errors; at zero the
- * fiber joins the EU's own ready list. */
+/*
+ * A signal the EU performs. Signals to the slot the last ones named are
+ * combined: one store here, and the count goes down by all of them in one
+ * compare-and-swap (unit/slot.h, the SU's, with the same checks and errors)
+ * when the EU does anything else they must come before (eu_sig_flush). A
+ * fiber that signals one slot in a loop, a GET or DATA per element, pays
+ * one atomic operation, not one each. Nothing can tell the difference: the
+ * fibers it makes ready join the EU's own list, which runs only after this
+ * fiber ends, in the same order; the SU's signals to the same slot meet
+ * an exact count either way.
+ */
+static void sig_begin(struct eu_state *eu, earth_slot *s, const char *op)
+{
+	if (eu->cs)
+		eu_sig_flush(eu);
+	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
+		slot_invalid(s, op);
+	eu->cs = s;
+	eu->cn = 1;
+	eu->cop = op;
+	eu->posted = true;
+}
+
 static inline __attribute__((always_inline)) void
 signal_here(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	eu->slot_signals++;
-	if (slot_count_down(s, op))
-		eu_ready_local(eu, slot_checked_fiber(s, op), s->frame);
+	if (q_likely(eu->cs == s))
+		eu->cn++;
+	else
+		sig_begin(eu, s, op);
+}
+
+void eu_sig_flush(struct eu_state *eu)
+{
+	earth_slot *s = eu->cs;
+	uint64_t k = eu->cn;
+	eu->cs = NULL;
+	eu->slot_signals += k;
+	while (k) {
+		bool fired;
+		k -= slot_count_take(s, k, &fired, eu->cop);
+		if (fired)
+			eu_ready_push(eu, slot_checked_fiber(s, eu->cop),
+				      s->frame);
+	}
 }
 
 void eu_ready_grow(struct eu_state *eu)
@@ -401,10 +470,13 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	struct eu_state *eu = &eu_g;
-	if (eu_local_ok(eu))
+	if (eu_local_ok(eu)) {
+		if (q_unlikely(eu->cs))
+			eu_sig_flush(eu);
 		slot_incr(slot, n, su_op_names[SU_OP_INCR_SYNC]);
-	else
+	} else {
 		post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
+	}
 	eu->ops[EARTH_OP_INCR_SYNC]++;
 }
 
@@ -419,10 +491,12 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 	if (q_unlikely(!gslot_here(slot)))
 		post_remote(SU_OP_INCR_SYNC, 0, SU_REQ_GSLOT, n, slot.bits, 0,
 			    0);
-	else if (eu_local_ok(eu))
+	else if (eu_local_ok(eu)) {
+		if (q_unlikely(eu->cs))
+			eu_sig_flush(eu);
 		slot_incr(earth_gslot_addr(slot), n,
 			  su_op_names[SU_OP_INCR_SYNC]);
-	else
+	} else
 		post_sync(SU_OP_INCR_SYNC, SU_REQ_GSLOT, n, slot.bits);
 	eu->ops[EARTH_OP_INCR_SYNC]++;
 }
@@ -809,6 +883,9 @@ void earth_end_function(void *frame)
 		eu_main_end_check(frame);
 		eu->main_done = true;
 	}
+	/* A combined signal may name a slot in this frame. */
+	if (q_unlikely(eu->cs))
+		eu_sig_flush(eu);
 	eu_frame_free(eu, frame);
 	eu->ops[EARTH_OP_END_FUNCTION]++;
 }
