@@ -5,17 +5,20 @@
  * signals to its own slots, SPAWN and INVOKE on its own node itself; the SU
  * the rest): a SPAWN then a SYNC, an INVOKE then a SPAWN then a SYNC, a
  * BLKMOV_SYNC through the SU then an INVOKE whose function reads the block,
- * a burst of INVOKEs; rounds of each, in every node mode and both queue
- * modes. Under TSan too (t_runtime_*).
+ * a burst of INVOKEs; a SYNC, an INVOKE and a SPAWN then a block move
+ * through the SU whose fiber the SU makes ready before this fiber ends;
+ * rounds of each, in every node mode and both queue modes. Under TSan too
+ * (t_runtime_*).
  */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <time.h>
 
 #include "helpers.h"
 
 TestSuite(runtime_readyorder, .timeout = 180);
 
-#define ROUNDS 2000
+#define ROUNDS 2000 /* of 4 kinds */
 #define BURST 40
 #define BLOCK 256
 
@@ -70,15 +73,28 @@ static void block_done(void *f)
 	(void)f;
 }
 
+static void block_noted(void *f)
+{
+	(void)f;
+	note(-3);
+}
+
+static bool g_dual;
+
 static void round_fiber(void *f);
 
 /* SPAWNed last in its round: every fiber the round made ready has run. */
 static void check_fiber(void *f)
 {
 	struct ord_frame *m = f;
-	int kind = m->round % 3;
+	int kind = m->round % 4;
 	int want[BURST + 8], n = 0;
-	if (kind == 0) {
+	if (kind == 3) {
+		want[n++] = -2; /* SYNC, INVOKE, SPAWN, then BLKMOV_SYNC */
+		want[n++] = 9;
+		want[n++] = -1;
+		want[n++] = -3;
+	} else if (kind == 0) {
 		want[n++] = -1; /* SPAWN, then SYNC */
 		want[n++] = -2;
 	} else if (kind == 1) {
@@ -103,8 +119,33 @@ static void check_fiber(void *f)
 static void round_fiber(void *f)
 {
 	struct ord_frame *m = f;
-	int kind = m->round % 3;
-	if (kind == 0) {
+	int kind = m->round % 4;
+	if (kind == 3) {
+		/* Three fibers made ready on a dual node's EU, then a request
+		 * whose fiber the SU makes ready while this one still runs:
+		 * the three run first. */
+		memset(g_block_src, m->round & 0xff, BLOCK);
+		earth_slot_init(&m->tag_slot, 1, 0, by_slot, m);
+		earth_slot_init(&m->block_slot, 1, 0, block_noted, m);
+		earth_sync(&m->tag_slot);
+		struct tag_frame a = {9};
+		earth_invoke(earth_node_id(), &tag_tf, &a, sizeof(int));
+		earth_spawn(spawned, m);
+		earth_blkmov_sync(earth_to_global(g_block_src),
+				  earth_to_global(g_block_dst), BLOCK,
+				  &m->block_slot);
+		/* Give the SU time to copy, signal and publish (its own CPU;
+		 * a single-core node performs it only after this fiber). */
+		if (g_dual) {
+			struct timespec t0, t;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+				   (t.tv_nsec - t0.tv_nsec) <
+			       20000);
+		}
+	} else if (kind == 0) {
 		earth_slot_init(&m->tag_slot, 1, 0, by_slot, m);
 		earth_spawn(spawned, m);
 		earth_sync(&m->tag_slot);
@@ -147,6 +188,7 @@ static void check_mode(enum earth_node_mode node, enum earth_queue_mode queue)
 	o.node_mode = node;
 	o.queue_mode = queue;
 	g_nseq = g_bad_round = g_bad_block = g_rounds = 0;
+	g_dual = node == EARTH_MODE_DUAL;
 	struct earth_main_args a = {0, NULL};
 	cr_assert_eq(earth_run(&o, &ord_main, &a, sizeof(a)), 0);
 	cr_assert_eq(g_rounds, ROUNDS);
@@ -161,11 +203,13 @@ static void check_mode(enum earth_node_mode node, enum earth_queue_mode queue)
 	if (node != EARTH_MODE_DUAL)
 		return;
 	/* A dual node performs most of rounds 0 and 1 on the EU (3 and 4
-	 * requests each); the block move keeps round 2's on the SU. */
+	 * requests each); the block move keeps round 2's on the SU, and
+	 * round 3's (5: the SU makes the first three ready too). */
 	struct earth_stats st;
 	earth_stats_get(&st);
-	uint64_t k0 = (ROUNDS + 2) / 3, k1 = (ROUNDS + 1) / 3, k2 = ROUNDS / 3;
-	uint64_t all = k0 * 3 + k1 * 4 + k2 * (BURST + 3);
+	uint64_t k = ROUNDS / 4;
+	uint64_t k0 = k, k1 = k, k2 = k, k3 = k;
+	uint64_t all = k0 * 3 + k1 * 4 + k2 * (BURST + 3) + k3 * 5;
 	cr_assert_lt(st.su_handled, all - (k0 * 3 + k1 * 4) / 2,
 		     "the SU performed %llu of %llu requests: the EU did not "
 		     "SPAWN, INVOKE and signal on its own node",
