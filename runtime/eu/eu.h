@@ -68,14 +68,14 @@ struct eu_state {
 	 * nothing. */
 	bool posted;
 	/* Signals to one slot of this node, combined (post.c, signal_here):
-	 * the slot the last local signals named and how many of them are
-	 * not yet performed, with the operation that began them (for its
-	 * errors); cs NULL when none wait. They are performed, in one
-	 * compare-and-swap, before anything the EU does after them could
-	 * tell: another slot's signal, a request, SPAWN, INVOKE, INIT_SYNC,
-	 * END_FUNCTION, the fiber's end (eu_sig_flush). While cs is set no
-	 * request waits for the SU (eu_local_ok held when it was set, and
-	 * a request performs them first), so no message is open. */
+	 * the slot the EU signalled last, how many signals to it since are
+	 * not yet performed, and the operation of the last of them (for its
+	 * errors). They are performed, in one compare-and-swap, before
+	 * anything the EU does after them could tell: another slot's signal,
+	 * a request, SPAWN, INVOKE, INCR_SYNC, INIT_SYNC, END_FUNCTION, the
+	 * fiber's end (eu_sig_flush). While cn is not 0 no request waits for
+	 * the SU (eu_local_ok held, and a request performs them first), so
+	 * no message is open. */
 	earth_slot *cs;
 	uint64_t cn;
 	const char *cop;
@@ -318,7 +318,7 @@ static inline void eu_line_close(struct eu_state *eu)
  * the open-message state is not touched (see eu_state.lw). */
 static inline struct q_msg *eu_msg_begin(struct eu_state *eu)
 {
-	if (q_unlikely(eu->cs || eu->lr_len))
+	if (q_unlikely(eu->cn || eu->lr_len))
 		eu_post_prepare(eu);
 	if (eu->lw)
 		eu_line_close(eu);
@@ -376,7 +376,7 @@ static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
 static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 				  void *frame)
 {
-	if (q_unlikely(eu->cs))
+	if (q_unlikely(eu->cn))
 		eu_sig_flush(eu);
 	eu_ready_push(eu, fiber, frame);
 }

@@ -38,7 +38,7 @@ eu_fiber_posted(struct eu_state *eu)
 {
 	/* Its combined signals are performed, and what it posted leaves
 	 * now: its last, partly filled message, and the SW tail. */
-	if (eu->cs)
+	if (eu->cn)
 		eu_sig_flush(eu);
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
@@ -56,6 +56,9 @@ run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 	else
 		fiber(frame);
 	eu->fibers_run++;
+	/* Signals combine within a fiber (post.c, signal_here): the next
+	 * fiber's first signal is performed at once. */
+	eu->cs = NULL;
 	if (q_unlikely(eu->posted))
 		eu_fiber_posted(eu);
 }

@@ -52,7 +52,7 @@ uint64_t *eu_line_open(struct eu_state *eu, unsigned words)
 	/* No message is open while signals are combined or fibers wait on
 	 * the EU's own list (they are made ready only when every request
 	 * was performed, and a request puts them first). */
-	if (q_unlikely(eu->cs || eu->lr_len)) {
+	if (q_unlikely(eu->cn || eu->lr_len)) {
 		eu_post_prepare(eu);
 		if (eu_line_room(eu) >= words * sizeof(uint64_t))
 			return eu->lw;
@@ -146,7 +146,7 @@ static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
  */
 void eu_post_prepare(struct eu_state *eu)
 {
-	if (eu->cs)
+	if (eu->cn)
 		eu_sig_flush(eu);
 	size_t n = eu->lr_len, head = eu->lr_head;
 	eu->lr_len = 0;
@@ -311,8 +311,8 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 			  reset, (void *)slot);
 	if (q_unlikely(!fiber))
 		eu_misuse("INIT_SYNC", "null fiber for slot %p", (void *)slot);
-	/* Signals the fiber gave before count them against the old arming. */
-	if (eu_in_fiber && q_unlikely(eu_g.cs))
+	/* Signals the fiber gave before count against the old arming. */
+	if (eu_in_fiber && q_unlikely(eu_g.cn))
 		eu_sig_flush(&eu_g);
 	slot->count = count;
 	slot->reset = reset;
@@ -356,42 +356,45 @@ static inline bool gslot_here(earth_gslot g)
 }
 
 /*
- * A signal the EU performs. Signals to the slot the last ones named are
- * combined: one store here, and the count goes down by all of them in one
- * compare-and-swap (unit/slot.h, the SU's, with the same checks and errors)
- * when the EU does anything else they must come before (eu_sig_flush). A
- * fiber that signals one slot in a loop, a GET or DATA per element, pays
- * one atomic operation, not one each. Nothing can tell the difference: the
- * fibers it makes ready join the EU's own list, which runs only after this
- * fiber ends, in the same order; the SU's signals to the same slot meet
- * an exact count either way.
+ * A signal the EU performs: the count goes down with the SU's
+ * compare-and-swap (unit/slot.h), the same checks and errors; at zero the
+ * fiber joins the EU's own ready list. The signals that follow to the same
+ * slot are combined: one add here, and the count goes down by all of them
+ * in one compare-and-swap when the EU does anything they must come before
+ * (eu_sig_flush). A fiber that signals one slot in a loop, a GET or DATA
+ * per element, pays one atomic operation, not one each. Nothing can tell
+ * the difference: the fibers they make ready join the EU's own list, which
+ * runs only after this fiber ends, in the same order; the SU's signals to
+ * the same slot meet an exact count either way.
  */
-static void sig_begin(struct eu_state *eu, earth_slot *s, const char *op)
+static inline __attribute__((always_inline)) void
+signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	if (eu->cs)
+	if (q_unlikely(eu->cn))
 		eu_sig_flush(eu);
-	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
-		slot_invalid(s, op);
+	eu->slot_signals++;
+	if (slot_count_down(s, op))
+		eu_ready_push(eu, slot_checked_fiber(s, op), s->frame);
 	eu->cs = s;
-	eu->cn = 1;
-	eu->cop = op;
-	eu->posted = true;
 }
 
 static inline __attribute__((always_inline)) void
 signal_here(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	if (q_likely(eu->cs == s))
+	if (eu->cs == s) {
 		eu->cn++;
-	else
-		sig_begin(eu, s, op);
+		eu->cop = op;
+		eu->posted = true;
+	} else {
+		signal_first(eu, s, op);
+	}
 }
 
-void eu_sig_flush(struct eu_state *eu)
+__attribute__((noinline)) void eu_sig_flush(struct eu_state *eu)
 {
 	earth_slot *s = eu->cs;
 	uint64_t k = eu->cn;
-	eu->cs = NULL;
+	eu->cn = 0;
 	eu->slot_signals += k;
 	while (k) {
 		bool fired;
@@ -471,7 +474,7 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	struct eu_state *eu = &eu_g;
 	if (eu_local_ok(eu)) {
-		if (q_unlikely(eu->cs))
+		if (q_unlikely(eu->cn))
 			eu_sig_flush(eu);
 		slot_incr(slot, n, su_op_names[SU_OP_INCR_SYNC]);
 	} else {
@@ -492,7 +495,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 		post_remote(SU_OP_INCR_SYNC, 0, SU_REQ_GSLOT, n, slot.bits, 0,
 			    0);
 	else if (eu_local_ok(eu)) {
-		if (q_unlikely(eu->cs))
+		if (q_unlikely(eu->cn))
 			eu_sig_flush(eu);
 		slot_incr(earth_gslot_addr(slot), n,
 			  su_op_names[SU_OP_INCR_SYNC]);
@@ -873,9 +876,8 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 	eu_g.ops[EARTH_OP_TOKEN]++;
 }
 
-void earth_end_function(void *frame)
+static inline __attribute__((always_inline)) void end_function(void *frame)
 {
-	EU_CHECK_IN_FIBER("END_FUNCTION");
 	struct eu_state *eu = &eu_g;
 	if (q_unlikely(!frame))
 		eu_misuse("END_FUNCTION", "null frame");
@@ -883,11 +885,24 @@ void earth_end_function(void *frame)
 		eu_main_end_check(frame);
 		eu->main_done = true;
 	}
-	/* A combined signal may name a slot in this frame. */
-	if (q_unlikely(eu->cs))
-		eu_sig_flush(eu);
 	eu_frame_free(eu, frame);
 	eu->ops[EARTH_OP_END_FUNCTION]++;
+}
+
+/* A combined signal may name a slot in the frame: performed first. */
+static __attribute__((noinline)) void end_function_signalled(void *frame)
+{
+	eu_sig_flush(&eu_g);
+	end_function(frame);
+}
+
+void earth_end_function(void *frame)
+{
+	EU_CHECK_IN_FIBER("END_FUNCTION");
+	if (q_unlikely(eu_g.cn))
+		end_function_signalled(frame);
+	else
+		end_function(frame);
 }
 
 void earth_set_exit_status(int status)
