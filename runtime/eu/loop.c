@@ -56,11 +56,11 @@ run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 	else
 		fiber(frame);
 	eu->fibers_run++;
+	if (q_unlikely(eu->posted))
+		eu_fiber_posted(eu);
 	/* Signals combine within a fiber (post.c, signal_here): the next
 	 * fiber's first signal is performed at once. */
 	eu->cs = NULL;
-	if (q_unlikely(eu->posted))
-		eu_fiber_posted(eu);
 }
 
 /* Nothing ready: spin, then block until the SU wakes us. */
