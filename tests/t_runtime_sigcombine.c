@@ -6,9 +6,9 @@
  * Runs of signals that pass zero several times (reset, and a one-shot
  * slot's second fire refused), then INCR_SYNC, INIT_SYNC, SPAWN, INVOKE,
  * another slot's signal, a request to the SU and END_FUNCTION right after
- * them, or the fiber's end; SYNC, GET_SYNC and DATA_SYNC mixed on one slot with their values in
- * place; the statistics count every signal. Every node mode and both queue
- * modes; under TSan too (t_runtime_*).
+ * them, or the fiber's end; SYNC, GET_SYNC and DATA_SYNC mixed on one slot with
+ * their values in place; the statistics count every signal. Every node mode and
+ * both queue modes; under TSan too (t_runtime_*).
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -18,7 +18,7 @@
 TestSuite(runtime_sigcombine, .timeout = 180);
 
 #define ROUNDS 2700 /* of KINDS kinds */
-#define RUN 10 /* signals in a row */
+#define RUN 10	    /* signals in a row */
 
 /* Fibers append their tag; a round checks the tags it expects. */
 static int g_seq[64], g_nseq, g_bad_round, g_bad_value, g_rounds;
