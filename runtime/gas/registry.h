@@ -100,9 +100,10 @@ extern _Atomic uint64_t reg_mem_gen EARTH_HIDDEN;
 /* The miss: the segment under the lock, into the cache. */
 bool reg_mem_lookup(struct reg_cache *c, uint64_t addr,
 		    uint64_t len) EARTH_HIDDEN;
-/* reg_mem_contains(addr, len ? len : 1) through cache c. */
+/* Is [addr, addr + (len ? len : 1)) in a segment cache c holds? No call:
+ * false says only that the cache cannot tell. */
 static inline __attribute__((always_inline)) bool
-reg_mem_cached(struct reg_cache *c, uint64_t addr, uint64_t len)
+reg_mem_hit(const struct reg_cache *c, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + (len ? len : 1);
 	if (q_likely(atomic_load_explicit(&reg_mem_gen, memory_order_relaxed) ==
@@ -112,7 +113,14 @@ reg_mem_cached(struct reg_cache *c, uint64_t addr, uint64_t len)
 		for (unsigned i = 0; i < REG_CACHE_WAYS; i++)
 			if (c->base[i] <= addr && end <= c->end[i])
 				return true;
-	return reg_mem_lookup(c, addr, len);
+	return false;
+}
+
+/* reg_mem_contains(addr, len ? len : 1) through cache c. */
+static inline __attribute__((always_inline)) bool
+reg_mem_cached(struct reg_cache *c, uint64_t addr, uint64_t len)
+{
+	return reg_mem_hit(c, addr, len) || reg_mem_lookup(c, addr, len);
 }
 /* Registers the executable's static data (node start). */
 void reg_mem_add_static(void);

@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/arch.h"
@@ -24,5 +25,10 @@ struct q_msg {
 } q_aligned_line;
 
 static_assert(sizeof(struct q_msg) == EARTH_CACHE_LINE, "one message per line");
+static_assert(offsetof(struct q_msg, w) % 16 == 0, "payload in 16-byte pairs");
+
+/* Two payload words stored as one (an SSE2 store): fewer stores per
+ * message, each of which leaves the core behind the slot's. */
+typedef uint64_t q_words2 __attribute__((vector_size(16), may_alias));
 
 #endif /* EARTH_Q_MSG_H */

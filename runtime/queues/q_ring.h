@@ -96,6 +96,15 @@ static inline struct q_msg *q_ring_reserve(struct q_ring *q)
 	return &q->p.slots[q->p.tail & q->p.mask];
 }
 
+/* Producer: the next slot while credits last, else NULL (no call; the
+ * caller takes q_ring_reserve's path). */
+static inline struct q_msg *q_ring_reserve_now(struct q_ring *q)
+{
+	if (q_unlikely(q->p.tail >= q->p.limit))
+		return NULL;
+	return &q->p.slots[q->p.tail & q->p.mask];
+}
+
 /* Producer: makes the SW tail visible now. True if it published
  * messages the consumer could not see before. */
 static inline bool q_ring_flush(struct q_ring *q)
