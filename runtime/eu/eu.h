@@ -145,16 +145,11 @@ static inline unsigned eu_frame_class(size_t total)
 			   : 64 - (unsigned)__builtin_clzll((total - 1) >> 6);
 }
 
-/* A frame for f (uninitialised but for nothing; args not copied). */
-static inline void *eu_frame_alloc(struct eu_state *eu,
-				   const struct earth_tfunc *f)
+/* Frame h of class cls, from its free list, becomes f's. */
+static inline __attribute__((always_inline)) void *
+eu_frame_take(struct eu_state *eu, const struct earth_tfunc *f, unsigned cls,
+	      struct frame_hdr *h)
 {
-	unsigned cls = eu_frame_class(f->frame_size + sizeof(struct frame_hdr));
-	if (q_unlikely(cls >= EARTH_FRAME_CLASSES))
-		return eu_frame_alloc_large(eu, f);
-	struct frame_hdr *h = eu->free_list[cls];
-	if (q_unlikely(!h))
-		h = eu_frame_refill(eu, cls);
 	void *next = *(void **)(h + 1);
 	eu->free_list[cls] = next;
 	/* The next frame of this class may have been written by the SU (slot
@@ -171,6 +166,19 @@ static inline void *eu_frame_alloc(struct eu_state *eu,
 	h->magic = FRAME_LIVE;
 	eu->frames_allocated++;
 	return h + 1;
+}
+
+/* A frame for f (uninitialised but for nothing; args not copied). */
+static inline void *eu_frame_alloc(struct eu_state *eu,
+				   const struct earth_tfunc *f)
+{
+	unsigned cls = eu_frame_class(f->frame_size + sizeof(struct frame_hdr));
+	if (q_unlikely(cls >= EARTH_FRAME_CLASSES))
+		return eu_frame_alloc_large(eu, f);
+	struct frame_hdr *h = eu->free_list[cls];
+	if (q_unlikely(!h))
+		h = eu_frame_refill(eu, cls);
+	return eu_frame_take(eu, f, cls, h);
 }
 
 static inline void eu_frame_free(struct eu_state *eu, void *frame)

@@ -367,6 +367,17 @@ static inline bool gslot_here(earth_gslot g)
  * runs only after this fiber ends, in the same order; the SU's signals to
  * the same slot meet an exact count either way.
  */
+/* One more signal to the slot signalled last (eu_state.cs). Three plain
+ * stores: storing the name and the flag only when they change (a load and a
+ * branch each) measured slower. */
+static inline __attribute__((always_inline)) void combine(struct eu_state *eu,
+							  const char *op)
+{
+	eu->cn++;
+	eu->cop = op;
+	eu->posted = true;
+}
+
 static inline __attribute__((always_inline)) void
 signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 {
@@ -382,9 +393,7 @@ static inline __attribute__((always_inline)) void
 signal_here(struct eu_state *eu, earth_slot *s, const char *op)
 {
 	if (eu->cs == s) {
-		eu->cn++;
-		eu->cop = op;
-		eu->posted = true;
+		combine(eu, op);
 	} else {
 		signal_first(eu, s, op);
 	}
@@ -433,7 +442,64 @@ static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
 		post_small(eu, op, 0, flags, slot, 1, (uint32_t)n, 0);
 }
 
-void earth_sync(earth_slot *slot)
+/*
+ * The common signal, tested first with no call on its way (the operations'
+ * fast paths below): the compiler then saves no registers for it, and each
+ * push would be a store. A signal that combines with the ones before it,
+ * or a first one whose fiber the registry finds at its hash position,
+ * with room on the EU's list and nothing combined waiting; false, having
+ * done nothing, otherwise (the operation's full path, which says what is
+ * wrong). s is not null.
+ */
+static inline __attribute__((always_inline)) bool
+fast_sig_ok(const struct eu_state *eu, const earth_slot *s)
+{
+	if (eu->cs == s)
+		return true;
+	return !eu->cn && eu->lr_len < eu->lr_cap && !((uintptr_t)s & 7) &&
+	       s->fiber && reg_fiber_hit(s->fiber);
+}
+
+static inline __attribute__((always_inline)) void
+fast_sig(struct eu_state *eu, earth_slot *s, const char *op)
+{
+	if (eu->cs == s) {
+		combine(eu, op);
+		return;
+	}
+	eu->slot_signals++;
+	if (slot_count_down(s, op)) {
+		eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
+		    (struct eu_ready){s->fiber, s->frame};
+		eu->fibers_ready++;
+	}
+	eu->cs = s;
+}
+
+/* The slot of an operation's slot argument when the fast path may signal
+ * it: a local slot, or a global one naming a slot of this node in memory
+ * the EU's cache holds; NULL otherwise. */
+static inline __attribute__((always_inline)) earth_slot *
+fast_slot(const struct eu_state *eu, unsigned flags, uint64_t slot)
+{
+	if (!(flags & SU_REQ_GSLOT))
+		return (earth_slot *)(uintptr_t)slot;
+	earth_gslot g = {slot};
+	earth_slot *s = earth_gslot_addr(g);
+	if (!gslot_here(g) || !s ||
+	    !reg_mem_hit(&eu->regs, (uintptr_t)s, sizeof(*s)))
+		return NULL;
+	return s;
+}
+
+static inline __attribute__((always_inline)) bool fast_ok(struct eu_state *eu,
+							  const earth_slot *s)
+{
+	return q_likely(eu_in_fiber) && s && eu_local_ok(eu) &&
+	       fast_sig_ok(eu, s);
+}
+
+static __attribute__((noinline)) void sync_full(earth_slot *slot)
 {
 	EU_CHECK_IN_FIBER("SYNC");
 	check_slot("SYNC", slot);
@@ -443,6 +509,17 @@ void earth_sync(earth_slot *slot)
 	else
 		post_sync(SU_OP_SYNC, 0, 0, (uintptr_t)slot);
 	eu->ops[EARTH_OP_SYNC]++;
+}
+
+void earth_sync(earth_slot *slot)
+{
+	struct eu_state *eu = &eu_g;
+	if (fast_ok(eu, slot)) {
+		fast_sig(eu, slot, su_op_names[SU_OP_SYNC]);
+		eu->ops[EARTH_OP_SYNC]++;
+		return;
+	}
+	sync_full(slot);
 }
 
 void earth_rsync(earth_gslot slot)
@@ -543,8 +620,8 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 
 /* An end of a block move that this node holds is in a segment the EU's
  * cache holds; one of another node is checked by the SU. */
-static inline __attribute__((always_inline)) bool
-blkmov_end_ok(earth_gptr g, size_t n)
+static inline __attribute__((always_inline)) bool blkmov_end_ok(earth_gptr g,
+								size_t n)
 {
 	uint64_t a = (uintptr_t)earth_gptr_addr(g);
 	if (earth_gptr_node(g) != earth_node_g.id)
@@ -597,9 +674,8 @@ blkmov_fast(earth_gptr src, earth_gptr dst, size_t n, unsigned flags,
 	return FAST_DONE;
 }
 
-static __attribute__((noinline)) void blkmov_sync_slow(earth_gptr src,
-						       earth_gptr dst, size_t n,
-						       earth_slot *slot)
+static __attribute__((noinline)) void
+blkmov_sync_slow(earth_gptr src, earth_gptr dst, size_t n, earth_slot *slot)
 {
 	check_slot("BLKMOV_SYNC", slot);
 	post_blkmov("BLKMOV_SYNC", src, dst, n, 0, (uintptr_t)slot);
@@ -767,32 +843,111 @@ static inline uint64_t bits_of(const void *v, size_t size)
 	return b;
 }
 
+/* GET_SYNC of this node's memory, into a slot the fast path may signal
+ * (above): the slot, or NULL. */
+static inline __attribute__((always_inline)) earth_slot *
+get_fast(struct eu_state *eu, earth_gptr src, const void *dst, unsigned size,
+	 unsigned flags, uint64_t slot)
+{
+	uint64_t a = (uintptr_t)earth_gptr_addr(src);
+	earth_slot *s = fast_slot(eu, flags, slot);
+	if (fast_ok(eu, s) && earth_gptr_node(src) == earth_node_g.id && a &&
+	    dst && reg_mem_hit(&eu->regs, a, size) &&
+	    reg_mem_hit(&eu->regs, (uintptr_t)dst, size))
+		return s;
+	return NULL;
+}
+
+/* DATA_SYNC into this node's memory, likewise. */
+static inline __attribute__((always_inline)) earth_slot *
+data_fast(struct eu_state *eu, earth_gptr dst, unsigned size, unsigned flags,
+	  uint64_t slot)
+{
+	uint64_t a = (uintptr_t)earth_gptr_addr(dst);
+	earth_slot *s = fast_slot(eu, flags, slot);
+	if (fast_ok(eu, s) && earth_gptr_node(dst) == earth_node_g.id && a &&
+	    reg_mem_hit(&eu->regs, a, size))
+		return s;
+	return NULL;
+}
+
+static __attribute__((noinline)) void get_full(const char *op, earth_gptr src,
+					       void *dst, unsigned size,
+					       unsigned flags, uint64_t slot)
+{
+	if (flags & SU_REQ_GSLOT) {
+		check_gslot(op, (earth_gslot){slot});
+		check_gslot_here(op, (earth_gslot){slot});
+	} else {
+		check_slot(op, (earth_slot *)(uintptr_t)slot);
+	}
+	post_get(op, src, dst, size, flags, slot);
+}
+
+static __attribute__((noinline)) void data_full(const char *op, uint64_t value,
+						earth_gptr dst, unsigned size,
+						unsigned flags, uint64_t slot)
+{
+	if (flags & SU_REQ_GSLOT) {
+		check_gslot(op, (earth_gslot){slot});
+		check_gslot_here(op, (earth_gslot){slot});
+	} else {
+		check_slot(op, (earth_slot *)(uintptr_t)slot);
+	}
+	post_data(op, value, dst, size, flags, slot);
+}
+
+/* The typed operations: the fast path, else the full one. */
+static inline __attribute__((always_inline)) void
+get_op(const char *op, earth_gptr src, void *dst, unsigned size, unsigned flags,
+       uint64_t slot)
+{
+	struct eu_state *eu = &eu_g;
+	earth_slot *s = get_fast(eu, src, dst, size, flags, slot);
+	if (s) {
+		req_value_copy(dst, earth_gptr_addr(src), size);
+		fast_sig(eu, s, su_op_names[SU_OP_GET_SYNC]);
+		eu->ops[EARTH_OP_GET_SYNC]++;
+		return;
+	}
+	get_full(op, src, dst, size, flags, slot);
+}
+
+static inline __attribute__((always_inline)) void
+data_op(const char *op, uint64_t value, earth_gptr dst, unsigned size,
+	unsigned flags, uint64_t slot)
+{
+	struct eu_state *eu = &eu_g;
+	earth_slot *s = data_fast(eu, dst, size, flags, slot);
+	if (s) {
+		req_value_copy(earth_gptr_addr(dst), &value, size);
+		fast_sig(eu, s, su_op_names[SU_OP_DATA_SYNC]);
+		eu->ops[EARTH_OP_DATA_SYNC]++;
+		return;
+	}
+	data_full(op, value, dst, size, flags, slot);
+}
+
 #define TYPED_OPS(sfx, T)                                                      \
 	void earth_get_sync_##sfx(earth_gptr src, T *dst, earth_slot *slot)    \
 	{                                                                      \
-		check_slot("GET_SYNC_" #sfx, slot);                            \
-		post_get("GET_SYNC_" #sfx, src, dst, sizeof(T), 0,             \
-			 (uintptr_t)slot);                                     \
+		get_op("GET_SYNC_" #sfx, src, dst, sizeof(T), 0,               \
+		       (uintptr_t)slot);                                       \
 	}                                                                      \
 	void earth_get_rsync_##sfx(earth_gptr src, T *dst, earth_gslot slot)   \
 	{                                                                      \
-		check_gslot("GET_RSYNC_" #sfx, slot);                          \
-		check_gslot_here("GET_RSYNC_" #sfx, slot);                     \
-		post_get("GET_RSYNC_" #sfx, src, dst, sizeof(T), SU_REQ_GSLOT, \
-			 slot.bits);                                           \
+		get_op("GET_RSYNC_" #sfx, src, dst, sizeof(T), SU_REQ_GSLOT,   \
+		       slot.bits);                                             \
 	}                                                                      \
 	void earth_data_sync_##sfx(T value, earth_gptr dst, earth_slot *slot)  \
 	{                                                                      \
-		check_slot("DATA_SYNC_" #sfx, slot);                           \
-		post_data("DATA_SYNC_" #sfx, bits_of(&value, sizeof(T)), dst,  \
-			  sizeof(T), 0, (uintptr_t)slot);                      \
+		data_op("DATA_SYNC_" #sfx, bits_of(&value, sizeof(T)), dst,    \
+			sizeof(T), 0, (uintptr_t)slot);                        \
 	}                                                                      \
 	void earth_data_rsync_##sfx(T value, earth_gptr dst, earth_gslot slot) \
 	{                                                                      \
-		check_gslot("DATA_RSYNC_" #sfx, slot);                         \
-		check_gslot_here("DATA_RSYNC_" #sfx, slot);                    \
-		post_data("DATA_RSYNC_" #sfx, bits_of(&value, sizeof(T)), dst, \
-			  sizeof(T), SU_REQ_GSLOT, slot.bits);                 \
+		data_op("DATA_RSYNC_" #sfx, bits_of(&value, sizeof(T)), dst,   \
+			sizeof(T), SU_REQ_GSLOT, slot.bits);                   \
 	}
 TYPED_OPS(c, char)
 TYPED_OPS(s, short)
@@ -931,10 +1086,8 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 	eu->ops[EARTH_OP_INVOKE]++;
 }
 
-void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
+static __attribute__((noinline)) void token_push(void *frame)
 {
-	EU_CHECK_IN_FIBER("TOKEN");
-	void *frame = new_frame("TOKEN", f, args, size);
 	if (q_unlikely(!deque_push(eu_g.tokens, frame)))
 		eu_misuse("TOKEN",
 			  "%zu tokens already wait on node %u, the most "
@@ -943,6 +1096,42 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 			  "with a larger EARTH_TOKEN_DEQUE_MAX",
 			  deque_size(eu_g.tokens), earth_node_g.id);
 	eu_g.ops[EARTH_OP_TOKEN]++;
+}
+
+static __attribute__((noinline)) void token_full(const struct earth_tfunc *f,
+						 const void *args, size_t size)
+{
+	EU_CHECK_IN_FIBER("TOKEN");
+	token_push(new_frame("TOKEN", f, args, size));
+}
+
+/*
+ * TOKEN without a call on its way (see fast_sig_ok): a function whose
+ * frame class has a free frame, arguments of 4 to 64 bytes or none, room
+ * on the deque; else the full path, which says what is wrong.
+ */
+void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
+{
+	struct eu_state *eu = &eu_g;
+	if (q_likely(eu_in_fiber) && f && f->entry && size == f->args_size &&
+	    size <= f->frame_size && (size == 0 || (args && size >= 4)) &&
+	    size <= 64) {
+		unsigned cls =
+		    eu_frame_class(f->frame_size + sizeof(struct frame_hdr));
+		struct frame_hdr *h =
+		    cls < EARTH_FRAME_CLASSES ? eu->free_list[cls] : NULL;
+		if (q_likely(h)) {
+			void *frame = eu_frame_take(eu, f, cls, h);
+			eu_copy_args(frame, args, size);
+			if (q_unlikely(!deque_push_now(eu->tokens, frame))) {
+				token_push(frame);
+				return;
+			}
+			eu->ops[EARTH_OP_TOKEN]++;
+			return;
+		}
+	}
+	token_full(f, args, size);
 }
 
 static inline __attribute__((always_inline)) void end_function(void *frame)

@@ -58,13 +58,16 @@ static inline void reg_fiber_add(earth_fiber_fn f)
 /* Did this node arm a slot with f? (For a null f the answer means
  * nothing: callers reject a null fiber themselves.) Any thread: the EU's
  * arming of a slot happens before any signal of it. */
+/* Is f at its hash position? (No call: false says only that the slow
+ * search must tell.) */
+static inline bool reg_fiber_hit(earth_fiber_fn f)
+{
+	return atomic_load_explicit(&reg_fibers[reg_fiber_pos(f)],
+				    memory_order_relaxed) == (uintptr_t)f;
+}
 static inline bool reg_fiber_known(earth_fiber_fn f)
 {
-	if (q_likely(atomic_load_explicit(&reg_fibers[reg_fiber_pos(f)],
-					  memory_order_relaxed) ==
-		     (uintptr_t)f))
-		return true;
-	return reg_fiber_known_slow(f);
+	return q_likely(reg_fiber_hit(f)) || reg_fiber_known_slow(f);
 }
 
 /* Adds/removes [base, base+len) to the memory remote nodes may access.

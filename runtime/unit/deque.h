@@ -77,22 +77,26 @@ bool deque_grow(struct deque *d) EARTH_HIDDEN;
  * deque empty. */
 void *deque_steal(struct deque *d) EARTH_HIDDEN;
 
-/* Owner: pushes x (not NULL) at the bottom. False when the deque holds
- * max items already (or growing it ran out of memory). */
-static inline bool deque_push(struct deque *d, void *x)
+/* Owner: pushes x (not NULL) at the bottom if the array has room; false,
+ * having done nothing, when it must grow first (no call). */
+static inline bool deque_push_now(struct deque *d, void *x)
 {
 	int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 	int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
 	struct deque_array *a =
 	    atomic_load_explicit(&d->array, memory_order_relaxed);
-	if (q_unlikely(b - t > a->mask)) {
-		if (!deque_grow(d))
-			return false;
-		a = atomic_load_explicit(&d->array, memory_order_relaxed);
-	}
+	if (q_unlikely(b - t > a->mask))
+		return false;
 	atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_relaxed);
 	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 	return true;
+}
+
+/* Owner: pushes x (not NULL) at the bottom. False when the deque holds
+ * max items already (or growing it ran out of memory). */
+static inline bool deque_push(struct deque *d, void *x)
+{
+	return deque_push_now(d, x) || (deque_grow(d) && deque_push_now(d, x));
 }
 
 /* Owner, thieves on other threads: the paper's pop. */
