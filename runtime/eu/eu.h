@@ -259,6 +259,10 @@ void eu_sig_flush(struct eu_state *eu) EARTH_HIDDEN;
 /* Before a request when the EU has signals combined or fibers on its own
  * ready list (post.c): those go first. */
 void eu_post_prepare(struct eu_state *eu) EARTH_HIDDEN;
+static inline bool eu_post_waiting(const struct eu_state *eu)
+{
+	return eu->cn || eu->lr_len;
+}
 
 /* A message to fill: in the ring, or appended to the overflow list while
  * the ring is full (order is kept: once one request spills, the next ones
@@ -279,13 +283,31 @@ static inline struct q_msg *eu_post_begin(struct eu_state *eu)
  * half of the asymmetric fence (base.h) and looks at the ring; we stored
  * the ring, and look at its word after a compiler barrier: one of the two
  * sees the other's store. A plain load of a line the SU rarely writes. */
-static inline void eu_su_nudge(void)
+static inline bool eu_su_asleep(void)
 {
 	earth_fence_light();
-	if (q_unlikely(atomic_load_explicit(earth_node_g.su_wordp,
-					    memory_order_relaxed) ==
-		       UNIT_SLEEPING))
+	return q_unlikely(
+	    atomic_load_explicit(earth_node_g.su_wordp, memory_order_relaxed) ==
+	    UNIT_SLEEPING);
+}
+
+static inline void eu_su_nudge(void)
+{
+	if (eu_su_asleep())
 		earth_su_wake(&earth_node_g);
+}
+
+/* A whole-message record (struct su_req's layout) into message m: the head,
+ * then slot, a, b, c, spare, as three 16-byte stores rather than six (each
+ * store leaves the core behind the ring slot's, eu_state.lw). */
+static inline __attribute__((always_inline)) void
+eu_wide_write(struct q_msg *m, uint64_t head, uint64_t slot, uint64_t a,
+	      uint64_t b, uint64_t c, uint64_t spare)
+{
+	q_words2 *w = (q_words2 *)m->w;
+	w[0] = (q_words2){head, slot};
+	w[1] = (q_words2){a, b};
+	w[2] = (q_words2){c, spare};
 }
 
 /* Message m (from eu_post_begin) is complete: it goes to the SU (HWQ: now;
@@ -326,7 +348,7 @@ static inline void eu_line_close(struct eu_state *eu)
  * the open-message state is not touched (see eu_state.lw). */
 static inline struct q_msg *eu_msg_begin(struct eu_state *eu)
 {
-	if (q_unlikely(eu->cn || eu->lr_len))
+	if (q_unlikely(eu_post_waiting(eu)))
 		eu_post_prepare(eu);
 	if (eu->lw)
 		eu_line_close(eu);
@@ -370,14 +392,21 @@ eu_post_flush(struct eu_state *eu)
 /* Grows the EU's ready list (full). */
 void eu_ready_grow(struct eu_state *eu) EARTH_HIDDEN;
 
+/* Onto the EU's ready list, which has room. */
+static inline __attribute__((always_inline)) void
+eu_ready_put(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
+{
+	eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
+	    (struct eu_ready){fiber, frame};
+	eu->fibers_ready++;
+}
+
 static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
 				 void *frame)
 {
 	if (q_unlikely(eu->lr_len == eu->lr_cap))
 		eu_ready_grow(eu);
-	eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
-	    (struct eu_ready){fiber, frame};
-	eu->fibers_ready++;
+	eu_ready_put(eu, fiber, frame);
 }
 
 /* SPAWN, INVOKE on the EU: after the signals combined before them. */

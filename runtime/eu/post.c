@@ -52,7 +52,7 @@ uint64_t *eu_line_open(struct eu_state *eu, unsigned words)
 	/* No message is open while signals are combined or fibers wait on
 	 * the EU's own list (they are made ready only when every request
 	 * was performed, and a request puts them first). */
-	if (q_unlikely(eu->cn || eu->lr_len)) {
+	if (q_unlikely(eu_post_waiting(eu))) {
 		eu_post_prepare(eu);
 		if (eu_line_room(eu) >= words * sizeof(uint64_t))
 			return eu->lw;
@@ -73,13 +73,10 @@ static inline void post_wide(struct eu_state *eu, enum su_op op, unsigned size,
 {
 	struct q_msg *m = eu_msg_begin(eu);
 	eu->req_posted++;
-	m->w[0] = req_head(op, size, flags, (uint32_t)n) | REQ_WIDE |
-		  (where ? REQ_WIDE_WHERE : 0);
-	m->w[1] = slot;
-	m->w[2] = a;
-	m->w[3] = b;
-	m->w[4] = c;
-	m->w[5] = spare;
+	eu_wide_write(m,
+		      req_head(op, size, flags, (uint32_t)n) | REQ_WIDE |
+			  (where ? REQ_WIDE_WHERE : 0),
+		      slot, a, b, c, spare);
 	eu_msg_end(eu, m);
 }
 
@@ -355,18 +352,6 @@ static inline bool gslot_here(earth_gslot g)
 	return earth_gslot_node(g) == earth_node_g.id;
 }
 
-/*
- * A signal the EU performs: the count goes down with the SU's
- * compare-and-swap (unit/slot.h), the same checks and errors; at zero the
- * fiber joins the EU's own ready list. The signals that follow to the same
- * slot are combined: one add here, and the count goes down by all of them
- * in one compare-and-swap when the EU does anything they must come before
- * (eu_sig_flush). A fiber that signals one slot in a loop, a GET or DATA
- * per element, pays one atomic operation, not one each. Nothing can tell
- * the difference: the fibers they make ready join the EU's own list, which
- * runs only after this fiber ends, in the same order; the SU's signals to
- * the same slot meet an exact count either way.
- */
 /* One more signal to the slot signalled last (eu_state.cs). Three plain
  * stores: storing the name and the flag only when they change (a load and a
  * branch each) measured slower. */
@@ -389,6 +374,18 @@ signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 	eu->cs = s;
 }
 
+/*
+ * A signal the EU performs: the count goes down with the SU's
+ * compare-and-swap (unit/slot.h), the same checks and errors; at zero the
+ * fiber joins the EU's own ready list. The signals that follow to the same
+ * slot are combined: one add here, and the count goes down by all of them
+ * in one compare-and-swap when the EU does anything they must come before
+ * (eu_sig_flush). A fiber that signals one slot in a loop, a GET or DATA
+ * per element, pays one atomic operation, not one each. Nothing can tell
+ * the difference: the fibers they make ready join the EU's own list, which
+ * runs only after this fiber ends, in the same order; the SU's signals to
+ * the same slot meet an exact count either way.
+ */
 static inline __attribute__((always_inline)) void
 signal_here(struct eu_state *eu, earth_slot *s, const char *op)
 {
@@ -468,11 +465,8 @@ fast_sig(struct eu_state *eu, earth_slot *s, const char *op)
 		return;
 	}
 	eu->slot_signals++;
-	if (slot_count_down(s, op)) {
-		eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
-		    (struct eu_ready){s->fiber, s->frame};
-		eu->fibers_ready++;
-	}
+	if (slot_count_down(s, op))
+		eu_ready_put(eu, s->fiber, s->frame);
 	eu->cs = s;
 }
 
@@ -656,21 +650,13 @@ blkmov_fast(earth_gptr src, earth_gptr dst, size_t n, unsigned flags,
 		return FAST_NO;
 	eu->posted = true;
 	eu->req_posted++;
-	/* Three 16-byte stores, not six. */
-	q_words2 *w = (q_words2 *)m->w;
-	w[0] = (q_words2){req_head(SU_OP_BLKMOV_SYNC, 0, flags, 0) | REQ_WIDE |
-			      REQ_WIDE_WHERE,
-			  slot};
-	w[1] = (q_words2){src.bits, dst.bits};
-	w[2] = (q_words2){n, (uintptr_t)eu_cur_fiber};
+	eu_wide_write(m,
+		      req_head(SU_OP_BLKMOV_SYNC, 0, flags, 0) | REQ_WIDE |
+			  REQ_WIDE_WHERE,
+		      slot, src.bits, dst.bits, n, (uintptr_t)eu_cur_fiber);
 	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
-	if (q_ring_publish(eu->req, m)) {
-		earth_fence_light();
-		if (q_unlikely(atomic_load_explicit(earth_node_g.su_wordp,
-						    memory_order_relaxed) ==
-			       UNIT_SLEEPING))
-			return FAST_WAKE;
-	}
+	if (q_ring_publish(eu->req, m) && eu_su_asleep())
+		return FAST_WAKE;
 	return FAST_DONE;
 }
 
@@ -871,9 +857,9 @@ data_fast(struct eu_state *eu, earth_gptr dst, unsigned size, unsigned flags,
 	return NULL;
 }
 
-static __attribute__((noinline)) void get_full(const char *op, earth_gptr src,
-					       void *dst, unsigned size,
-					       unsigned flags, uint64_t slot)
+/* A GET's or DATA's slot argument: a local slot, or with SU_REQ_GSLOT a
+ * global one. */
+static inline void check_slot_arg(const char *op, unsigned flags, uint64_t slot)
 {
 	if (flags & SU_REQ_GSLOT) {
 		check_gslot(op, (earth_gslot){slot});
@@ -881,6 +867,13 @@ static __attribute__((noinline)) void get_full(const char *op, earth_gptr src,
 	} else {
 		check_slot(op, (earth_slot *)(uintptr_t)slot);
 	}
+}
+
+static __attribute__((noinline)) void get_full(const char *op, earth_gptr src,
+					       void *dst, unsigned size,
+					       unsigned flags, uint64_t slot)
+{
+	check_slot_arg(op, flags, slot);
 	post_get(op, src, dst, size, flags, slot);
 }
 
@@ -888,12 +881,7 @@ static __attribute__((noinline)) void data_full(const char *op, uint64_t value,
 						earth_gptr dst, unsigned size,
 						unsigned flags, uint64_t slot)
 {
-	if (flags & SU_REQ_GSLOT) {
-		check_gslot(op, (earth_gslot){slot});
-		check_gslot_here(op, (earth_gslot){slot});
-	} else {
-		check_slot(op, (earth_slot *)(uintptr_t)slot);
-	}
+	check_slot_arg(op, flags, slot);
 	post_data(op, value, dst, size, flags, slot);
 }
 

@@ -55,9 +55,6 @@ static inline void reg_fiber_add(earth_fiber_fn f)
 		       (uintptr_t)f))
 		reg_fiber_add_slow(f);
 }
-/* Did this node arm a slot with f? (For a null f the answer means
- * nothing: callers reject a null fiber themselves.) Any thread: the EU's
- * arming of a slot happens before any signal of it. */
 /* Is f at its hash position? (No call: false says only that the slow
  * search must tell.) */
 static inline bool reg_fiber_hit(earth_fiber_fn f)
@@ -65,6 +62,9 @@ static inline bool reg_fiber_hit(earth_fiber_fn f)
 	return atomic_load_explicit(&reg_fibers[reg_fiber_pos(f)],
 				    memory_order_relaxed) == (uintptr_t)f;
 }
+/* Did this node arm a slot with f? (For a null f the answer means
+ * nothing: callers reject a null fiber themselves.) Any thread: the EU's
+ * arming of a slot happens before any signal of it. */
 static inline bool reg_fiber_known(earth_fiber_fn f)
 {
 	return q_likely(reg_fiber_hit(f)) || reg_fiber_known_slow(f);
