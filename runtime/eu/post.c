@@ -838,8 +838,7 @@ get_fast(struct eu_state *eu, earth_gptr src, const void *dst, unsigned size,
 	uint64_t a = (uintptr_t)earth_gptr_addr(src);
 	earth_slot *s = fast_slot(eu, flags, slot);
 	if (fast_ok(eu, s) && earth_gptr_node(src) == earth_node_g.id && a &&
-	    dst && reg_mem_hit(&eu->regs, a, size) &&
-	    reg_mem_hit(&eu->regs, (uintptr_t)dst, size))
+	    dst && reg_mem_hit2(&eu->regs, a, (uintptr_t)dst, size))
 		return s;
 	return NULL;
 }

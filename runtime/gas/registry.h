@@ -103,20 +103,38 @@ extern _Atomic uint64_t reg_mem_gen EARTH_HIDDEN;
 /* The miss: the segment under the lock, into the cache. */
 bool reg_mem_lookup(struct reg_cache *c, uint64_t addr,
 		    uint64_t len) EARTH_HIDDEN;
-/* Is [addr, addr + (len ? len : 1)) in a segment cache c holds? No call:
- * false says only that the cache cannot tell. */
+/* Is [lo, hi) in one segment cache c holds? No call: false says only that
+ * the cache cannot tell. */
+static inline __attribute__((always_inline)) bool
+reg_cache_holds(const struct reg_cache *c, uint64_t lo, uint64_t hi)
+{
+	if (q_likely(atomic_load_explicit(&reg_mem_gen, memory_order_relaxed) ==
+		     c->gen) &&
+	    q_likely(hi > lo))
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < REG_CACHE_WAYS; i++)
+			if (c->base[i] <= lo && hi <= c->end[i])
+				return true;
+	return false;
+}
+
+/* Is [addr, addr + (len ? len : 1)) in a segment cache c holds? No call. */
 static inline __attribute__((always_inline)) bool
 reg_mem_hit(const struct reg_cache *c, uint64_t addr, uint64_t len)
 {
-	uint64_t end = addr + (len ? len : 1);
-	if (q_likely(atomic_load_explicit(&reg_mem_gen, memory_order_relaxed) ==
-		     c->gen) &&
-	    q_likely(end > addr))
-#pragma GCC unroll 4
-		for (unsigned i = 0; i < REG_CACHE_WAYS; i++)
-			if (c->base[i] <= addr && end <= c->end[i])
-				return true;
-	return false;
+	return reg_cache_holds(c, addr, addr + (len ? len : 1));
+}
+
+/* Are [a, a + len) and [b, b + len) both in segments cache c holds (len
+ * 1 to 8)? No call. Two ranges in one segment, the usual case (a GET
+ * within one frame or one array), are found by one look at the cache: the
+ * smallest range that holds both lies in that segment. */
+static inline __attribute__((always_inline)) bool
+reg_mem_hit2(const struct reg_cache *c, uint64_t a, uint64_t b, uint64_t len)
+{
+	uint64_t lo = a < b ? a : b, hi = (a < b ? b : a) + len;
+	return reg_cache_holds(c, lo, hi) ||
+	       (reg_mem_hit(c, a, len) && reg_mem_hit(c, b, len));
 }
 
 /* reg_mem_contains(addr, len ? len : 1) through cache c. */
