@@ -64,6 +64,8 @@ static int bursts;
 static int burst_len;
 static double samples[MAX_SAMPLES];
 static int nsamples;
+static int shared_runs, probed_runs;
+static uint64_t probe_least, probe_lo = UINT64_MAX, probe_hi;
 
 struct nop_frame {
 	int arg;
@@ -258,6 +260,16 @@ static double run_op(enum bop op, enum earth_queue_mode mode, double *su_ns)
 		fprintf(stderr, "eu_overhead: node failed\n");
 		exit(1);
 	}
+	/* The SU's measure of its core (su/loop.c, su_spin_ticks). */
+	shared_runs += su_g.shared_seen > 0;
+	probed_runs += su_g.probe_at > 0;
+	if (su_g.probe_at) {
+		probe_least = su_g.probe_least;
+		if (su_g.probe_last < probe_lo)
+			probe_lo = su_g.probe_last;
+		if (su_g.probe_last > probe_hi)
+			probe_hi = su_g.probe_last;
+	}
 	struct earth_stats st;
 	earth_stats_get(&st);
 	*su_ns =
@@ -295,6 +307,17 @@ int main(int argc, char **argv)
 				    op, (enum earth_queue_mode)mode, &su[r]));
 				ratio[r] = floor > 0 ? eu[r] / floor : 0;
 			}
+			printf("# eu_overhead: %s.%s: the SU measured its core "
+			       "in %d of %d runs (least %llu, last %llu to "
+			       "%llu TSC cycles), shared with a busy thread "
+			       "in %d\n",
+			       bop_names[op], mode_names[mode], probed_runs,
+			       bench_reps, (unsigned long long)probe_least,
+			       (unsigned long long)(probed_runs ? probe_lo : 0),
+			       (unsigned long long)probe_hi, shared_runs);
+			shared_runs = probed_runs = 0;
+			probe_lo = UINT64_MAX;
+			probe_hi = 0;
 			double e = bench_median(eu, bench_reps);
 			double s = bench_median(su, bench_reps);
 			char name[128];

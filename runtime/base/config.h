@@ -22,6 +22,28 @@
 #ifndef EARTH_SPIN_US_DEFAULT
 #define EARTH_SPIN_US_DEFAULT 200
 #endif
+/* An idle SU that finds its core shared with a busy thread (su/loop.c,
+ * su_spin_ticks) spins this long (µs) before it dozes. */
+#ifndef EARTH_SHARED_SPIN_US_DEFAULT
+#define EARTH_SHARED_SPIN_US_DEFAULT 5
+#endif
+/* ... finds it shared when a fixed run of additions takes more than this
+ * many percent of the least time it has taken on this node: about 100
+ * alone, 150-180 beside a busy SMT sibling. */
+#ifndef EARTH_SHARED_SLOWER_PCT
+#define EARTH_SHARED_SLOWER_PCT 135
+#endif
+/* ... measuring at its first idle check, then at most once per this many
+ * ns: about 1 µs each time. The first node of a process measures itself
+ * alone for this many ns at its start, before its EU starts: a vCPU that
+ * just went idle keeps its SMT sibling busy for 25-50 µs (the host polls
+ * for it). */
+#ifndef EARTH_SHARED_CALIBRATE_NS
+#define EARTH_SHARED_CALIBRATE_NS 100000
+#endif
+#ifndef EARTH_SHARED_PROBE_NS
+#define EARTH_SHARED_PROBE_NS 1000000
+#endif
 /* Oversubscribed, an idle unit whose partner unit runs on another CPU
  * polls this long (ns) before it starts yielding: a running partner
  * answers sooner than sched_yield returns (about 1 µs in a VM). */

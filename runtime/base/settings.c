@@ -106,6 +106,14 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .help = "an SU with nothing to do for EARTH_SPIN_US sleeps while the "
 		 "EU computes, until the EU posts (one node, dual mode); 0 "
 		 "keeps it polling"},
+    [EARTH_SET_SHARED_SPIN_US] =
+	{.env = "EARTH_SHARED_SPIN_US",
+	 .type = EARTH_SET_T_UINT,
+	 .max = 10000000,
+	 .dflt = STR(EARTH_SHARED_SPIN_US_DEFAULT),
+	 .help = "a dozing SU that measures itself slower than alone (its "
+		 "core shared with a busy thread: an SMT sibling) sleeps after "
+		 "this many us; at least EARTH_SPIN_US: it never measures"},
     [EARTH_SET_TRACE] =
 	{.env = "EARTH_TRACE",
 	 .flag = "trace",

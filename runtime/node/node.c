@@ -185,6 +185,12 @@ static int node_run_dual(struct earth_node *n, struct eu_start *st)
 		fprintf(stderr, "earth: cannot start the SU thread\n");
 		return -1;
 	}
+	/* The SU measures itself alone first (su/loop.c, su_core_probe):
+	 * this thread sleeps meanwhile, and the EU does not exist yet. */
+	if (n->su_probe)
+		while (!atomic_load_explicit(&n->su_measured,
+					     memory_order_acquire))
+			earth_futex_wait(&n->su_measured, 0);
 	if (pthread_create(&eu_tid, NULL, eu_thread_known, st) != 0) {
 		fprintf(stderr, "earth: cannot start the EU thread\n");
 		/* seq_cst store, then earth_su_wake's seq_cst load of the
@@ -359,6 +365,13 @@ int earth_run(const struct earth_options *opts,
 	 * the EU's side a plain load (base/fence.c). */
 	n->su_doze = !single && !n->net &&
 		     earth_setting_on(EARTH_SET_SU_DOZE) && node_fence_ready();
+	/* ... and sooner on a core it shares with the EU (su_spin_ticks). */
+	n->shared_spin_ticks =
+	    (uint64_t)((double)earth_setting_u64(EARTH_SET_SHARED_SPIN_US) *
+		       1000.0 * n->tsc_per_ns);
+	n->su_probe = n->su_doze && n->shared_spin_ticks < n->spin_ticks;
+	n->probe_every_ticks =
+	    (uint64_t)(EARTH_SHARED_PROBE_NS * n->tsc_per_ns);
 	struct eu_start st = {n, main_fn, args, size};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);

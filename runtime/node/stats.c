@@ -160,6 +160,18 @@ void stats_print_to(FILE *f, const struct earth_stats *st)
 		"  %-14s %14.3f ms  (%5.1f%%)   idle %10.3f ms  sleeps %llu\n",
 		"SU busy", st->su_busy_ns / 1e6, 100.0 * st->su_busy_ns / wall,
 		st->su_idle_ns / 1e6, (unsigned long long)st->su_sleeps);
+	if (n->su_probe)
+		fprintf(f,
+			"  %-14s %14llu  (measures that found the SU's core "
+			"shared with a busy thread: it slept after %.0f us, "
+			"not %.0f; probe least %llu, last %llu ticks)\n",
+			"SU shared",
+			(unsigned long long)atomic_load_explicit(
+			    &su_g.pub_shared_seen, memory_order_relaxed),
+			(double)n->shared_spin_ticks / n->tsc_per_ns / 1e3,
+			(double)n->spin_ticks / n->tsc_per_ns / 1e3,
+			(unsigned long long)su_g.probe_least,
+			(unsigned long long)su_g.probe_last);
 	if (st->irq_signals)
 		fprintf(f,
 			"  %-14s %14llu  (in a fiber %llu, messages deferred "

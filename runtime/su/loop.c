@@ -14,6 +14,11 @@
 
 #include <sched.h>
 
+/* Runs of su_core_probe, and additions per run: about 470 TSC cycles a
+ * run alone, where the TSC's grain in a guest is 26. */
+#define SU_PROBE_RUNS 5
+#define SU_PROBE_ADDS 256
+
 struct su_state su_g;
 
 /* su_handle, counted by type, local or remote, and traced (acct.h). */
@@ -111,6 +116,8 @@ void su_publish_counters(struct su_state *su)
 	atomic_store_explicit(&su->pub_sleeps, su->sleeps,
 			      memory_order_relaxed);
 	atomic_store_explicit(&su->pub_busy_ticks, su->busy_ticks,
+			      memory_order_relaxed);
+	atomic_store_explicit(&su->pub_shared_seen, su->shared_seen,
 			      memory_order_relaxed);
 }
 
@@ -269,14 +276,97 @@ void su_idle_step(struct earth_node *n, bool at_once)
 	}
 }
 
+/*
+ * The SU's own speed, in TSC ticks for a fixed run of independent
+ * additions (the least of SU_PROBE_RUNS runs: an interrupt or a host's
+ * preemption in one does not count).
+ * Where the hypervisor puts the two vCPUs on one physical core (SMT
+ * siblings, which the guest cannot see), it takes 1.5 to 1.8 times as long
+ * while the other thread computes as alone, and the other thread, our EU,
+ * loses as much to a polling SU: docs/architecture.md, "Dozing".
+ */
+static EARTH_COLD uint64_t su_core_probe(void)
+{
+	uint64_t least = UINT64_MAX;
+	for (int r = 0; r < SU_PROBE_RUNS; r++) {
+		uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8;
+		uint64_t t0 = q_tsc_ordered();
+		for (unsigned i = 0; i < SU_PROBE_ADDS; i++) {
+			a += 1, b += 3, c += 5, d += 7;
+			e ^= a, f += 11, g ^= c, h += 13;
+			/* Eight registers, no vector code, nothing folded. */
+			__asm__ volatile(""
+					 : "+r"(a), "+r"(b), "+r"(c), "+r"(d),
+					   "+r"(e), "+r"(f), "+r"(g), "+r"(h));
+		}
+		uint64_t t = q_tsc_ordered() - t0;
+		if (t < least)
+			least = t;
+	}
+	return least;
+}
+
+/* The least probe time of every node this process has run: a node that
+ * starts beside a computing sibling, or just after its own EU's vCPU went
+ * idle (a host may poll for a halted vCPU for a while), measures its first
+ * probe slowed. Written by the SU threads only, one node at a time
+ * (earth_run joins its threads). */
+static uint64_t su_probe_floor = UINT64_MAX;
+
+uint64_t su_spin_ticks(const struct earth_node *n, struct su_state *su,
+		       uint64_t probe)
+{
+	su->probe_last = probe;
+	if (probe < su->probe_least)
+		su->probe_least = probe;
+	if (su->probe_least < su_probe_floor)
+		su_probe_floor = su->probe_least;
+	if (probe * 100 > su->probe_least * EARTH_SHARED_SLOWER_PCT) {
+		su->shared_seen++;
+		return n->shared_spin_ticks;
+	}
+	return n->spin_ticks;
+}
+
+/* At the SU's start, before the EU thread exists and while the thread
+ * that starts the node sleeps (node.c): the least probe alone. The first
+ * node of the process probes for EARTH_SHARED_CALIBRATE_NS, every 10 µs;
+ * later ones once, against what the first found. */
+static EARTH_COLD void su_measure_alone(struct earth_node *n,
+					struct su_state *su)
+{
+	uint64_t t0 = q_tsc(), p = su_core_probe();
+	if (su_probe_floor == UINT64_MAX) {
+		uint64_t cal = (uint64_t)(EARTH_SHARED_CALIBRATE_NS *
+					  n->tsc_per_ns),
+			 gap = (uint64_t)(10000 * n->tsc_per_ns);
+		for (uint64_t next = t0 + gap; q_tsc() - t0 < cal;
+		     next += gap) {
+			while (q_tsc() < next)
+				q_cpu_relax();
+			uint64_t q = su_core_probe();
+			if (q < p)
+				p = q;
+		}
+	}
+	if (p < su_probe_floor)
+		su_probe_floor = p;
+	su->probe_least = su_probe_floor;
+	atomic_store_explicit(&n->su_measured, 1, memory_order_release);
+	earth_futex_wake(&n->su_measured);
+}
+
 void *su_thread(void *arg)
 {
 	struct earth_node *n = arg;
 	struct su_state *su = &su_g;
 	earth_pin_cpu(n->su_cpu);
 	uint64_t idle_since = 0, idle_from = 0, busy_since = 0;
-	bool yielding = false; /* earth_idle_pause */
+	uint64_t spin = n->spin_ticks; /* of this idle stretch */
+	bool yielding = false;	       /* earth_idle_pause */
 	unsigned polls = 0;
+	if (n->su_probe)
+		su_measure_alone(n, su);
 	if (acct_on)
 		acct_su.mark = n->start_tsc;
 	for (;;) {
@@ -322,7 +412,18 @@ void *su_thread(void *arg)
 			su_publish_counters(su);
 			if (trace_on)
 				trace_idle(TRACE_SU);
-		} else if (now - idle_since > n->spin_ticks) {
+		}
+		/* A core shared with a computing EU calls for a short spin:
+		 * measured at the first idle check, then once per
+		 * EARTH_SHARED_PROBE_NS at most (the hypervisor moves vCPUs
+		 * every few seconds). */
+		if (q_unlikely(n->su_probe) &&
+		    (!su->probe_at ||
+		     now - su->probe_at > n->probe_every_ticks)) {
+			su->probe_at = now;
+			spin = su_spin_ticks(n, su, su_core_probe());
+		}
+		if (now - idle_since > spin) {
 			su_idle_step(n, true); /* never sleep without asking */
 			/* Pairs with the EU's seq_cst store before it sleeps:
 			 * what it wrote before is visible to a report. */

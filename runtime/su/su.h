@@ -104,14 +104,26 @@ struct su_state {
 		uint64_t mark_sent, mark_recv;
 	} quiet;
 	uint64_t busy_ticks;
+	/* A dozing SU's measure of its own speed (loop.c, su_spin_ticks):
+	 * the least time of the probe so far and the last, when it measured,
+	 * and the measures that found the core shared with a busy thread. */
+	uint64_t probe_least, probe_last, probe_at, shared_seen;
 	/* Copies of the counters above, stored relaxed by the SU when it goes
 	 * idle; read relaxed by earth_stats_get on the EU. */
 	_Atomic uint64_t pub_handled, pub_fibers_ready, pub_slot_signals,
-	    pub_ready_overflow, pub_sleeps, pub_busy_ticks;
+	    pub_ready_overflow, pub_sleeps, pub_busy_ticks, pub_shared_seen;
 } q_aligned_line;
 
 /* The SU of this process's node. */
 extern struct su_state su_g EARTH_HIDDEN;
+
+/* How long an idle stretch spins before the SU dozes, given a probe of the
+ * SU's speed (loop.c, su_core_probe; n->su_probe): EARTH_SHARED_SPIN_US if
+ * it took more than EARTH_SHARED_SLOWER_PCT percent of the least probe
+ * time seen (then the core is shared with a busy thread, counted in
+ * shared_seen), else EARTH_SPIN_US. Keeps the least. */
+uint64_t su_spin_ticks(const struct earth_node *n, struct su_state *su,
+		       uint64_t probe) EARTH_HIDDEN;
 
 /* ---- ready queue (ready.c) ---- */
 

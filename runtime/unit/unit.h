@@ -48,8 +48,15 @@ struct earth_node {
 	struct net *net;		 /* NULL for a one-node job */
 	int eu_cpu, su_cpu, numa_node;
 	bool oversubscribed;
-	bool timing;	      /* busy/idle time accounting on */
-	uint64_t spin_ticks;  /* spin this long before blocking */
+	bool timing;	     /* busy/idle time accounting on */
+	uint64_t spin_ticks; /* spin this long before blocking */
+	/* A dozing SU measures whether it shares a core with a busy thread
+	 * (su_probe), and then spins this long (su/loop.c, su_spin_ticks). */
+	bool su_probe;
+	uint64_t shared_spin_ticks, probe_every_ticks;
+	/* Set by the SU once it has measured itself at its start, before
+	 * the EU thread exists (node.c waits for it when su_probe). */
+	_Atomic uint32_t su_measured;
 	uint64_t steal_ticks; /* dry this long before asking for a token */
 	uint64_t yield_ticks; /* oversubscribed: poll this long, then yield */
 	uint64_t
