@@ -415,8 +415,9 @@ void *su_thread(void *arg)
 		}
 		/* A core shared with a computing EU calls for a short spin:
 		 * measured at the first idle check, then once per
-		 * EARTH_SHARED_PROBE_NS at most (the hypervisor moves vCPUs
-		 * every few seconds). */
+		 * EARTH_SHARED_PROBE_NS at most (the hypervisor moves the
+		 * vCPUs onto one core and off it within a fraction of a
+		 * second). */
 		if (q_unlikely(n->su_probe) &&
 		    (!su->probe_at ||
 		     now - su->probe_at > n->probe_every_ticks)) {
