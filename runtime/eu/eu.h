@@ -255,6 +255,13 @@ static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
 
 /* Performs the signals combined so far (eu_state.cs; post.c). */
 void eu_sig_flush(struct eu_state *eu) EARTH_HIDDEN;
+/* Before anything the combined signals must come before. */
+static inline __attribute__((always_inline)) void
+eu_sig_settle(struct eu_state *eu)
+{
+	if (q_unlikely(eu->cn))
+		eu_sig_flush(eu);
+}
 
 /* Before a request when the EU has signals combined or fibers on its own
  * ready list (post.c): those go first. */
@@ -413,8 +420,7 @@ static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
 static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 				  void *frame)
 {
-	if (q_unlikely(eu->cn))
-		eu_sig_flush(eu);
+	eu_sig_settle(eu);
 	eu_ready_push(eu, fiber, frame);
 }
 

@@ -38,8 +38,7 @@ eu_fiber_posted(struct eu_state *eu)
 {
 	/* Its combined signals are performed, and what it posted leaves
 	 * now: its last, partly filled message, and the SW tail. */
-	if (eu->cn)
-		eu_sig_flush(eu);
+	eu_sig_settle(eu);
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);

@@ -143,8 +143,7 @@ static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
  */
 void eu_post_prepare(struct eu_state *eu)
 {
-	if (eu->cn)
-		eu_sig_flush(eu);
+	eu_sig_settle(eu);
 	size_t n = eu->lr_len, head = eu->lr_head;
 	eu->lr_len = 0;
 	eu->lr_head = 0;
@@ -309,8 +308,8 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 	if (q_unlikely(!fiber))
 		eu_misuse("INIT_SYNC", "null fiber for slot %p", (void *)slot);
 	/* Signals the fiber gave before count against the old arming. */
-	if (eu_in_fiber && q_unlikely(eu_g.cn))
-		eu_sig_flush(&eu_g);
+	if (eu_in_fiber)
+		eu_sig_settle(&eu_g);
 	slot->count = count;
 	slot->reset = reset;
 	slot->fiber = fiber;
@@ -366,8 +365,7 @@ static inline __attribute__((always_inline)) void combine(struct eu_state *eu,
 static inline __attribute__((always_inline)) void
 signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	if (q_unlikely(eu->cn))
-		eu_sig_flush(eu);
+	eu_sig_settle(eu);
 	eu->slot_signals++;
 	if (slot_count_down(s, op))
 		eu_ready_push(eu, slot_checked_fiber(s, op), s->frame);
@@ -545,8 +543,7 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	struct eu_state *eu = &eu_g;
 	if (eu_local_ok(eu)) {
-		if (q_unlikely(eu->cn))
-			eu_sig_flush(eu);
+		eu_sig_settle(eu);
 		slot_incr(slot, n, su_op_names[SU_OP_INCR_SYNC]);
 	} else {
 		post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
@@ -566,8 +563,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 		post_remote(SU_OP_INCR_SYNC, 0, SU_REQ_GSLOT, n, slot.bits, 0,
 			    0);
 	else if (eu_local_ok(eu)) {
-		if (q_unlikely(eu->cn))
-			eu_sig_flush(eu);
+		eu_sig_settle(eu);
 		slot_incr(earth_gslot_addr(slot), n,
 			  su_op_names[SU_OP_INCR_SYNC]);
 	} else

@@ -36,6 +36,27 @@ _Noreturn void slot_incr_overflow(const earth_slot *s, int32_t count, int32_t n,
 				  const char *op) EARTH_HIDDEN
     __attribute__((cold));
 
+/* Up to k (>= 1) signals at once, as k single ones would leave the count:
+ * as many as the count takes before it fires (all k when it stays above
+ * zero). Returns how many it took; *fired when they fired the slot (the
+ * count reloaded from reset; the caller makes the fiber ready, then takes
+ * the rest, which a one-shot slot refuses). */
+static inline __attribute__((always_inline)) uint64_t
+slot_count_take(earth_slot *s, uint64_t k, bool *fired, const char *op)
+{
+	int32_t c = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
+	int32_t nc;
+	do {
+		if (q_unlikely(c <= 0))
+			slot_invalid(s, op);
+		nc = k < (uint32_t)c ? c - (int32_t)k : s->reset;
+	} while (!__atomic_compare_exchange_n(
+	    &s->count, &c, nc, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	/* c > 0 here: as unsigned, zero-extended for free. */
+	*fired = k >= (uint32_t)c;
+	return *fired ? (uint32_t)c : k;
+}
+
 /* One signal: counts down; returns true when it fired the slot (the count
  * reloaded from reset; the caller makes the fiber ready, after
  * slot_checked_fiber). */
@@ -44,35 +65,9 @@ slot_count_down(earth_slot *s, const char *op)
 {
 	if (q_unlikely(((uintptr_t)s & 7) || !s->fiber))
 		slot_invalid(s, op);
-	int32_t c = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
-	int32_t nc;
-	do {
-		if (q_unlikely(c <= 0))
-			slot_invalid(s, op);
-		nc = c == 1 ? s->reset : c - 1;
-	} while (!__atomic_compare_exchange_n(
-	    &s->count, &c, nc, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	return c == 1;
-}
-
-/* Up to k (>= 1) signals at once, as k single ones would leave the count:
- * as many as the count takes before it fires (all k when it stays above
- * zero). Returns how many it took; *fired when they fired the slot (the
- * count reloaded from reset; the caller makes the fiber ready, then takes
- * the rest, which a one-shot slot refuses). */
-static inline uint64_t slot_count_take(earth_slot *s, uint64_t k, bool *fired,
-				       const char *op)
-{
-	int32_t c = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
-	int32_t nc;
-	do {
-		if (q_unlikely(c <= 0))
-			slot_invalid(s, op);
-		nc = k < (uint64_t)c ? c - (int32_t)k : s->reset;
-	} while (!__atomic_compare_exchange_n(
-	    &s->count, &c, nc, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	*fired = k >= (uint64_t)c;
-	return *fired ? (uint64_t)c : k;
+	bool fired;
+	slot_count_take(s, 1, &fired, op);
+	return fired;
 }
 
 /* The signal that fires the slot when its count is 1 now: true when it
