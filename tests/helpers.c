@@ -138,6 +138,13 @@ uint64_t t_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void t_busy_ns(uint64_t ns)
+{
+	uint64_t t0 = t_now_ns();
+	while (t_now_ns() - t0 < ns)
+		;
+}
+
 bool t_node_pids(const char *path, const char *prefix, long *pid, int nodes,
 		 uint64_t wait_ns)
 {

@@ -96,6 +96,9 @@ int t_run(const struct earth_options *opts, const struct earth_tfunc *main_fn);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t t_now_ns(void);
+/* Computes (spins on the clock) for ns nanoseconds: a busy thread, such as
+ * a fiber that must not end yet. */
+void t_busy_ns(uint64_t ns);
 
 /* The pids a job's nodes printed into the file at path, one line
  * "<prefix>node K pid P" per node K < nodes, once all did (wait_ns at

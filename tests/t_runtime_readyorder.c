@@ -12,7 +12,6 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include <time.h>
 
 #include "helpers.h"
 
@@ -136,15 +135,8 @@ static void round_fiber(void *f)
 				  &m->block_slot);
 		/* Give the SU time to copy, signal and publish (its own CPU;
 		 * a single-core node performs it only after this fiber). */
-		if (g_dual) {
-			struct timespec t0, t;
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			do
-				clock_gettime(CLOCK_MONOTONIC, &t);
-			while ((t.tv_sec - t0.tv_sec) * 1000000000L +
-				   (t.tv_nsec - t0.tv_nsec) <
-			       20000);
-		}
+		if (g_dual)
+			t_busy_ns(20000);
 	} else if (kind == 0) {
 		earth_slot_init(&m->tag_slot, 1, 0, by_slot, m);
 		earth_spawn(spawned, m);

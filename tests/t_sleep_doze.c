@@ -18,7 +18,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "base/arch.h"
 #include "helpers.h"
 
 TestSuite(sleep_doze, .timeout = 120);
@@ -35,15 +34,7 @@ struct doze_frame {
 	earth_slot sink, done;
 };
 
-static uint64_t g_tsc_per_ms;
 static int g_rounds, g_stalled;
-
-static void compute_for(uint64_t ns)
-{
-	uint64_t end = q_tsc() + g_tsc_per_ms * ns / 1000000u;
-	while (q_tsc() < end)
-		q_cpu_relax();
-}
 
 /* Every round is a token of this node: the EU always has one to run, so
  * it never goes idle (which would wake the SU too) and only the nudge can
@@ -65,7 +56,7 @@ static void round_entry(void *frame)
 {
 	struct round_args *r = frame;
 	struct doze_frame *f = r->f;
-	compute_for(COMPUTE_NS);
+	t_busy_ns(COMPUTE_NS);
 	struct round_args w = {f, 1000 + f->round++};
 	earth_data_sync_l(w.want, earth_to_global(&f->value), &f->sink);
 	earth_token(&waiter_tf, &w, sizeof(w));
@@ -133,7 +124,6 @@ static void run_rounds(enum earth_queue_mode mode, const char *doze)
 	earth_options_default(&o);
 	o.queue_mode = mode;
 	o.spin_us = 20;
-	g_tsc_per_ms = (uint64_t)(q_tsc_per_ns() * 1e6);
 	g_rounds = g_stalled = -1;
 	int rc = t_run(&o, &doze_main);
 	unsetenv("EARTH_EU_SIGNALS");
@@ -202,7 +192,7 @@ static void stuck_entry(void *frame)
 {
 	struct stuck_frame *f = frame;
 	earth_slot_init(&f->never, 1, 0, never_fiber, f);
-	compute_for(20 * COMPUTE_NS); /* the SU dozes */
+	t_busy_ns(20 * COMPUTE_NS); /* the SU dozes */
 	/* Ends with nothing that can signal `never`. */
 }
 EARTH_THREADED_FUNCTION(stuck_main, stuck_entry, struct stuck_frame, 0);
@@ -213,7 +203,6 @@ static int stuck_child(void *arg)
 	struct earth_options o;
 	earth_options_default(&o);
 	o.spin_us = 20;
-	g_tsc_per_ms = (uint64_t)(q_tsc_per_ns() * 1e6);
 	return t_run(&o, &stuck_main);
 }
 

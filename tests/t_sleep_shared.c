@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arch.h"
 #include "helpers.h"
 #include "node/node.h"
 #include "su/su.h"
@@ -58,13 +57,6 @@ struct sum_frame {
 };
 static long g_sum;
 
-static void compute_for_us(unsigned us)
-{
-	uint64_t end = q_tsc() + (uint64_t)(q_tsc_per_ns() * 1000.0 * us);
-	while (q_tsc() < end)
-		q_cpu_relax();
-}
-
 /* The sum, then 20 ms of computing with the SU idle: time for its idle
  * checks even where other tests' threads share the CPUs. */
 static void sum_done(void *frame)
@@ -74,7 +66,7 @@ static void sum_done(void *frame)
 	for (int i = 0; i < 64; i++)
 		s += f->v[i];
 	g_sum = s;
-	compute_for_us(20000);
+	t_busy_ns(20000000);
 	EARTH_END_FUNCTION(f);
 }
 
@@ -85,7 +77,7 @@ static void sum_entry(void *frame)
 	struct sum_frame *f = frame;
 	earth_slot_init(&f->done, 64, 0, sum_done, f);
 	for (long i = 0; i < 64; i++) {
-		compute_for_us(20);
+		t_busy_ns(20000);
 		earth_data_sync_l(i + 1, earth_to_global(&f->v[i]), &f->done);
 	}
 }
