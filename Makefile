@@ -22,8 +22,9 @@ CSTD    := -std=gnu17
 # a folder of their own on Debian (pkg-config pmix).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
 PMIX_LIBS := $(shell pkg-config --libs pmix 2>/dev/null || echo -lpmix)
-# Runtime headers are included by layer folder: "su/su.h", "base/arch.h".
-INC     := -Iruntime/include -Iruntime -Ithreaded-c/examples $(PMIX_CFLAGS)
+# Runtime headers are included by layer folder ("su/su.h"), the queue
+# library's by its folder ("queues/q_ring.h").
+INC     := -Iruntime/include -Iruntime -I. -Ithreaded-c/examples $(PMIX_CFLAGS)
 BASE    := $(CSTD) $(WARN) $(INC) -g -pthread -fno-strict-aliasing -MMD -MP
 OPT     := -O2
 LIBS    := -lhwloc -lnuma -ldl -lpthread -luring -lsodium -lucp -luct -lucs \
@@ -40,14 +41,17 @@ EARTH_MINOR := $(shell sed -n 's/^\#define EARTH_VERSION_MINOR //p' runtime/incl
 SO_NAME := libearth.so.0.$(EARTH_MINOR)
 SO_REAL := libearth.so.0.$(EARTH_MINOR).0
 
-# The node's layers, bottom to top (docs/architecture.md, "Layers").
-LAYERS  := base queues net gas unit eu su node
-LIB_SRC := $(foreach l,$(LAYERS),$(wildcard runtime/$(l)/*.c))
+# The queue library (queues/, a library of its own at the bottom) and the
+# node's layers above it, bottom to top (docs/architecture.md, "Layers").
+QUEUE_SRC := $(wildcard queues/*.c)
+LAYERS  := base net gas unit eu su node
+LIB_SRC := $(QUEUE_SRC) $(foreach l,$(LAYERS),$(wildcard runtime/$(l)/*.c))
 TEST_SRC := $(wildcard tests/t_*.c)
 # Linked into every test binary: test helpers and the shared example
 # threaded functions.
 EXAMPLE_TF := threaded-c/examples/fib_tf.c threaded-c/examples/nqueens_tf.c
-TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) $(EXAMPLE_TF)
+TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) \
+                queues/tests/qtest.c $(EXAMPLE_TF)
 # Job tests: they start jobs through earthrun, so the programs of
 # tests/progs and earthrun are built first and their objects get
 # T_PROG_DIR and T_EARTHRUN. Those in TSAN_JOB_TESTS also run under TSan.
@@ -59,7 +63,7 @@ JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
 # Tests that also run under TSan: the queues, the runtime and those jobs.
 TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
               tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
-              $(TSAN_JOB_TESTS:%=tests/%.c))
+              $(TSAN_JOB_TESTS:%=tests/%.c) $(QUEUE_TESTS:%=tests/%.c))
 BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard benchmarks/*.c))
 # Linked into every benchmark: the harness and benchmarks/lib/ (starting
 # jobs, pair statistics, floors, plots). Benchmarks of several files live
@@ -227,7 +231,22 @@ $(BUILD)/asan/obj/tests/t_trace.o: CFLAGS += -DT_EARTHTRACE='"$(BUILD)/rel/bin/e
 $(BUILD)/asan/tests/t_settings: | $(BUILD)/asan/progs/multinode
 $(BUILD)/asan/obj/tests/t_settings.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_USER_GUIDE='"docs/user-guide.md"'
 
-ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC))
+# The queue library's tests link the library alone.
+QUEUE_TEST_SRC := $(wildcard queues/tests/t_*.c)
+QUEUE_TESTS := $(patsubst queues/tests/%.c,%,$(QUEUE_TEST_SRC))
+QUEUE_TEST_OBJ = $(call objs,$(1),queues/tests/qtest.c $(QUEUE_SRC))
+$(QUEUE_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/tests/%: $(call objs,asan,queues/tests/%.c) $(call QUEUE_TEST_OBJ,asan)
+	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
+	$(Q)$(CC) $(BASE) $(ASAN) $^ -lnuma -lcriterion -o $@
+$(BUILD)/tsan/obj/queues/tests/%.o: queues/tests/%.c $(TSAN_SHIM_H)
+	@mkdir -p $(@D); $(if $(Q),echo "  CC tsan $<";)
+	$(Q)$(CC) -Itests/tsan $(BASE) $(TSAN) $(CFLAGS) -c $< -o $@
+$(QUEUE_TESTS:%=$(BUILD)/tsan/tests/%): $(BUILD)/tsan/tests/%: $(call objs,tsan,queues/tests/%.c $(TSAN_SHIM)) $(call QUEUE_TEST_OBJ,tsan)
+	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
+	$(Q)$(CC) $(BASE) $(TSAN) $^ -lnuma -pthread -o $@
+
+ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC)) \
+             $(QUEUE_TESTS:%=$(BUILD)/asan/tests/%)
 TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))
 
 # ---- main job ----
@@ -268,7 +287,7 @@ test-asan: $(ASAN_BINS)
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 EARTH_MODE=$$m \
 	  tests/run.sh asan/$$m $(MODE_BINS) || exit 1; done
 test-tsan: $(TSAN_BINS)
-	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 \
+	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 Q_TEST_SCALE=10 \
 	  tests/run.sh tsan $(TSAN_BINS)
 
 # ---- benchmarks ----
@@ -340,7 +359,7 @@ test-man:
 # Every C and C++ source of the project in the style of the root
 # .clang-format (compiler-plugin/ has its own); generated and corpus files
 # under tests/tc/ are not sources.
-FORMAT_SRC := $(wildcard runtime/*/*.[ch] tests/*.[ch] tests/progs/*.c \
+FORMAT_SRC := $(wildcard queues/*.[ch] queues/tests/*.[ch] runtime/*/*.[ch] tests/*.[ch] tests/progs/*.c \
               tests/fuzz/*.c tests/tsan/*.c tests/tsan/criterion/*.h \
               benchmarks/*.[ch] benchmarks/*/*.[ch] threaded-c/examples/*.[ch] \
               threaded-c/runtime/*.c threaded-c/include/*.h \

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 
 /* 1 when QUICK=1 is set: shorter runs, same metrics. */
 extern int bench_quick;

@@ -4,7 +4,7 @@
  */
 #include "bench_fib.h"
 #include "fib_tf.h"
-#include "base/arch.h"
+#include "queues/q_arch.h"
 
 struct fib_timed_frame {
 	struct fib_timed *t;

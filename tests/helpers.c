@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 
 int t_run_child(int (*fn)(void *arg), void *arg, struct t_child *out)
 {
@@ -107,12 +107,7 @@ void t_expect_exit(int (*fn)(void *arg), void *arg, int status, ...)
 
 unsigned t_scale(void)
 {
-	const char *v = getenv("EARTH_TEST_SCALE");
-	if (!v || !*v)
-		return 1;
-	char *end;
-	unsigned long s = strtoul(v, &end, 10);
-	return *end || s < 1 || s > 1000000 ? 1 : (unsigned)s;
+	return qt_divisor("EARTH_TEST_SCALE");
 }
 
 uint64_t t_scaled(uint64_t n, uint64_t min)
@@ -220,40 +215,6 @@ int t_first_cpu(int *cpu)
 		if (CPU_ISSET(c, &set))
 			*cpu = c;
 	return 0;
-}
-
-uint64_t t_mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-uint64_t t_rnd(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
-}
-
-bool t_wait_more(struct t_waiter *w)
-{
-	if (++w->spins & w->yield_mask) {
-		q_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	if (w->spins & w->clock_mask)
-		return true;
-	uint64_t now = t_now_ns();
-	if (!w->deadline) {
-		w->deadline = now + T_STALL_NS;
-		return true;
-	}
-	return now < w->deadline;
 }
 
 void t_slurp(const char *path, char *buf, size_t len)

@@ -5,9 +5,9 @@
  * usage errors, which end the process) and checking how it ended, the
  * EARTH_TEST_SCALE divisor for long tests, running a node with default
  * options, the first CPU of the affinity set, the nodes of a tcp job
- * started without earthrun, and what the queue tests
- * share: a checksum, a pseudo-random sequence and a spin-wait that gives
- * up on a hang.
+ * started without earthrun; and, from the queue library's tests
+ * (queues/tests/qtest.h), a checksum, a pseudo-random sequence and a
+ * spin-wait that gives up on a hang.
  */
 #ifndef EARTH_TEST_HELPERS_H
 #define EARTH_TEST_HELPERS_H
@@ -131,27 +131,8 @@ int t_first_cpu(int *cpu);
 /* Number of elements of array a. */
 #define T_NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
-/* splitmix64 finalizer: a per-message checksum. */
-uint64_t t_mix(uint64_t x);
-/* xorshift64: the next pseudo-random number of the sequence in *state. */
-uint64_t t_rnd(uint64_t *state);
-
-/* No progress on one message for this long is a hang, not slowness. */
-#define T_STALL_NS (10ull * 1000000000ull)
-
-/*
- * The state of one wait loop. Set the masks, the rest starts at zero:
- * every spin pauses the CPU, except each (yield_mask + 1)-th, which yields
- * it; of those, each (clock_mask + 1)-th also reads the clock.
- */
-struct t_waiter {
-	unsigned yield_mask; /* 2^k - 1 */
-	unsigned clock_mask; /* 2^k - 1, >= yield_mask */
-	unsigned spins;
-	uint64_t deadline;
-};
-
-/* One spin of a wait loop; false once T_STALL_NS passed without success. */
-bool t_wait_more(struct t_waiter *w);
+/* The queue library's test helpers (checksum, pseudo-random sequence,
+ * a spin-wait that gives up on a hang) are the runtime tests' too. */
+#include "queues/tests/qtest.h"
 
 #endif /* EARTH_TEST_HELPERS_H */

@@ -17,7 +17,7 @@
 
 #define EARTH_INTERNAL 1
 #include "helpers.h"
-#include "queues/req_line.h"
+#include "unit/req_line.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -31,7 +31,7 @@ struct item {
 
 static uint64_t val_of(uint64_t i)
 {
-	return t_mix(i) | 1;
+	return qt_mix(i) | 1;
 }
 
 Test(deque, bad_sizes_rejected)
@@ -206,7 +206,7 @@ static void owner_and_thieves(uint64_t n, int thieves, unsigned burst,
 		cr_assert_eq(pthread_create(&th[t], NULL, thief, r), 0);
 	uint64_t popped = 0, rng = 12345;
 	for (uint64_t i = 0; i < n;) {
-		rng = t_mix(rng);
+		rng = qt_mix(rng);
 		unsigned b = 1 + (unsigned)(rng % burst);
 		for (unsigned k = 0; k < b && i < n; k++, i++) {
 			r->it[i].val = val_of(i);
@@ -219,7 +219,7 @@ static void owner_and_thieves(uint64_t n, int thieves, unsigned burst,
 					popped++;
 				}
 			}
-			if ((t_mix(i) % pop_every) == 0) {
+			if ((qt_mix(i) % pop_every) == 0) {
 				struct item *x = deque_pop(&r->d);
 				if (x) {
 					take(r, x);
@@ -310,7 +310,7 @@ Test(deque, private_owner_and_signal_thief_exactly_once)
 	cr_assert_eq(setitimer(ITIMER_PROF, &tv, NULL), 0);
 	uint64_t popped = 0, rng = 99;
 	for (uint64_t i = 0; i < n;) {
-		rng = t_mix(rng);
+		rng = qt_mix(rng);
 		unsigned b = 1 + (unsigned)(rng % 3);
 		for (unsigned k = 0; k < b && i < n; k++, i++) {
 			r->it[i].val = val_of(i);

@@ -6,10 +6,10 @@
  * time, posts a DATA_SYNC the SU must perform (EARTH_EU_SIGNALS=0) and
  * leaves a token that waits, still on the EU, until the SU has written the
  * value, then starts the next round as a token: the EU never goes idle, so
- * a lost wake-up would leave it waiting (T_STALL_NS, then the test fails). Both
- * queue modes; the SU's sleep count shows it dozed. An EU that goes idle while
- * the SU dozes wakes it, so a stuck job is still found; EARTH_SU_DOZE=0 keeps
- * the SU polling. Under TSan too (t_sleep*), but for the stuck job.
+ * a lost wake-up would leave it waiting (QT_STALL_NS, then the test fails).
+ * Both queue modes; the SU's sleep count shows it dozed. An EU that goes idle
+ * while the SU dozes wakes it, so a stuck job is still found; EARTH_SU_DOZE=0
+ * keeps the SU polling. Under TSan too (t_sleep*), but for the stuck job.
  */
 #include <criterion/criterion.h>
 
@@ -72,9 +72,9 @@ static void waiter_entry(void *frame)
 	/* The SU writes the value, then counts the sink slot down (acq_rel
 	 * compare-and-swap, unit/slot.h): the count says it is done. */
 	int32_t left = INT32_MAX - (int32_t)(w->want - 999);
-	struct t_waiter wt = {.yield_mask = 63, .clock_mask = 1023};
+	struct qt_waiter wt = {.yield_mask = 63, .clock_mask = 1023};
 	while (__atomic_load_n(&f->sink.count, __ATOMIC_ACQUIRE) != left)
-		if (!t_wait_more(&wt)) {
+		if (!qt_wait_more(&wt)) {
 			f->stalled++;
 			break;
 		}

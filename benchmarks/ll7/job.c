@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 
 /* Fibers of one issuing step: enough to amortise its SPAWN, few enough
  * that computing starts early. */

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 #include "base/op.h"
 
 /* What the EU finds when a fiber ends. */

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 #include "earth.h"
 
 #define EARTH_HIDDEN __attribute__((visibility("hidden")))

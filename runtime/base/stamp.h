@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 
 enum earth_stamp_point {
 	STAMP_SU_FETCH,	  /* SU takes the GET request from the ring     */

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 
 enum trace_unit { TRACE_EU, TRACE_SU, TRACE_UNITS_ };
 

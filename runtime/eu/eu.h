@@ -11,7 +11,7 @@
 #endif
 
 #include "gas/registry.h"
-#include "queues/req_line.h"
+#include "unit/req_line.h"
 #include "unit/unit.h"
 
 #include <stddef.h>

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 #include "base/base.h"
 #include "earth.h"
 

@@ -8,7 +8,7 @@
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
-#include "queues/req_line.h"
+#include "unit/req_line.h"
 #include "su/su.h"
 #include "base/trace.h"
 

@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "queues/q_arch.h"
 #include "base/base.h"
 
 #define DEQUE_MIN_CAP 1024

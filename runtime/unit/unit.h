@@ -26,7 +26,7 @@
 #include "net/net.h"
 #include "queues/q_mpsc.h"
 #include "queues/q_ring.h"
-#include "queues/req.h"
+#include "unit/req.h"
 #include "unit/deque.h"
 
 /* Frame header, 16 bytes before the frame a fiber sees: the EU lays it

@@ -25,15 +25,15 @@ FUZZ_RUNS  ?= 20000
 FUZZ_TIME  ?= 120
 FUZZ_FLAGS := -std=gnu17 -g -O1 -Wall -Wextra -Werror \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -DEARTH_FATAL_HOOK -Iruntime -Iruntime/include
+  -DEARTH_FATAL_HOOK -Iruntime -Iruntime/include -I.
 
 FUZZ_wire_SRC    := runtime/net/stream.c runtime/net/wire.c
 FUZZ_wire_LIBS   :=
 FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
   runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
-  runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c runtime/queues/q_ring.c runtime/net/wire.c \
+  runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c queues/q_ring.c runtime/net/wire.c \
   runtime/net/refuse.c runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
-  runtime/base/arch.c runtime/base/srctab.c runtime/base/op.c
+  queues/q_arch.c runtime/base/srctab.c runtime/base/op.c
 FUZZ_deliver_LIBS := -lnuma
 FUZZ_hello_SRC   := runtime/net/wire.c runtime/net/proof.c
 FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c

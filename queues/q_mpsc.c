@@ -2,7 +2,7 @@
 /*
  * q_mpsc.c - set-up of the MPSC queue (see q_mpsc.h).
  */
-#include "queues/q_mpsc.h"
+#include "q_mpsc.h"
 
 #include <errno.h>
 #include <stdlib.h>

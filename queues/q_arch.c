@@ -2,7 +2,7 @@
 /*
  * arch.c - TSC calibration against CLOCK_MONOTONIC (20 ms, done once).
  */
-#include "base/arch.h"
+#include "q_arch.h"
 
 #include <stdatomic.h>
 #include <time.h>

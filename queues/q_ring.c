@@ -2,7 +2,7 @@
 /*
  * q_ring.c - set-up and slow paths of the SPSC ring (see q_ring.h).
  */
-#include "queues/q_ring.h"
+#include "q_ring.h"
 
 #include <errno.h>
 #include <numa.h>

@@ -4,7 +4,7 @@
  * checks, empty/full, claim order versus publish order, FIFO for one
  * producer over many laps, and 4 producer threads into one consumer
  * (every message exactly once, per-producer order kept).
- * EARTH_TEST_SCALE=N divides the message counts by N (the TSan run uses 10).
+ * Q_TEST_SCALE=N divides the message counts by N (the TSan run uses 10).
  */
 #include <criterion/criterion.h>
 
@@ -14,15 +14,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "helpers.h"
-#include "queues/q_mpsc.h"
+#include "qtest.h"
+#include "../q_mpsc.h"
 
 TestSuite(mpsc, .timeout = 60);
 
 /* w[0] = producer, w[1] = seq, w[2] = checksum, w[3..5] derived. */
 static void fill_msg(struct q_msg *m, uint64_t id, uint64_t seq)
 {
-	uint64_t ck = t_mix((id << 48) ^ seq);
+	uint64_t ck = qt_mix((id << 48) ^ seq);
 	m->w[0] = id;
 	m->w[1] = seq;
 	m->w[2] = ck;
@@ -33,7 +33,7 @@ static void fill_msg(struct q_msg *m, uint64_t id, uint64_t seq)
 /* Asserts the payload of m is intact (whatever its id and seq). */
 static void check_payload(const struct q_msg *m)
 {
-	uint64_t id = m->w[0], seq = m->w[1], ck = t_mix((id << 48) ^ seq);
+	uint64_t id = m->w[0], seq = m->w[1], ck = qt_mix((id << 48) ^ seq);
 	if (q_likely(m->w[2] == ck && m->w[3] == (ck ^ (3ull << 56) ^ ~seq) &&
 		     m->w[4] == (ck ^ (4ull << 56) ^ ~seq) &&
 		     m->w[5] == (ck ^ (5ull << 56) ^ ~seq)))
@@ -51,7 +51,8 @@ static void check_payload(const struct q_msg *m)
 }
 
 /* Wait loops yield the CPU every 16 spins, read the clock every 1024. */
-static const struct t_waiter mpsc_wait = {.yield_mask = 15, .clock_mask = 1023};
+static const struct qt_waiter mpsc_wait = {.yield_mask = 15,
+					   .clock_mask = 1023};
 
 static void mpsc_setup(struct q_mpsc *q, uint32_t cap)
 {
@@ -92,7 +93,7 @@ Test(mpsc, init_errors)
 	static const uint32_t bad[] = {
 	    0, 1, 3, 5, 6, 7, 12, 100, 1000, 0x7fffffffu, 0xffffffffu};
 	struct q_mpsc q;
-	for (size_t i = 0; i < T_NCASES(bad); i++) {
+	for (size_t i = 0; i < QT_NCASES(bad); i++) {
 		int rc = q_mpsc_init(&q, bad[i]);
 		cr_assert_eq(rc, -EINVAL, "capacity %u: rc %d want %d", bad[i],
 			     rc, -EINVAL);
@@ -107,7 +108,7 @@ Test(mpsc, init_errors)
 Test(mpsc, empty)
 {
 	static const uint32_t caps[] = {2, 8, 1024};
-	for (size_t i = 0; i < T_NCASES(caps); i++) {
+	for (size_t i = 0; i < QT_NCASES(caps); i++) {
 		struct q_mpsc q;
 		mpsc_setup(&q, caps[i]);
 		for (int k = 0; k < 3; k++)
@@ -125,7 +126,7 @@ Test(mpsc, empty)
 Test(mpsc, full)
 {
 	static const uint32_t caps[] = {2, 4, 8, 64, 1024};
-	for (size_t i = 0; i < T_NCASES(caps); i++) {
+	for (size_t i = 0; i < QT_NCASES(caps); i++) {
 		uint32_t cap = caps[i];
 		struct q_mpsc q;
 		mpsc_setup(&q, cap);
@@ -192,15 +193,15 @@ Test(mpsc, claim_order)
 Test(mpsc, fifo_single_producer)
 {
 	static const uint32_t caps[] = {2, 8, 64};
-	for (size_t i = 0; i < T_NCASES(caps); i++) {
+	for (size_t i = 0; i < QT_NCASES(caps); i++) {
 		uint32_t cap = caps[i];
 		struct q_mpsc q;
 		mpsc_setup(&q, cap);
-		const uint64_t total = t_scaled(100000, 1000);
+		const uint64_t total = qt_scaled(100000, 1000);
 		uint64_t rs = 0x9e3779b97f4a7c15ull ^ cap;
 		uint64_t sent = 0, got = 0, fulls = 0, empties = 0, idle = 0;
 		while (got < total) {
-			uint64_t burst = t_rnd(&rs) % (cap + 3), k, moved;
+			uint64_t burst = qt_rnd(&rs) % (cap + 3), k, moved;
 			for (k = 0; k < burst && sent < total; k++) {
 				struct q_msg *m = q_mpsc_reserve(&q);
 				if (!m) {
@@ -211,7 +212,7 @@ Test(mpsc, fifo_single_producer)
 				q_mpsc_publish(&q, m);
 			}
 			moved = k;
-			burst = t_rnd(&rs) % (cap + 3);
+			burst = qt_rnd(&rs) % (cap + 3);
 			for (k = 0; k < burst; k++) {
 				struct q_msg *m = q_mpsc_peek(&q);
 				if (!m) {
@@ -265,9 +266,9 @@ static void *producer(void *arg)
 	pthread_barrier_wait(p->start);
 	for (uint64_t seq = 0; seq < p->n; seq++) {
 		struct q_msg *m;
-		struct t_waiter w = mpsc_wait;
+		struct qt_waiter w = mpsc_wait;
 		while (!(m = q_mpsc_reserve(p->q))) {
-			if (!t_wait_more(&w)) {
+			if (!qt_wait_more(&w)) {
 				p->stalled = true;
 				p->stall_seq = seq;
 				return NULL;
@@ -281,7 +282,7 @@ static void *producer(void *arg)
 
 struct mp_case {
 	uint32_t cap;
-	uint32_t per_producer; /* before EARTH_TEST_SCALE */
+	uint32_t per_producer; /* before Q_TEST_SCALE */
 };
 
 static void multi_producer(const struct mp_case *c)
@@ -292,7 +293,7 @@ static void multi_producer(const struct mp_case *c)
 	pthread_barrier_init(&start, NULL, NPROD + 1);
 	struct prod p[NPROD];
 	pthread_t tid[NPROD];
-	const uint64_t n = t_scaled(c->per_producer, 1000);
+	const uint64_t n = qt_scaled(c->per_producer, 1000);
 	for (int i = 0; i < NPROD; i++) {
 		p[i] = (struct prod){
 		    .q = &q, .start = &start, .id = (uint64_t)i, .n = n};
@@ -304,9 +305,9 @@ static void multi_producer(const struct mp_case *c)
 	uint64_t next[NPROD] = {0};
 	for (uint64_t got = 0; got < NPROD * n; got++) {
 		struct q_msg *m;
-		struct t_waiter w = mpsc_wait;
+		struct qt_waiter w = mpsc_wait;
 		while (!(m = q_mpsc_peek(&q)))
-			if (!t_wait_more(&w))
+			if (!qt_wait_more(&w))
 				cr_assert_fail("cap %u: stalled after %" PRIu64
 					       " messages (next %" PRIu64
 					       " %" PRIu64 " %" PRIu64

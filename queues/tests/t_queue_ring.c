@@ -4,7 +4,7 @@
  * and Q_MODE_HWQ: argument checks, empty/full, FIFO order and payloads
  * across many wrap-arounds, credit return, q_ring_nonempty, the HWQ
  * delivery latency, and a two-thread stream with a tiny and a normal ring.
- * EARTH_TEST_SCALE=N divides the message counts by N (the TSan run uses 10).
+ * Q_TEST_SCALE=N divides the message counts by N (the TSan run uses 10).
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "helpers.h"
-#include "queues/q_ring.h"
+#include "qtest.h"
+#include "../q_ring.h"
 
 TestSuite(ring, .timeout = 60);
 
@@ -24,7 +24,7 @@ struct rcase {
 	enum q_mode mode;
 	uint32_t cap;
 	uint32_t lat_ns;
-	uint32_t count; /* messages (before EARTH_TEST_SCALE) */
+	uint32_t count; /* messages (before Q_TEST_SCALE) */
 };
 
 static const char *mode_name(enum q_mode mode)
@@ -35,7 +35,7 @@ static const char *mode_name(enum q_mode mode)
 /* w[0] = seq, w[1] = checksum, w[2..5] derived from both. */
 static void fill_msg(struct q_msg *m, uint64_t seq)
 {
-	uint64_t ck = t_mix(seq);
+	uint64_t ck = qt_mix(seq);
 	m->w[0] = seq;
 	m->w[1] = ck;
 	for (int k = 2; k < Q_MSG_WORDS; k++)
@@ -46,9 +46,10 @@ static void fill_msg(struct q_msg *m, uint64_t seq)
 static void check_msg(const struct q_msg *m, uint64_t seq, enum q_mode mode,
 		      uint32_t cap)
 {
-	if (q_likely(m->w[0] == seq && m->w[1] == t_mix(seq))) {
+	if (q_likely(m->w[0] == seq && m->w[1] == qt_mix(seq))) {
 		for (int k = 2; k < Q_MSG_WORDS; k++) {
-			uint64_t want = t_mix(seq) ^ ((uint64_t)k << 56) ^ ~seq;
+			uint64_t want =
+			    qt_mix(seq) ^ ((uint64_t)k << 56) ^ ~seq;
 			if (q_unlikely(m->w[k] != want))
 				cr_assert_fail("%s/%u: seq %" PRIu64
 					       " w[%d] %#" PRIx64
@@ -60,14 +61,15 @@ static void check_msg(const struct q_msg *m, uint64_t seq, enum q_mode mode,
 	}
 	cr_assert_eq(m->w[0], seq, "%s/%u: seq %" PRIu64 " want %" PRIu64,
 		     mode_name(mode), cap, m->w[0], seq);
-	cr_assert_eq(m->w[1], t_mix(seq),
+	cr_assert_eq(m->w[1], qt_mix(seq),
 		     "%s/%u: seq %" PRIu64 " checksum %#" PRIx64
 		     " want %#" PRIx64,
-		     mode_name(mode), cap, seq, m->w[1], t_mix(seq));
+		     mode_name(mode), cap, seq, m->w[1], qt_mix(seq));
 }
 
 /* Wait loops yield the CPU and read the clock every 256 spins. */
-static const struct t_waiter ring_wait = {.yield_mask = 255, .clock_mask = 255};
+static const struct qt_waiter ring_wait = {.yield_mask = 255,
+					   .clock_mask = 255};
 
 static void ring_setup(struct q_ring *q, enum q_mode mode, uint32_t cap,
 		       uint32_t lat_ns)
@@ -119,7 +121,7 @@ Test(ring, init_errors)
 	    0, 1, 2, 4, 7, 9, 12, 100, 1000, 0x7fffffffu, 0xffffffffu};
 	struct q_ring q;
 	for (int i = 0; i < 2; i++) {
-		for (size_t j = 0; j < T_NCASES(bad_caps); j++) {
+		for (size_t j = 0; j < QT_NCASES(bad_caps); j++) {
 			int rc = q_ring_init(&q, modes[i], bad_caps[j], 0, -1);
 			cr_assert_eq(
 			    rc, -EINVAL, "%s: capacity %u: rc %d want %d",
@@ -136,7 +138,7 @@ Test(ring, init_errors)
 		}
 	}
 	static const int bad_modes[] = {2, 3, -1, 0x7fffffff};
-	for (size_t j = 0; j < T_NCASES(bad_modes); j++) {
+	for (size_t j = 0; j < QT_NCASES(bad_modes); j++) {
 		int rc = q_ring_init(&q, (enum q_mode)bad_modes[j], 8, 0, -1);
 		cr_assert_eq(rc, -EINVAL, "mode %d: rc %d want %d",
 			     bad_modes[j], rc, -EINVAL);
@@ -174,7 +176,7 @@ static void empty_case(const struct rcase *c)
 
 Test(ring, empty)
 {
-	for (size_t i = 0; i < T_NCASES(empty_cases); i++)
+	for (size_t i = 0; i < QT_NCASES(empty_cases); i++)
 		empty_case(&empty_cases[i]);
 }
 
@@ -243,7 +245,7 @@ static void full_case(const struct rcase *c)
 
 Test(ring, full)
 {
-	for (size_t i = 0; i < T_NCASES(full_cases); i++)
+	for (size_t i = 0; i < QT_NCASES(full_cases); i++)
 		full_case(&full_cases[i]);
 }
 
@@ -293,14 +295,14 @@ static void fifo_wrap_case(const struct rcase *c)
 {
 	struct q_ring q;
 	ring_setup(&q, c->mode, c->cap, 0);
-	uint64_t total = t_scaled(c->count, 1000);
+	uint64_t total = qt_scaled(c->count, 1000);
 	if (total < 16 * (uint64_t)c->cap)
 		total = 16 * (uint64_t)c->cap;
 	uint64_t rs = 0x2545f4914f6cdd1dull ^ c->cap;
 	rs ^= (uint64_t)c->mode << 40;
 	uint64_t sent = 0, got = 0, idle = 0, fulls = 0, empties = 0;
 	while (got < total) {
-		uint64_t burst = t_rnd(&rs) % (c->cap + 3), k;
+		uint64_t burst = qt_rnd(&rs) % (c->cap + 3), k;
 		for (k = 0; k < burst && sent < total; k++) {
 			struct q_msg *m = q_ring_reserve(&q);
 			if (!m) {
@@ -310,10 +312,10 @@ static void fifo_wrap_case(const struct rcase *c)
 			fill_msg(m, sent++);
 			q_ring_publish(&q, m);
 		}
-		if (c->mode == Q_MODE_SW && (t_rnd(&rs) & 3))
+		if (c->mode == Q_MODE_SW && (qt_rnd(&rs) & 3))
 			q_ring_flush(&q);
 		uint64_t moved = k;
-		burst = t_rnd(&rs) % (c->cap + 3);
+		burst = qt_rnd(&rs) % (c->cap + 3);
 		for (k = 0; k < burst; k++) {
 			bool ne = q_ring_nonempty(&q);
 			struct q_msg *m = q_ring_peek(&q);
@@ -356,7 +358,7 @@ static void fifo_wrap_case(const struct rcase *c)
 
 Test(ring, fifo_wrap)
 {
-	for (size_t i = 0; i < T_NCASES(fifo_wrap_cases); i++)
+	for (size_t i = 0; i < QT_NCASES(fifo_wrap_cases); i++)
 		fifo_wrap_case(&fifo_wrap_cases[i]);
 }
 
@@ -408,7 +410,7 @@ static void credits_case(const struct rcase *c)
 
 Test(ring, credits)
 {
-	for (size_t i = 0; i < T_NCASES(credits_cases); i++)
+	for (size_t i = 0; i < QT_NCASES(credits_cases); i++)
 		credits_case(&credits_cases[i]);
 }
 
@@ -451,7 +453,7 @@ static void credits_on_empty_peek_case(const struct rcase *c)
 
 Test(ring, credits_on_empty_peek)
 {
-	for (size_t i = 0; i < T_NCASES(credits_on_empty_peek_cases); i++)
+	for (size_t i = 0; i < QT_NCASES(credits_on_empty_peek_cases); i++)
 		credits_on_empty_peek_case(&credits_on_empty_peek_cases[i]);
 }
 
@@ -499,11 +501,11 @@ Test(ring, hwq_latency)
 	struct q_ring q;
 	ring_setup(&q, Q_MODE_HWQ, 64, lat);
 	for (uint64_t round = 0; round < 3; round++) {
-		uint64_t t0 = t_now_ns();
+		uint64_t t0 = qt_now_ns();
 		for (uint64_t k = 0; k < 4; k++)
 			produce(&q, 4 * round + k);
 		struct q_msg *m = q_ring_peek(&q);
-		uint64_t t1 = t_now_ns();
+		uint64_t t1 = qt_now_ns();
 		cr_assert(q_ring_nonempty(&q),
 			  "round %" PRIu64 ": nonempty must ignore the latency",
 			  round);
@@ -517,7 +519,7 @@ Test(ring, hwq_latency)
 		for (uint64_t k = 0; k < 4; k++) {
 			uint64_t deadline = t0 + 1000000000ull, now;
 			while (!(m = q_ring_peek(&q))) {
-				now = t_now_ns();
+				now = qt_now_ns();
 				cr_assert_lt(now, deadline,
 					     "round %" PRIu64 " msg %" PRIu64
 					     ": not delivered after 1 s",
@@ -527,7 +529,7 @@ Test(ring, hwq_latency)
 					  ": nonempty false while pending",
 					  round);
 			}
-			now = t_now_ns();
+			now = qt_now_ns();
 			/* Half: slack for a TSC calibration that was preempted.
 			 */
 			cr_assert_geq(now - t0, lat / 2,
@@ -589,7 +591,7 @@ struct stream {
 	enum q_mode mode;
 	uint64_t n;
 	uint64_t sum; /* producer: sum of the checksums sent */
-	bool stalled; /* producer: no room for T_STALL_NS */
+	bool stalled; /* producer: no room for QT_STALL_NS */
 	uint64_t stall_seq;
 };
 
@@ -600,11 +602,11 @@ static void *stream_producer(void *arg)
 	uint64_t sum = 0;
 	for (uint64_t seq = 0; seq < s->n; seq++) {
 		struct q_msg *m;
-		struct t_waiter w = ring_wait;
+		struct qt_waiter w = ring_wait;
 		while (!(m = q_ring_reserve(q))) {
 			if (s->mode == Q_MODE_SW)
 				q_ring_flush(q);
-			if (!t_wait_more(&w)) {
+			if (!qt_wait_more(&w)) {
 				s->stalled = true;
 				s->stall_seq = seq;
 				return NULL;
@@ -630,7 +632,7 @@ ParameterizedTestParameters(ring, stream)
 		{Q_MODE_HWQ, 64, 2000, 200000}, /* with a 2 us latency */
 	};
 	/* clang-format on */
-	return cr_make_param_array(struct rcase, c, T_NCASES(c));
+	return cr_make_param_array(struct rcase, c, QT_NCASES(c));
 }
 
 /* Producer thread -> consumer (this thread): exact order, no loss. */
@@ -639,7 +641,7 @@ ParameterizedTest(struct rcase *c, ring, stream)
 	struct q_ring q;
 	ring_setup(&q, c->mode, c->cap, c->lat_ns);
 	struct stream s = {
-	    .q = &q, .mode = c->mode, .n = t_scaled(c->count, 1000)};
+	    .q = &q, .mode = c->mode, .n = qt_scaled(c->count, 1000)};
 	pthread_t tid;
 	int rc = pthread_create(&tid, NULL, stream_producer, &s);
 	cr_assert_eq(rc, 0, "pthread_create: %d", rc);
@@ -647,9 +649,9 @@ ParameterizedTest(struct rcase *c, ring, stream)
 	uint64_t sum = 0;
 	for (uint64_t seq = 0; seq < s.n; seq++) {
 		struct q_msg *m;
-		struct t_waiter w = ring_wait;
+		struct qt_waiter w = ring_wait;
 		while (!(m = q_ring_peek(&q)))
-			if (!t_wait_more(&w))
+			if (!qt_wait_more(&w))
 				cr_assert_fail("%s/%u: stalled at seq %" PRIu64
 					       " of %" PRIu64 " (nonempty %d)",
 					       mode_name(c->mode), c->cap, seq,

@@ -8,12 +8,12 @@
  * q_mpsc_publish(q, m). Consumer (one thread): m = q_mpsc_peek(q); read;
  * q_mpsc_release(q).
  */
-#ifndef EARTH_Q_MPSC_H
-#define EARTH_Q_MPSC_H
+#ifndef Q_MPSC_H
+#define Q_MPSC_H
 
 #include <stdbool.h>
 
-#include "queues/q_msg.h"
+#include "q_msg.h"
 
 struct q_mpsc {
 	/* Read-only after init. */
@@ -85,4 +85,4 @@ static inline void q_mpsc_release(struct q_mpsc *q)
 	q->head++;
 }
 
-#endif /* EARTH_Q_MPSC_H */
+#endif /* Q_MPSC_H */

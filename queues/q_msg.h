@@ -3,15 +3,15 @@
  * q_msg.h - the 64-byte message every EU<->SU queue carries: one cache line,
  * so a message crosses cores in a single line transfer.
  */
-#ifndef EARTH_Q_MSG_H
-#define EARTH_Q_MSG_H
+#ifndef Q_MSG_H
+#define Q_MSG_H
 
 #include <assert.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/arch.h"
+#include "q_arch.h"
 
 #define Q_MSG_WORDS 6
 
@@ -24,11 +24,11 @@ struct q_msg {
 	uint64_t w[Q_MSG_WORDS]; /* payload: 48 bytes                 */
 } q_aligned_line;
 
-static_assert(sizeof(struct q_msg) == EARTH_CACHE_LINE, "one message per line");
+static_assert(sizeof(struct q_msg) == Q_CACHE_LINE, "one message per line");
 static_assert(offsetof(struct q_msg, w) % 16 == 0, "payload in 16-byte pairs");
 
 /* Two payload words stored as one (an SSE2 store): fewer stores per
  * message, each of which leaves the core behind the slot's. */
 typedef uint64_t q_words2 __attribute__((vector_size(16), may_alias));
 
-#endif /* EARTH_Q_MSG_H */
+#endif /* Q_MSG_H */

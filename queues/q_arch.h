@@ -3,18 +3,18 @@
  * arch.h - the few machine primitives the queues and the runtime share:
  * cache-line size, pause, time-stamp counter, branch hints.
  */
-#ifndef EARTH_Q_ARCH_H
-#define EARTH_Q_ARCH_H
+#ifndef Q_ARCH_H
+#define Q_ARCH_H
 
 #include <stdint.h>
 
-#ifndef EARTH_CACHE_LINE
-#define EARTH_CACHE_LINE 64
+#ifndef Q_CACHE_LINE
+#define Q_CACHE_LINE 64
 #endif
 
 #define q_likely(x) __builtin_expect(!!(x), 1)
 #define q_unlikely(x) __builtin_expect(!!(x), 0)
-#define q_aligned_line __attribute__((aligned(EARTH_CACHE_LINE)))
+#define q_aligned_line __attribute__((aligned(Q_CACHE_LINE)))
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -56,4 +56,4 @@ static inline uint64_t q_tsc_ordered(void)
  */
 double q_tsc_per_ns(void);
 
-#endif /* EARTH_Q_ARCH_H */
+#endif /* Q_ARCH_H */

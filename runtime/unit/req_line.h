@@ -31,7 +31,7 @@
 #ifndef EARTH_REQ_LINE_H
 #define EARTH_REQ_LINE_H
 
-#include "queues/req.h"
+#include "unit/req.h"
 
 #define REQ_LINE_WORDS Q_MSG_WORDS
 #define REQ_ADDR_MASK ((1ull << 48) - 1)

@@ -18,13 +18,13 @@
  * q_ring_peek(q) (NULL when empty); read m->w; q_ring_release(q). Each of the
  * two sides must be used by one thread at a time.
  */
-#ifndef EARTH_Q_RING_H
-#define EARTH_Q_RING_H
+#ifndef Q_RING_H
+#define Q_RING_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "queues/q_msg.h"
+#include "q_msg.h"
 
 enum q_mode { Q_MODE_SW = 0, Q_MODE_HWQ = 1 };
 
@@ -207,4 +207,4 @@ static inline uint64_t q_ring_unconsumed(struct q_ring *q)
 	       atomic_load_explicit(&q->head_pub, memory_order_relaxed);
 }
 
-#endif /* EARTH_Q_RING_H */
+#endif /* Q_RING_H */
