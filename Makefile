@@ -1,9 +1,11 @@
 # EARTH node runtime - top-level build.
 #   make            build the library, demo and benchmarks into build/
 #   make run        the main job: install what is missing, build, run the demo
-#   make test       install what is missing, run the Criterion suite with
-#                   ASan+UBSan, then the queue and runtime tests with TSan
-#   make bench      run the benchmarks (QUICK=1 for a short run)
+#   make test       install what is missing, then the whole suite CI runs
+#                   (tests/table.txt; the steps: "make test" below)
+#   make check      the fast tier for the edit-test loop: format, layers,
+#                   the unit tests marked check (under 3 minutes built)
+#   make bench      run every benchmark (QUICK=1 for a short run)
 #   make install PREFIX=/usr/local    (make uninstall, same PREFIX, undoes it)
 # V=1 shows full commands.
 
@@ -52,18 +54,27 @@ TEST_SRC := $(wildcard tests/t_*.c)
 EXAMPLE_TF := threaded-c/examples/fib_tf.c threaded-c/examples/nqueens_tf.c
 TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) \
                 queues/tests/qtest.c $(EXAMPLE_TF)
-# Job tests: they start jobs through earthrun, so the programs of
-# tests/progs and earthrun are built first and their objects get
-# T_PROG_DIR and T_EARTHRUN. Those in TSAN_JOB_TESTS also run under TSan.
-# A new job test is one word in one of the two lists.
-TSAN_JOB_TESTS := t_launcher t_rendezvous t_balance t_blkmove t_ops_remote \
-                  t_reject t_gmem t_stuck t_ucx t_gput
-JOB_TESTS := $(TSAN_JOB_TESTS) t_modes t_veth t_trace t_peer_end t_output \
-             t_failure t_uts
-# Tests that also run under TSan: the queues, the runtime and those jobs.
-TSAN_TESTS := $(sort $(filter tests/t_queue% tests/t_runtime% tests/t_ops% \
-              tests/t_stress% tests/t_sleep% tests/t_inbox%,$(TEST_SRC)) \
-              $(TSAN_JOB_TESTS:%=tests/%.c) $(QUEUE_TESTS:%=tests/%.c))
+# What `make test` runs and how: tests/table.txt, one row per test binary
+# (check, job, tsan, modes). A source without a row, or a row without a
+# source, stops the build.
+TEST_TABLE := tests/table.txt
+TEST_NAMES := $(shell awk '!/^\#/ && NF { print $$1 }' $(TEST_TABLE))
+tests_with = $(shell awk -v w=$(1) '!/^\#/ { for (i = 2; i <= NF; i++) \
+               if ($$i == w) print $$1 }' $(TEST_TABLE))
+CHECK_TESTS := $(call tests_with,check)
+JOB_TESTS := $(call tests_with,job)
+TSAN_TEST_NAMES := $(call tests_with,tsan)
+MODE_TESTS := $(call tests_with,modes)
+TSAN_JOB_TESTS := $(filter $(JOB_TESTS),$(TSAN_TEST_NAMES))
+QUEUE_TEST_SRC := $(wildcard queues/tests/t_*.c)
+QUEUE_TESTS := $(patsubst queues/tests/%.c,%,$(QUEUE_TEST_SRC))
+TEST_SOURCE_NAMES := $(patsubst tests/%.c,%,$(TEST_SRC)) $(QUEUE_TESTS)
+ifneq ($(filter-out $(TEST_NAMES),$(TEST_SOURCE_NAMES)),)
+$(error $(TEST_TABLE): no row for $(filter-out $(TEST_NAMES),$(TEST_SOURCE_NAMES)): add one (its words say how make test runs it))
+endif
+ifneq ($(filter-out $(TEST_SOURCE_NAMES),$(TEST_NAMES)),)
+$(error $(TEST_TABLE): $(filter-out $(TEST_SOURCE_NAMES),$(TEST_NAMES)) has no source in tests/ or queues/tests/)
+endif
 BENCH_SRC := $(filter-out benchmarks/bench.c benchmarks/bench_fib.c,$(wildcard benchmarks/*.c))
 # Linked into every benchmark: the harness and benchmarks/lib/ (starting
 # jobs, pair statistics, floors, plots). Benchmarks of several files live
@@ -74,7 +85,7 @@ BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
-.PHONY: all run test test-asan test-tsan test-layers test-format bench bench-extra install deps clean format
+.PHONY: all run test check test-asan test-asan-modes test-tsan check-asan test-layers test-format bench bench-extra install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
@@ -232,8 +243,6 @@ $(BUILD)/asan/tests/t_settings: | $(BUILD)/asan/progs/multinode
 $(BUILD)/asan/obj/tests/t_settings.o: CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_USER_GUIDE='"docs/user-guide.md"'
 
 # The queue library's tests link the library alone.
-QUEUE_TEST_SRC := $(wildcard queues/tests/t_*.c)
-QUEUE_TESTS := $(patsubst queues/tests/%.c,%,$(QUEUE_TEST_SRC))
 QUEUE_TEST_OBJ = $(call objs,$(1),queues/tests/qtest.c $(QUEUE_SRC))
 $(QUEUE_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/tests/%: $(call objs,asan,queues/tests/%.c) $(call QUEUE_TEST_OBJ,asan)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
@@ -247,7 +256,9 @@ $(QUEUE_TESTS:%=$(BUILD)/tsan/tests/%): $(BUILD)/tsan/tests/%: $(call objs,tsan,
 
 ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC)) \
              $(QUEUE_TESTS:%=$(BUILD)/asan/tests/%)
-TSAN_BINS := $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(TSAN_TESTS))
+TSAN_BINS := $(TSAN_TEST_NAMES:%=$(BUILD)/tsan/tests/%)
+MODE_BINS := $(MODE_TESTS:%=$(BUILD)/asan/tests/%)
+CHECK_BINS := $(CHECK_TESTS:%=$(BUILD)/asan/tests/%)
 
 # ---- main job ----
 # The headline experiment (benchmarks/main_job.sh): Table 2, Livermore
@@ -261,7 +272,20 @@ run: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory $(MAIN_JOB_BINS)
 	$(Q)benchmarks/main_job.sh $(BUILD)
 
-# ---- tests ----
+# ---- make test, make check: the pipelines, in order ----
+# `make test` (CI, about 15 minutes here; tests/README.md has the times):
+#   format   every C and C++ source as .clang-format says
+#   layers   no layer includes or calls one above or beside it; the maps
+#            (runtime/README.md, queues/README.md) name every file
+#   man      every man page formats; every function of earth.h has one
+#   install  install into a temporary prefix, build and run a program
+#            against it, uninstall
+#   asan     every test binary of tests/table.txt under ASan+UBSan
+#   modes    those marked modes again per single-core node mode
+#   tsan     those marked tsan under TSan
+#   fuzz     each libFuzzer target briefly (tests/fuzz/)
+# `make check`, the edit-test loop (under 3 minutes once built): format,
+# layers, and the binaries marked check under ASan+UBSan.
 # Each test binary runs its suites one at a time (a node pins two CPUs).
 test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-format
@@ -269,23 +293,29 @@ test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-man
 	$(Q)$(MAKE) --no-print-directory test-install
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory test-asan-modes
 	$(Q)$(MAKE) --no-print-directory test-tsan
-# No layer includes or calls one above it or beside it (the sources, then
-# the objects of the ASan library).
+	$(Q)$(MAKE) --no-print-directory test-fuzz
+check: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory test-format
+	$(Q)$(MAKE) --no-print-directory test-layers
+	$(Q)$(MAKE) --no-print-directory check-asan
+
 test-layers: $(BUILD)/asan/lib/libearth.a
 	$(Q)tools/check-layers.sh $(BUILD)/asan/obj
-# The runtime tests again in each single-core node mode (EARTH_MODE).
-MODE_BINS := $(filter %/t_runtime_modes %/t_runtime_slots %/t_ops_data \
-             %/t_ops_invoke %/t_ops_sync %/t_stress_sync %/t_inbox \
-             %/t_queue_reqline,$(ASAN_BINS))
-test-asan: $(ASAN_BINS)
-	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  tests/run.sh asan $(ASAN_BINS)
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The Threaded-C tests run earthcc and earthrun, t_apps the benchmark
+# programs: built first, found through EARTH_BUILD.
+test-asan check-asan: export EARTH_BUILD := $(abspath $(BUILD))
+test-asan: $(ASAN_BINS) tc apps $(BUILD)/rel/bin/earthrun
+	$(Q)$(ASAN_ENV) tests/run.sh asan $(ASAN_BINS)
+test-asan-modes: $(MODE_BINS)
 	$(Q)for m in single-interrupt single-poll; do \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 EARTH_MODE=$$m \
-	  tests/run.sh asan/$$m $(MODE_BINS) || exit 1; done
+	  $(ASAN_ENV) EARTH_MODE=$$m tests/run.sh asan/$$m $(MODE_BINS) || exit 1; \
+	done
+check-asan: $(CHECK_BINS) tc
+	$(Q)$(ASAN_ENV) tests/run.sh check $(CHECK_BINS)
 test-tsan: $(TSAN_BINS)
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 Q_TEST_SCALE=10 \
 	  tests/run.sh tsan $(TSAN_BINS)
@@ -305,13 +335,23 @@ RESULTS_DIR := $(BUILD)/results/$(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname
 endif
 export RESULTS_DIR
 endif
+# `make bench`: builds every benchmark (the apps and the comparisons'
+# other sides where their compilers are), then benchmarks/run.sh runs them
+# all: every program of $(BUILD)/rel/bench, the benchmark programs
+# (benchmarks/apps/run_apps.sh) and Table 3 (threaded-c/bench/table3.sh);
+# metrics.csv holds every figure.
 bench: $(DEPS_STAMP)
-	$(Q)$(MAKE) --no-print-directory all bench-extra
+	$(Q)$(MAKE) --no-print-directory all bench-extra apps
 	@echo "bench: results into $(RESULTS_DIR)"
-	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) benchmarks/run.sh $(BUILD)/rel/bench
-	@echo "bench: table3 (Threaded-C context switches)"
-	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) threaded-c/bench/table3.sh | tee $(RESULTS_DIR)/table3.log
+	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) EARTH_BUILD=$(abspath $(BUILD)) \
+	  BUILD=$(BUILD) benchmarks/run.sh $(BUILD)/rel/bench
 	@echo "bench: results in $(RESULTS_DIR)"
+# What the benchmarks need beyond `make`: the other sides of the
+# comparisons and the floors (benchmarks/compare, benchmarks/ucx_floor),
+# the median helper beside the drivers that source it.
+bench-extra: compare-extra ucx-floor-extra $(BUILD)/rel/bench/lib/median.sh
+$(BUILD)/rel/bench/lib/median.sh: benchmarks/lib/median.sh
+	@mkdir -p $(@D); cp $< $@
 
 # ---- install ----
 # `make install` builds what it installs but never installs packages (deps
@@ -377,8 +417,9 @@ test-format: $(DEPS_STAMP)
 clean:
 	rm -rf $(BUILD)
 
-# The Clang plugin and earthcc, the fuzz target and the benchmarks in
-# folders of their own add their rules.
+# The Clang plugin and earthcc, the fuzz targets and the benchmarks in
+# folders of their own add their build rules (what test and bench run is
+# said above, nowhere else).
 -include compiler-plugin/module.mk
 -include tests/fuzz/module.mk
 -include benchmarks/remote_ops/module.mk

@@ -2,7 +2,9 @@
 # The main job (`make run`): the headline experiment on this host with
 # default settings, in about 2 minutes on 2 cores.
 #   1. Table 2 of the EARTH-MANNA paper: the EU's overhead and the SU's cost
-#      per operation, both queue modes (eu_overhead).
+#      per operation, both queue modes (eu_overhead), on the default path
+#      (the EU performs what stays on its node) and on the paper's (every
+#      operation through the SU, EARTH_EU_SIGNALS=0).
 #   2. Figure 3: Livermore Loop 7 latency hiding, the masking table and the
 #      plots (ll7, QUICK: n = 9900 and 10^6, x1 and x16; shm through node
 #      1's SU, shm one-sided from its global memory, and tcp).
@@ -32,25 +34,46 @@ t_start=$(date +%s)
 step() { printf '\n[%s] (%3ds) %s\n' "$1" $(($(date +%s) - t_start)) "$2"; }
 status=0
 
-step "1/3" "Table 2: EU overhead and SU cost per operation (both queue modes)"
-if QUICK=1 "$bin/bench/eu_overhead" > "$out/table2.log" 2>&1; then
+step "1/3" "Table 2: EU overhead and SU cost per operation (both queue modes, both paths)"
+# Twice: the default, where a dual node's EU performs what stays on its
+# node itself (SYNC, local GET/DATA, INVOKE: no SU cost), and the paper's
+# design, every operation through the SU (EARTH_EU_SIGNALS=0).
+if QUICK=1 "$bin/bench/eu_overhead" > "$out/table2.log" 2>&1 &&
+	EARTH_EU_SIGNALS=0 QUICK=1 "$bin/bench/eu_overhead" > "$out/table2-su.log" 2>&1; then
 	awk '
-	$1 == "METRIC" && $2 !~ /\.cycles$/ { v[$2] = $3 }
+	$1 == "METRIC" && $2 !~ /\.cycles$/ { v[FILENAME == ARGV[1] ? "eu" : "su", $2] = $3 }
+	# an EU-path SU cost of 0: the EU performed the operation itself
+	function su(path, key) {
+		x = v[path, key]
+		return x == "" ? "-" : (path == "eu" && x + 0 == 0 ? "on EU" : x)
+	}
 	END {
 		n = split("sync get_sync data_sync blkmov_sync invoke end_function", ops, " ")
 		split("SYNC GET_SYNC DATA_SYNC BLKMOV_SYNC(256B) INVOKE END_FUNCTION", names, " ")
 		split("700 780 780 - 800-1500 750", eu95, " ")
 		split("200 300 300 - 300-1000 0", su95, " ")
-		printf "  %-18s %10s %10s %10s %10s %10s %10s\n", "operation", "EU hwq ns", "EU sw ns", "SU hwq ns", "SU sw ns", "EU 1995", "SU 1995"
-		for (i = 1; i <= n; i++)
-			printf "  %-18s %10s %10s %10s %10s %10s %10s\n", names[i], \
-			    v["eu_overhead." ops[i] ".hwq"], v["eu_overhead." ops[i] ".sw"], \
-			    v["su_cost." ops[i] ".hwq"], v["su_cost." ops[i] ".sw"], eu95[i], su95[i]
-		printf "  %-18s %10s %10s %10s %10s %10s %10s\n", "END_THREAD", v["end_thread"], v["end_thread.sw"], "-", "-", "720", "0"
-	}' "$out/table2.log" | tee "$out/table2.txt"
+		f = "%-18s %7s %7s %7s %7s  %7s %7s %7s %7s  %8s %8s\n"
+		printf "  %-18s %-31s  %-31s  %s\n", "", "EU path (default), ns", \
+		    "SU path (EARTH_EU_SIGNALS=0), ns", "1995, ns"
+		printf "  " f, "operation", "EU hwq", "EU sw", "SU hwq", "SU sw", \
+		    "EU hwq", "EU sw", "SU hwq", "SU sw", "EU", "SU"
+		for (i = 1; i <= n; i++) {
+			k = ops[i]
+			printf "  " f, names[i], \
+			    v["eu", "eu_overhead." k ".hwq"], v["eu", "eu_overhead." k ".sw"], \
+			    su("eu", "su_cost." k ".hwq"), su("eu", "su_cost." k ".sw"), \
+			    v["su", "eu_overhead." k ".hwq"], v["su", "eu_overhead." k ".sw"], \
+			    su("su", "su_cost." k ".hwq"), su("su", "su_cost." k ".sw"), \
+			    eu95[i], su95[i]
+		}
+		printf "  " f, "END_THREAD", v["eu", "end_thread"], v["eu", "end_thread.sw"], \
+		    "-", "-", v["su", "end_thread"], v["su", "end_thread.sw"], "-", "-", "720", "0"
+		print "  (on EU: the EU performs the operation itself; no request reaches the SU)"
+	}' "$out/table2.log" "$out/table2-su.log" | tee "$out/table2.txt"
 	grep '^METRIC' "$out/table2.log" > "$out/table2.metrics"
+	grep '^METRIC' "$out/table2-su.log" > "$out/table2-su.metrics"
 else
-	echo "  eu_overhead FAILED (see $out/table2.log)"
+	echo "  eu_overhead FAILED (see $out/table2.log, $out/table2-su.log)"
 	status=1
 fi
 
@@ -60,7 +83,7 @@ if QUICK=1 RESULTS_DIR="$out" "$bin/bench/ll7" > "$out/ll7.log" 2>&1; then
 	if [ -f "$out/ll7-summary.md" ]; then
 		sed 's/^/  /' "$out/ll7-summary.md"
 	fi
-	grep '^METRIC' "$out/ll7.log" | grep -v '\.cycles ' | sed 's/^/  /'
+	grep '^METRIC' "$out/ll7.log" | grep -v '\.cycles '
 else
 	echo "  ll7 FAILED (see $out/ll7.log)"
 	status=1
@@ -101,7 +124,7 @@ fi
 printf '\nmain job: done in %ds%s\n' $(($(date +%s) - t_start)) \
 	"$([ $status = 0 ] || echo ' (with failures)')"
 echo "Result files:"
-for f in table2.txt table2.log ll7-summary.md ll7-summary.csv ll7.csv \
+for f in table2.txt table2.log table2-su.log ll7-summary.md ll7-summary.csv ll7.csv \
 	ll7-shm.svg ll7-shm.png ll7-shm_direct.svg ll7-shm_direct.png \
 	ll7-tcp.svg ll7-tcp.png ll7.log \
 	timeline.json timeline.svg breakdown.json traced-job.log; do

@@ -4,31 +4,33 @@
 # Usage: summarize.sh RUN_DIR... > summary.md
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: summarize.sh RUN_DIR..." >&2; exit 2; }
+. "$(dirname "$0")/lib/median.sh"
+runs=$#
+printf '| metric |'; for ((r = 1; r <= runs; r++)); do printf ' run %d |' "$r"; done
+printf ' median | unit |\n|---|'; for ((r = 1; r <= runs; r++)); do printf -- '---:|'; done
+printf -- '---:|---|\n'
+# One line per metric, in the order first seen: name, unit, then its value
+# in every run ("–" where a run lacks it). TSC cycle counts are left out.
 {
 	i=0
 	for d in "$@"; do
 		i=$((i + 1))
 		tail -n +2 "$d/metrics.csv" | sed "s/^/$i,/"
 	done
-} | awk -F, -v runs=$# '
+} | awk -F, -v runs="$runs" '
 	!($3 in unit) { order[++n] = $3; unit[$3] = $5 }
 	{ val[$3, $1] = $4 }
 	END {
-		printf "| metric |"; for (r = 1; r <= runs; r++) printf " run %d |", r
-		printf " median | unit |\n|---|"; for (r = 1; r <= runs; r++) printf "---:|"
-		printf "---:|---|\n"
 		for (k = 1; k <= n; k++) {
 			m = order[k]; if (m ~ /\.cycles$/) continue
-			c = 0; printf "| `%s` |", m
-			for (r = 1; r <= runs; r++) {
-				if ((m, r) in val) { v[++c] = val[m, r]; printf " %s |", val[m, r] }
-				else printf " – |"
-			}
-			# median of the c values (insertion sort)
-			for (a = 2; a <= c; a++) { x = v[a]; b = a - 1
-				while (b >= 1 && v[b] + 0 > x + 0) { v[b + 1] = v[b]; b-- }
-				v[b + 1] = x }
-			med = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
-			printf " %.3f | %s |\n", med, unit[m]
+			printf "%s %s", m, unit[m]
+			for (r = 1; r <= runs; r++)
+				printf " %s", ((m, r) in val) ? val[m, r] : "–"
+			printf "\n"
 		}
-	}'
+	}' | while read -r m unit vals; do
+	row="| \`$m\` |"
+	for v in $vals; do row="$row $v |"; done
+	med=$(tr ' ' '\n' <<<"$vals" | grep -v '^–$' | median %.3f)
+	printf '%s %s | %s |\n' "$row" "$med" "$unit"
+done

@@ -57,10 +57,6 @@ $(TC_LIB): $(call objs,rel,$(TC_LIB_SRC))
 $(call objs,rel,$(TC_LIB_SRC)): CFLAGS += -Ithreaded-c/include
 
 all: tc
-# The Threaded-C tests (tests/t_tc_*.c) run earthcc and earthrun: build
-# them first, and point earthcc, the tests and table3.sh at this BUILD.
-test-asan: tc $(BUILD)/rel/bin/earthrun
-test-asan bench bench-tc: export EARTH_BUILD := $(abspath $(BUILD))
 
 # What install-tc puts under $(PREFIX); uninstall-tc removes exactly that
 # (the plugin's folder too when it is left empty).
@@ -92,6 +88,8 @@ uninstall-tc:
 	rm -f $(addprefix $(DESTDIR),$(TC_INST_FILES))
 	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/earth 2>/dev/null || true
 
+# table3.sh finds the plugin and the libraries through EARTH_BUILD.
+bench-tc: export EARTH_BUILD := $(abspath $(BUILD))
 bench-tc: tc
 	$(Q)threaded-c/bench/table3.sh
 

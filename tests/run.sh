@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs Criterion test binaries one after another; prints one summary line
-# per variant and a final "N passed, N failed" line; exits non-zero on any
-# failure. Usage: tests/run.sh VARIANT BIN...
+# Runs Criterion test binaries one after another; prints one line per
+# binary with its time and a final "N passed, N failed" line; exits
+# non-zero on any failure. Usage: tests/run.sh VARIANT BIN...
 set -u
 variant=$1; shift
 pass=0; fail=0; failed=()
@@ -16,9 +16,12 @@ pass=0; fail=0; failed=()
 [ "$variant" = tsan ] && export UCX_MEM_MMAP_HOOK_MODE=none
 filter=()
 [ "${EARTH_MODE:-}" = single-poll ] && filter=("--filter=!(runtime_modes/floods*)")
+t_all=$SECONDS
 for bin in "$@"; do
 	name=$(basename "$bin")
+	t0=$SECONDS
 	out=$("$bin" --jobs=1 --short-filename "${filter[@]}" 2>&1); rc=$?
+	took="$((SECONDS - t0)) s"
 	summary=$(printf '%s\n' "$out" | grep -E '^\[====\] Synthesis:' | tail -n 1)
 	p=$(printf '%s' "$summary" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
 	f=$(printf '%s' "$summary" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
@@ -33,11 +36,11 @@ for bin in "$@"; do
 		printf '%s\n' "${ctx:-$rest}" | tail -n 80
 		failed+=("$name")
 		fail=$((fail + f + c + (f + c == 0 ? 1 : 0)))
-		echo "FAIL [$variant] $name ($summary)"
+		echo "FAIL [$variant] $name ($summary) ($took)"
 	else
-		echo "ok   [$variant] $name: $p passed"
+		echo "ok   [$variant] $name: $p passed ($took)"
 	fi
 	pass=$((pass + p))
 done
-echo "$variant: $pass passed, $fail failed"
+echo "$variant: $pass passed, $fail failed ($((SECONDS - t_all)) s)"
 [ "${#failed[@]}" -eq 0 ] || { echo "[$variant] failed: ${failed[*]}"; exit 1; }

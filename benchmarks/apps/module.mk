@@ -4,8 +4,8 @@
 #   make apps         every program into $(BUILD)/rel/apps/: PROG (earthcc,
 #                     minimal save sets), PROG.all (earthcc --save-all, for
 #                     the Table 3 counters) and PROG_seq (plain C)
-#   make apps-bench   benchmarks/apps/run_apps.sh (QUICK=1: a short run);
-#                     `make bench` runs it too (hook below)
+#   make apps-bench   benchmarks/apps/run_apps.sh alone (QUICK=1: a short
+#                     run); `make bench` runs it among the others
 #
 # Without clang-14 and the earth_tc plugin (make tc) the programs are
 # skipped with a message, as the other Threaded-C parts are. earthcc finds
@@ -54,10 +54,6 @@ $(addprefix $(APPS_OUT)/,uts uts.all uts_seq): benchmarks/compare/uts.h
 apps-bench: apps
 	$(Q)QUICK=$(QUICK) BUILD=$(BUILD) $(if $(RESULTS_DIR),RESULTS_DIR=$(RESULTS_DIR) )$(APPS_DIR)/run_apps.sh
 
-# Hook: `make bench` also runs the benchmark programs.
-bench: apps-bench
-
 # tests/t_apps.c runs the programs (rel builds) under earthrun.
-test-asan: apps
 $(BUILD)/asan/obj/tests/t_apps.o: CFLAGS += -DT_APPS_DIR='"$(APPS_OUT)"' \
   -DT_APPS_EARTHRUN='"$(BUILD)/rel/bin/earthrun"' -DT_APPS_BUILD='"$(BUILD)"'

@@ -111,8 +111,7 @@ echo "run_apps: $cores cores available; dual nodes 1..$max_nodes (2 threads each
      "EU and SU: $((2 * max_nodes)) threads at $max_nodes nodes$([ $((2 * max_nodes)) -gt "$cores" ] && echo ", oversubscribed"));" \
      "single-core nodes 1..$max_single (1 thread each); $reps run(s) per median"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan";
-	else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. benchmarks/lib/median.sh
 field() { sed -n "s/^$1: //p" "$2" | head -n 1; }
 
 status=0
@@ -165,11 +164,11 @@ for p in $apps; do
 				{ okc[$c]=0; status=1; }
 		done
 	done
-	seq_ms=$(median < "$tmp/t.seq")
+	seq_ms=$(median < "$tmp/t.seq"); seq_ms=${seq_ms:-nan}
 	echo "METRIC app.$p.time.seq $seq_ms ms"
 	row="| $p | \`$a\` | $seq_ms |"
 	for c in "${cfgs[@]}"; do
-		ms=$(median < "$tmp/t.$c") ok=${okc[$c]}
+		ms=$(median < "$tmp/t.$c") ok=${okc[$c]}; ms=${ms:-nan}
 		sp=$(awk -v s="$seq_ms" -v t="$ms" 'BEGIN { if (t > 0) printf "%.3f", s / t; else print "nan" }')
 		echo "METRIC app.$p.time.$c $ms ms"
 		echo "METRIC app.$p.speedup_vs_seq.$c $sp x"

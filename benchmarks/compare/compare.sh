@@ -42,7 +42,7 @@ ratio() {
 	[ -n "${1:-}" ] && [ -n "${2:-}" ] || return 0
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'
 }
-# median_of "text" "pattern before the number": the number after it
+# grab "text" "pattern before the number": the number after it
 grab() { sed -n "s/.*$2 \([0-9.]*\).*/\1/p" <<<"$1" | head -n1; }
 run() { # prints the command and its output; returns its output in $out
 	echo "# compare: $*"
@@ -59,11 +59,8 @@ run() { # prints the command and its output; returns its output in $out
 # every ratio is the median over the rounds of the ratio within a round,
 # and every absolute figure the median over the rounds.
 rounds=$([ -n "$quick" ] && echo 3 || echo 5)
-# median: the median of the numbers on stdin, one per line
-median() {
-	sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f",
-		NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# median (benchmarks/lib/median.sh, installed beside this driver)
+. "$here/lib/median.sh"
 # task_rounds NAME "EARTH args" "TBB args before the thread count" REPS
 # GRAB_RATE: runs the rounds and prints the metrics of one problem
 task_rounds() {
@@ -95,7 +92,7 @@ task_rounds() {
 		[ -n "$t2" ] && [ -n "$e" ] && R1+=("$(ratio "$t2" "$e")")
 		[ -n "$t2" ] && [ -n "$s" ] && R2+=("$(ratio "$t2" "$s")")
 	done
-	each() { [ "$#" -gt 0 ] && printf '%s\n' "$@" | median; }
+	each() { [ "$#" -gt 0 ] && printf '%s\n' "$@" | median %.3f; }
 	local v
 	v=$(each "${E[@]}") && metric "compare.$name.earth_token" "$v" ns
 	v=$(each "${S[@]}") && metric "compare.$name.earth_token_single" "$v" ns

@@ -62,4 +62,3 @@ compare-extra:
 	$(Q)if command -v mpicc >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor $(CMP_OUT)/mpi_ll7; \
 	else echo "compare: Open MPI (libopenmpi-dev) missing: MPI part skipped"; fi
-bench-extra: compare-extra

@@ -33,7 +33,6 @@ ucx-floor-extra:
 	$(Q)if command -v mpicc >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor; \
 	else echo "ucx_floor: Open MPI (libopenmpi-dev) missing: MPI floors skipped"; fi
-bench-extra: ucx-floor-extra
 
 # Its test (tests/t_ucx_floor.c) runs the driver at tiny sizes: the
 # programs first, mpi_floor where mpicc is.

@@ -75,4 +75,3 @@ test-fuzz:
 	       "($(FUZZ_TARGETS:%=fuzz-%)) (apt-get install clang-14)"; \
 	fi
 
-test: test-fuzz
