@@ -94,11 +94,18 @@ Test(tc_where, stuck_report_names_the_fiber_that_enabled_nothing)
 	static const char *const want[] = {
 	    "earth: node 0: stuck: no slot waits here (no fiber is ready, and "
 	    "none armed): the last fiber that ran here, fiber THREAD_1 of main "
-	    "(tests/tc/where/dead_end.tc:13; INIT_SYNC at "
-	    "tests/tc/where/dead_end.tc:10), ended without enabling another "
-	    "here; ",
+	    "(tests/tc/where/dead_end.tc:19; INIT_SYNC at "
+	    "tests/tc/where/dead_end.tc:16), ended without enabling another "
+	    "here; fix: if the work goes on from it, ",
 	    NULL};
 	where("dead_end", 75, want);
+	/* The last run, on 2 nodes: node 1 last ran ping. */
+	cr_expect(strstr(out, "earth: node 1: stuck: no slot waits here (no "
+			      "fiber is ready, and none armed): the last fiber "
+			      "that ran here, fiber 0 of ping "
+			      "(tests/tc/where/dead_end.tc:7), ended without "
+			      "enabling another here; "),
+		  "%s", out);
 }
 
 Test(tc_where, main_ending_before_an_answer_fails)

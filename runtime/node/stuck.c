@@ -363,13 +363,14 @@ static void report_no_slot(struct earth_node *n)
 		NO_SLOT "): the last fiber that ran here, %s, ended without "
 			"enabling another here; fix: %s\n",
 		n->id, what,
-		tc ? "before its END_THREAD(), enable the fiber that goes on "
-		     "(SYNC a slot INIT_SYNC attached to it, SPAWN, INVOKE or "
-		     "TOKEN), or end main with END_FUNCTION()"
-		   : "before it returns, enable the fiber that goes on "
-		     "(earth_sync of a slot armed for it, earth_spawn, "
-		     "earth_invoke or earth_token), or end main's frame with "
-		     "earth_end_function");
+		tc ? "if the work goes on from it, enable the next fiber "
+		     "before it ends (SYNC a slot INIT_SYNC attached to that "
+		     "fiber, SPAWN, INVOKE or TOKEN); the job ends when main "
+		     "runs END_FUNCTION()"
+		   : "if the work goes on from it, enable the next fiber "
+		     "before it returns (earth_sync of a slot armed for that "
+		     "fiber, earth_spawn, earth_invoke or earth_token); the "
+		     "job ends when main's frame ends (earth_end_function)");
 #undef NO_SLOT
 }
 
