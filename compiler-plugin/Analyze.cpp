@@ -14,6 +14,8 @@
 //  * control-flow misuse: fall-through into a fiber label, reaching the end
 //    of the body, goto into another fiber.
 //
+// class Analysis holds what the steps share; run() calls them in order.
+//
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
 #include "clang/AST/ParentMapContext.h"
@@ -100,43 +102,95 @@ struct Flow {
   bool Seen = false;
 };
 
-} // namespace
+// The analysis of one threaded function, step by step (run): the state the
+// steps share lives here; what they find goes into F.
+class Analysis {
+  ASTContext &Ctx;
+  const SourceManager &SM;
+  ThreadedFn &F;
+  const Options &O;
+  const CompoundStmt *Body;
+  Collect C;
+  // Candidates: locals kept in C locals inside fibers, and their bits.
+  std::vector<const VarDecl *> Cand;
+  std::map<const VarDecl *, unsigned> Bit;
+  AnalysisDeclContextManager Mgr;
+  CFG *G = nullptr;
+  LiveVariables *LV = nullptr;
+  std::vector<const CFGBlock *> Start; // start block of each fiber
+  std::set<const CFGBlock *> Starts;
+  std::map<const CFGBlock *, Flow> Out; // may/must-assigned at block ends
+  llvm::BitVector LiveAny; // candidates live at the start of some fiber
 
-bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
-  ASTContext &Ctx = CI.getASTContext();
-  const SourceManager &SM = Ctx.getSourceManager();
-  const auto *Body = cast<CompoundStmt>(F.FD->getBody());
+public:
+  Analysis(CompilerInstance &CI, ThreadedFn &F, const Options &O)
+      : Ctx(CI.getASTContext()), SM(Ctx.getSourceManager()), F(F), O(O),
+        Body(cast<CompoundStmt>(F.FD->getBody())), C(F), Mgr(Ctx) {}
 
-  for (const ParmVarDecl *P : F.FD->parameters())
-    F.Locals.push_back(P);
-  Collect C(F);
-  C.TraverseStmt(const_cast<CompoundStmt *>(Body));
-  for (const Stmt *S : Body->body())
-    if (const auto *DS = dyn_cast<DeclStmt>(S))
-      for (const Decl *D : DS->decls())
-        if (const auto *V = dyn_cast<VarDecl>(D))
-          F.TopLevel.insert(V);
+  bool run() {
+    collectVariables();
+    checkGotos();
+    pickCandidates();
+    if (!buildCFG())
+      return false;
+    findFiberStarts();
+    computeRestores();
+    solveAssigned();
+    checkControlFlow();
+    if (F.Failed)
+      return false;
+    computeSaves();
+    renameHiddenNames();
+    orderRestores();
+    assignFields();
+    return !F.Failed;
+  }
 
-  auto regionOf = [&](unsigned Off) {
+private:
+  unsigned declOff(const VarDecl *V) {
+    return fileOffset(SM, V->getLocation());
+  }
+  bool inScopeAt(const VarDecl *V, unsigned Off) {
+    return isa<ParmVarDecl>(V) || (F.TopLevel.count(V) && declOff(V) < Off);
+  }
+  // The fiber (region) a file offset is in.
+  unsigned regionOf(unsigned Off) {
     unsigned R = 0;
     for (size_t I = 1; I < F.Fibers.size(); ++I)
       if (F.Fibers[I].Offset <= Off)
         R = I;
     return R;
-  };
-  auto fiberOfLabel = [&](const LabelDecl *L) -> int {
+  }
+  int fiberOfLabel(const LabelDecl *L) {
     for (size_t I = 1; I < F.Fibers.size(); ++I)
       if (F.Fibers[I].Label->getDecl() == L)
         return I;
     return -1;
-  };
-  for (const GotoStmt *G : C.Gotos) {
-    const LabelDecl *L = G->getLabel();
-    int T = fiberOfLabel(L);
-    unsigned From = regionOf(fileOffset(SM, G->getGotoLoc()));
-    unsigned To =
-        L->getStmt() ? regionOf(fileOffset(SM, L->getLocation())) : From;
-    if (T >= 0 || To != From) {
+  }
+
+  // Parameters, body variables, frame-resident ones, those declared at the
+  // top level of the body, and the gotos.
+  void collectVariables() {
+    for (const ParmVarDecl *P : F.FD->parameters())
+      F.Locals.push_back(P);
+    C.TraverseStmt(const_cast<CompoundStmt *>(Body));
+    for (const Stmt *S : Body->body())
+      if (const auto *DS = dyn_cast<DeclStmt>(S))
+        for (const Decl *D : DS->decls())
+          if (const auto *V = dyn_cast<VarDecl>(D))
+            F.TopLevel.insert(V);
+  }
+
+  // A goto to a fiber label, or into another fiber.
+  void checkGotos() {
+    for (const GotoStmt *G : C.Gotos) {
+      const LabelDecl *L = G->getLabel();
+      int T = fiberOfLabel(L);
+      unsigned From = regionOf(fileOffset(SM, G->getGotoLoc()));
+      unsigned To =
+          L->getStmt() ? regionOf(fileOffset(SM, L->getLocation())) : From;
+      if (T < 0 && To == From)
+        continue;
       error(Ctx, G->getGotoLoc(),
             "'goto " + L->getNameAsString() + "' jumps from fiber " +
                 F.Fibers[From].Name + " into fiber " + F.Fibers[To].Name +
@@ -149,27 +203,22 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
     }
   }
 
-  // Candidates: locals kept in C locals inside fibers.
-  std::vector<const VarDecl *> Cand;
-  std::map<const VarDecl *, unsigned> Bit;
-  for (const VarDecl *V : F.Locals)
-    if (!F.FrameResident.count(V) && V->hasLocalStorage()) {
-      Bit[V] = Cand.size();
-      Cand.push_back(V);
-    }
-  auto declOff = [&](const VarDecl *V) {
-    return fileOffset(SM, V->getLocation());
-  };
-  auto inScopeAt = [&](const VarDecl *V, unsigned Off) {
-    return isa<ParmVarDecl>(V) || (F.TopLevel.count(V) && declOff(V) < Off);
-  };
+  void pickCandidates() {
+    for (const VarDecl *V : F.Locals)
+      if (!F.FrameResident.count(V) && V->hasLocalStorage()) {
+        Bit[V] = Cand.size();
+        Cand.push_back(V);
+      }
+  }
 
-  AnalysisDeclContextManager Mgr(Ctx);
-  Mgr.getCFGBuildOptions().setAllAlwaysAdd();
-  AnalysisDeclContext *AC = Mgr.getContext(F.FD);
-  CFG *G = AC->getCFG();
-  LiveVariables *LV = G ? AC->getAnalysis<LiveVariables>() : nullptr;
-  if (!G || !LV) {
+  // The CFG and its liveness.
+  bool buildCFG() {
+    Mgr.getCFGBuildOptions().setAllAlwaysAdd();
+    AnalysisDeclContext *AC = Mgr.getContext(F.FD);
+    G = AC->getCFG();
+    LV = G ? AC->getAnalysis<LiveVariables>() : nullptr;
+    if (G && LV)
+      return true;
     error(Ctx, F.FD->getLocation(),
           "cannot build the control-flow graph of '" + F.Name + "'",
           "simplify the function or split it");
@@ -177,15 +226,18 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
     return false;
   }
 
-  // Start block of each fiber.
-  std::vector<const CFGBlock *> Start(F.Fibers.size(), nullptr);
-  Start[0] = &G->getEntry();
-  for (const CFGBlock *B : *G)
-    if (const auto *L = dyn_cast_or_null<LabelStmt>(B->getLabel()))
-      for (size_t I = 1; I < F.Fibers.size(); ++I)
-        if (F.Fibers[I].Label == L)
-          Start[I] = B;
-  auto liveAtStart = [&](unsigned K, const VarDecl *V) {
+  void findFiberStarts() {
+    Start.assign(F.Fibers.size(), nullptr);
+    Start[0] = &G->getEntry();
+    for (const CFGBlock *B : *G)
+      if (const auto *L = dyn_cast_or_null<LabelStmt>(B->getLabel()))
+        for (size_t I = 1; I < F.Fibers.size(); ++I)
+          if (F.Fibers[I].Label == L)
+            Start[I] = B;
+    Starts.insert(Start.begin(), Start.end());
+  }
+
+  bool liveAtStart(unsigned K, const VarDecl *V) {
     const CFGBlock *B = Start[K];
     if (!B)
       return false;
@@ -193,26 +245,29 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
       if (auto S = E.getAs<CFGStmt>())
         return LV->isLive(S->getStmt(), V);
     return LV->isLive(B, V);
-  };
-
-  for (size_t K = 0; K < F.Fibers.size(); ++K) {
-    Fiber &Fb = F.Fibers[K];
-    unsigned Off = K ? Fb.Offset : 0;
-    for (const VarDecl *V : Cand)
-      if (inScopeAt(V, Off))
-        Fb.InScope.push_back(V);
-    F.Naive += Fb.InScope.size();
-    for (const VarDecl *V : Fb.InScope)
-      if (O.SaveAll || liveAtStart(K, V))
-        Fb.Restore.push_back(V);
   }
-  llvm::BitVector LiveAny(Cand.size());
-  for (size_t K = 1; K < F.Fibers.size(); ++K)
-    for (const VarDecl *V : F.Fibers[K].Restore)
-      LiveAny.set(Bit[V]);
 
-  // Forward may/must-assigned analysis from every fiber start.
-  auto transfer = [&](const Stmt *S, Flow &St) {
+  // RESTORE(k): the candidates in scope and live at the start of fiber k.
+  void computeRestores() {
+    for (size_t K = 0; K < F.Fibers.size(); ++K) {
+      Fiber &Fb = F.Fibers[K];
+      unsigned Off = K ? Fb.Offset : 0;
+      for (const VarDecl *V : Cand)
+        if (inScopeAt(V, Off))
+          Fb.InScope.push_back(V);
+      F.Naive += Fb.InScope.size();
+      for (const VarDecl *V : Fb.InScope)
+        if (O.SaveAll || liveAtStart(K, V))
+          Fb.Restore.push_back(V);
+    }
+    LiveAny = llvm::BitVector(Cand.size());
+    for (size_t K = 1; K < F.Fibers.size(); ++K)
+      for (const VarDecl *V : F.Fibers[K].Restore)
+        LiveAny.set(Bit[V]);
+  }
+
+  // The candidates S assigns (Must: wholly).
+  void transfer(const Stmt *S, Flow &St) {
     auto def = [&](const Expr *LHS) {
       bool Full;
       const VarDecl *V = rootVar(LHS, Full);
@@ -237,10 +292,11 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
             St.Must.set(Bit[V]);
           }
     }
-  };
-  std::map<const CFGBlock *, Flow> Out;
-  std::set<const CFGBlock *> Starts(Start.begin(), Start.end());
-  auto inFlow = [&](const CFGBlock *B, Flow &In) {
+  }
+
+  // The state at the start of B: empty at a fiber start, else the join of
+  // its predecessors' (unseen when none was reached).
+  void inFlow(const CFGBlock *B, Flow &In) {
     In.May = llvm::BitVector(Cand.size());
     In.Must = llvm::BitVector(Cand.size());
     if (Starts.count(B)) {
@@ -260,72 +316,71 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
         In.Must &= Out[PB].Must;
       First = false;
     }
-  };
-  for (bool Changed = true; Changed;) {
-    Changed = false;
-    for (const CFGBlock *B : *G) {
-      Flow St;
-      inFlow(B, St);
-      if (!St.Seen)
-        continue;
-      for (const CFGElement &E : *B)
-        if (auto S = E.getAs<CFGStmt>())
-          transfer(S->getStmt(), St);
-      Flow &Old = Out[B];
-      if (!Old.Seen || Old.May != St.May || Old.Must != St.Must) {
-        Old = St;
-        Changed = true;
-      }
-    }
   }
 
-  // Control-flow misuse.
-  const CFGBlock *Exit = &G->getExit();
-  for (const CFGBlock *B : *G) {
-    if (!Out[B].Seen)
-      continue;
-    bool IsGoto =
-        B->getTerminatorStmt() && isa<GotoStmt>(B->getTerminatorStmt());
-    for (const auto &S : B->succs()) {
-      const CFGBlock *SB = S.getReachableBlock();
-      if (!SB)
-        continue;
-      if (SB == Exit && !B->hasNoReturnElement()) {
-        error(Ctx, Body->getRBracLoc(),
-              "control can reach the end of THREADED function '" + F.Name +
-                  "' without END_THREAD() or END_FUNCTION()",
-              "end every path of every fiber with END_THREAD() (the frame "
-              "stays) or END_FUNCTION() (the frame is freed)");
-        F.Failed = true;
-      }
-      for (size_t K = 1; K < F.Fibers.size(); ++K)
-        if (SB == Start[K] && !IsGoto) {
-          error(Ctx, F.Fibers[K].Label->getIdentLoc(),
-                "control can fall through into fiber label '" +
-                    F.Fibers[K].Name + "' of THREADED function '" + F.Name +
-                    "'",
-                "end the code above the label with END_THREAD() or "
-                "END_FUNCTION(); to run the next fiber now, SPAWN(" +
-                    F.Fibers[K].Name + ") first");
-          F.Failed = true;
+  // Forward may/must-assigned analysis from every fiber start.
+  void solveAssigned() {
+    for (bool Changed = true; Changed;) {
+      Changed = false;
+      for (const CFGBlock *B : *G) {
+        Flow St;
+        inFlow(B, St);
+        if (!St.Seen)
+          continue;
+        for (const CFGElement &E : *B)
+          if (auto S = E.getAs<CFGStmt>())
+            transfer(S->getStmt(), St);
+        Flow &Old = Out[B];
+        if (!Old.Seen || Old.May != St.May || Old.Must != St.Must) {
+          Old = St;
+          Changed = true;
         }
+      }
     }
   }
-  if (F.Failed)
-    return false;
 
-  // Sites and their SAVE sets.
-  for (const Marker &M : F.Markers) {
-    if (M.Kind != MarkerKind::EndThread && M.Kind != MarkerKind::EndFunction)
-      continue;
-    EndSite S{M.Call, M.Kind == MarkerKind::EndFunction, M.Fiber, {}};
-    unsigned Off = fileOffset(SM, M.Call->getBeginLoc());
-    if (!S.EndFunction)
-      for (const VarDecl *V : Cand)
-        if (inScopeAt(V, Off))
-          F.Naive++;
-    Flow St;
-    bool Found = false;
+  // Control-flow misuse: reaching the end of the body, falling through
+  // into a fiber label.
+  void checkControlFlow() {
+    const CFGBlock *Exit = &G->getExit();
+    for (const CFGBlock *B : *G) {
+      if (!Out[B].Seen)
+        continue;
+      bool IsGoto =
+          B->getTerminatorStmt() && isa<GotoStmt>(B->getTerminatorStmt());
+      for (const auto &S : B->succs()) {
+        const CFGBlock *SB = S.getReachableBlock();
+        if (!SB)
+          continue;
+        if (SB == Exit && !B->hasNoReturnElement())
+          reachesEnd();
+        for (size_t K = 1; K < F.Fibers.size(); ++K)
+          if (SB == Start[K] && !IsGoto)
+            fallsInto(K);
+      }
+    }
+  }
+  void reachesEnd() {
+    error(Ctx, Body->getRBracLoc(),
+          "control can reach the end of THREADED function '" + F.Name +
+              "' without END_THREAD() or END_FUNCTION()",
+          "end every path of every fiber with END_THREAD() (the frame "
+          "stays) or END_FUNCTION() (the frame is freed)");
+    F.Failed = true;
+  }
+  void fallsInto(size_t K) {
+    error(Ctx, F.Fibers[K].Label->getIdentLoc(),
+          "control can fall through into fiber label '" + F.Fibers[K].Name +
+              "' of THREADED function '" + F.Name + "'",
+          "end the code above the label with END_THREAD() or "
+          "END_FUNCTION(); to run the next fiber now, SPAWN(" +
+              F.Fibers[K].Name + ") first");
+    F.Failed = true;
+  }
+
+  // The may/must-assigned state just before Call (St), if a block holds
+  // it.
+  bool flowBefore(const CallExpr *Call, Flow &St) {
     for (const CFGBlock *B : *G) {
       Flow In;
       inFlow(B, In);
@@ -333,86 +388,121 @@ bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
         auto CS = E.getAs<CFGStmt>();
         if (!CS)
           continue;
-        if (CS->getStmt() == M.Call) {
+        if (CS->getStmt() == Call) {
           St = In;
-          Found = true;
-          break;
+          return true;
         }
         transfer(CS->getStmt(), In);
       }
-      if (Found)
-        break;
     }
-    if (!S.EndFunction && Found && St.Seen) {
-      Fiber &Fb = F.Fibers[S.Fiber];
-      for (const VarDecl *V : Cand) {
-        unsigned I = Bit[V];
-        bool Save = O.SaveAll ? inScopeAt(V, Off)
-                              : (St.May.test(I) && LiveAny.test(I) &&
-                                 inScopeAt(V, Off));
-        if (!Save || O.DropSave.count(V->getNameAsString()))
-          continue;
-        S.Save.push_back(V);
-        bool Restored = llvm::is_contained(Fb.Restore, V);
-        if (!O.SaveAll && !St.Must.test(I) && !Restored &&
-            llvm::is_contained(Fb.InScope, V))
-          Fb.Restore.push_back(V);
-      }
-    }
-    F.Sites.push_back(S);
+    return false;
   }
+
+  // The end sites (END_THREAD, END_FUNCTION) and the SAVE set of each
+  // END_THREAD: the variables possibly assigned since its fiber started
+  // that are live at the start of some fiber. One assigned on some paths
+  // only is also restored at the fiber's start.
+  void computeSaves() {
+    for (const Marker &M : F.Markers) {
+      if (M.Kind != MarkerKind::EndThread && M.Kind != MarkerKind::EndFunction)
+        continue;
+      EndSite S{M.Call, M.Kind == MarkerKind::EndFunction, M.Fiber, {}};
+      unsigned Off = fileOffset(SM, M.Call->getBeginLoc());
+      if (!S.EndFunction)
+        for (const VarDecl *V : Cand)
+          if (inScopeAt(V, Off))
+            F.Naive++;
+      Flow St;
+      bool Found = flowBefore(M.Call, St);
+      if (!S.EndFunction && Found && St.Seen)
+        pickSaves(S, St, Off);
+      F.Sites.push_back(S);
+    }
+  }
+  void pickSaves(EndSite &S, const Flow &St, unsigned Off) {
+    Fiber &Fb = F.Fibers[S.Fiber];
+    for (const VarDecl *V : Cand) {
+      unsigned I = Bit[V];
+      bool Save =
+          O.SaveAll ? inScopeAt(V, Off)
+                    : (St.May.test(I) && LiveAny.test(I) && inScopeAt(V, Off));
+      if (!Save || O.DropSave.count(V->getNameAsString()))
+        continue;
+      S.Save.push_back(V);
+      bool Restored = llvm::is_contained(Fb.Restore, V);
+      if (!O.SaveAll && !St.Must.test(I) && !Restored &&
+          llvm::is_contained(Fb.InScope, V))
+        Fb.Restore.push_back(V);
+    }
+  }
+
   // A save writes `tc_f->v = v;` at the END_THREAD: a nested variable
   // (static ones too) with the same name in scope there would be stored
   // instead of v, so it is renamed in the output (frame-resident ones lose
   // their declaration, and their uses become tc_f->field, so they need no
   // new name).
-  unsigned NRenamed = 0;
-  for (const EndSite &S : F.Sites)
-    for (const VarDecl *V : S.Save)
-      for (const VarDecl *W : C.Declared) {
-        if (W == V || W->getName() != V->getName() || F.TopLevel.count(W) ||
-            F.FrameResident.count(W) || F.Renamed.count(W))
-          continue;
-        auto Ps = Ctx.getParents(*W);
-        const auto *DS = Ps.empty() ? nullptr : Ps[0].get<DeclStmt>();
-        auto Scope = DS ? Ctx.getParents(*DS) : Ps;
-        const Stmt *Sc = Scope.empty() ? nullptr : Scope[0].get<Stmt>();
-        unsigned Off = fileOffset(SM, S.Call->getBeginLoc());
-        if (!Sc || declOff(W) > Off || fileOffset(SM, Sc->getEndLoc()) < Off)
-          continue;
-        F.Renamed[W] =
-            "tc_" + W->getNameAsString() + "_" + std::to_string(++NRenamed);
-      }
-  for (Fiber &Fb : F.Fibers) {
-    std::vector<const VarDecl *> R;
-    for (const VarDecl *V : Cand) // declaration order, for stable output
-      if (llvm::is_contained(Fb.Restore, V) &&
-          !O.DropRestore.count(V->getNameAsString()))
-        R.push_back(V);
-    Fb.Restore = R;
+  void renameHiddenNames() {
+    unsigned NRenamed = 0;
+    for (const EndSite &S : F.Sites)
+      for (const VarDecl *V : S.Save)
+        for (const VarDecl *W : C.Declared)
+          if (hides(W, V, fileOffset(SM, S.Call->getBeginLoc())))
+            F.Renamed[W] =
+                "tc_" + W->getNameAsString() + "_" + std::to_string(++NRenamed);
+  }
+  // Is W a nested variable, not yet renamed, with V's name, in scope at
+  // file offset Off?
+  bool hides(const VarDecl *W, const VarDecl *V, unsigned Off) {
+    if (W == V || W->getName() != V->getName() || F.TopLevel.count(W) ||
+        F.FrameResident.count(W) || F.Renamed.count(W))
+      return false;
+    auto Ps = Ctx.getParents(*W);
+    const auto *DS = Ps.empty() ? nullptr : Ps[0].get<DeclStmt>();
+    auto Scope = DS ? Ctx.getParents(*DS) : Ps;
+    const Stmt *Sc = Scope.empty() ? nullptr : Scope[0].get<Stmt>();
+    return Sc && declOff(W) <= Off && fileOffset(SM, Sc->getEndLoc()) >= Off;
   }
 
-  // Frame fields.
-  std::set<std::string> Used{"tc_a"};
-  auto addField = [&](const VarDecl *V) {
-    if (F.Field.count(V) || isa<ParmVarDecl>(V))
-      return;
-    std::string N = V->getNameAsString();
-    for (int I = 2; Used.count(N); ++I)
-      N = V->getNameAsString() + "_" + std::to_string(I);
-    Used.insert(N);
-    F.Field[V] = N;
-  };
-  for (const VarDecl *V : F.Locals) {
+  // RESTORE sets in declaration order, for stable output.
+  void orderRestores() {
+    for (Fiber &Fb : F.Fibers) {
+      std::vector<const VarDecl *> R;
+      for (const VarDecl *V : Cand)
+        if (llvm::is_contained(Fb.Restore, V) &&
+            !O.DropRestore.count(V->getNameAsString()))
+          R.push_back(V);
+      Fb.Restore = R;
+    }
+  }
+
+  // Frame fields: frame-resident variables and those some boundary saves
+  // or restores, named as in the source (tc_a and repeats get a suffix).
+  void assignFields() {
+    std::set<std::string> Used{"tc_a"};
+    for (const VarDecl *V : F.Locals) {
+      if (!inFrame(V) || F.Field.count(V) || isa<ParmVarDecl>(V))
+        continue;
+      std::string N = V->getNameAsString();
+      for (int I = 2; Used.count(N); ++I)
+        N = V->getNameAsString() + "_" + std::to_string(I);
+      Used.insert(N);
+      F.Field[V] = N;
+    }
+  }
+  bool inFrame(const VarDecl *V) {
     bool Needed = F.FrameResident.count(V);
     for (const Fiber &Fb : F.Fibers)
       Needed |= llvm::is_contained(Fb.Restore, V);
     for (const EndSite &S : F.Sites)
       Needed |= llvm::is_contained(S.Save, V);
-    if (Needed)
-      addField(V);
+    return Needed;
   }
-  return !F.Failed;
+};
+
+} // namespace
+
+bool analyze(CompilerInstance &CI, ThreadedFn &F, const Options &O) {
+  return Analysis(CI, F, O).run();
 }
 
 } // namespace earthtc

@@ -2,10 +2,11 @@
 //
 // Finds the fibers (top-level labels named THREAD_<n> or named by
 // INIT_SYNC/SPAWN) and the marker calls of a threaded function, and reports
-// misuse that needs no control-flow graph: unknown fibers, slot indices out
-// of range, dereference of GLOBAL pointers (also behind casts) and GLOBAL
-// pointers turned into local ones, INVOKE/TOKEN argument mismatches, VLAs,
-// alloca, return statements, fiber labels inside blocks.
+// misuse that needs no control-flow graph: unknown fibers, fiber labels
+// that nothing names, slot indices out of range, dereference of GLOBAL pointers
+// (also behind casts) and GLOBAL pointers turned into local ones, INVOKE/TOKEN
+// argument mismatches, VLAs, alloca, return statements, fiber labels inside
+// blocks.
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
@@ -481,14 +482,31 @@ std::string paramList(const FunctionDecl *FD) {
   return S.empty() ? "no arguments" : S;
 }
 
+// The THREADED function E names (main included), or null.
+const FunctionDecl *threadedNamed(const Expr *E) {
+  const auto *DR = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  const auto *T = DR ? dyn_cast<FunctionDecl>(DR->getDecl()) : nullptr;
+  return T && isThreaded(T) ? T : nullptr;
+}
+
 void checkCall(CompilerInstance &CI, ThreadedFn &F, const Marker &M) {
   ASTContext &Ctx = CI.getASTContext();
   const char *Op = M.Kind == MarkerKind::Invoke ? "INVOKE" : "TOKEN";
   const CallExpr *C = M.Call;
   const Expr *Callee = C->getArg(1)->IgnoreParenImpCasts();
-  const auto *DR = dyn_cast<DeclRefExpr>(Callee);
-  const auto *T = DR ? dyn_cast<FunctionDecl>(DR->getDecl()) : nullptr;
-  if (!T || !isThreaded(T) || T->getName() == "main") {
+  const FunctionDecl *T = threadedNamed(Callee);
+  const FunctionDecl *First = threadedNamed(C->getArg(0));
+  if (M.Kind == MarkerKind::Invoke && !T && First) {
+    error(Ctx, C->getArg(0)->IgnoreParenImpCasts()->getBeginLoc(),
+          "INVOKE takes the node first, then the THREADED function: '" +
+              First->getNameAsString() + "' is where the node belongs",
+          "write INVOKE(node, " + First->getNameAsString() +
+              ", arguments...), e.g. INVOKE(NODE_ID, " +
+              First->getNameAsString() + ", ...)");
+    F.Failed = true;
+    return;
+  }
+  if (!T || T->getName() == "main") {
     error(Ctx, Callee->getBeginLoc(),
           std::string(Op) + " names something that is not a THREADED function",
           "declare the callee as 'THREADED name(params)' before this use "
@@ -633,6 +651,32 @@ public:
   }
 };
 
+// A fiber runs only when INIT_SYNC attaches a slot to it or SPAWN names
+// it: a fiber label that none names can never run. The code is still well
+// formed (F.Failed stays clear, so the CFG checks of analyze run too).
+// Not reported while a marker names an unknown fiber (its typo is the
+// error).
+void checkFibersNamed(ASTContext &Ctx, const ThreadedFn &F) {
+  std::vector<bool> Named(F.Fibers.size(), false);
+  for (const Marker &M : F.Markers) {
+    if (M.Kind != MarkerKind::InitSync && M.Kind != MarkerKind::Spawn)
+      continue;
+    if (M.Target < 0)
+      return;
+    Named[M.Target] = true;
+  }
+  for (size_t I = 1; I < F.Fibers.size(); ++I)
+    if (!Named[I])
+      error(Ctx, F.Fibers[I].Label->getIdentLoc(),
+            "fiber label '" + F.Fibers[I].Name + "' of THREADED function '" +
+                F.Name +
+                "' is named by no INIT_SYNC or SPAWN, so its fiber can "
+                "never run",
+            "attach a slot to it with INIT_SYNC(slot, count, reset, " +
+                F.Fibers[I].Name + ") and signal the slot, or SPAWN(" +
+                F.Fibers[I].Name + "); or remove the label and its code");
+}
+
 } // namespace
 
 void checkGlobalPlacement(ASTContext &Ctx) {
@@ -758,6 +802,7 @@ void check(CompilerInstance &CI, ThreadedFn &F) {
     if (M.Kind == MarkerKind::Invoke || M.Kind == MarkerKind::Token)
       checkCall(CI, F, M);
   }
+  checkFibersNamed(Ctx, F);
 }
 
 } // namespace earthtc

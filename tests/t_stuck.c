@@ -3,9 +3,9 @@
  * t_stuck.c - a job that can never move again stops with a report and
  * EARTH_EXIT_STUCK (su/quiet.c, node/stuck.c): a slot with count 3 given
  * two signals, on 1 node and on 2 (shm, tcp); a fiber that ends enabling
- * nothing; and correct jobs that stay idle for long are left alone: main
- * waiting 2 s for a thread of the program (earth_sync_from_thread), node 1
- * computing for 2 s (tests/progs/stuck.c).
+ * nothing (named); and correct jobs that stay idle for long are left alone:
+ * main waiting 2 s for a thread of the program (earth_sync_from_thread),
+ * node 1 computing for 2 s (tests/progs/stuck.c).
  */
 #include <criterion/criterion.h>
 
@@ -93,6 +93,17 @@ Test(stuck, end_thread_enabling_nothing)
 		cr_assert(strstr(c.err, "earth: node 0: stuck: no slot waits "
 					"here"),
 			  "%s", c.err);
+		/* No source table: the fiber by its function. */
+		cr_assert(strstr(c.err, "the last fiber that ran here, the "
+					"entry fiber of stuck_main, ended "
+					"without enabling another here"),
+			  "%s", c.err);
+		if (nodes == 2)
+			cr_assert(strstr(c.err, "earth: node 1: stuck: no slot "
+						"waits here (no fiber is "
+						"ready, and none armed; no "
+						"fiber ran here)\n"),
+				  "%s", c.err);
 	}
 }
 

@@ -84,7 +84,9 @@ DIAG(volatile_spin)
 DIAG(get_order)
 DIAG(op_width)
 DIAG(remote_local_ptr)
-#define N_DIAG 29
+DIAG(invoke_order)
+DIAG(fiber_never_runs)
+#define N_DIAG 31
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

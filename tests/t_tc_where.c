@@ -3,7 +3,8 @@
  * t_tc_where.c - the runtime's messages about a Threaded-C program name
  * its source (the table earthcc writes): a misused operation by file:line,
  * function, fiber and the operation as written; the stuck-job report by
- * slot number, function, fiber and the INIT_SYNC's line; main ending while
+ * slot number, function, fiber and the INIT_SYNC's line, or, when no slot
+ * waits, the last fiber that ran with its line; main ending while
  * a slot of its frame still waits fails the job naming both lines (on one
  * node and on two, with earthrun); the trace names fibers fib and
  * fib:THREAD_1; a one-shot slot signalled again by its number and
@@ -86,6 +87,25 @@ Test(tc_where, stuck_report_names_slot_fiber_init_sync)
 	/* The table itself holds fiber addresses: it is not taken for
 	 * slots. */
 	cr_expect(!strstr(out, "static or registered memory"), "%s", out);
+}
+
+Test(tc_where, stuck_report_names_the_fiber_that_enabled_nothing)
+{
+	static const char *const want[] = {
+	    "earth: node 0: stuck: no slot waits here (no fiber is ready, and "
+	    "none armed): the last fiber that ran here, fiber THREAD_1 of main "
+	    "(tests/tc/where/dead_end.tc:19; INIT_SYNC at "
+	    "tests/tc/where/dead_end.tc:16), ended without enabling another "
+	    "here; fix: if the work goes on from it, ",
+	    NULL};
+	where("dead_end", 75, want);
+	/* The last run, on 2 nodes: node 1 last ran ping. */
+	cr_expect(strstr(out, "earth: node 1: stuck: no slot waits here (no "
+			      "fiber is ready, and none armed): the last fiber "
+			      "that ran here, fiber 0 of ping "
+			      "(tests/tc/where/dead_end.tc:7), ended without "
+			      "enabling another here; "),
+		  "%s", out);
 }
 
 Test(tc_where, main_ending_before_an_answer_fails)

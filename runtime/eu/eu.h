@@ -112,9 +112,13 @@ static inline earth_fiber_fn eu_token_fiber(void *frame)
 /* True on the EU thread while it runs a fiber. */
 extern __thread bool eu_in_fiber EARTH_HIDDEN
     __attribute__((tls_model("initial-exec")));
-/* The fiber running now (for error messages). */
+/* The fiber running now, or the last that ran (for error messages). */
 extern __thread earth_fiber_fn eu_cur_fiber EARTH_HIDDEN
     __attribute__((tls_model("initial-exec")));
+/* &eu_cur_fiber of the thread that runs this node's fibers, set once as it
+ * starts: the stuck report, on the SU's thread while the EU sleeps, names
+ * the last fiber that ran (node/stuck.c). */
+extern earth_fiber_fn *eu_cur_fiber_at EARTH_HIDDEN;
 
 /* Usage error in operation `op`: names the running fiber and exits. */
 /* main's frame ends: stops the job if one of its slots still waits

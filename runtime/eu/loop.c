@@ -21,6 +21,7 @@ struct eu_state eu_g;
 
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
+earth_fiber_fn *eu_cur_fiber_at;
 
 /* Requests still with the SU: has it performed them (eu_local_ok)? Pairs
  * with the release store in su_ready_flush. */
@@ -131,6 +132,7 @@ void *eu_thread(void *arg)
 	struct earth_node *n = st->node;
 	struct eu_state *eu = &eu_g;
 	earth_pin_cpu(n->eu_cpu);
+	eu_cur_fiber_at = &eu_cur_fiber;
 
 	eu_in_fiber = true;
 	if (acct_on)

@@ -196,6 +196,7 @@ void *eu_single_thread(void *arg)
 	struct eu_start *st = arg;
 	struct earth_node *n = st->node;
 	earth_pin_cpu(n->eu_cpu);
+	eu_cur_fiber_at = &eu_cur_fiber;
 	if (acct_on)
 		acct_eu.mark = acct_su.mark = n->start_tsc;
 	bool irq = n->opts.node_mode == EARTH_MODE_SINGLE_IRQ;

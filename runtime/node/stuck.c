@@ -24,7 +24,9 @@
  * memory (static data, memory the program registered, the global segment)
  * are searched 8 bytes apart. A slot that waits is one whose fiber is in
  * the set of fibers this node armed slots with (gas/registry.h) and whose
- * count is above 0.
+ * count is above 0. When none waits, the report names the last fiber that
+ * ran here (the EU's eu_cur_fiber, already kept for error messages): it
+ * ended without enabling another here.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
@@ -175,12 +177,19 @@ bool node_may_signal(struct earth_node *n, _Atomic uint32_t *inbox_users)
 
 /* ---- the report ---- */
 
-static const char *fiber_name(earth_fiber_fn fn, char *buf, size_t room)
+/* The registered threaded function whose entry fiber is fn, or NULL. */
+static const struct earth_tfunc *tfunc_of_entry(earth_fiber_fn fn)
 {
 	const struct earth_tfunc *f;
 	for (int32_t id = 0; (f = reg_tfunc_at(id)); id++)
 		if (f->entry == fn)
-			return f->name;
+			return f;
+	return NULL;
+}
+
+/* fn by its symbol, else as module+offset, else its address. */
+static const char *fiber_symbol(earth_fiber_fn fn, char *buf, size_t room)
+{
 	const char *sym = sym_name((uintptr_t)fn);
 	if (sym)
 		return sym;
@@ -194,6 +203,12 @@ static const char *fiber_name(earth_fiber_fn fn, char *buf, size_t room)
 		snprintf(buf, room, "0x%lx", (unsigned long)(uintptr_t)fn);
 	}
 	return buf;
+}
+
+static const char *fiber_name(earth_fiber_fn fn, char *buf, size_t room)
+{
+	const struct earth_tfunc *f = tfunc_of_entry(fn);
+	return f ? f->name : fiber_symbol(fn, buf, room);
 }
 
 static bool readable(uintptr_t p, size_t len)
@@ -313,6 +328,52 @@ static unsigned scan_segment(struct earth_node *n, uintptr_t b, uintptr_t e,
 	return scan(n, b, e, NULL, 8);
 }
 
+/* No slot waits and no fiber is ready: the last fiber that ran here ended
+ * without enabling another here (one it enabled here would have run
+ * after it). Named by the source table ("fiber THREAD_1 of main (f.tc:20;
+ * INIT_SYNC at f.tc:16)"), else by its function or symbol. The EU sleeps:
+ * what it last stored in eu_cur_fiber is visible (the caller's acquire
+ * load of its sleep word, su/quiet.c). */
+static void report_no_slot(struct earth_node *n)
+{
+#define NO_SLOT                                                                \
+	"earth: node %u: stuck: no slot waits here (no fiber is ready, and "   \
+	"none armed"
+	earth_fiber_fn fn = eu_cur_fiber_at ? *eu_cur_fiber_at : NULL;
+	if (!fn) {
+		fprintf(stderr, NO_SLOT "; no fiber ran here)\n", n->id);
+		return;
+	}
+	if (fn == n->token_gone_fiber || fn == n->invoke_fiber) {
+		/* The runtime's own: a token's frame freed after it left. */
+		fprintf(stderr,
+			NO_SLOT ": a fiber ended without enabling another)\n",
+			n->id);
+		return;
+	}
+	char what[320], sym[96];
+	const struct earth_tfunc *f = tfunc_of_entry(fn);
+	bool tc = src_fiber_where(fn, what, sizeof(what));
+	if (!tc && f)
+		snprintf(what, sizeof(what), "the entry fiber of %s", f->name);
+	else if (!tc)
+		snprintf(what, sizeof(what), "fiber %s",
+			 fiber_symbol(fn, sym, sizeof(sym)));
+	fprintf(stderr,
+		NO_SLOT "): the last fiber that ran here, %s, ended without "
+			"enabling another here; fix: %s\n",
+		n->id, what,
+		tc ? "if the work goes on from it, enable the next fiber "
+		     "before it ends (SYNC a slot INIT_SYNC attached to that "
+		     "fiber, SPAWN, INVOKE or TOKEN); the job ends when main "
+		     "runs END_FUNCTION()"
+		   : "if the work goes on from it, enable the next fiber "
+		     "before it returns (earth_sync of a slot armed for that "
+		     "fiber, earth_spawn, earth_invoke or earth_token); the "
+		     "job ends when main's frame ends (earth_end_function)");
+#undef NO_SLOT
+}
+
 void node_stuck_report(struct earth_node *n)
 {
 	if (n->id == 0)
@@ -338,11 +399,7 @@ void node_stuck_report(struct earth_node *n)
 			"registered memory not searched for slots\n",
 			n->id, (unsigned long long)skipped);
 	if (!found)
-		fprintf(stderr,
-			"earth: node %u: stuck: no slot waits here (no fiber "
-			"is ready, and none armed: a fiber ended without "
-			"enabling another)\n",
-			n->id);
+		report_no_slot(n);
 	else
 		fprintf(stderr, "earth: node %u: stuck: %u slot%s waiting\n",
 			n->id, found, found == 1 ? "" : "s");
