@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_queue_reqline.c - requests packed several per queue message
- * (runtime/queues/req_line.h): the SU's decoder on every record form and on
+ * (runtime/unit/req_line.h): the SU's decoder on every record form and on
  * every malformed record it must refuse; then a node under stress with
  * records of every width (1 to 4 words and whole messages), whose sum per
  * round is no multiple of a message, through 8-slot rings in both queue
