@@ -2,7 +2,7 @@
 #
 #   fuzz-wire     the tcp message decoder (runtime/net/stream.c + wire.c)
 #   fuzz-deliver  handling messages from peers against a node's state
-#                 (runtime/su/remote.c and what it calls)
+#                 (runtime/su/deliver.c and what it calls)
 #   fuzz-hello    the tcp hello and proof exchange, both sides
 #                 (runtime/net/tcp_rendezvous.c)
 #   fuzz-shm      polling shm rings a hostile local process wrote
@@ -29,7 +29,7 @@ FUZZ_FLAGS := -std=gnu17 -g -O1 -Wall -Wextra -Werror \
 
 FUZZ_wire_SRC    := runtime/net/stream.c runtime/net/wire.c
 FUZZ_wire_LIBS   :=
-FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
+FUZZ_deliver_SRC := runtime/su/deliver.c runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
   runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
   runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c queues/q_ring.c runtime/net/wire.c \
   runtime/net/refuse.c runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
