@@ -45,8 +45,6 @@
 
 /* ---- the end (earth_run thread, after the SU thread ended) ---- */
 
-/* Progresses until every request in req (n of them) is done or the
- * deadline passed; clears the finished ones. */
 void ucx_wait_reqs(struct ucx_net *t, void **req, uint32_t n, uint64_t deadline)
 {
 	for (;;) {

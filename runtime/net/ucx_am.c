@@ -79,9 +79,6 @@ dropped(struct ucx_net *t, const char *fmt, ...)
 	fprintf(stderr, "earth: node %u: ucx: dropped %s\n", t->base.self, why);
 }
 
-/* Which peer an active message came from: the node it claims (claim),
- * when the reply endpoint UCX gives is ours to that node; else reports
- * and returns UINT32_MAX. */
 uint32_t ucx_sender(struct ucx_net *t, uint32_t claim,
 		    const ucp_am_recv_param_t *param, const char *what)
 {
@@ -337,7 +334,6 @@ static void pidfd_check(struct ucx_net *t)
 	}
 }
 
-/* A peer lost without a BYE while the job runs: the node stops. */
 void ucx_fault_check(struct ucx_net *t)
 {
 	if (t->ending)

@@ -188,7 +188,6 @@ uint64_t su_origin(struct earth_node *n, const struct su_req *r)
 			       n->id);
 }
 
-/* Pushes len bytes at local src to dst (another node), then the slot. */
 void su_push_data(struct earth_node *n, const void *src, uint64_t len,
 		  earth_gptr dst, uint64_t gslot, unsigned flags,
 		  uint64_t origin)
