@@ -140,7 +140,7 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err);
  * with EARTH_JOB_SECRET. Blocks until every node is connected
  * (EARTH_CONNECT_TIMEOUT, default 60 s). Same contract as net_shm_open. */
 struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err);
-/* Transport over UCX active messages (ucx.c, ucx_boot.c): worker
+/* Transport over UCX active messages (ucx*.c): worker
  * addresses exchanged through PMIx under a PMIx launcher, else through
  * the tcp rendezvous (earthrun --transport ucx); every peer proves itself
  * with the job secret before anything else it sends is delivered. Same

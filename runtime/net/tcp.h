@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "net/proof.h"
@@ -87,6 +89,59 @@ const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
  * timeout_ms, writes all of buf; 0, or -1. */
 int tcp_read_all(int fd, void *buf, size_t len, int timeout_ms) EARTH_HIDDEN;
 int tcp_write_all(int fd, const void *buf, size_t len) EARTH_HIDDEN;
+
+/* ---- one connection's exchange (tcp_rendezvous.c; also called by
+ * tests/fuzz/fuzz_hello.c) ---- */
+
+/* A rendezvous under way: this node, the job, the secret the proofs are
+ * keyed with, the one deadline (CLOCK_MONOTONIC, tcp_mono_ns), and what
+ * went wrong. */
+struct rdv {
+	uint32_t self, nodes;
+	uint8_t secret[TCP_SECRET_MAX];
+	uint32_t secret_len;
+	uint64_t gmem_seg; /* EARTH_GMEM_MB: the same on every node */
+	uint64_t deadline_ns;
+	char err[256];
+};
+
+static inline uint64_t tcp_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A connection accepted by a listener, until its proof is checked. */
+struct pend {
+	int fd;
+	int stage; /* 0: reading its JOIN/MESH, 1: its PROOF */
+	size_t got;
+	uint64_t t0;
+	struct tcp_hello open, acc, in; /* in: the message being read */
+	struct sockaddr_storage ss;
+	char who[80];
+};
+
+/* What the listener keeps of a connection it took (tcp_rendezvous.c). */
+struct transcript;
+
+/* A hello of kind from this node (r), with port and a fresh nonce, no
+ * mac. */
+void tcp_make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
+		    uint16_t port) EARTH_HIDDEN;
+/* Reads what p's connection has; on a whole message, the next step of the
+ * exchange. Returns 1 when p proved itself as a node in [lo, hi) (taken
+ * into fd, tab, tr), 0 otherwise (p->fd < 0 when dropped). */
+int tcp_pend_step(struct rdv *r, struct pend *p, int *fd, int kind, uint32_t lo,
+		  uint32_t hi, struct tcp_addr *tab,
+		  struct transcript *tr) EARTH_HIDDEN;
+/* The connecting side of the exchange on c, to node peer: our hello of
+ * kind (JOIN or MESH, our port), the peer's ACCEPT, whose proof we check
+ * before anything else, then our PROOF. open and acc: the two hellos. 0,
+ * or -1 with r->err set. */
+int tcp_prove_to(struct rdv *r, int c, uint32_t peer, int kind, uint16_t port,
+		 struct tcp_hello *open, struct tcp_hello *acc) EARTH_HIDDEN;
 
 /* ---- the data path (tcp.c), for the rendezvous ---- */
 

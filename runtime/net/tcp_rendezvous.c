@@ -47,25 +47,9 @@
 
 #define HELLO_TIMEOUT_MS 5000 /* for one connection's hello */
 
-struct rdv {
-	uint32_t self, nodes;
-	uint8_t secret[TCP_SECRET_MAX];
-	uint32_t secret_len;
-	uint64_t gmem_seg; /* EARTH_GMEM_MB: the same on every node */
-	uint64_t deadline_ns;
-	char err[256];
-};
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int ms_left(const struct rdv *r)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = tcp_mono_ns();
 	if (now >= r->deadline_ns)
 		return 0;
 	uint64_t ms = (r->deadline_ns - now) / 1000000 + 1;
@@ -101,10 +85,10 @@ static void addr_str(const struct sockaddr *sa, char *out, size_t len)
 
 int tcp_read_all(int fd, void *buf, size_t len, int timeout_ms)
 {
-	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = tcp_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	size_t got = 0;
 	while (got < len) {
-		uint64_t now = mono_ns();
+		uint64_t now = tcp_mono_ns();
 		if (now >= end)
 			return -1;
 		struct pollfd q = {fd, POLLIN, 0};
@@ -161,8 +145,8 @@ static bool mac_ok(const struct rdv *r, const uint8_t *mac, const char *label,
 	return net_proof_equal(mac, want);
 }
 
-static void make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
-		       uint16_t port)
+void tcp_make_hello(const struct rdv *r, struct tcp_hello *h, int kind,
+		    uint16_t port)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = TCP_HELLO_MAGIC;
@@ -232,17 +216,6 @@ static void sys_err(struct rdv *r, const char *what, int e)
 	}
 }
 
-/* A connection accepted by a listener, until its proof is checked. */
-struct pend {
-	int fd;
-	int stage; /* 0: reading its JOIN/MESH, 1: its PROOF */
-	size_t got;
-	uint64_t t0;
-	struct tcp_hello open, acc, in; /* in: the message being read */
-	struct sockaddr_storage ss;
-	char who[80];
-};
-
 /* What the listener keeps of a connection it took: the two hellos its
  * proofs cover (node 0's WELCOME proof covers them too). */
 struct transcript {
@@ -258,12 +231,8 @@ static void drop(struct rdv *r, struct pend *p, const char *why)
 	p->fd = -1;
 }
 
-/* Reads what p's connection has; on a whole message, the next step of the
- * exchange. Returns 1 when p proved itself as a node in [lo, hi) (taken
- * into fd, tab, tr), 0 otherwise (p->fd < 0 when dropped). */
-static int pend_step(struct rdv *r, struct pend *p, int *fd, int kind,
-		     uint32_t lo, uint32_t hi, struct tcp_addr *tab,
-		     struct transcript *tr)
+int tcp_pend_step(struct rdv *r, struct pend *p, int *fd, int kind, uint32_t lo,
+		  uint32_t hi, struct tcp_addr *tab, struct transcript *tr)
 {
 	ssize_t k = recv(p->fd, (char *)&p->in + p->got, sizeof(p->in) - p->got,
 			 MSG_DONTWAIT);
@@ -291,7 +260,7 @@ static int pend_step(struct rdv *r, struct pend *p, int *fd, int kind,
 			return 0;
 		}
 		/* We prove first: our nonce, and the MAC over both. */
-		make_hello(r, &p->acc, TCP_HELLO_ACCEPT, 0);
+		tcp_make_hello(r, &p->acc, TCP_HELLO_ACCEPT, 0);
 		tcp_mac(p->acc.mac, r->secret, r->secret_len,
 			TCP_LABEL_LISTENER, &p->open, &p->acc, NULL, 0);
 		if (send(p->fd, &p->acc, sizeof(p->acc),
@@ -372,7 +341,7 @@ static int accept_some(struct rdv *r, int lfd, struct pend **pv, size_t *np,
 			*cap = c;
 		}
 		addr_str((struct sockaddr *)&p.ss, p.who, sizeof(p.who));
-		p.t0 = mono_ns();
+		p.t0 = tcp_mono_ns();
 		(*pv)[(*np)++] = p;
 	}
 	return 0;
@@ -419,7 +388,7 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 			pf = v;
 			pfcap = c;
 		}
-		uint64_t now = mono_ns(), first = UINT64_MAX;
+		uint64_t now = tcp_mono_ns(), first = UINT64_MAX;
 		pf[0] = (struct pollfd){lfd, POLLIN, 0};
 		for (size_t i = 0; i < np; i++) {
 			pf[1 + i] = (struct pollfd){pv[i].fd, POLLIN, 0};
@@ -438,11 +407,11 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 			sys_err(r, "poll", errno);
 			goto out;
 		}
-		now = mono_ns();
+		now = tcp_mono_ns();
 		for (size_t i = 0; pr > 0 && i < np && got < want; i++)
 			if (pf[1 + i].revents)
-				got += (uint32_t)pend_step(r, &pv[i], fd, kind,
-							   lo, hi, tab, tr);
+				got += (uint32_t)tcp_pend_step(
+				    r, &pv[i], fd, kind, lo, hi, tab, tr);
 		for (size_t i = 0; i < np; i++)
 			if (pv[i].fd >= 0 &&
 			    now - pv[i].t0 >= HELLO_TIMEOUT_MS * 1000000ull)
@@ -503,20 +472,15 @@ static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
 	}
 }
 
-/* The connecting side of the exchange on c, to node peer: our hello of
- * kind (JOIN or MESH, our port), the peer's ACCEPT, whose proof we check
- * before anything else, then our PROOF. open and acc: the two hellos. 0,
- * or -1 with r->err set. */
-static int prove_to(struct rdv *r, int c, uint32_t peer, int kind,
-		    uint16_t port, struct tcp_hello *open,
-		    struct tcp_hello *acc)
+int tcp_prove_to(struct rdv *r, int c, uint32_t peer, int kind, uint16_t port,
+		 struct tcp_hello *open, struct tcp_hello *acc)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	char who[80] = "?";
 	if (!getpeername(c, (struct sockaddr *)&ss, &sl))
 		addr_str((struct sockaddr *)&ss, who, sizeof(who));
-	make_hello(r, open, kind, port);
+	tcp_make_hello(r, open, kind, port);
 	if (tcp_write_all(c, open, sizeof(*open))) {
 		snprintf(r->err, sizeof(r->err),
 			 "tcp rendezvous: node %u closed the connection", peer);
@@ -547,7 +511,7 @@ static int prove_to(struct rdv *r, int c, uint32_t peer, int kind,
 		return -1;
 	}
 	struct tcp_hello p;
-	make_hello(r, &p, TCP_HELLO_PROOF, 0);
+	tcp_make_hello(r, &p, TCP_HELLO_PROOF, 0);
 	tcp_mac(p.mac, r->secret, r->secret_len, TCP_LABEL_JOINER, open, acc,
 		NULL, 0);
 	if (tcp_write_all(c, &p, sizeof(p))) {
@@ -675,7 +639,7 @@ static int lead(struct rdv *r, int *fd, const struct addrinfo *ai,
 	int ret =
 	    accept_nodes(r, fd, *lfd, TCP_HELLO_JOIN, 1, r->nodes, tab, tr);
 	struct tcp_hello w;
-	make_hello(r, &w, TCP_HELLO_WELCOME, 0);
+	tcp_make_hello(r, &w, TCP_HELLO_WELCOME, 0);
 	for (uint32_t k = 1; !ret && k < r->nodes; k++) {
 		tcp_mac(w.mac, r->secret, r->secret_len, TCP_LABEL_WELCOME,
 			&tr[k].open, &tr[k].acc, tab, r->nodes * sizeof(*tab));
@@ -730,7 +694,7 @@ static int mesh(struct rdv *r, int *fd, const struct tcp_addr *tab, int lfd)
 		if (c < 0)
 			return -1;
 		fd[j] = c;
-		if (prove_to(r, c, j, TCP_HELLO_MESH, 0, &open, &acc))
+		if (tcp_prove_to(r, c, j, TCP_HELLO_MESH, 0, &open, &acc))
 			return -1;
 	}
 	return accept_nodes(r, fd, lfd, TCP_HELLO_MESH, r->self + 1, r->nodes,
@@ -752,7 +716,7 @@ static int join(struct rdv *r, int *fd, const struct addrinfo *ai,
 	if (*lfd < 0)
 		return -1;
 	struct tcp_hello open, acc, w;
-	if (prove_to(r, c0, 0, TCP_HELLO_JOIN, port, &open, &acc))
+	if (tcp_prove_to(r, c0, 0, TCP_HELLO_JOIN, port, &open, &acc))
 		return -1;
 	int left = ms_left(r);
 	const char *why = NULL;
@@ -815,7 +779,7 @@ const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
 		return e;
 	/* Default and range (0, 86400] s: the settings table. */
 	double tmo = earth_setting_real(EARTH_SET_CONNECT_TIMEOUT);
-	r.deadline_ns = mono_ns() + (uint64_t)(tmo * 1e9);
+	r.deadline_ns = tcp_mono_ns() + (uint64_t)(tmo * 1e9);
 	for (uint32_t p = 0; p < nodes; p++)
 		fd[p] = -1;
 	int rc = rendezvous(&r, fd);

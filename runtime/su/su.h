@@ -242,7 +242,7 @@ static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
 	return true;
 }
 
-/* ---- other nodes (remote.c) ---- */
+/* ---- other nodes: sending (remote.c) ---- */
 
 /* Sends a message (fills magic, version, src); queues it when the
  * transport has no room. Never blocks. */
@@ -261,12 +261,6 @@ unsigned su_out_pool_free(void) EARTH_HIDDEN;
 void su_out_pool_reset(void) EARTH_HIDDEN;
 /* Retries queued messages; returns how many went out. */
 unsigned su_net_drain(struct earth_node *n) EARTH_HIDDEN;
-/* A message from peer `from` (net_deliver_fn; ctx is the node). */
-void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
-		    const void *payload) EARTH_HIDDEN;
-/* Where a BLK_DATA payload may land (struct net's place): its
- * destination when it lies in registered memory, else NULL. */
-void *su_net_place(const struct wire_hdr *h) EARTH_HIDDEN;
 /* Signals a slot named by a global slot pointer, here or on its node
  * (a SYNC message carrying `origin`, su_origin). */
 void su_signal_gslot(struct earth_node *n, uint64_t gslot, const char *op,
@@ -281,6 +275,30 @@ void su_remote_blkmov(struct earth_node *n,
 		      const struct su_req *r) EARTH_HIDDEN;
 void su_remote_invoke(struct earth_node *n,
 		      const struct su_req *r) EARTH_HIDDEN;
+/* A SYNC or INCR (t) of count for the slot gslot names, to its node. */
+static inline void su_send_sync(struct earth_node *n, uint64_t gslot,
+				enum wire_type t, int32_t count,
+				uint64_t origin)
+{
+	struct wire_hdr h = {
+	    .type = (uint8_t)t, .n = count, .a = gslot, .c = origin};
+	su_net_send(n, earth_gslot_node((earth_gslot){gslot}), &h, NULL);
+}
+/* Pushes len bytes at local src to dst (another node), then the slot:
+ * BLK_DATA messages (the transport's max_payload each), flags on each,
+ * WIRE_F_LAST on the last. */
+void su_push_data(struct earth_node *n, const void *src, uint64_t len,
+		  earth_gptr dst, uint64_t gslot, unsigned flags,
+		  uint64_t origin) EARTH_HIDDEN;
+
+/* ---- other nodes: receiving (deliver.c) ---- */
+
+/* A message from peer `from` (net_deliver_fn; ctx is the node). */
+void su_net_deliver(void *ctx, uint32_t from, const struct wire_hdr *h,
+		    const void *payload) EARTH_HIDDEN;
+/* Where a BLK_DATA payload may land (struct net's place): its
+ * destination when it lies in registered memory, else NULL. */
+void *su_net_place(const struct wire_hdr *h) EARTH_HIDDEN;
 
 /* ---- load balancing (balance.c) ---- */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_deliver.c - libFuzzer target for the handling of messages from
- * peers (su_net_deliver in runtime/su/remote.c, and what it calls: slots,
+ * peers (su_net_deliver in runtime/su/deliver.c, and what it calls: slots,
  * BLK_DATA and BLK_REQ, SYNC and INCR, INVOKE, TOKEN and STEAL, the
  * collectives, SHUTDOWN) against a live node's state, without threads:
  * earth_node_g and su_g as the node sets them up, a small ready ring the

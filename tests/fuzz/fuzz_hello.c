@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_hello.c - libFuzzer target for the checking side of the tcp hello
- * and proof exchange (runtime/net/tcp_rendezvous.c, included here so its
- * static functions can be called): fuzzed bytes are the peer's side of a
- * connection (a socketpair, closed for writing after them so that nothing
- * waits for more), read by
+ * and proof exchange (runtime/net/tcp_rendezvous.c, linked; its steps
+ * are declared in runtime/net/tcp.h): fuzzed bytes are the peer's side of
+ * a connection (a socketpair, closed for writing after them so that
+ * nothing waits for more), read by
  *
  *   the listener (pend_step): the opening JOIN or MESH, then the PROOF
  *   answering the ACCEPT it sent;
@@ -19,9 +19,17 @@
  *
  *   make fuzz-hello  (tests/fuzz/module.mk; part of make test with clang-14)
  */
-#include "net/tcp_rendezvous.c"
+#define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
+#include "base/settings.h"
+#include "net/net.h"
+#include "net/tcp.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* What net_tcp_open would bring from the settings and tcp.c: not used by
  * the functions fuzzed here. */
@@ -111,7 +119,7 @@ static void listener(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 	if (valid) {
 		struct rdv peer = *r;
 		peer.self = lo + d[1] % (hi - lo + 1);
-		make_hello(&peer, &open, kind, 1234);
+		tcp_make_hello(&peer, &open, kind, 1234);
 		flip((uint8_t *)&open, 0, d + 2, n - 2);
 	} else {
 		memset(&open, 0, sizeof(open));
@@ -120,7 +128,7 @@ static void listener(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 	}
 	if (write(sv[1], &open, sizeof(open)) != sizeof(open))
 		abort();
-	int got = pend_step(r, &p, fd, kind, lo, hi, NULL, NULL);
+	int got = tcp_pend_step(r, &p, fd, kind, lo, hi, NULL, NULL);
 	bool ok = open_ok(r, &open, kind, lo, hi, fd);
 	if (got || (p.fd >= 0) != ok)
 		__builtin_trap();
@@ -136,7 +144,7 @@ static void listener(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 		__builtin_trap();
 	size_t off = n - 2 < sizeof(open) ? n - 2 : sizeof(open);
 	if (valid) {
-		make_hello(r, &proof, TCP_HELLO_PROOF, 0);
+		tcp_make_hello(r, &proof, TCP_HELLO_PROOF, 0);
 		tcp_mac(proof.mac, r->secret, r->secret_len, TCP_LABEL_JOINER,
 			&open, &acc, NULL, 0);
 		flip((uint8_t *)&proof, sizeof(open), d + 2, n - 2);
@@ -153,7 +161,7 @@ static void listener(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 	shutdown(sv[1], SHUT_WR);
 	got = 0;
 	for (int i = 0; i < 4 && p.fd >= 0 && !got; i++)
-		got = pend_step(r, &p, fd, kind, lo, hi, NULL, NULL);
+		got = tcp_pend_step(r, &p, fd, kind, lo, hi, NULL, NULL);
 	ok = proof.magic == TCP_HELLO_MAGIC &&
 	     proof.version == TCP_HELLO_VERSION &&
 	     proof.kind == TCP_HELLO_PROOF &&
@@ -177,11 +185,11 @@ static void joiner(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 	/* The hello prove_to will make, with the same nonce. */
 	uint64_t saved = rng_state;
 	struct tcp_hello open, acc;
-	make_hello(r, &open, kind, 4321);
+	tcp_make_hello(r, &open, kind, 4321);
 	if (valid) {
 		struct rdv lst = *r;
 		lst.self = peer;
-		make_hello(&lst, &acc, TCP_HELLO_ACCEPT, 0);
+		tcp_make_hello(&lst, &acc, TCP_HELLO_ACCEPT, 0);
 		tcp_mac(acc.mac, r->secret, r->secret_len, TCP_LABEL_LISTENER,
 			&open, &acc, NULL, 0);
 		flip((uint8_t *)&acc, 0, d + 2, n - 2);
@@ -195,9 +203,9 @@ static void joiner(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 	}
 	shutdown(sv[1], SHUT_WR);
 	rng_state = saved;
-	r->deadline_ns = mono_ns() + 50 * 1000000ull;
+	r->deadline_ns = tcp_mono_ns() + 50 * 1000000ull;
 	struct tcp_hello o2, a2;
-	int rc = prove_to(r, sv[0], peer, kind, 4321, &o2, &a2);
+	int rc = tcp_prove_to(r, sv[0], peer, kind, 4321, &o2, &a2);
 	bool whole = valid || n - 2 >= sizeof(acc);
 	bool ok = whole && acc.magic == TCP_HELLO_MAGIC &&
 		  acc.version == TCP_HELLO_VERSION &&
@@ -205,7 +213,7 @@ static void joiner(struct rdv *r, bool valid, const uint8_t *d, size_t n)
 		  acc.nodes == r->nodes && acc.gmem_seg == r->gmem_seg &&
 		  proof_ok(r, &acc, TCP_LABEL_LISTENER, &open, &acc);
 	if (memcmp(&o2, &open, sizeof(open)) || (rc == 0) != ok ||
-	    mono_ns() > r->deadline_ns + 1000000000ull)
+	    tcp_mono_ns() > r->deadline_ns + 1000000000ull)
 		__builtin_trap();
 	close(sv[0]);
 	close(sv[1]);
@@ -223,7 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(r.secret, secret, sizeof(secret));
 	r.secret_len = sizeof(secret);
 	r.gmem_seg = 1u << 26;
-	r.deadline_ns = mono_ns() + 50 * 1000000ull;
+	r.deadline_ns = tcp_mono_ns() + 50 * 1000000ull;
 	rng_state = data[1];
 	bool valid = data[0] & 8;
 	if (data[0] & 4)

@@ -2,7 +2,7 @@
 #
 #   fuzz-wire     the tcp message decoder (runtime/net/stream.c + wire.c)
 #   fuzz-deliver  handling messages from peers against a node's state
-#                 (runtime/su/remote.c and what it calls)
+#                 (runtime/su/deliver.c and what it calls)
 #   fuzz-hello    the tcp hello and proof exchange, both sides
 #                 (runtime/net/tcp_rendezvous.c)
 #   fuzz-shm      polling shm rings a hostile local process wrote
@@ -11,8 +11,7 @@
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
 #
-# Each target names the runtime sources it links (fuzz_hello includes
-# tcp_rendezvous.c, to reach its static functions: FUZZ_hello_DEPS). They are built with
+# Each target names the runtime sources it links. They are built with
 # -DEARTH_FATAL_HOOK (base/base.h), so a clean rejection (earth_fatal)
 # returns to the harness instead of exiting. A target's corpus starts from
 # tests/fuzz/corpus-<target>/ when there is one (crashes found and fixed).
@@ -29,14 +28,13 @@ FUZZ_FLAGS := -std=gnu17 -g -O1 -Wall -Wextra -Werror \
 
 FUZZ_wire_SRC    := runtime/net/stream.c runtime/net/wire.c
 FUZZ_wire_LIBS   :=
-FUZZ_deliver_SRC := runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
+FUZZ_deliver_SRC := runtime/su/deliver.c runtime/su/remote.c runtime/su/quiet.c runtime/su/slot.c runtime/su/ready.c \
   runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
   runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c queues/q_ring.c runtime/net/wire.c \
   runtime/net/refuse.c runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
   queues/q_arch.c runtime/base/srctab.c runtime/base/op.c
 FUZZ_deliver_LIBS := -lnuma
-FUZZ_hello_SRC   := runtime/net/wire.c runtime/net/proof.c
-FUZZ_hello_DEPS  := runtime/net/tcp_rendezvous.c
+FUZZ_hello_SRC   := runtime/net/tcp_rendezvous.c runtime/net/wire.c runtime/net/proof.c
 FUZZ_hello_LIBS  := -lsodium
 FUZZ_shm_SRC     := runtime/net/shm.c runtime/net/wire.c runtime/base/fatal.c
 FUZZ_shm_LIBS    :=
@@ -45,7 +43,7 @@ FUZZ_TARGETS := wire deliver hello shm
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
 $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_$(1)_SRC) \
-  $$(FUZZ_$(1)_DEPS) $$(wildcard runtime/*/*.h)
+  $$(wildcard runtime/*/*.h)
 	@mkdir -p $$(@D); $$(if $$(Q),echo "  LD fuzz $$@";)
 	$$(Q)$$(FUZZ_CC) $$(FUZZ_FLAGS) tests/fuzz/fuzz_$(1).c \
 	  $$(FUZZ_$(1)_SRC) $$(FUZZ_$(1)_LIBS) -o $$@
