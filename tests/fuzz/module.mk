@@ -15,8 +15,8 @@
 # -DEARTH_FATAL_HOOK (base/base.h), so a clean rejection (earth_fatal)
 # returns to the harness instead of exiting. A target's corpus starts from
 # tests/fuzz/corpus-<target>/ when there is one (crashes found and fixed).
-# make test runs the short runs first; without clang-14 it says so and
-# skips them.
+# make test runs the short runs as its last step (test-fuzz); without
+# clang-14 it says so and skips them.
 
 FUZZ_CC    := clang-14
 FUZZ_DIR   := $(BUILD)/fuzz
