@@ -38,7 +38,7 @@ eu_fiber_posted(struct eu_state *eu)
 {
 	/* Its combined signals are performed, and what it posted leaves
 	 * now: its last, partly filled message, and the SW tail. */
-	eu_sig_settle(eu);
+	eu_comb_perform(eu);
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
@@ -59,7 +59,7 @@ run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 		eu_fiber_posted(eu);
 	/* Signals combine within a fiber (post.c, signal_here): the next
 	 * fiber's first signal is performed at once. */
-	eu->cs = NULL;
+	eu->comb_slot = NULL;
 }
 
 /* Nothing ready: spin, then block until the SU wakes us. */
@@ -155,14 +155,16 @@ void *eu_thread(void *arg)
 			 * message the SU published before (ordering rules;
 			 * one not yet due under an HWQ latency too), before
 			 * tokens. */
-			if (eu->lr_len && !q_ring_nonempty(eu->ready)) {
-				struct eu_ready e = eu->lr[eu->lr_head];
-				eu->lr_head =
-				    (eu->lr_head + 1) & (eu->lr_cap - 1);
-				eu->lr_len--;
+			if (eu->own_ready_len && !q_ring_nonempty(eu->ready)) {
+				struct eu_ready e =
+				    eu->own_ready[eu->own_ready_head];
+				eu->own_ready_head = (eu->own_ready_head + 1) &
+						     (eu->own_ready_cap - 1);
+				eu->own_ready_len--;
 				run_fiber(eu, e.fiber, e.frame);
 				if (q_unlikely(acct_on))
-					eu_fiber_ended(eu, eu->lr_len != 0);
+					eu_fiber_ended(eu,
+						       eu->own_ready_len != 0);
 				continue;
 			}
 			void *t = deque_pop(eu->tokens);

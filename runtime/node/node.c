@@ -159,7 +159,7 @@ static void node_free(struct earth_node *n)
 		n->net->ops->fini(n->net);
 	n->net = NULL;
 	free(eu_g.ovf);
-	free(eu_g.lr);
+	free(eu_g.own_ready);
 	free(su_g.rovf);
 	deque_free(&n->tokens);
 	q_ring_fini(&n->req);
