@@ -286,6 +286,16 @@ static inline bool eu_own_work_pending(const struct eu_state *eu)
 	return eu->comb_count || eu->own_ready_len;
 }
 
+/* Requests still with the SU: has it performed them (eu_local_ok)? Pairs
+ * with the release store in su_ready_flush. */
+static inline __attribute__((always_inline)) void
+eu_seen_refresh(struct eu_state *eu)
+{
+	if (eu->req_posted != eu->req_seen)
+		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
+						    memory_order_acquire);
+}
+
 /* A message to fill: in the ring, or appended to the overflow list while
  * the ring is full (order is kept: once one request spills, the next ones
  * spill too until the list drains). */
