@@ -426,9 +426,13 @@ int earth_run(const struct earth_options *opts,
 	if (node_check_call(main_fn, args, size) != 0)
 		return EARTH_EXIT_USAGE;
 	/* Every setting but those of struct earth_options, validated
-	 * before anything starts (base/settings.h). */
-	node_same_layout(); /* under a PMIx launcher (aslr.c) */
-	if (earth_settings_load() != 0 || node_init(n, opts) != 0)
+	 * before anything starts (base/settings.h); then, under a PMIx
+	 * launcher, the same layout as the other nodes (aslr.c: it may
+	 * execute the program again, and reads EARTH_ASLR). */
+	if (earth_settings_load() != 0)
+		return EARTH_EXIT_USAGE;
+	node_same_layout();
+	if (node_init(n, opts) != 0)
 		return EARTH_EXIT_USAGE;
 	if (node_open_net(n) != 0 || node_open_memory(n) != 0 ||
 	    node_clocks(n) != 0) {
