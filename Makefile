@@ -188,7 +188,7 @@ $(BUILD)/rel/bin/demo: $(call objs,rel,threaded-c/examples/demo.c $(EXAMPLE_TF))
 $(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c \
     runtime/launcher/earthrun_parse.c runtime/launcher/earthrun_map.c \
     runtime/launcher/earthrun_spawn.c runtime/launcher/earthrun_watch.c \
-    runtime/base/jsonparts.c)
+    runtime/base/jsonparts.c runtime/base/settings.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ -o $@
 

@@ -285,6 +285,19 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "5",
 	 .help = "tcp: seconds a peer may leave what is sent to it unread "
 		 "before it is named and the job stops"},
+    [EARTH_SET_ASLR] =
+	{.env = "EARTH_ASLR",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "0",
+	 .help = "keep address-space randomisation: earthrun starts its nodes "
+		 "without it, a node under a PMIx launcher starts itself again "
+		 "without it (read first thing in earth_run)"},
+    [EARTH_SET_TC_STATS] =
+	{.env = "EARTH_TC_STATS",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "0",
+	 .help = "Threaded-C programs: print the Table 3 counters (fiber "
+		 "starts, variables restored and saved) on stderr at exit"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

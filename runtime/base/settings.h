@@ -7,8 +7,10 @@
  * earth_run for the rest) and keeps the values here; every layer reads
  * them through the getters. `--earth-help` prints the table, and
  * docs/user-guide.md's "Settings" table is checked against it
- * (tests/t_settings.c). The launcher's own variables (EARTH_ASLR) and the
- * launchers' (SLURM_*, OMPI_*, PMI_*) are not here.
+ * (tests/t_settings.c). Outside the node, earthrun reads EARTH_GMEM_MB
+ * and EARTH_ASLR through it, and Threaded-C's report EARTH_TC_STATS (after
+ * earth_run loaded it). The launchers' variables (SLURM_*, OMPI_*, PMI_*,
+ * PMIX_*) are not here.
  */
 #ifndef EARTH_BASE_SETTINGS_H
 #define EARTH_BASE_SETTINGS_H
@@ -56,6 +58,8 @@ enum earth_set {
 	EARTH_SET_NET_BW_MBPS,
 	EARTH_SET_PEER_QUEUE_MB,
 	EARTH_SET_PEER_STALL_S,
+	EARTH_SET_ASLR,
+	EARTH_SET_TC_STATS,
 	EARTH_SET_COUNT_
 };
 

@@ -38,12 +38,12 @@ struct eu_state {
 	/* The next word to write in the request message being filled
 	 * (queues/req_line.h), in the ring or the last of the overflow list;
 	 * NULL when none is open. The payload ends the 64-byte message, and
-	 * an open message has room left (a full one goes at once), so lw
+	 * an open message has room left (a full one goes at once), so line_next
 	 * alone gives the message (eu_line_msg) and its room (eu_line_room):
-	 * a record stores its words and lw, nothing else. Every store counts:
-	 * stores leave the core in order, each behind the ring slot's, which
-	 * waits for its line to come back from the SU's core. */
-	uint64_t *lw;
+	 * a record stores its words and line_next, nothing else. Every store
+	 * counts: stores leave the core in order, each behind the ring slot's,
+	 * which waits for its line to come back from the SU's core. */
+	uint64_t *line_next;
 	/* Requests posted while the ring was full, oldest first. */
 	struct q_msg *ovf;
 	size_t ovf_head, ovf_len, ovf_cap;
@@ -73,20 +73,20 @@ struct eu_state {
 	 * errors). They are performed, in one compare-and-swap, before
 	 * anything the EU does after them could tell: another slot's signal,
 	 * a request, SPAWN, INVOKE, INCR_SYNC, INIT_SYNC, END_FUNCTION, the
-	 * fiber's end (eu_sig_flush). While cn is not 0 no request waits for
-	 * the SU (eu_local_ok held, and a request performs them first), so
-	 * no message is open. */
-	earth_slot *cs;
-	uint64_t cn;
-	const char *cop;
+	 * fiber's end (eu_comb_perform). While comb_count is not 0 no request
+	 * waits for the SU (eu_local_ok held, and a request performs them
+	 * first), so no message is open. */
+	earth_slot *comb_slot;
+	uint64_t comb_count;
+	const char *comb_op;
 	/* Fibers made ready by those, oldest first: a circular list
-	 * of lr_cap (a power of two) entries. The loop runs them when the
-	 * ready ring is empty. */
+	 * of own_ready_cap (a power of two) entries. The loop runs them when
+	 * the ready ring is empty. */
 	struct eu_ready {
 		earth_fiber_fn fiber;
 		void *frame;
-	} * lr;
-	size_t lr_head, lr_len, lr_cap;
+	} * own_ready;
+	size_t own_ready_head, own_ready_len, own_ready_cap;
 	uint64_t slot_signals, fibers_ready; /* counted as the SU's are */
 	uint64_t idle_ticks;
 	/* Registered segments the EU's checks found lately (post.c). */
@@ -120,10 +120,10 @@ extern __thread earth_fiber_fn eu_cur_fiber EARTH_HIDDEN
  * the last fiber that ran (node/stuck.c). */
 extern earth_fiber_fn *eu_cur_fiber_at EARTH_HIDDEN;
 
-/* Usage error in operation `op`: names the running fiber and exits. */
 /* main's frame ends: stops the job if one of its slots still waits
  * (Threaded-C programs, by the source table; mainend.c). */
 void eu_main_end_check(void *frame) EARTH_HIDDEN EARTH_COLD;
+/* Usage error in operation `op`: names the running fiber and exits. */
 _Noreturn void eu_misuse(const char *op, const char *fmt, ...) EARTH_HIDDEN
     __attribute__((format(printf, 2, 3), cold));
 
@@ -257,22 +257,47 @@ static inline void eu_ready_take(struct eu_state *eu, struct q_msg *m,
 	}
 }
 
-/* Performs the signals combined so far (eu_state.cs; post.c). */
-void eu_sig_flush(struct eu_state *eu) EARTH_HIDDEN;
-/* Before anything the combined signals must come before. */
+/*
+ * The signals combined so far (eu_state.comb_slot), and the EU's own ready
+ * list, before what they must precede. Three calls, from cheapest:
+ *   eu_comb_perform       inline, one test: performs the combined signals
+ *                         if there are any. Call it before anything the
+ *                         EU does that they must come before (another
+ *                         slot's signal, SPAWN or INVOKE on the EU,
+ *                         INIT_SYNC, the fiber's end).
+ *   eu_comb_perform_slow  out of line, no test: the work of the one above.
+ *                         Call it only where comb_count is already known
+ *                         to be non-zero (a cold path that tested it).
+ *   eu_own_ready_to_su    out of line: performs the combined signals, then
+ *                         sends the EU's own ready list to the SU as
+ *                         SPAWNs. Call it before posting a request while
+ *                         eu_own_work_pending: the fibers a request makes
+ *                         ready come through the ring and would otherwise
+ *                         run before the list (post.c).
+ */
+void eu_comb_perform_slow(struct eu_state *eu) EARTH_HIDDEN;
 static inline __attribute__((always_inline)) void
-eu_sig_settle(struct eu_state *eu)
+eu_comb_perform(struct eu_state *eu)
 {
-	if (q_unlikely(eu->cn))
-		eu_sig_flush(eu);
+	if (q_unlikely(eu->comb_count))
+		eu_comb_perform_slow(eu);
+}
+void eu_own_ready_to_su(struct eu_state *eu) EARTH_HIDDEN;
+/* Signals combined or fibers on the EU's own ready list: what must go
+ * before a request (eu_own_ready_to_su). */
+static inline bool eu_own_work_pending(const struct eu_state *eu)
+{
+	return eu->comb_count || eu->own_ready_len;
 }
 
-/* Before a request when the EU has signals combined or fibers on its own
- * ready list (post.c): those go first. */
-void eu_post_prepare(struct eu_state *eu) EARTH_HIDDEN;
-static inline bool eu_post_waiting(const struct eu_state *eu)
+/* Requests still with the SU: has it performed them (eu_local_ok)? Pairs
+ * with the release store in su_ready_flush. */
+static inline __attribute__((always_inline)) void
+eu_seen_refresh(struct eu_state *eu)
 {
-	return eu->cn || eu->lr_len;
+	if (eu->req_posted != eu->req_seen)
+		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
+						    memory_order_acquire);
 }
 
 /* A message to fill: in the ring, or appended to the overflow list while
@@ -310,7 +335,7 @@ static inline void eu_su_nudge(void)
 
 /* A whole-message record (struct su_req's layout) into message m: the head,
  * then slot, a, b, c, spare, as three 16-byte stores rather than six (each
- * store leaves the core behind the ring slot's, eu_state.lw). */
+ * store leaves the core behind the ring slot's, eu_state.line_next). */
 static inline __attribute__((always_inline)) void
 eu_wide_write(struct q_msg *m, uint64_t head, uint64_t slot, uint64_t a,
 	      uint64_t b, uint64_t c, uint64_t spare)
@@ -331,18 +356,18 @@ static inline void eu_msg_end(struct eu_state *eu, struct q_msg *m)
 
 static_assert(offsetof(struct q_msg, w) + sizeof(((struct q_msg *)0)->w) ==
 		  sizeof(struct q_msg),
-	      "the request payload ends its message (eu_state.lw)");
+	      "the request payload ends its message (eu_state.line_next)");
 
-/* Bytes left in the open message (0: none is open, lw NULL). */
+/* Bytes left in the open message (0: none is open, line_next NULL). */
 static inline size_t eu_line_room(const struct eu_state *eu)
 {
-	return -(uintptr_t)eu->lw & (sizeof(struct q_msg) - 1);
+	return -(uintptr_t)eu->line_next & (sizeof(struct q_msg) - 1);
 }
 
-/* The open message; lw may point just past it (full). */
+/* The open message; line_next may point just past it (full). */
 static inline struct q_msg *eu_line_msg(const struct eu_state *eu)
 {
-	return (struct q_msg *)(((uintptr_t)eu->lw - 1) &
+	return (struct q_msg *)(((uintptr_t)eu->line_next - 1) &
 				~(uintptr_t)(sizeof(struct q_msg) - 1));
 }
 
@@ -350,18 +375,18 @@ static inline struct q_msg *eu_line_msg(const struct eu_state *eu)
 static inline void eu_line_close(struct eu_state *eu)
 {
 	if (eu_line_room(eu))
-		*eu->lw = 0;
+		*eu->line_next = 0;
 	eu_msg_end(eu, eu_line_msg(eu));
-	eu->lw = NULL;
+	eu->line_next = NULL;
 }
 
 /* A message of its own for a whole-message record, after the open one:
- * the open-message state is not touched (see eu_state.lw). */
+ * the open-message state is not touched (see eu_state.line_next). */
 static inline struct q_msg *eu_msg_begin(struct eu_state *eu)
 {
-	if (q_unlikely(eu_post_waiting(eu)))
-		eu_post_prepare(eu);
-	if (eu->lw)
+	if (q_unlikely(eu_own_work_pending(eu)))
+		eu_own_ready_to_su(eu);
+	if (eu->line_next)
 		eu_line_close(eu);
 	return eu_post_begin(eu);
 }
@@ -375,14 +400,14 @@ uint64_t *eu_line_open(struct eu_state *eu, unsigned words) EARTH_HIDDEN;
 static inline uint64_t *eu_rec_begin(struct eu_state *eu, unsigned words)
 {
 	if (q_likely(eu_line_room(eu) >= words * sizeof(uint64_t)))
-		return eu->lw;
+		return eu->line_next;
 	return eu_line_open(eu, words);
 }
 
 /* The record at w of `words` words is written; a full message goes now. */
 static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
 {
-	eu->lw = w + words;
+	eu->line_next = w + words;
 	if (!eu_line_room(eu))
 		eu_line_close(eu);
 }
@@ -392,7 +417,7 @@ static inline void eu_rec_end(struct eu_state *eu, uint64_t *w, unsigned words)
 static inline __attribute__((always_inline)) void
 eu_post_flush(struct eu_state *eu)
 {
-	if (eu->lw)
+	if (eu->line_next)
 		eu_line_close(eu);
 	if (q_ring_flush(eu->req))
 		eu_su_nudge();
@@ -407,7 +432,8 @@ void eu_ready_grow(struct eu_state *eu) EARTH_HIDDEN;
 static inline __attribute__((always_inline)) void
 eu_ready_put(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 {
-	eu->lr[(eu->lr_head + eu->lr_len++) & (eu->lr_cap - 1)] =
+	eu->own_ready[(eu->own_ready_head + eu->own_ready_len++) &
+		      (eu->own_ready_cap - 1)] =
 	    (struct eu_ready){fiber, frame};
 	eu->fibers_ready++;
 }
@@ -415,7 +441,7 @@ eu_ready_put(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
 				 void *frame)
 {
-	if (q_unlikely(eu->lr_len == eu->lr_cap))
+	if (q_unlikely(eu->own_ready_len == eu->own_ready_cap))
 		eu_ready_grow(eu);
 	eu_ready_put(eu, fiber, frame);
 }
@@ -424,7 +450,7 @@ static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
 static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 				  void *frame)
 {
-	eu_sig_settle(eu);
+	eu_comb_perform(eu);
 	eu_ready_push(eu, fiber, frame);
 }
 

@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * loop.c - the EU thread: run main's entry fiber, then take ready
- * (fiber, frame) pairs from the SU->EU ring and run them until main's frame
- * ends; with none there, the fibers its own signals made ready (eu/post.c),
- * then the newest token of its own (work first: the SU steals the oldest
- * for other nodes). With neither it spins, then
- * blocks until the SU wakes it.
+ * loop.c - the EU thread of a dual node: the fiber loop (eu/fiber_loop.h,
+ * shared with single-core nodes) with what a fiber's end calls for here
+ * (its combined signals performed, its requests sent) and the idle wait:
+ * spin, then block until the SU wakes it. Also the INVOKE trampoline.
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
 #include "eu/observe.h"
-#include "base/stamp.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -23,23 +20,13 @@ __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
 earth_fiber_fn *eu_cur_fiber_at;
 
-/* Requests still with the SU: has it performed them (eu_local_ok)? Pairs
- * with the release store in su_ready_flush. */
-static inline __attribute__((always_inline)) void
-eu_seen_refresh(struct eu_state *eu)
-{
-	if (eu->req_posted != eu->req_seen)
-		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
-						    memory_order_acquire);
-}
-
 /* END_THREAD of a fiber that posted requests, or while some wait. */
 static inline __attribute__((always_inline)) void
 eu_fiber_posted(struct eu_state *eu)
 {
 	/* Its combined signals are performed, and what it posted leaves
 	 * now: its last, partly filled message, and the SW tail. */
-	eu_sig_settle(eu);
+	eu_comb_perform(eu);
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
@@ -47,9 +34,12 @@ eu_fiber_posted(struct eu_state *eu)
 	eu->posted = eu->ovf_len || eu->req_posted != eu->req_seen;
 }
 
+/* A fiber, then what its end calls for (the loop's EU_LOOP_RUN). */
 static inline __attribute__((always_inline)) void
-run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
+run_fiber(struct earth_node *n, struct eu_state *eu, earth_fiber_fn fiber,
+	  void *frame)
 {
+	(void)n;
 	eu_cur_fiber = fiber;
 	if (q_unlikely(acct_on))
 		eu_fiber_observed(fiber, frame);
@@ -60,10 +50,11 @@ run_fiber(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 		eu_fiber_posted(eu);
 	/* Signals combine within a fiber (post.c, signal_here): the next
 	 * fiber's first signal is performed at once. */
-	eu->cs = NULL;
+	eu->comb_slot = NULL;
 }
 
-/* Nothing ready: spin, then block until the SU wakes us. */
+/* Nothing ready: spin, then block until the SU wakes us (the loop's
+ * EU_LOOP_IDLE). */
 static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 {
 	uint64_t t0 = q_tsc();
@@ -108,6 +99,13 @@ out:
 		eu_idle_observed(t0);
 }
 
+/* The loop (eu/fiber_loop.h) of a dual node. */
+#define EU_LOOP_NAME eu_loop
+#define EU_LOOP_RUN run_fiber
+#define EU_LOOP_IDLE eu_idle
+#define EU_LOOP_OWN_SIGNALS 1
+#include "eu/fiber_loop.h"
+
 void eu_invoke_trampoline(void *buf)
 {
 	struct eu_invoke_buf *b = buf;
@@ -134,73 +132,9 @@ void *eu_thread(void *arg)
 	earth_pin_cpu(n->eu_cpu);
 	eu_cur_fiber_at = &eu_cur_fiber;
 
-	eu_in_fiber = true;
 	if (acct_on)
 		acct_eu.mark = n->start_tsc;
-	if (n->id == 0) {
-		void *frame = eu_frame_alloc(eu, st->main_fn);
-		if (st->size)
-			memcpy(frame, st->args, st->size);
-		eu->main_frame = frame;
-		run_fiber(eu, st->main_fn->entry, frame);
-		if (acct_on)
-			eu_fiber_ended(eu, false);
-	}
-
-	/* Node 0 runs until main's frame ends; every node until node 0 says
-	 * the job ended (stop; pairs with the SU's release store). */
-	while (!eu->main_done &&
-	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
-		struct q_msg *m = q_ring_peek(eu->ready);
-		if (q_unlikely(!m)) {
-			/* Fibers the EU made ready itself: after every ready
-			 * message the SU published before (ordering rules;
-			 * one not yet due under an HWQ latency too), before
-			 * tokens. */
-			if (eu->lr_len && !q_ring_nonempty(eu->ready)) {
-				struct eu_ready e = eu->lr[eu->lr_head];
-				eu->lr_head =
-				    (eu->lr_head + 1) & (eu->lr_cap - 1);
-				eu->lr_len--;
-				run_fiber(eu, e.fiber, e.frame);
-				if (q_unlikely(acct_on))
-					eu_fiber_ended(eu, eu->lr_len != 0);
-				continue;
-			}
-			void *t = deque_pop(eu->tokens);
-			if (t) {
-				eu->tokens_run++;
-				run_fiber(eu, eu_token_fiber(t), t);
-				if (q_unlikely(acct_on))
-					eu_fiber_ended(
-					    eu, deque_size(eu->tokens) != 0);
-				continue;
-			}
-			eu_in_fiber = false;
-			eu_idle(n, eu);
-			eu_in_fiber = true;
-			continue;
-		}
-		struct ready_msg r;
-		eu_ready_take(eu, m, &r);
-		/* The SU stored its count of performed requests right after
-		 * it published this message: a fiber that continues a chain
-		 * of SPAWNs or INVOKEs through the SU finds every request
-		 * before it performed, and the chain goes on on the EU. */
-		eu_seen_refresh(eu);
-		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
-			EARTH_STAMP(STAMP_EU_FETCH);
-			run_fiber(eu, (earth_fiber_fn)(uintptr_t)r.e[k].fiber,
-				  (void *)(uintptr_t)r.e[k].frame);
-			if (q_unlikely(acct_on))
-				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
-						       r.e[k + 1].fiber);
-			if (q_unlikely(eu->main_done))
-				break;
-		}
-	}
-	eu_in_fiber = false;
-	eu_cur_fiber = NULL;
+	eu_loop(n, eu, st);
 	/* Pairs with the SU's acquire load of shutdown. */
 	atomic_store_explicit(&n->shutdown, true, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);

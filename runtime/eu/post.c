@@ -52,16 +52,16 @@ uint64_t *eu_line_open(struct eu_state *eu, unsigned words)
 	/* No message is open while signals are combined or fibers wait on
 	 * the EU's own list (they are made ready only when every request
 	 * was performed, and a request puts them first). */
-	if (q_unlikely(eu_post_waiting(eu))) {
-		eu_post_prepare(eu);
+	if (q_unlikely(eu_own_work_pending(eu))) {
+		eu_own_ready_to_su(eu);
 		if (eu_line_room(eu) >= words * sizeof(uint64_t))
-			return eu->lw;
+			return eu->line_next;
 	}
-	if (eu->lw)
+	if (eu->line_next)
 		eu_line_close(eu);
 	struct q_msg *m = eu_post_begin(eu);
-	eu->lw = m->w;
-	return eu->lw;
+	eu->line_next = m->w;
+	return eu->line_next;
 }
 
 /* A request that takes a whole message (struct su_req's layout); `where`:
@@ -141,15 +141,16 @@ static inline void post_pair(struct eu_state *eu, enum su_op op, uint64_t a,
  * this request makes ready come through the ring: they would run first
  * (posting order, docs/architecture.md). Counted once, by the SU.
  */
-void eu_post_prepare(struct eu_state *eu)
+void eu_own_ready_to_su(struct eu_state *eu)
 {
-	eu_sig_settle(eu);
-	size_t n = eu->lr_len, head = eu->lr_head;
-	eu->lr_len = 0;
-	eu->lr_head = 0;
+	eu_comb_perform(eu);
+	size_t n = eu->own_ready_len, head = eu->own_ready_head;
+	eu->own_ready_len = 0;
+	eu->own_ready_head = 0;
 	eu->fibers_ready -= n;
 	for (size_t i = 0; i < n; i++) {
-		struct eu_ready e = eu->lr[(head + i) & (eu->lr_cap - 1)];
+		struct eu_ready e =
+		    eu->own_ready[(head + i) & (eu->own_ready_cap - 1)];
 		post_pair(eu, SU_OP_SPAWN, (uintptr_t)e.fiber,
 			  (uintptr_t)e.frame);
 	}
@@ -158,7 +159,7 @@ void eu_post_prepare(struct eu_state *eu)
 void eu_ovf_drain(struct eu_state *eu)
 {
 	/* The open message may be the last of the list: it goes as it is. */
-	if (eu->lw)
+	if (eu->line_next)
 		eu_line_close(eu);
 	while (eu->ovf_len) {
 		struct q_msg *m = q_ring_reserve(eu->req);
@@ -309,7 +310,7 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 		eu_misuse("INIT_SYNC", "null fiber for slot %p", (void *)slot);
 	/* Signals the fiber gave before count against the old arming. */
 	if (eu_in_fiber)
-		eu_sig_settle(&eu_g);
+		eu_comb_perform(&eu_g);
 	slot->count = count;
 	slot->reset = reset;
 	slot->fiber = fiber;
@@ -351,25 +352,25 @@ static inline bool gslot_here(earth_gslot g)
 	return earth_gslot_node(g) == earth_node_g.id;
 }
 
-/* One more signal to the slot signalled last (eu_state.cs). Three plain
+/* One more signal to the slot signalled last (eu_state.comb_slot). Three plain
  * stores: storing the name and the flag only when they change (a load and a
  * branch each) measured slower. */
 static inline __attribute__((always_inline)) void combine(struct eu_state *eu,
 							  const char *op)
 {
-	eu->cn++;
-	eu->cop = op;
+	eu->comb_count++;
+	eu->comb_op = op;
 	eu->posted = true;
 }
 
 static inline __attribute__((always_inline)) void
 signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	eu_sig_settle(eu);
+	eu_comb_perform(eu);
 	eu->slot_signals++;
 	if (slot_count_down(s, op))
 		eu_ready_push(eu, slot_checked_fiber(s, op), s->frame);
-	eu->cs = s;
+	eu->comb_slot = s;
 }
 
 /*
@@ -378,7 +379,7 @@ signal_first(struct eu_state *eu, earth_slot *s, const char *op)
  * fiber joins the EU's own ready list. The signals that follow to the same
  * slot are combined: one add here, and the count goes down by all of them
  * in one compare-and-swap when the EU does anything they must come before
- * (eu_sig_flush). A fiber that signals one slot in a loop, a GET or DATA
+ * (eu_comb_perform). A fiber that signals one slot in a loop, a GET or DATA
  * per element, pays one atomic operation, not one each. Nothing can tell
  * the difference: the fibers they make ready join the EU's own list, which
  * runs only after this fiber ends, in the same order; the SU's signals to
@@ -387,42 +388,43 @@ signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 static inline __attribute__((always_inline)) void
 signal_here(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	if (eu->cs == s) {
+	if (eu->comb_slot == s) {
 		combine(eu, op);
 	} else {
 		signal_first(eu, s, op);
 	}
 }
 
-__attribute__((noinline)) void eu_sig_flush(struct eu_state *eu)
+__attribute__((noinline)) void eu_comb_perform_slow(struct eu_state *eu)
 {
-	earth_slot *s = eu->cs;
-	uint64_t k = eu->cn;
-	eu->cn = 0;
+	earth_slot *s = eu->comb_slot;
+	uint64_t k = eu->comb_count;
+	eu->comb_count = 0;
 	eu->slot_signals += k;
 	while (k) {
 		bool fired;
-		k -= slot_count_take(s, k, &fired, eu->cop);
+		k -= slot_count_take(s, k, &fired, eu->comb_op);
 		if (fired)
-			eu_ready_push(eu, slot_checked_fiber(s, eu->cop),
+			eu_ready_push(eu, slot_checked_fiber(s, eu->comb_op),
 				      s->frame);
 	}
 }
 
 void eu_ready_grow(struct eu_state *eu)
 {
-	size_t cap = eu->lr_cap ? eu->lr_cap * 2 : 256;
+	size_t cap = eu->own_ready_cap ? eu->own_ready_cap * 2 : 256;
 	struct eu_ready *p = malloc(cap * sizeof(*p));
 	if (!p)
 		earth_fatal("out of memory: %zu fibers made ready on the EU "
 			    "wait to run",
-			    eu->lr_len);
-	for (size_t i = 0; i < eu->lr_len; i++)
-		p[i] = eu->lr[(eu->lr_head + i) & (eu->lr_cap - 1)];
-	free(eu->lr);
-	eu->lr = p;
-	eu->lr_cap = cap;
-	eu->lr_head = 0;
+			    eu->own_ready_len);
+	for (size_t i = 0; i < eu->own_ready_len; i++)
+		p[i] = eu->own_ready[(eu->own_ready_head + i) &
+				     (eu->own_ready_cap - 1)];
+	free(eu->own_ready);
+	eu->own_ready = p;
+	eu->own_ready_cap = cap;
+	eu->own_ready_head = 0;
 }
 
 /* ---- SYNC, INCR_SYNC, SPAWN ---- */
@@ -449,23 +451,23 @@ static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
 static inline __attribute__((always_inline)) bool
 fast_sig_ok(const struct eu_state *eu, const earth_slot *s)
 {
-	if (eu->cs == s)
+	if (eu->comb_slot == s)
 		return true;
-	return !eu->cn && eu->lr_len < eu->lr_cap && !((uintptr_t)s & 7) &&
-	       s->fiber && reg_fiber_hit(s->fiber);
+	return !eu->comb_count && eu->own_ready_len < eu->own_ready_cap &&
+	       !((uintptr_t)s & 7) && s->fiber && reg_fiber_hit(s->fiber);
 }
 
 static inline __attribute__((always_inline)) void
 fast_sig(struct eu_state *eu, earth_slot *s, const char *op)
 {
-	if (eu->cs == s) {
+	if (eu->comb_slot == s) {
 		combine(eu, op);
 		return;
 	}
 	eu->slot_signals++;
 	if (slot_count_down(s, op))
 		eu_ready_put(eu, s->fiber, s->frame);
-	eu->cs = s;
+	eu->comb_slot = s;
 }
 
 /* The slot of an operation's slot argument when the fast path may signal
@@ -543,7 +545,7 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
 	struct eu_state *eu = &eu_g;
 	if (eu_local_ok(eu)) {
-		eu_sig_settle(eu);
+		eu_comb_perform(eu);
 		slot_incr(slot, n, su_op_names[SU_OP_INCR_SYNC]);
 	} else {
 		post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
@@ -563,7 +565,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 		post_remote(SU_OP_INCR_SYNC, 0, SU_REQ_GSLOT, n, slot.bits, 0,
 			    0);
 	else if (eu_local_ok(eu)) {
-		eu_sig_settle(eu);
+		eu_comb_perform(eu);
 		slot_incr(earth_gslot_addr(slot), n,
 			  su_op_names[SU_OP_INCR_SYNC]);
 	} else
@@ -626,7 +628,7 @@ enum fast { FAST_NO, FAST_DONE, FAST_WAKE };
  * the EU's cache, no message is open, nothing waits before it, the ring
  * has credits. A call the path might make would have the compiler save
  * registers at the entry, and every push is a store that leaves the core
- * behind the ring slot's (eu_state.lw). FAST_NO when anything needs more
+ * behind the ring slot's (eu_state.line_next). FAST_NO when anything needs more
  * (nothing done: post_blkmov takes it, and says what is wrong); FAST_WAKE
  * when the SU must be woken.
  */
@@ -639,7 +641,8 @@ blkmov_fast(earth_gptr src, earth_gptr dst, size_t n, unsigned flags,
 		return FAST_NO;
 	if (q_unlikely(!blkmov_end_ok(src, n) || !blkmov_end_ok(dst, n)))
 		return FAST_NO;
-	if (q_unlikely(eu->lw || eu->cn || eu->lr_len || eu->ovf_len))
+	if (q_unlikely(eu->line_next || eu->comb_count || eu->own_ready_len ||
+		       eu->ovf_len))
 		return FAST_NO;
 	struct q_msg *m = q_ring_reserve_now(eu->req);
 	if (q_unlikely(!m))
@@ -1133,14 +1136,14 @@ static inline __attribute__((always_inline)) void end_function(void *frame)
 /* A combined signal may name a slot in the frame: performed first. */
 static __attribute__((noinline)) void end_function_signalled(void *frame)
 {
-	eu_sig_flush(&eu_g);
+	eu_comb_perform_slow(&eu_g);
 	end_function(frame);
 }
 
 void earth_end_function(void *frame)
 {
 	EU_CHECK_IN_FIBER("END_FUNCTION");
-	if (q_unlikely(eu_g.cn))
+	if (q_unlikely(eu_g.comb_count))
 		end_function_signalled(frame);
 	else
 		end_function(frame);

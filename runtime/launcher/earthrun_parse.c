@@ -4,6 +4,7 @@
  * value checked. A usage error says what to give and exits 2.
  */
 #include "earthrun.h"
+#include "base/settings.h"
 #include "net/shm_layout.h"
 
 #include <errno.h>
@@ -272,16 +273,23 @@ static int parse_option(int argc, char **argv, int *i, struct er_opts *o)
 
 int er_parse(int argc, char **argv, struct er_opts *o)
 {
-	const char *genv = getenv("EARTH_GMEM_MB");
 	int i = 1, rc = 0;
 	*o = (struct er_opts){.ring_kb = 1024, .gmem_mb = GMEM_DEFAULT_MB};
-	if (genv && (o->gmem_mb = parse_gmem_mb(genv)) < 0) {
-		fprintf(stderr,
-			"earthrun: EARTH_GMEM_MB=%s: give MiB from 0 to "
-			"%llu\n",
-			genv, GMEM_SPAN >> 20);
-		return 2;
+	/* The node's settings earthrun reads too, through the node's table
+	 * (base/settings.h): the global memory per node (--gmem-mb wins),
+	 * and whether the nodes keep address-space randomisation
+	 * (earthrun_spawn.c). */
+	static const enum earth_set from_env[] = {EARTH_SET_GMEM_MB,
+						  EARTH_SET_ASLR};
+	for (size_t k = 0; k < sizeof(from_env) / sizeof(from_env[0]); k++) {
+		char msg[512];
+		if (earth_setting_load(from_env[k], msg, sizeof(msg)) != 0) {
+			fprintf(stderr, "earthrun: %s\n", msg);
+			return 2;
+		}
 	}
+	if (earth_setting_given(EARTH_SET_GMEM_MB))
+		o->gmem_mb = (long)earth_setting_u64(EARTH_SET_GMEM_MB);
 	while (i < argc && (rc = parse_option(argc, argv, &i, o)) == 0)
 		i++;
 	if (rc > 0)

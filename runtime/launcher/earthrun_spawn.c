@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE 1
 #include "earthrun.h"
+#include "base/settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +31,8 @@ static void run_node(const struct er_opts *o, const struct er_job *j, long k,
 	snprintf(fdbuf, sizeof(fdbuf), "%d", j->fd);
 	snprintf(nbuf, sizeof(nbuf), "%ld", o->nodes);
 	/* Same addresses on every node for the program's static
-	 * data (symmetric globals), unless EARTH_ASLR=1. */
-	const char *aslr = getenv("EARTH_ASLR");
-	if (!aslr || strcmp(aslr, "1"))
+	 * data (symmetric globals), unless EARTH_ASLR=1 (er_parse read it). */
+	if (!earth_setting_on(EARTH_SET_ASLR))
 		personality(ADDR_NO_RANDOMIZE);
 	/* If earthrun dies, the node is told (SIGTERM). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);

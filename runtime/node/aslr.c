@@ -10,11 +10,14 @@
  * earth_run, it sets ADDR_NO_RANDOMIZE and executes itself again (same
  * pid, so the launcher keeps it). The flag it set is the guard: a process
  * that has it never executes itself again. EARTH_ASLR=1 keeps the
- * randomised layout.
+ * randomised layout: a setting of the table (base/settings.h), so
+ * earth_run loads the settings first, then calls node_same_layout (a
+ * bad value stops the node before it would execute itself again).
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "base/settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,8 +64,7 @@ static char **own_argv(char **text)
 
 void node_same_layout(void)
 {
-	const char *keep = getenv("EARTH_ASLR");
-	if (!getenv("PMIX_RANK") || (keep && !strcmp(keep, "1")))
+	if (!getenv("PMIX_RANK") || earth_setting_on(EARTH_SET_ASLR))
 		return;
 	int cur = personality(0xffffffff);
 	if (cur < 0 || (cur & ADDR_NO_RANDOMIZE))

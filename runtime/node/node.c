@@ -159,7 +159,7 @@ static void node_free(struct earth_node *n)
 		n->net->ops->fini(n->net);
 	n->net = NULL;
 	free(eu_g.ovf);
-	free(eu_g.lr);
+	free(eu_g.own_ready);
 	free(su_g.rovf);
 	deque_free(&n->tokens);
 	q_ring_fini(&n->req);
@@ -218,19 +218,20 @@ static int node_run_single(struct earth_node *n, struct eu_start *st)
 	return 0;
 }
 
-int earth_run(const struct earth_options *opts,
-	      const struct earth_tfunc *main_fn, const void *args, size_t size)
+/* earth_run's arguments: main's descriptor and its argument block agree;
+ * no node runs in this process yet. */
+static int node_check_call(const struct earth_tfunc *main_fn, const void *args,
+			   size_t size)
 {
-	struct earth_node *n = &earth_node_g;
 	if (atomic_load_explicit(&node_running, memory_order_relaxed)) {
 		fprintf(stderr,
 			"earth: earth_run: a node is already running in "
 			"this process\n");
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
 	if (!main_fn || !main_fn->entry) {
 		fprintf(stderr, "earth: earth_run: null main function\n");
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
 	if (main_fn->args_size > main_fn->frame_size) {
 		fprintf(
@@ -238,7 +239,7 @@ int earth_run(const struct earth_options *opts,
 		    "earth: earth_run: %s declares %u bytes of arguments but "
 		    "a %u-byte frame\n",
 		    main_fn->name, main_fn->args_size, main_fn->frame_size);
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
 	if (size != main_fn->args_size || (size && !args)) {
 		fprintf(
@@ -246,13 +247,15 @@ int earth_run(const struct earth_options *opts,
 		    "earth: earth_run: %zu bytes of arguments for %s, which "
 		    "takes %u\n",
 		    size, main_fn->name, main_fn->args_size);
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
-	/* Every setting but those of struct earth_options, validated
-	 * before anything starts (base/settings.h). */
-	node_same_layout(); /* under a PMIx launcher (aslr.c) */
-	if (earth_settings_load() != 0)
-		return EARTH_EXIT_USAGE;
+	return 0;
+}
+
+/* A clean node and units with the hooks the lower layers call, the
+ * options, and the node's place in the job. */
+static int node_init(struct earth_node *n, const struct earth_options *opts)
+{
 	memset(n, 0, sizeof(*n));
 	memset(&eu_g, 0, sizeof(eu_g));
 	memset(&su_g, 0, sizeof(su_g));
@@ -269,29 +272,39 @@ int earth_run(const struct earth_options *opts,
 	const char *jerr = earth_job_from_env(n);
 	if (jerr) {
 		fprintf(stderr, "earth: %s\n", jerr);
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
 	earth_fatal_set_node(n->id);
 	n->su_wordp = &n->su_word;
-	if (n->num_nodes > 1) {
-		const char *nerr = NULL;
-		n->net = net_open(n->id, n->num_nodes, &nerr);
-		su_g.out_head = calloc(n->num_nodes, sizeof(*su_g.out_head));
-		su_g.out_tail = calloc(n->num_nodes, sizeof(*su_g.out_tail));
-		su_g.owed = calloc(n->num_nodes, sizeof(*su_g.owed));
-		su_g.owed_max = earth_setting_u64(EARTH_SET_PEER_QUEUE_MB)
-				<< 20;
-		su_g.hungry = calloc(n->num_nodes, sizeof(*su_g.hungry));
-		if (!n->net || !su_g.out_head || !su_g.out_tail || !su_g.owed ||
-		    !su_g.hungry) {
-			fprintf(stderr, "earth: node %u of %u: %s\n", n->id,
-				n->num_nodes, nerr ? nerr : "out of memory");
-			node_free(n);
-			return EARTH_EXIT_USAGE;
-		}
-		n->su_wordp = n->net->ops->su_word(n->net);
-		n->net->place = su_net_place;
+	return 0;
+}
+
+/* A job of several nodes: the transport and the SU's per-peer queues. */
+static int node_open_net(struct earth_node *n)
+{
+	if (n->num_nodes <= 1)
+		return 0;
+	const char *nerr = NULL;
+	n->net = net_open(n->id, n->num_nodes, &nerr);
+	su_g.out_head = calloc(n->num_nodes, sizeof(*su_g.out_head));
+	su_g.out_tail = calloc(n->num_nodes, sizeof(*su_g.out_tail));
+	su_g.owed = calloc(n->num_nodes, sizeof(*su_g.owed));
+	su_g.owed_max = earth_setting_u64(EARTH_SET_PEER_QUEUE_MB) << 20;
+	su_g.hungry = calloc(n->num_nodes, sizeof(*su_g.hungry));
+	if (!n->net || !su_g.out_head || !su_g.out_tail || !su_g.owed ||
+	    !su_g.hungry) {
+		fprintf(stderr, "earth: node %u of %u: %s\n", n->id,
+			n->num_nodes, nerr ? nerr : "out of memory");
+		return -1;
 	}
+	n->su_wordp = n->net->ops->su_word(n->net);
+	n->net->place = su_net_place;
+	return 0;
+}
+
+/* The memory remote nodes may reach: static data, the global segment. */
+static int node_open_memory(struct earth_node *n)
+{
 	reg_mem_add_static();
 	const char *gerr = gmem_open(n->id, n->num_nodes, n->net);
 	if (!gerr)
@@ -299,28 +312,40 @@ int earth_run(const struct earth_options *opts,
 	node_tids_transport();
 	if (gerr) {
 		fprintf(stderr, "earth: node %u: %s\n", n->id, gerr);
-		node_free(n);
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
+	return 0;
+}
+
+/* Times in TSC ticks, and whether the node keeps time and counters. */
+static int node_clocks(struct earth_node *n)
+{
 	n->tsc_per_ns = q_tsc_per_ns();
 	n->spin_ticks = (uint64_t)(n->opts.spin_us * 1000.0 * n->tsc_per_ns);
 	n->steal_ticks = (uint64_t)(EARTH_STEAL_AFTER_NS * n->tsc_per_ns);
 	n->busy_yield_ticks = (uint64_t)(EARTH_BUSY_YIELD_NS * n->tsc_per_ns);
 	n->timing = n->opts.print_stats || earth_setting_on(EARTH_SET_TIMING);
-	if (acct_open(n) != 0) {
-		node_free(n);
-		return EARTH_EXIT_USAGE;
-	}
+	if (acct_open(n) != 0)
+		return -1;
 	n->timing |= acct_on;
-	if (earth_topology_choose(n) != 0)
-		return EARTH_EXIT_USAGE;
-	bool single = n->opts.node_mode != EARTH_MODE_DUAL;
+	return 0;
+}
+
+/* A single-core node's CPU, and how long a unit spins before it yields
+ * to a partner on the same CPU (who cannot answer until it does). */
+static void node_place(struct earth_node *n, bool single)
+{
 	if (single)
 		node_single_cpu(n);
-	/* A partner on the same CPU cannot answer until we yield. */
 	n->yield_ticks = n->eu_cpu == n->su_cpu
 			     ? 0
 			     : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
+}
+
+/* The EU<->SU rings, the inbox and the token deque, on the node's NUMA
+ * node, handed to the units. */
+static int node_open_queues(struct earth_node *n, bool single)
+{
 	enum q_mode mode =
 	    n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
@@ -337,20 +362,18 @@ int earth_run(const struct earth_options *opts,
 			"of 64 bytes) or the token deque: out of memory or "
 			"bad size\n",
 			slots);
-		node_free(n);
-		return EARTH_EXIT_USAGE;
+		return -1;
 	}
 	q_ring_set_batches(&n->ready, 32, EARTH_READY_CREDIT_BATCH);
 	eu_g.req = su_g.req = &n->req;
 	eu_g.ready = su_g.ready = &n->ready;
 	eu_g.tokens = &n->tokens;
+	return 0;
+}
 
-	static const struct trace_names names = {node_tfunc_name,
-						 wire_type_name};
-	if (trace_open(n->id, n->num_nodes, n->tsc_per_ns, &names) != 0) {
-		node_free(n);
-		return EARTH_EXIT_USAGE;
-	}
+/* How the units share the work in this run. */
+static void node_unit_policy(struct earth_node *n, bool single)
+{
 	/* The EU signals slots of this node itself (eu/post.c) on a dual
 	 * node, unobserved: a single-core node's SU work runs between fibers
 	 * anyway, an observed run shows every signal on the SU, and
@@ -372,14 +395,12 @@ int earth_run(const struct earth_options *opts,
 	n->su_probe = n->su_doze && n->shared_spin_ticks < n->spin_ticks;
 	n->probe_every_ticks =
 	    (uint64_t)(EARTH_SHARED_PROBE_NS * n->tsc_per_ns);
-	struct eu_start st = {n, main_fn, args, size};
-	n->start_tsc = q_tsc();
-	atomic_store_explicit(&node_running, true, memory_order_release);
-	if (single ? node_run_single(n, &st) : node_run_dual(n, &st)) {
-		node_quiesce_inbox();
-		node_free(n);
-		return EARTH_EXIT_USAGE;
-	}
+}
+
+/* After the units' threads ended: the statistics and trace written, the
+ * node's exit status, everything freed. */
+static int node_finish(struct earth_node *n)
+{
 	n->end_tsc = q_tsc();
 	node_quiesce_inbox();
 	if (n->opts.print_stats)
@@ -394,6 +415,54 @@ int earth_run(const struct earth_options *opts,
 		status = EARTH_EXIT_OUTPUT;
 	node_free(n);
 	return status;
+}
+
+/* Brings the node up step by step (each step says why it failed), runs
+ * the units' threads until the job ends, and brings it down. */
+int earth_run(const struct earth_options *opts,
+	      const struct earth_tfunc *main_fn, const void *args, size_t size)
+{
+	struct earth_node *n = &earth_node_g;
+	if (node_check_call(main_fn, args, size) != 0)
+		return EARTH_EXIT_USAGE;
+	/* Every setting but those of struct earth_options, validated
+	 * before anything starts (base/settings.h); then, under a PMIx
+	 * launcher, the same layout as the other nodes (aslr.c: it may
+	 * execute the program again, and reads EARTH_ASLR). */
+	if (earth_settings_load() != 0)
+		return EARTH_EXIT_USAGE;
+	node_same_layout();
+	if (node_init(n, opts) != 0)
+		return EARTH_EXIT_USAGE;
+	if (node_open_net(n) != 0 || node_open_memory(n) != 0 ||
+	    node_clocks(n) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	if (earth_topology_choose(n) != 0)
+		return EARTH_EXIT_USAGE;
+	bool single = n->opts.node_mode != EARTH_MODE_DUAL;
+	node_place(n, single);
+	if (node_open_queues(n, single) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	static const struct trace_names names = {node_tfunc_name,
+						 wire_type_name};
+	if (trace_open(n->id, n->num_nodes, n->tsc_per_ns, &names) != 0) {
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	node_unit_policy(n, single);
+	struct eu_start st = {n, main_fn, args, size};
+	n->start_tsc = q_tsc();
+	atomic_store_explicit(&node_running, true, memory_order_release);
+	if (single ? node_run_single(n, &st) : node_run_dual(n, &st)) {
+		node_quiesce_inbox();
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	return node_finish(n);
 }
 
 int earth_main(int argc, char **argv, const struct earth_tfunc *main_fn)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * single.c - the one thread of a single-core node: it runs the EU's loop
- * and does the SU's work itself (su_step, the same function the SU thread
- * of a dual node calls). The EU still posts every operation into the
- * request ring; the thread handles the ring when the fiber ends. Tokens
- * go to the EU's deque as on a dual node: the thread runs the newest when
- * nothing is ready, its SU work steals the oldest for other nodes.
+ * single.c - the one thread of a single-core node: it runs the EU's
+ * fiber loop (eu/fiber_loop.h, the dual node's too) and does the SU's work
+ * itself (su_step, the same function the SU thread of a dual node calls).
+ * The EU still posts every operation into the request ring; the thread
+ * handles the ring when the fiber ends. Tokens go to the EU's deque as on
+ * a dual node: the thread runs the newest when nothing is ready, its SU
+ * work steals the oldest for other nodes.
  *   single-poll:      after each fiber and when idle: requests, inbox,
  *                     arrivals (a full su_step).
  *   single-interrupt: after each fiber: requests and inbox only; arrivals
@@ -17,9 +18,8 @@
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
-#include "node/irq.h"
 #include "eu/observe.h"
-#include "base/stamp.h"
+#include "node/irq.h"
 #include "su/su.h"
 
 #include <sched.h>
@@ -51,7 +51,7 @@ static inline unsigned single_su(struct earth_node *n, struct eu_state *eu,
 }
 
 /* A fiber, then the SU work its end calls for. irq is a constant in each
- * caller, so each mode gets its own copy of the loop. */
+ * caller (each mode's loop). */
 static inline void single_fiber(struct earth_node *n, struct eu_state *eu,
 				earth_fiber_fn fiber, void *frame, bool irq)
 {
@@ -141,55 +141,21 @@ out:
 		eu_idle_observed(t0);
 }
 
-static inline void single_loop(struct earth_node *n, struct eu_start *st,
-			       bool irq)
-{
-	struct eu_state *eu = &eu_g;
-	eu_in_fiber = true;
-	if (n->id == 0) {
-		void *frame = eu_frame_alloc(eu, st->main_fn);
-		if (st->size)
-			memcpy(frame, st->args, st->size);
-		eu->main_frame = frame;
-		single_fiber(n, eu, st->main_fn->entry, frame, irq);
-		if (acct_on)
-			eu_fiber_ended(eu, false);
-	}
-	while (!eu->main_done &&
-	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
-		struct q_msg *m = q_ring_peek(eu->ready);
-		if (q_unlikely(!m)) {
-			void *t = deque_pop(eu->tokens);
-			if (t) {
-				eu->tokens_run++;
-				single_fiber(n, eu, eu_token_fiber(t), t, irq);
-				if (q_unlikely(acct_on))
-					eu_fiber_ended(
-					    eu, deque_size(eu->tokens) != 0);
-				continue;
-			}
-			eu_in_fiber = false;
-			single_idle(n, eu, irq);
-			eu_in_fiber = true;
-			continue;
-		}
-		struct ready_msg r;
-		eu_ready_take(eu, m, &r);
-		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
-			EARTH_STAMP(STAMP_EU_FETCH);
-			single_fiber(n, eu,
-				     (earth_fiber_fn)(uintptr_t)r.e[k].fiber,
-				     (void *)(uintptr_t)r.e[k].frame, irq);
-			if (q_unlikely(acct_on))
-				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
-						       r.e[k + 1].fiber);
-			if (q_unlikely(eu->main_done))
-				break;
-		}
-	}
-	eu_in_fiber = false;
-	eu_cur_fiber = NULL;
-}
+/* The loop (eu/fiber_loop.h), a copy per mode (irq a constant in each).
+ * The EU performs no signal itself here (eu_state.local_sig): no own
+ * ready list. */
+#define EU_LOOP_NAME single_loop_poll
+#define EU_LOOP_RUN(n, eu, fiber, frame)                                       \
+	single_fiber(n, eu, fiber, frame, false)
+#define EU_LOOP_IDLE(n, eu) single_idle(n, eu, false)
+#define EU_LOOP_OWN_SIGNALS 0
+#include "eu/fiber_loop.h"
+
+#define EU_LOOP_NAME single_loop_irq
+#define EU_LOOP_RUN(n, eu, fiber, frame) single_fiber(n, eu, fiber, frame, true)
+#define EU_LOOP_IDLE(n, eu) single_idle(n, eu, true)
+#define EU_LOOP_OWN_SIGNALS 0
+#include "eu/fiber_loop.h"
 
 void *eu_single_thread(void *arg)
 {
@@ -205,9 +171,9 @@ void *eu_single_thread(void *arg)
 		irq = irq_start(n);
 	}
 	if (irq)
-		single_loop(n, st, true);
+		single_loop_irq(n, &eu_g, st);
 	else
-		single_loop(n, st, false);
+		single_loop_poll(n, &eu_g, st);
 	if (irq)
 		irq_stop(n);
 	atomic_store_explicit(&n->shutdown, true, memory_order_release);

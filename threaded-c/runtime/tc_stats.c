@@ -3,6 +3,7 @@
  * tc_stats.c - the Threaded-C counters (tc_stats.h) and their report.
  */
 #include "tc_stats.h"
+#include "base/settings.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,8 @@ struct tc_stats tc_stats;
 
 void tc_stats_report(const char *program)
 {
-	const char *on = getenv("EARTH_TC_STATS");
-	if (!on || strcmp(on, "1") != 0)
+	/* The settings earth_run loaded (base/settings.h). */
+	if (!earth_setting_on(EARTH_SET_TC_STATS))
 		return;
 	const char *base = program ? strrchr(program, '/') : NULL;
 	base = base ? base + 1 : (program ? program : "?");

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fiber_loop.h - the EU's fiber loop, one for every node mode: run main's
+ * entry fiber (node 0), then take ready (fiber, frame) pairs from the
+ * SU->EU ring and run them until main's frame ends or the job stops; with
+ * none there, the fibers the EU's own signals made ready (eu/post.c, dual
+ * nodes only), then the newest token of its own (work first: the SU steals
+ * the oldest for other nodes); with neither, idle.
+ *
+ * What differs between the modes, the including file names before it
+ * includes this one, which defines the loop (static, always inlined) and
+ * forgets the names again; single.c includes it twice, once per mode:
+ *   EU_LOOP_NAME         the loop's name, called as NAME(n, eu, st)
+ *   EU_LOOP_RUN          runs one fiber and what its end calls for, used
+ *                        as EU_LOOP_RUN(n, eu, fiber, frame) (dual:
+ *                        eu/loop.c, run_fiber; single-core: node/single.c,
+ *                        single_fiber, which also does the SU's work)
+ *   EU_LOOP_IDLE         nothing ready, waits for work: EU_LOOP_IDLE(n, eu)
+ *   EU_LOOP_OWN_SIGNALS  1 where the EU may perform signals itself (a dual
+ *                        node, eu_state.local_sig: it keeps its view of
+ *                        the SU's performed requests fresh), 0 where it
+ *                        never does
+ * Names, not function pointers: passed as pointers to an always-inlined
+ * function, GCC laid the dual node's loop out differently from the loop
+ * this one replaced (the EU's own ready list out of line, the tokens
+ * first), and so it did for a mode test in that list's condition; a
+ * single-core node's list stays empty, one test on the way to the tokens.
+ * As it is, the dual node's loop compiles to the instructions of the one
+ * before, and each single-core mode gets a copy of its own.
+ */
+#ifndef EARTH_INTERNAL
+#error "fiber_loop.h is internal to the EARTH runtime"
+#endif
+#if !defined(EU_LOOP_NAME) || !defined(EU_LOOP_RUN) ||                         \
+    !defined(EU_LOOP_IDLE) || !defined(EU_LOOP_OWN_SIGNALS)
+#error "define EU_LOOP_NAME, EU_LOOP_RUN, EU_LOOP_IDLE, EU_LOOP_OWN_SIGNALS"
+#endif
+
+#include "base/stamp.h"
+#include "eu/eu.h"
+#include "eu/observe.h"
+
+static inline __attribute__((always_inline)) void
+EU_LOOP_NAME(struct earth_node *n, struct eu_state *eu,
+	     const struct eu_start *st)
+{
+	eu_in_fiber = true;
+	if (n->id == 0) {
+		void *frame = eu_frame_alloc(eu, st->main_fn);
+		if (st->size)
+			memcpy(frame, st->args, st->size);
+		eu->main_frame = frame;
+		EU_LOOP_RUN(n, eu, st->main_fn->entry, frame);
+		if (acct_on)
+			eu_fiber_ended(eu, false);
+	}
+
+	/* Node 0 runs until main's frame ends; every node until node 0 says
+	 * the job ended (stop; pairs with the SU's release store). */
+	while (!eu->main_done &&
+	       !atomic_load_explicit(&n->stop, memory_order_acquire)) {
+		struct q_msg *m = q_ring_peek(eu->ready);
+		if (q_unlikely(!m)) {
+			/* Fibers the EU made ready itself: after every ready
+			 * message the SU published before (ordering rules;
+			 * one not yet due under an HWQ latency too), before
+			 * tokens. */
+			if (eu->own_ready_len && !q_ring_nonempty(eu->ready)) {
+				struct eu_ready e =
+				    eu->own_ready[eu->own_ready_head];
+				eu->own_ready_head = (eu->own_ready_head + 1) &
+						     (eu->own_ready_cap - 1);
+				eu->own_ready_len--;
+				EU_LOOP_RUN(n, eu, e.fiber, e.frame);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(eu,
+						       eu->own_ready_len != 0);
+				continue;
+			}
+			void *t = deque_pop(eu->tokens);
+			if (t) {
+				eu->tokens_run++;
+				EU_LOOP_RUN(n, eu, eu_token_fiber(t), t);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(
+					    eu, deque_size(eu->tokens) != 0);
+				continue;
+			}
+			eu_in_fiber = false;
+			EU_LOOP_IDLE(n, eu);
+			eu_in_fiber = true;
+			continue;
+		}
+		struct ready_msg r;
+		eu_ready_take(eu, m, &r);
+		/* The SU stored its count of performed requests right after
+		 * it published this message: a fiber that continues a chain
+		 * of SPAWNs or INVOKEs through the SU finds every request
+		 * before it performed, and the chain goes on on the EU. */
+		if (EU_LOOP_OWN_SIGNALS)
+			eu_seen_refresh(eu);
+		for (unsigned k = 0; k < READY_PER_MSG && r.e[k].fiber; k++) {
+			EARTH_STAMP(STAMP_EU_FETCH);
+			EU_LOOP_RUN(n, eu,
+				    (earth_fiber_fn)(uintptr_t)r.e[k].fiber,
+				    (void *)(uintptr_t)r.e[k].frame);
+			if (q_unlikely(acct_on))
+				eu_fiber_ended(eu, k + 1 < READY_PER_MSG &&
+						       r.e[k + 1].fiber);
+			if (q_unlikely(eu->main_done))
+				break;
+		}
+	}
+	eu_in_fiber = false;
+	eu_cur_fiber = NULL;
+}
+
+#undef EU_LOOP_NAME
+#undef EU_LOOP_RUN
+#undef EU_LOOP_IDLE
+#undef EU_LOOP_OWN_SIGNALS
