@@ -21,12 +21,10 @@
  *                        the SU's performed requests fresh), 0 where it
  *                        never does
  * Names, not function pointers: passed as pointers to an always-inlined
- * function, GCC laid the dual node's loop out differently from the loop
- * this one replaced (the EU's own ready list out of line, the tokens
- * first), and so it did for a mode test in that list's condition; a
- * single-core node's list stays empty, one test on the way to the tokens.
- * As it is, the dual node's loop compiles to the instructions of the one
- * before, and each single-core mode gets a copy of its own.
+ * function, GCC lays the dual node's loop out worse (the EU's own ready
+ * list out of line, the tokens first; docs/design-notes.md, "One fiber
+ * loop"). With names, the dual node's loop is the tight one and each
+ * single-core mode gets a copy of its own.
  */
 #ifndef EARTH_INTERNAL
 #error "fiber_loop.h is internal to the EARTH runtime"
