@@ -3,7 +3,9 @@
  * bench.c - shared benchmark support (see bench.h).
  */
 #define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1
 #include "bench.h"
+#include "base/settings.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -122,13 +124,16 @@ void bench_pin(int cpu)
 
 void bench_cpus(int *eu, int *su)
 {
-	*eu = 0;
-	*su = 1;
-	const char *c = getenv("EARTH_CPUS");
-	if (c && sscanf(c, "%d,%d", eu, su) != 2) {
-		*eu = 0;
-		*su = 1;
+	/* EARTH_CPUS as the node reads it (base/settings.c), refused the
+	 * same way. */
+	char msg[256];
+	if (earth_setting_load(EARTH_SET_CPUS, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "bench: %s\n", msg);
+		exit(2);
 	}
+	const struct earth_set_value *v = earth_setting(EARTH_SET_CPUS);
+	*eu = v->given ? v->eu : 0;
+	*su = v->given ? v->su : 1;
 }
 
 /* ---- cross-core cache-line ping-pong ---- */

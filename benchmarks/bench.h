@@ -35,7 +35,8 @@ void bench_metric(const char *name, double value, const char *unit);
 
 /* Pins the calling thread to cpu. */
 void bench_pin(int cpu);
-/* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
+/* The two CPUs a node would use (EU, SU), from EARTH_CPUS (the settings
+ * table's parser: a bad value ends the program with its message) or 0,1. */
 void bench_cpus(int *eu, int *su);
 
 /* Round trip of a cache line between cpu_a (the caller, pinned there for
