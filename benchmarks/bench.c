@@ -122,16 +122,25 @@ void bench_pin(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-void bench_cpus(int *eu, int *su)
+const struct earth_set_value *bench_setting(enum earth_set id)
 {
-	/* EARTH_CPUS as the node reads it (base/settings.c), refused the
-	 * same way. */
 	char msg[256];
-	if (earth_setting_load(EARTH_SET_CPUS, msg, sizeof(msg)) != 0) {
+	if (earth_setting_load(id, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "bench: %s\n", msg);
 		exit(2);
 	}
-	const struct earth_set_value *v = earth_setting(EARTH_SET_CPUS);
+	return earth_setting(id);
+}
+
+int bench_node_id(void)
+{
+	const struct earth_set_value *v = bench_setting(EARTH_SET_NODE);
+	return v->given ? (int)v->u : -1;
+}
+
+void bench_cpus(int *eu, int *su)
+{
+	const struct earth_set_value *v = bench_setting(EARTH_SET_CPUS);
 	*eu = v->given ? v->eu : 0;
 	*su = v->given ? v->su : 1;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/settings.h"
 #include "queues/q_arch.h"
 
 /* 1 when QUICK=1 is set: shorter runs, same metrics. */
@@ -35,8 +36,14 @@ void bench_metric(const char *name, double value, const char *unit);
 
 /* Pins the calling thread to cpu. */
 void bench_pin(int cpu);
-/* The two CPUs a node would use (EU, SU), from EARTH_CPUS (the settings
- * table's parser: a bad value ends the program with its message) or 0,1. */
+/* A node's setting (EARTH_NODE, EARTH_TRANSPORT, ...) as the node will read
+ * it, before the node starts: the settings table's parser
+ * (base/settings.c); a bad value ends the program with its message. */
+const struct earth_set_value *bench_setting(enum earth_set id);
+/* This process's node number (EARTH_NODE), -1 when it is not a node of a
+ * job. */
+int bench_node_id(void);
+/* The two CPUs a node would use (EU, SU), from EARTH_CPUS or 0,1. */
 void bench_cpus(int *eu, int *su);
 
 /* Round trip of a cache line between cpu_a (the caller, pinned there for

@@ -95,8 +95,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int st = earth_run(&o, &remote_main, NULL, 0);
-	const char *me = getenv("EARTH_NODE");
-	if (st || (me && atoi(me) != 0))
+	if (st || bench_node_id() > 0)
 		return st;
 	if (bad) {
 		printf("earth remote: %d WRONG values\n", bad);

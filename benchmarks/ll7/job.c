@@ -22,6 +22,7 @@
  * per (n, f, s) and a summary per (n, f); see ll7.h for the formulas.
  */
 #define _GNU_SOURCE 1
+#include "bench.h"
 #include "ll7.h"
 
 #include <earth.h>
@@ -380,8 +381,7 @@ int ll7_job(const struct ll7_plan *p, int argc, char **argv)
 	 * the first CPU, SU on the second); node 1 serves only block moves,
 	 * so both its units go to the second CPU, leaving the first CPU to
 	 * node 0's EU alone. */
-	const char *me = getenv("EARTH_NODE");
-	if (me && atoi(me) == 1 && o.eu_cpu < 0 && o.su_cpu < 0 &&
+	if (bench_node_id() == 1 && o.eu_cpu < 0 && o.su_cpu < 0 &&
 	    p->cpus >= 2) {
 		o.eu_cpu = p->cpu_list[1];
 		o.su_cpu = p->cpu_list[1];

@@ -287,7 +287,7 @@ static void summary_md(void)
 
 int main(int argc, char **argv)
 {
-	if (getenv("EARTH_NODES"))
+	if (bench_setting(EARTH_SET_NODES)->given)
 		return job_main(argc, argv);
 	bench_init("ll7", argc, argv);
 	struct ll7_plan p;

@@ -222,7 +222,7 @@ static int write_results(const char *self, const char *dir, int reps,
 
 int main(int argc, char **argv)
 {
-	if (getenv("EARTH_NODES"))
+	if (bench_setting(EARTH_SET_NODES)->given)
 		return remote_load_node(argc, argv);
 	bench_init("remote_load", argc, argv);
 	double ns_per_iter = remote_load_calibrate();

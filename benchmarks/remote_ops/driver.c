@@ -293,9 +293,10 @@ static int run_table(const char *earthrun, const char *self, const char *tr)
 
 int main(int argc, char **argv)
 {
-	if (getenv("REMOTE_OPS_APP") && getenv("EARTH_NODES"))
+	bool node = bench_setting(EARTH_SET_NODES)->given;
+	if (getenv("REMOTE_OPS_APP") && node)
 		return remote_ops_app_node(argc, argv);
-	if (getenv("EARTH_NODES"))
+	if (node)
 		return remote_ops_job_node(argc, argv);
 	bench_init("remote_ops", argc, argv);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -499,15 +499,15 @@ static void print_ucx(const char *sfx)
 }
 
 /* The suffix of this job's figures: shm, tcp, or ucx_shm / ucx_tcp by
- * the lanes UCX_TLS names. */
+ * the lanes UCX_TLS names (EARTH_TRANSPORT: "shm|tcp|ucx"). */
 static const char *transport_sfx(void)
 {
-	const char *tr = getenv("EARTH_TRANSPORT");
-	if (tr && !strcmp(tr, "ucx")) {
+	const struct earth_set_value *tr = bench_setting(EARTH_SET_TRANSPORT);
+	if (tr->given && tr->u == 2) {
 		const char *tls = getenv("UCX_TLS");
 		return tls && strstr(tls, "tcp") ? "ucx_tcp" : "ucx_shm";
 	}
-	return tr && !strcmp(tr, "tcp") ? "tcp" : "shm";
+	return tr->given && tr->u == 1 ? "tcp" : "shm";
 }
 
 int remote_ops_job_node(int argc, char **argv)
@@ -542,8 +542,8 @@ int remote_ops_job_node(int argc, char **argv)
 		return ret;
 	}
 	int shm = !strcmp(sfx, "shm"), pair = part && !strcmp(part, "pair");
-	const char *rm = getenv("EARTH_REMOTE");
-	int direct = shm && !(rm && !strcmp(rm, "su"));
+	/* EARTH_REMOTE: "su|direct" */
+	int direct = shm && bench_setting(EARTH_SET_REMOTE)->u != 0;
 	int k = bench_quick ? 200 : 1000;
 	if (pair) {
 		/* What node 0 does alone (over shm) first, while node 1

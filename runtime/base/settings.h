@@ -8,9 +8,10 @@
  * them through the getters. `--earth-help` prints the table, and
  * docs/user-guide.md's "Settings" table is checked against it
  * (tests/t_settings.c). Outside the node, earthrun reads EARTH_GMEM_MB
- * and EARTH_ASLR through it, and Threaded-C's report EARTH_TC_STATS (after
- * earth_run loaded it). The launchers' variables (SLURM_*, OMPI_*, PMI_*,
- * PMIX_*) are not here.
+ * and EARTH_ASLR through it, Threaded-C's report EARTH_TC_STATS (after
+ * earth_run loaded it), and the benchmarks the node's settings they look
+ * at before the node starts (benchmarks/bench.h, bench_setting). The
+ * launchers' variables (SLURM_*, OMPI_*, PMI_*, PMIX_*) are not here.
  */
 #ifndef EARTH_BASE_SETTINGS_H
 #define EARTH_BASE_SETTINGS_H
