@@ -367,6 +367,23 @@ INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/lib/libearth.a \
               $(PREFIX)/bin/earthrun $(PREFIX)/bin/earthtrace \
               $(MAN1:man/%=$(PREFIX)/share/man/%) \
               $(MAN3:man/%=$(PREFIX)/share/man/%)
+# The folders the dynamic loader searches untold (ld.so.conf and its
+# trusted folders): a libearth.so installed there is found through
+# ldconfig's cache, which install refreshes; one installed elsewhere
+# through the run path that earth.pc and earth-tc.pc give every program
+# linked through them (INST_RPATH, written into their Libs).
+LOADER_DIRS = $(shell PATH="$$PATH:/sbin:/usr/sbin" ldconfig -v -N 2>/dev/null | \
+                sed -n 's|^\(/[^:]*\):.*|\1|p') /lib /usr/lib \
+              /usr/lib/$(shell gcc -print-multiarch 2>/dev/null)
+INST_SYSTEM = $(filter $(abspath $(PREFIX)/lib),$(LOADER_DIRS))
+INST_RPATH = $(if $(INST_SYSTEM),,-Wl,-rpath,$${libdir} )
+# After installing into a folder the loader searches: its cache.
+define INST_LDCONFIG
+	$(Q)if [ -n "$(INST_SYSTEM)" ] && [ -z "$(DESTDIR)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then PATH="$$PATH:/sbin:/usr/sbin" ldconfig; \
+	  else echo "install: run ldconfig as root so that the loader finds" \
+	    "$(PREFIX)/lib/$(SO_NAME)"; fi; fi
+endef
 .PHONY: uninstall test-install test-man
 install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) \
          $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
@@ -381,10 +398,11 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/li
 	install -m 755 $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace \
 	  $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.$(EARTH_MINOR).0|' \
-	  -e 's|@LIBS@|$(strip $(LIBS))|' runtime/earth.pc.in \
-	  > $(INST_LIB)/pkgconfig/earth.pc
+	  -e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@RPATH@|$(INST_RPATH)|' \
+	  runtime/earth.pc.in > $(INST_LIB)/pkgconfig/earth.pc
 	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3/
+	$(INST_LDCONFIG)
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
 # Installs into a temporary prefix, builds a program against it through

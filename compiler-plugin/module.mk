@@ -83,7 +83,8 @@ install-tc: tc install-tc-pc
 install-tc-pc:
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TC_VERSION)|' \
-	  -e 's|@LIBS@|$(strip $(LIBS))|' threaded-c/earth-tc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth-tc.pc
+	  -e 's|@LIBS@|$(strip $(LIBS))|' -e 's|@RPATH@|$(INST_RPATH)|' \
+	  threaded-c/earth-tc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/earth-tc.pc
 uninstall-tc:
 	rm -f $(addprefix $(DESTDIR),$(TC_INST_FILES))
 	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/earth 2>/dev/null || true

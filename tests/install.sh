@@ -3,8 +3,9 @@
 # install.sh - `make install` into a temporary prefix: the files it puts
 # there (checked against the list below and README.md's "Install"), a
 # program built against them with pkg-config, linked statically against
-# libearth.a and dynamically against libearth.so, then `make uninstall`
-# leaves no file behind. Run by `make test-install` (and `make test`).
+# libearth.a and dynamically against libearth.so (found with nothing set:
+# the run path earth.pc gives a prefix the loader does not search), then
+# `make uninstall` leaves no file behind. Run by `make test-install` (and `make test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -63,13 +64,30 @@ $cc -O1 $cflags tests/install/prog.c $libs -o "$tmp/prog-shared" ||
 	fail "shared link"
 ! ldd "$tmp/prog-static" | grep -q libearth ||
 	fail "prog-static depends on libearth.so"
-LD_LIBRARY_PATH="$tmp/lib" ldd "$tmp/prog-shared" | grep -q "$tmp/lib/$so" ||
-	fail "prog-shared does not load the installed $so"
+# The documented line, `cc prog.c $(pkg-config --cflags --libs earth)`,
+# makes a program that finds the library with nothing set: earth.pc gives
+# a prefix the loader does not search a run path.
+[[ " $libs " == *" -Wl,-rpath,$tmp/lib "* ]] ||
+	fail "earth.pc: no run path for $tmp/lib in: $libs"
+env -u LD_LIBRARY_PATH ldd "$tmp/prog-shared" | grep -q "$tmp/lib/$so" ||
+	fail "prog-shared does not load the installed $so without LD_LIBRARY_PATH"
 for p in prog-static prog-shared; do
-	out=$(LD_LIBRARY_PATH="$tmp/lib" "$tmp/$p" 2>&1) ||
+	out=$(env -u LD_LIBRARY_PATH "$tmp/$p" 2>&1) ||
 		fail "$p: exit $?: $out"
 	grep -q "installed earth: 42" <<<"$out" || fail "$p printed: $out"
 done
+# earth-tc.pc likewise.
+tclibs=$(pkg-config --libs earth-tc)
+[[ " $tclibs " == *" -Wl,-rpath,$tmp/lib "* ]] ||
+	fail "earth-tc.pc: no run path for $tmp/lib in: $tclibs"
+# A prefix the loader searches (staged with DESTDIR: nothing is written
+# outside $tmp) gets no run path: ldconfig's cache finds the library.
+make --no-print-directory -s install PREFIX=/usr/local DESTDIR="$tmp/stage" \
+	BUILD="$BUILD" >"$tmp.log" 2>&1 || { cat "$tmp.log"; rm -f "$tmp.log"; fail "make install DESTDIR"; }
+rm -f "$tmp.log"
+! grep -q '^Libs:.*-rpath' "$tmp/stage/usr/local/lib/pkgconfig/earth.pc" ||
+	fail "earth.pc for /usr/local has a run path"
+rm -rf "$tmp/stage"
 # The man pages are found where they were installed.
 if command -v man >/dev/null; then
 	MANPATH="$tmp/share/man" man -w earth_sync >/dev/null ||
