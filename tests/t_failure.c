@@ -31,7 +31,8 @@ Test(failure, node_exits_non_zero_while_the_job_ends)
 {
 	static struct t_cmd c;
 	t_sh(&c, 60, "%s -n 2 %s/endfail exit", T_EARTHRUN, T_PROG_DIR);
-	cr_expect_neq(c.status, 0, "status 0:\n%s%s", c.out, c.err);
+	/* earthrun(1), EXIT STATUS: the first failing node's status */
+	cr_expect_eq(c.status, 3, "status %d:\n%s%s", c.status, c.out, c.err);
 	cr_expect(strstr(c.err, "earthrun: node 1 exited with status 3"), "%s",
 		  c.err);
 }
@@ -40,9 +41,20 @@ Test(failure, node_crashes_while_the_job_ends)
 {
 	static struct t_cmd c;
 	t_sh(&c, 60, "%s -n 2 %s/endfail segv", T_EARTHRUN, T_PROG_DIR);
-	cr_expect_neq(c.status, 0, "status 0:\n%s%s", c.out, c.err);
+	/* 128 + SIGSEGV, as a shell reports it */
+	cr_expect_eq(c.status, 128 + SIGSEGV, "status %d:\n%s%s", c.status,
+		     c.out, c.err);
 	cr_expect(strstr(c.err, "earthrun: node 1 was killed by signal 11"),
 		  "%s", c.err);
+}
+
+/* earthrun(1), EXIT STATUS: with no node failing, node 0's status. */
+Test(failure, node_0_status_is_the_job_status)
+{
+	static struct t_cmd c;
+	t_sh(&c, 60, "%s -n 2 %s/endfail status", T_EARTHRUN, T_PROG_DIR);
+	cr_expect_eq(c.status, 5, "status %d:\n%s%s", c.status, c.out, c.err);
+	cr_expect(!strstr(c.err, "earthrun: node"), "%s", c.err);
 }
 
 Test(failure, all_nodes_fine)

@@ -29,7 +29,9 @@ Test(launcher, launcher_usage_errors)
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "power of two"), "%s", c.err);
 	t_sh(&c, 30, "%s -n 2 /nonexistent/prog", T_EARTHRUN);
-	cr_assert_neq(c.status, 0);
+	/* earthrun(1), EXIT STATUS: as a shell reports a program it cannot
+	 * start */
+	cr_assert_eq(c.status, 127, "status %d\n%s", c.status, c.err);
 	cr_assert(strstr(c.err, "cannot run /nonexistent/prog"), "%s", c.err);
 }
 
@@ -64,8 +66,8 @@ Test(launcher, killed_node_stops_the_job)
 	char out[64], cmdline[512];
 	snprintf(out, sizeof(out), "/tmp/t_mn_hang.%d", (int)getpid());
 	snprintf(cmdline, sizeof(cmdline),
-		 "%s -n 3 %s/hang kill%d > %s.o 2> %s.e &", T_EARTHRUN,
-		 T_PROG_DIR, (int)getpid(), out, out);
+		 "(%s -n 3 %s/hang kill%d > %s.o 2> %s.e; echo $? > %s.s) &",
+		 T_EARTHRUN, T_PROG_DIR, (int)getpid(), out, out, out);
 	cr_assert_eq(system(cmdline), 0);
 	char path[80], buf[4096];
 	long pid1 = -1;
@@ -106,6 +108,57 @@ Test(launcher, killed_node_stops_the_job)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s.o", out);
 	unlink(path);
+	/* earthrun(1), EXIT STATUS: the first failing node's, 128 + 9 */
+	snprintf(path, sizeof(path), "%s.s", out);
+	buf[0] = 0;
+	for (int i = 0; i < 200 && !strchr(buf, '\n'); i++) {
+		usleep(10000);
+		t_slurp(path, buf, sizeof(buf));
+	}
+	cr_assert_eq(atoi(buf), 128 + SIGKILL, "earthrun's status: '%s'", buf);
+	unlink(path);
+}
+
+/* earthrun(1), EXIT STATUS: stopped by a signal, earthrun stops the job
+ * and exits with 128 + its number. */
+Test(launcher, stopped_earthrun_stops_the_job)
+{
+	char out[64], cmdline[512], path[80], buf[4096];
+	snprintf(out, sizeof(out), "/tmp/t_mn_stop.%d", (int)getpid());
+	snprintf(cmdline, sizeof(cmdline),
+		 "(%s -n 2 %s/hang stop%d > %s.o 2> %s.e & echo $! > %s.p; "
+		 "wait $!; echo $? > %s.s) &",
+		 T_EARTHRUN, T_PROG_DIR, (int)getpid(), out, out, out, out);
+	cr_assert_eq(system(cmdline), 0);
+	snprintf(path, sizeof(path), "%s.p", out);
+	uint64_t t0 = t_now_ns();
+	do {
+		usleep(10000);
+		t_slurp(path, buf, sizeof(buf));
+	} while (!strchr(buf, '\n') && t_now_ns() - t0 < 10000000000ull);
+	long er = atol(buf);
+	cr_assert_gt(er, 0, "no earthrun pid: '%s'", buf);
+	snprintf(path, sizeof(path), "%s.o", out);
+	t0 = t_now_ns();
+	do {
+		usleep(10000);
+		t_slurp(path, buf, sizeof(buf));
+	} while (!strstr(buf, "node 1 pid ") &&
+		 t_now_ns() - t0 < 10000000000ull);
+	cr_assert(strstr(buf, "node 1 pid "), "the job never started: %s", buf);
+	cr_assert_eq(kill((pid_t)er, SIGTERM), 0);
+	snprintf(path, sizeof(path), "%s.s", out);
+	buf[0] = 0;
+	t0 = t_now_ns();
+	while (!strchr(buf, '\n') && t_now_ns() - t0 < 10000000000ull) {
+		usleep(10000);
+		t_slurp(path, buf, sizeof(buf));
+	}
+	cr_assert_eq(atoi(buf), 128 + SIGTERM, "earthrun's status: '%s'", buf);
+	for (const char *x = "oeps"; *x; x++) {
+		snprintf(path, sizeof(path), "%s.%c", out, *x);
+		unlink(path);
+	}
 }
 
 /* The version in the VERSION file at the root (the tests run there). */

@@ -8,6 +8,7 @@
  *   endfail ok      every node exits 0
  *   endfail exit    node 1 leaves with _exit(3) in its atexit handler
  *   endfail segv    node 1 dies of SIGSEGV in its atexit handler
+ *   endfail status  node 0's main sets exit status 5, every node ends well
  */
 #include <earth.h>
 #include <signal.h>
@@ -41,6 +42,8 @@ static void main_entry(void *frame)
 {
 	struct main_frame *m = frame;
 	printf("endfail: node 0 ends the job\n");
+	if (!strcmp(mode, "status"))
+		earth_set_exit_status(5);
 	EARTH_END_FUNCTION(m);
 }
 
