@@ -4,12 +4,14 @@
 # warning (-ww: all of them, as errors), each .so alias names a page that
 # exists, and every function earth.h declares (after the preprocessor,
 # which spells out the GET_SYNC/DATA_SYNC families) has a page or alias in
-# man/man3. Run by `make test-man` (and `make test`).
+# man/man3, and every page's footer names the version in VERSION. Run by
+# `make test-man` (and `make test`).
 set -euo pipefail
 cd "$(dirname "$0")/../man"
 CC=${CC:-gcc}
 fail() { echo "test-man: FAILED: $*" >&2; bad=1; }
 bad=0 n=0
+version=$(cat ../VERSION)
 for p in man1/*.1 man3/*.3; do
 	n=$((n + 1))
 	if so=$(sed -n 's/^\.so //p' "$p") && [ -n "$so" ]; then
@@ -18,6 +20,8 @@ for p in man1/*.1 man3/*.3; do
 		continue
 	fi
 	grep -q '^\.TH ' "$p" || fail "$p: no .TH"
+	grep -q "^\.TH .* \"EARTH $version\"" "$p" ||
+		fail "$p: its .TH does not name \"EARTH $version\" (VERSION)"
 	out=$(groff -man -Tutf8 -ww -z "$p" 2>&1) || fail "$p: groff failed"
 	[ -z "$out" ] || fail "$p: $out"
 	if command -v man >/dev/null; then

@@ -32,7 +32,11 @@ Test(launcher, launcher_usage_errors)
 	/* earthrun(1), EXIT STATUS: as a shell reports a program it cannot
 	 * start */
 	cr_assert_eq(c.status, 127, "status %d\n%s", c.status, c.err);
-	cr_assert(strstr(c.err, "cannot run /nonexistent/prog"), "%s", c.err);
+	const char *said = strstr(c.err, "cannot run /nonexistent/prog");
+	cr_assert(said, "%s", c.err);
+	/* every node could not start it: said once for the job */
+	cr_assert(!strstr(said + 1, "cannot run /nonexistent/prog"), "%s",
+		  c.err);
 }
 
 Test(launcher, prefix_lines)

@@ -115,9 +115,11 @@ int er_spawn(const struct er_opts *o, const struct er_job *j,
 	return 0;
 }
 
-/* The runtime's messages ("earth: ...") on stderr already passed on, and
- * the node that said each: the same line from another node is a message
- * about the job (every node refused the same EARTH_* value) and is said
+/* The runtime's messages ("earth: ...") and earthrun's own from a node's
+ * process ("earthrun: cannot run ...", before the program started) on
+ * stderr already passed on, and the node that said each: the same line
+ * from another node is a message about the job (every node refused the
+ * same EARTH_* value, or could not start the same program) and is said
  * once. */
 #define SAID_MAX 64
 static struct {
@@ -129,7 +131,8 @@ static int nsaid;
 /* Whether node k's stderr line b[0..n) repeats another node's message. */
 static int repeated(int k, const char *b, size_t n)
 {
-	if (n < 7 || strncmp(b, "earth: ", 7))
+	if ((n < 7 || strncmp(b, "earth: ", 7)) &&
+	    (n < 10 || strncmp(b, "earthrun: ", 10)))
 		return 0;
 	for (int i = 0; i < nsaid; i++)
 		if (said[i].node != k && strlen(said[i].line) == n &&
