@@ -106,6 +106,8 @@ for f in queues/* queues/tests/*; do
 	[ "$b" = README.md ] && continue
 	grep -q "\`$b\`" queues/README.md ||
 		fail "$f is not in queues/README.md (add a line on what it does)"
+	grep -q "^| queues |.*\`$(basename "$f")\`" runtime/README.md ||
+		fail "$f is not in runtime/README.md (add it to the rows of queues/)"
 done
 
 if [ $bad -ne 0 ]; then
