@@ -46,7 +46,7 @@ SO_REAL := libearth.so.0.$(EARTH_MINOR).0
 # The queue library (queues/, a library of its own at the bottom) and the
 # node's layers above it, bottom to top (docs/architecture.md, "Layers").
 QUEUE_SRC := $(wildcard queues/*.c)
-LAYERS  := base net gas unit eu su node
+LAYERS  := base net gas unit dsm eu su node
 LIB_SRC := $(QUEUE_SRC) $(foreach l,$(LAYERS),$(wildcard runtime/$(l)/*.c))
 TEST_SRC := $(wildcard tests/t_*.c)
 # Linked into every test binary: test helpers and the shared example

@@ -15,8 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Bottom to top; layers of equal rank may not see each other.
-declare -A rank=([queues]=0 [base]=1 [net]=2 [gas]=3 [unit]=4 [eu]=5 [su]=5
-		 [node]=6)
+declare -A rank=([queues]=0 [base]=1 [net]=2 [gas]=3 [unit]=4 [dsm]=5 [eu]=6 [su]=6
+		 [node]=7)
 # Where a layer's files live: runtime/<layer>, but the queue library at the
 # top of the tree.
 dir_of() { if [ "$1" = queues ]; then echo queues; else echo "runtime/$1"; fi; }
@@ -114,4 +114,4 @@ if [ $bad -ne 0 ]; then
 	echo "layers: FAILED (a layer reached up or sideways, or a map misses a file; see docs/architecture.md, \"Layers\")" >&2
 	exit 1
 fi
-echo "layers: queues < base < net < gas < unit < eu, su < node: no upward or sideways include${1:+ or call}; the maps name every file"
+echo "layers: queues < base < net < gas < unit < dsm < eu, su < node: no upward or sideways include${1:+ or call}; the maps name every file"

@@ -7,6 +7,7 @@
 #                 (runtime/net/tcp_rendezvous.c)
 #   fuzz-shm      polling shm rings a hostile local process wrote
 #                 (runtime/net/shm.c)
+#   fuzz-dsm_diff the page diffs a home applies (runtime/dsm/diff.c)
 #
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
@@ -38,7 +39,9 @@ FUZZ_hello_SRC   := runtime/net/tcp_rendezvous.c runtime/net/wire.c runtime/net/
 FUZZ_hello_LIBS  := -lsodium
 FUZZ_shm_SRC     := runtime/net/shm.c runtime/net/wire.c runtime/base/fatal.c
 FUZZ_shm_LIBS    :=
-FUZZ_TARGETS := wire deliver hello shm
+FUZZ_dsm_diff_SRC  := runtime/dsm/diff.c
+FUZZ_dsm_diff_LIBS :=
+FUZZ_TARGETS := wire deliver hello shm dsm_diff
 
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
