@@ -331,3 +331,16 @@ int t_remove_dir(const char *dir)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd);
 }
+
+static int t_recurse(int d)
+{
+	volatile char buf[1024];
+	buf[0] = (char)d;
+	return d > 1 << 20 ? buf[0] : t_recurse(d + 1) + buf[0];
+}
+
+void t_overflow_stack(void *arg)
+{
+	(void)arg;
+	t_recurse(0);
+}

@@ -131,6 +131,10 @@ int t_first_cpu(int *cpu);
 /* Number of elements of array a. */
 #define T_NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A program thread's function that recurses until its stack overflows
+ * (1 KiB a level): for the guard-page tests. */
+void t_overflow_stack(void *arg);
+
 /* The queue library's test helpers (checksum, pseudo-random sequence,
  * a spin-wait that gives up on a hang) are the runtime tests' too. */
 #include "queues/tests/qtest.h"

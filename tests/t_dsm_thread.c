@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "dsm/thread.h"
 
 TestSuite(dsm_thread, .timeout = 30);
@@ -203,19 +204,6 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	_exit(dsm_thread_guard_of(&deep_t, si->si_addr) ? 42 : 43);
 }
 
-static int recurse(int d)
-{
-	volatile char buf[1024];
-	buf[0] = (char)d;
-	return d > 1 << 20 ? buf[0] : recurse(d + 1) + buf[0];
-}
-
-static void deep(void *arg)
-{
-	(void)arg;
-	recurse(0);
-}
-
 Test(dsm_thread, overflow_faults_on_the_guard_page)
 {
 	pid_t pid = fork();
@@ -228,7 +216,8 @@ Test(dsm_thread, overflow_faults_on_the_guard_page)
 				       .sa_flags = SA_SIGINFO | SA_ONSTACK};
 		sigaction(SIGSEGV, &sa, NULL);
 		dsm_ctx_self(&main_ctx);
-		if (dsm_thread_init(&deep_t, 64 << 10, deep, NULL, &main_ctx))
+		if (dsm_thread_init(&deep_t, 64 << 10, t_overflow_stack, NULL,
+				    &main_ctx))
 			_exit(44);
 		dsm_switch(&main_ctx, &deep_t.ctx);
 		_exit(45); /* the recursion came back: it cannot */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsm/region.h - the shared region of a node: one range of addresses,
+ * the same on every node of a job (so a pointer into it means the same on
+ * all), cut into pages whose protection says what this node may do with
+ * each: nothing (invalid: the next access faults), read, or read and write.
+ *
+ * Each change of protection in the middle of a run of equal pages splits
+ * a kernel mapping in two, and a process has at most vm.max_map_count
+ * mappings. A region is refused when it could need more than the process
+ * has left (every page in a state other than its neighbours'), with a
+ * message that names the limit and how to raise it.
+ */
+#ifndef EARTH_DSM_REGION_H
+#define EARTH_DSM_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum dsm_page_state {
+	DSM_PAGE_INVALID = 0, /* PROT_NONE: any access faults */
+	DSM_PAGE_READ = 1,    /* PROT_READ: a write faults */
+	DSM_PAGE_WRITE = 2,   /* PROT_READ | PROT_WRITE */
+};
+
+struct dsm_region {
+	uint8_t *base;
+	size_t size;	  /* bytes: pages * page_size */
+	size_t page_size; /* a multiple of the system's page size */
+	uint32_t pages;
+	unsigned page_shift;
+	uint8_t *state; /* per page: enum dsm_page_state */
+};
+
+/* Maps size bytes (rounded up to pages of page_size bytes, a power of two
+ * and a multiple of the system's page) at exactly `at` (never over
+ * anything mapped there), every page invalid. Returns 0, or -1 with a
+ * message in err (what, where, what to do). */
+int dsm_region_map(struct dsm_region *r, void *at, size_t size,
+		   size_t page_size, char *err, size_t errlen);
+
+/* Unmaps the region. */
+void dsm_region_unmap(struct dsm_region *r);
+
+/* Sets pages first .. first+n-1 to state (their protection and their
+ * entries). Returns 0, or -1 with errno from mprotect. */
+int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
+		   enum dsm_page_state state);
+
+/* The page that holds addr, or -1 when addr is not in the region. */
+static inline long dsm_region_page_of(const struct dsm_region *r,
+				      const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, b = (uintptr_t)r->base;
+	return a - b < r->size ? (long)((a - b) >> r->page_shift) : -1;
+}
+
+/* How many mappings this process has, and the most it may have
+ * (vm.max_map_count); -1 each where it cannot be read. */
+void dsm_map_count(long *have, long *most);
+
+#endif
