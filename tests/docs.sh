@@ -23,6 +23,8 @@
 # block without a main is a fragment (counted), a plain block is sample
 # output (counted), and a C block with a main or any other block is an
 # error: a complete example must say how it is checked or why it is not.
+# A sample message that cites a line of a program of tests/tc/where/
+# (stuck.tc:20) must cite the line that holds what it names there.
 # DOCS_VERBOSE=1 shows what each block printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -121,8 +123,45 @@ def run(cmd, limit=180):
 
 
 failures, skipped, counts = [], [], {"run": 0, "file": 0, "output": 0,
-                                      "fragment": 0, "sample": 0}
+                                      "fragment": 0, "sample": 0, "cited": 0}
 plan = [(p, b) for p in pages for b in blocks_of(p)]
+
+# Sample messages that cite a line of a program in tests/tc/where/ (whose
+# messages tests/t_tc_where.c checks): the line holds what the message says
+# is there (the operation, the INIT_SYNC, the fiber's label).
+WHERE = "tests/tc/where/"
+CITES = [  # (regex, group of the word, group of the file, group of the line)
+    (r"(\w+\.tc):(\d+) in \w+, fiber \w+: ([A-Z][A-Z_0-9]+)", 3, 1, 2),
+    (r"([A-Z][A-Z_0-9]+) from node \d+ \((\w+\.tc):(\d+)", 1, 2, 3),
+    (r"([A-Z][A-Z_0-9]+) at (\w+\.tc):(\d+)", 1, 2, 3),
+    (r"fiber (\w+) of \w+ \((\w+\.tc):(\d+)", 1, 2, 3),
+]
+for page, (line, info, cl, body) in plan:
+    if info != "":
+        continue
+    for text in body.split("\n"):
+        checked = set()
+        for rx, gw, gf, gl in CITES:
+            for m in re.finditer(rx, text):
+                name, n, word = m.group(gf), int(m.group(gl)), m.group(gw)
+                checked.add((name, n))
+                src = os.path.join(root, WHERE, name)
+                if not os.path.exists(src):
+                    continue
+                counts["cited"] += 1
+                lines = open(src).read().split("\n")
+                got = lines[n - 1] if 0 < n <= len(lines) else ""
+                if word not in got:
+                    failures.append(
+                        "%s:%d: the sample cites %s:%d for %s, but that line "
+                        "is %r" % (page, line, name, n, word, got.strip()))
+        for m in re.finditer(r"(\w+\.tc):(\d+)", text):
+            if ((m.group(1), int(m.group(2))) not in checked and
+                    os.path.exists(os.path.join(root, WHERE, m.group(1)))):
+                failures.append("%s:%d: %s:%s cited in a way docs.sh cannot "
+                                "check: say what is at that line as the "
+                                "runtime does" % (page, line, m.group(1),
+                                                  m.group(2)))
 # Pass 1: the files the reader saves.
 for page, (line, info, cl, body) in plan:
     if "file" in cl and "no-test" not in cl:
@@ -188,9 +227,10 @@ for page, (line, info, cl, body) in plan:
                          "\n".join("    " + l for l in tail.split("\n"))))
 
 print("docs: %d command blocks run, %d files saved, %d blocks compared with "
-      "what prints them; %d C fragments and %d sample outputs not run" %
-      (counts["run"], counts["file"], counts["output"], counts["fragment"],
-       counts["sample"]))
+      "what prints them, %d lines of tests/tc/where/ that sample messages "
+      "cite checked; %d C fragments and %d sample outputs not run" %
+      (counts["run"], counts["file"], counts["output"], counts["cited"],
+       counts["fragment"], counts["sample"]))
 print("docs: not run here (marked no-test in the page):")
 for s in skipped:
     print("  " + s)
