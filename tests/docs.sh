@@ -24,7 +24,8 @@
 # output (counted), and a C block with a main or any other block is an
 # error: a complete example must say how it is checked or why it is not.
 # A sample message that cites a line of a program of tests/tc/where/
-# (stuck.tc:20) must cite the line that holds what it names there.
+# (stuck.tc:20) must cite the line that holds what it names there, and no
+# link or ../ path of a page may lead out of the repository.
 # DOCS_VERBOSE=1 shows what each block printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -125,6 +126,25 @@ def run(cmd, limit=180):
 failures, skipped, counts = [], [], {"run": 0, "file": 0, "output": 0,
                                       "fragment": 0, "sample": 0, "cited": 0}
 plan = [(p, b) for p in pages for b in blocks_of(p)]
+
+# The docs stand alone: every link and ../ path of a page names a file of
+# the repository (from the page's folder or the top), none outside it
+# (such as ../shared/notes/).
+for page in pages:
+    if not page.endswith(".md"):
+        continue
+    text = open(page).read()
+    for m in re.finditer(r"\]\(([^)#\s]+)|`(\.\./[^`\s]+)`", text):
+        ref = m.group(1) or m.group(2)
+        if re.match(r"^[a-z]+:", ref):
+            continue
+        here = [os.path.normpath(os.path.join(root, d, ref))
+                for d in (os.path.dirname(page), ".")]
+        if not any((p + "/").startswith(root + "/") and os.path.exists(p)
+                   for p in here):
+            failures.append("%s:%d: %s is not a file of the repository: the "
+                            "docs must stand alone" %
+                            (page, text[:m.start()].count("\n") + 1, ref))
 
 # Sample messages that cite a line of a program in tests/tc/where/ (whose
 # messages tests/t_tc_where.c checks): the line holds what the message says
