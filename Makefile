@@ -280,6 +280,8 @@ run: $(DEPS_STAMP)
 #   man      every man page formats; every function of earth.h has one
 #   install  install into a temporary prefix, build and run a program
 #            against it, uninstall
+#   docs     the shell blocks and complete examples of README.md, docs/
+#            and the man pages run as written (tests/docs.sh)
 #   asan     every test binary of tests/table.txt under ASan+UBSan
 #   modes    those marked modes again per single-core node mode
 #   tsan     those marked tsan under TSan
@@ -292,6 +294,7 @@ test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-layers
 	$(Q)$(MAKE) --no-print-directory test-man
 	$(Q)$(MAKE) --no-print-directory test-install
+	$(Q)$(MAKE) --no-print-directory test-docs
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-asan-modes
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -384,7 +387,7 @@ define INST_LDCONFIG
 	  else echo "install: run ldconfig as root so that the loader finds" \
 	    "$(PREFIX)/lib/$(SO_NAME)"; fi; fi
 endef
-.PHONY: uninstall test-install test-man
+.PHONY: uninstall test-install test-man test-docs
 install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) \
          $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	install -d $(DESTDIR)$(PREFIX)/include $(INST_LIB)/pkgconfig \
@@ -409,6 +412,11 @@ uninstall:
 # pkg-config (static and shared), uninstalls (tests/install.sh).
 test-install:
 	$(Q)BUILD=$(BUILD) tests/install.sh
+# The docs' shell blocks and complete examples run as written, in a
+# temporary home with the project installed there (tests/docs.sh); what
+# cannot run on one host is marked in the page and listed.
+test-docs: tc $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
+	$(Q)BUILD=$(BUILD) EARTH_BUILD=$(abspath $(BUILD)) tests/docs.sh
 # Every man page formats without a warning; every function of earth.h has
 # a page (tests/man.sh).
 test-man:

@@ -51,7 +51,7 @@ export PKG_CONFIG_PATH="$tmp/lib/pkgconfig"
 cflags=$(pkg-config --cflags earth)
 libs=$(pkg-config --libs earth)
 slibs=$(pkg-config --static --libs earth)
-for l in hwloc numa dl pthread uring sodium; do
+for l in hwloc numa dl pthread uring sodium ucp uct ucs pmix; do
 	[[ " $slibs " == *" -l$l "* ]] || fail "earth.pc: -l$l is not a private lib"
 done
 [[ " $libs " != *" -lnuma "* ]] || fail "earth.pc: the private libs are in Libs"

@@ -345,6 +345,31 @@ Test(earthcc, showme, .init = setup, .fini = teardown)
 	cr_expect(rc == 0 && strstr(out, "libearth_tc.a") &&
 		      strstr(out, "libearth.a") && !strstr(out, "-I"),
 		  "%s", out);
+	/* every library the link line names, hwloc, UCX and PMIx included */
+	static char link[sizeof out];
+	memcpy(link, out, sizeof out);
+	rc = ecc("--showme:libs");
+	cr_expect_eq(rc, 0, "%s", out);
+	static const char *const want[] = {
+	    "earth_tc", "earth", "hwloc", "numa", "uring",
+	    "sodium",	"ucp",	 "ucs",	  "pmix", "m"};
+	static char words[sizeof out + 2];
+	snprintf(words, sizeof words, " %.*s ", (int)strcspn(out, "\n"), out);
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		char w[64];
+		snprintf(w, sizeof w, " %s ", want[i]);
+		cr_expect(strstr(words, w), "--showme:libs lacks %s:%s",
+			  want[i], words);
+	}
+	/* and each -lX of the link line is one of them */
+	for (char *t = strtok(link, " \n"); t; t = strtok(NULL, " \n")) {
+		char w[256];
+		if (strncmp(t, "-l", 2))
+			continue;
+		snprintf(w, sizeof w, " %s ", t + 2);
+		cr_expect(strstr(words, w), "--showme:libs lacks %s of %s",
+			  t + 2, "--showme:link");
+	}
 	/* the compile flags build C against threadedc.h and earth.h */
 	rc = in_dir("printf '#include <threadedc.h>\\nint x;\\n' > p.c");
 	rc = ecc("--showme:compile > flags && gcc $(cat flags) -c p.c");

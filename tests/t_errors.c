@@ -268,6 +268,14 @@ static void check_misuse(enum misuse m, const char *op, const char *phrase)
 	expect_usage(run_misuse, (void *)(intptr_t)m, op, phrase);
 }
 
+/* The fiber is named from the program's symbol table: misuse_entry is
+ * static and this program is not linked with -rdynamic. */
+Test(errors, misuse_names_static_fiber)
+{
+	expect_usage(run_misuse, (void *)(intptr_t)M_INIT_COUNT0,
+		     "INIT_SYNC: ", "(in fiber misuse_entry)");
+}
+
 Test(errors, sync_null_slot)
 {
 	check_misuse(M_SYNC_NULL, "SYNC: ", "null slot");

@@ -22,6 +22,7 @@
 #include "helpers.h"
 #include "json.h"
 #include "kernel.h"
+#include "ll7.h"
 
 #ifndef T_LL7
 #error "T_LL7 (the ASan build of the ll7 benchmark) must be defined"
@@ -66,6 +67,45 @@ Test(ll7, known_checksums)
 			     "n=%ld: checksum %.17g, LFK %.16g", k[i].n, got,
 			     k[i].lfk);
 	}
+}
+
+/* The residual is the median over the repetitions with their spread (the
+ * fastest and the slowest against the same baseline, the sequential loop
+ * timed in every repetition). A median below the 0 % floor (threaded
+ * faster than the local loop) is reported as 0 with its spread, never as
+ * a negative result. */
+Test(ll7, residual_median_spread_and_floor)
+{
+	struct ll7_plan p = {.reps = 3};
+	long s[1] = {1000000};
+	/* [s][rep]: seq 100 us, fetch first 200 us: comm 100 us */
+	double seq[3] = {100e3, 100e3, 100e3}, ff[3] = {200e3, 200e3, 200e3};
+	double fetch[3] = {1, 1, 1}, first[3] = {1e3, 1e3, 1e3};
+	double th[3] = {130e3, 110e3, 120e3};
+	struct ll7_result r;
+	ll7_compute(&p, 1000000, 1, s, 1, seq, ff, fetch, th, first, &r);
+	cr_expect_float_eq(r.pct[0], 20.0, 1e-9, "median %g", r.pct[0]);
+	cr_expect_float_eq(r.pct_min[0], 10.0, 1e-9, "min %g", r.pct_min[0]);
+	cr_expect_float_eq(r.pct_max[0], 30.0, 1e-9, "max %g", r.pct_max[0]);
+	cr_expect_float_eq(ll7_residual(&r, 0), 20.0, 1e-9);
+	char text[200];
+	ll7_residual_text(&r, 0, text, sizeof(text));
+	cr_expect(strstr(text, "20.00% (repetitions 10.00..30.00%)"), "%s",
+		  text);
+	/* Faster than the local loop: -5 %, -1 %, +2 %. */
+	th[0] = 95e3;
+	th[1] = 99e3;
+	th[2] = 102e3;
+	ll7_compute(&p, 1000000, 1, s, 1, seq, ff, fetch, th, first, &r);
+	cr_expect_float_eq(r.pct[0], -1.0, 1e-9, "median %g", r.pct[0]);
+	cr_expect_float_eq(r.pct_min[0], -5.0, 1e-9);
+	cr_expect_float_eq(r.pct_max[0], 2.0, 1e-9);
+	cr_expect_eq(ll7_residual(&r, 0), 0.0, "a negative residual");
+	ll7_residual_text(&r, 0, text, sizeof(text));
+	cr_expect(strstr(text, "0% within noise") &&
+		      strstr(text, "below the 0% floor") &&
+		      strstr(text, "-5.00..2.00%"),
+		  "%s", text);
 }
 
 Test(ll7, chunks_give_the_same_bits)

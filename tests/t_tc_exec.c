@@ -196,7 +196,8 @@ Test(tc_exec, other_clang_major_is_refused)
 	tc_tmpdir(dir);
 	int rc = tc_sh(
 	    out, sizeof out,
-	    "printf '#!/bin/sh\\necho 16.0.6\\n' > %s/clang-16 && "
+	    "printf '#!/bin/sh\\ncase $1 in --version) echo clang version "
+	    "16.0.6;; *) echo 16.0.6;; esac\\n' > %s/clang-16 && "
 	    "chmod +x %s/clang-16 && EARTHCC_CLANG=%s/clang-16 " TC_EARTHCC
 	    " threaded-c/examples/fib.tc -o %s/prog",
 	    dir, dir, dir, dir);
@@ -204,6 +205,19 @@ Test(tc_exec, other_clang_major_is_refused)
 	cr_expect(strstr(out, "clang 16.0.6") && strstr(out, "clang-14"), "%s",
 		  out);
 	tc_cleanup(dir);
+}
+
+/* A compiler that is not clang (gcc, whose -dumpversion says 12) is
+ * named as what it is, not as "clang 12". */
+Test(tc_exec, gcc_as_clang_is_not_clang)
+{
+	int rc = tc_sh(out, sizeof out,
+		       "EARTHCC_CLANG=gcc " TC_EARTHCC
+		       " threaded-c/examples/fib.tc -o /dev/null");
+	cr_expect_eq(rc, 2, "rc %d\n%s", rc, out);
+	cr_expect(strstr(out, "gcc is not clang") &&
+		      strstr(out, "it says: gcc") && !strstr(out, "clang 12"),
+		  "%s", out);
 }
 
 /* Every example runs on several nodes with earthrun (the networking

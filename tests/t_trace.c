@@ -627,6 +627,50 @@ Test(trace, three_nodes_tcp)
 	check_job("tcp", 3);
 }
 
+/* Occurrences of s in text. */
+static int count_of(const char *text, const char *s)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, s)); p++)
+		n++;
+	return n;
+}
+
+/* Occurrences of s in the file at path. */
+static int count_in(const char *path, const char *s)
+{
+	static char buf[1 << 20];
+	t_slurp(path, buf, sizeof(buf));
+	int n = 0;
+	for (const char *p = buf; (p = strstr(p, s)); p++)
+		n++;
+	return n;
+}
+
+/* A program that never starts its nodes (here /bin/true) leaves an
+ * empty timeline: valid JSON, said with a warning, never "written". */
+Test(trace, empty_timeline_is_a_warning)
+{
+	make_dir();
+	static struct t_cmd c;
+	t_sh(&c, 60, "%s -n 2 --trace=%s/e.json /bin/true", T_EARTHRUN, dir);
+	cr_expect_eq(c.status, 0, "%s", c.err);
+	cr_expect(strstr(c.err, "earthrun: warning: "),
+		  "no warning for an empty timeline:\n%s", c.err);
+	cr_expect(strstr(c.err, "e.json written empty: no node of the job "
+				"recorded anything"),
+		  "%s", c.err);
+	cr_expect(!strstr(c.err, "e.json written\n"), "%s", c.err);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/e.json", dir);
+	cr_expect_eq(count_in(path, "\"traceEvents\":["), 1, "not JSON");
+	/* earthtrace says the same of it. */
+	t_sh(&c, 60, "%s %s/e.json -o %s/e.svg", T_EARTHTRACE, dir, dir);
+	cr_expect_eq(c.status, 2, "%s", c.err);
+	cr_expect(strstr(c.err, "no complete"), "%s", c.err);
+	remove_dir();
+}
+
 Test(trace, renderer_rejects_foreign_input)
 {
 	make_dir();
@@ -650,17 +694,6 @@ Test(trace, renderer_help_and_version)
 	t_sh(&c, 30, "%s --version", T_EARTHTRACE);
 	cr_expect_eq(c.status, 0, "%s", c.err);
 	cr_expect(v[0] && strstr(c.out, v), "%s", c.out);
-}
-
-/* Occurrences of s in the file at path. */
-static int count_in(const char *path, const char *s)
-{
-	static char buf[1 << 20];
-	t_slurp(path, buf, sizeof(buf));
-	int n = 0;
-	for (const char *p = buf; (p = strstr(p, s)); p++)
-		n++;
-	return n;
 }
 
 /* A 2-node trace as any JSON tool re-writes it (indented), and as the
@@ -702,5 +735,12 @@ Test(trace, renderer_reads_any_layout_and_merges_nodes)
 	cr_expect_eq(count_in(svg, "busy</text>"), 4);
 	cr_expect_eq(count_in(svg, ">node 0 EU<"), 1);
 	cr_expect_eq(count_in(svg, ">node 1 SU<"), 1);
+	/* The same node in two files: one warning per node, not per row. */
+	t_sh(&c, 60, "%s -o %s/d.svg %s/t.json %s/t.json", T_EARTHTRACE, dir,
+	     dir, dir);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_expect_eq(count_of(c.err, "node 0 is in both"), 1, "%s", c.err);
+	cr_expect_eq(count_of(c.err, "node 1 is in both"), 1, "%s", c.err);
+	cr_expect_eq(count_of(c.err, "warning"), 2, "%s", c.err);
 	remove_dir();
 }

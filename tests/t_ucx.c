@@ -265,6 +265,8 @@ Test(ucx, stats_name_the_lanes)
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	cr_assert(strstr(c.err, "transport ucx: "), "%s", c.err);
 	cr_assert(strstr(c.err, "posix/memory"), "%s", c.err);
+	cr_assert(strstr(c.err, "transport ucx: shared-memory lanes: "), "%s",
+		  c.err);
 	/* Peers read its global memory through posix shared memory, with
 	 * loads: no system call, no work by its SU. */
 	cr_assert(strstr(c.err, "global memory allocated by UCX"), "%s", c.err);
@@ -282,4 +284,19 @@ Test(ucx, stats_name_the_lanes)
 	     T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	cr_assert(strstr(c.err, "tcp/lo"), "%s", c.err);
+	/* Said in plain words, with how to get shared memory instead. */
+	cr_assert(strstr(c.err, "transport ucx: TCP loopback lanes, not shared "
+				"memory (every node on this host: "
+				"UCX_TLS=posix,cma gives shared memory"),
+		  "%s", c.err);
+	/* With UCX_TLS unset, whichever lanes UCX picks are named so. */
+	t_sh(&c, 30,
+	     "env -u UCX_TLS %s --stats --transport ucx -n 2 %s/multinode "
+	     "1000",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_assert(strstr(c.err, "transport ucx: TCP loopback lanes, not shared "
+				"memory") ||
+		      strstr(c.err, "transport ucx: shared-memory lanes: "),
+		  "%s", c.err);
 }

@@ -7,7 +7,11 @@
  * Per loop length n, factor f and fiber size s, with medians over the
  * repetitions (seq, ff and fetch over every repetition of every s):
  *   comm      = ff - seq           the overhead of fetching everything first
- *   pct(s)    = (threaded(s) - seq) / comm * 100
+ *   pct(s)    = (threaded(s) - seq) / comm * 100; pct_min, pct_max the
+ *               same for the fastest and the slowest repetition. seq is
+ *               timed in every repetition, between the runs (the baseline
+ *               interleaved with them). A median below 0 is noise:
+ *               reported as 0 with its spread (ll7_residual)
  *               100% = as slow as fetching first, 0% = as fast as local data
  *   bound(s)  = first(s) / comm * 100, the physical bound: nothing can
  *               be computed before the first chunk is here, so pct(s)
@@ -19,6 +23,8 @@
 #define EARTH_LL7_H
 
 #include "kernel.h"
+
+#include <stddef.h>
 
 #define LL7_MAX_S 48
 #define LL7_MAX_N 8
@@ -74,6 +80,15 @@ struct ll7_result {
  * of s doing at least as well is a range over which this machine hides
  * as much as the 1995 one did at its single best size. */
 #define LL7_PAPER_BEST_PCT 5.8
+
+/* The residual at fiber size index i as a result: its median, or 0 when
+ * the median fell below the 0 % floor (faster than the local loop timed
+ * beside it: noise, never a result). */
+double ll7_residual(const struct ll7_result *r, int i);
+/* The same in words with the spread of the repetitions, saying when the
+ * median was below the floor. */
+void ll7_residual_text(const struct ll7_result *r, int i, char *buf,
+		       size_t len);
 
 /* From samples [s][rep] (reps from the plan). */
 void ll7_compute(const struct ll7_plan *p, long n, long f, const long *s,

@@ -30,8 +30,11 @@ $(BUILD)/asan/ll7/ll7: $(call objs,asan,$(LL7_SRC)) $(BUILD)/asan/lib/libearth.a
 $(BUILD)/asan/ll7/ll7.gp: $(LL7_DIR)/ll7.gp
 	@mkdir -p $(@D); cp $< $@
 
-# The tests run the ASan build as 2-node jobs; t_ll7 also links the kernel.
-$(BUILD)/asan/tests/t_ll7: $(BUILD)/asan/obj/$(LL7_DIR)/kernel.o
+# The tests run the ASan build as 2-node jobs; t_ll7 also links the kernel
+# and the percentages (result.c, with the harness's median).
+$(BUILD)/asan/tests/t_ll7: $(BUILD)/asan/obj/$(LL7_DIR)/kernel.o \
+    $(BUILD)/asan/obj/$(LL7_DIR)/result.o $(call objs,asan,$(BENCH_LIB))
+$(BUILD)/asan/tests/t_ll7: LIBS += -lm
 $(BUILD)/asan/tests/t_ll7 $(BUILD)/asan/tests/t_netemu: | $(BUILD)/asan/ll7/ll7 \
     $(BUILD)/rel/bin/earthrun $(BUILD)/asan/progs/multinode
 $(BUILD)/asan/obj/tests/t_ll7.o $(BUILD)/asan/obj/tests/t_netemu.o: CFLAGS += \

@@ -4,7 +4,8 @@
  * static ones included: the executable's ELF symbol table (.symtab, read
  * once from /proc/self/exe) at the address the program was loaded at.
  * Stripped programs and functions in shared libraries fall back to
- * dladdr's dynamic symbols.
+ * dladdr's dynamic symbols. Safe from any thread between sym_close()s
+ * (the table is read once, under a lock).
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
@@ -14,12 +15,14 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+static pthread_mutex_t sy_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	bool loaded;
 	void *map;
@@ -83,8 +86,10 @@ fail:
 
 const char *sym_name(uintptr_t addr)
 {
+	pthread_mutex_lock(&sy_lock);
 	if (!sy.loaded)
 		load();
+	pthread_mutex_unlock(&sy_lock);
 	for (size_t i = 0; i < sy.nsyms; i++) {
 		const Elf64_Sym *s = &sy.syms[i];
 		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || !s->st_value ||
@@ -109,5 +114,7 @@ void sym_close(void)
 {
 	if (sy.map)
 		munmap(sy.map, sy.map_len);
+	pthread_mutex_lock(&sy_lock);
 	memset(&sy, 0, sizeof(sy));
+	pthread_mutex_unlock(&sy_lock);
 }

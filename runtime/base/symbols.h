@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * symbols.h - the name of a function of the running program from its
- * address (symbols.c), for the trace. The thread flushing the trace only
- * (not thread-safe: the table is loaded on first use).
+ * address (symbols.c), for the trace, the stuck-job report and misuse
+ * messages. The table is loaded once, on first use, from any thread;
+ * sym_close() only when no other thread of the node is left.
  */
 #ifndef EARTH_SYMBOLS_H
 #define EARTH_SYMBOLS_H

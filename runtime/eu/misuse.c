@@ -7,8 +7,8 @@
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
 #include "base/srctab.h"
+#include "base/symbols.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 
 void eu_misuse(const char *op, const char *fmt, ...)
@@ -23,11 +23,13 @@ void eu_misuse(const char *op, const char *fmt, ...)
 	    src_op_where(eu_cur_fiber, op, where, sizeof(where)))
 		earth_fatal("%s: %s", where, msg);
 	if (eu_cur_fiber) {
-		Dl_info info;
+		/* The program's own symbol table names static fibers too
+		 * (no -rdynamic needed); a stripped program gives the
+		 * address. */
 		void *addr = *(void **)&eu_cur_fiber;
-		if (dladdr(addr, &info) && info.dli_sname)
-			snprintf(where, sizeof(where), " (in fiber %s)",
-				 info.dli_sname);
+		const char *name = sym_name((uintptr_t)addr);
+		if (name)
+			snprintf(where, sizeof(where), " (in fiber %s)", name);
 		else
 			snprintf(where, sizeof(where), " (in fiber at %p)",
 				 addr);

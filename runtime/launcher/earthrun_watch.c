@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,14 +244,17 @@ static int join_outputs(long nodes, const char *stats_json, const char *trace,
 			free(parts);
 			continue;
 		}
-		long lost = -1;
+		long lost = -1, filled = 0;
 		for (long j = 0; j < nodes; j++) {
+			struct stat st;
 			parts[j] = jsonparts_name(
 			    names[j], sizeof(names[j]), base[k],
 			    (unsigned long)getpid(), (unsigned)j);
 			if (lost < 0 && output_failed(&ch[j]) &&
 			    access(names[j], F_OK) != 0)
 				lost = j;
+			if (stat(names[j], &st) == 0 && st.st_size > 0)
+				filled++;
 		}
 		if (lost >= 0) {
 			jsonparts_remove(parts, (unsigned)nodes);
@@ -264,6 +268,16 @@ static int join_outputs(long nodes, const char *stats_json, const char *trace,
 					  sizeof(err))) {
 			fprintf(stderr, "earthrun: %s\n", err);
 			bad = -1;
+		} else if (!filled) {
+			/* No node wrote a part: the program ended before
+			 * its nodes started (a usage error, --help) or
+			 * never started one. The file is valid, but empty. */
+			fprintf(stderr,
+				"earthrun: warning: %s written empty: no node "
+				"of the job recorded anything (the program "
+				"ended before it started its nodes: its "
+				"output above may say why)\n",
+				base[k]);
 		} else {
 			fprintf(stderr, "earthrun: %s written\n", base[k]);
 		}

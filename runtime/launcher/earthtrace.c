@@ -80,7 +80,13 @@ static struct track *track_of(unsigned pid, unsigned tid, int file,
 					"both %s and %s: drawn as one row\n",
 					which, inputs[tracks[i].file],
 					inputs[file]);
-				tracks[i].file = file;
+				/* Said once per node: its other rows
+				 * from that file move with this one. */
+				int was = tracks[i].file;
+				for (unsigned k = 0; k < ntracks; k++)
+					if (tracks[k].pid == pid &&
+					    tracks[k].file == was)
+						tracks[k].file = file;
 			}
 			return &tracks[i];
 		}

@@ -190,9 +190,32 @@ static void ucx_fini(struct net *nt)
 static void ucx_describe(struct net *nt, char *buf, size_t len)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
+	/* First in plain words which kind of lanes run: UCX picks TCP over
+	 * loopback on one host unless told otherwise, since its
+	 * shared-memory lanes lack the peer failure detection asked for. */
+	bool one_host = true;
+	for (uint32_t p = 0; p < t->base.nodes && t->boot.card; p++)
+		if (p != t->base.self && t->boot.card[p] &&
+		    strncmp(t->boot.card[p]->host, t->mine->host,
+			    sizeof(t->mine->host)))
+			one_host = false;
+	const bool shm =
+	    strstr(t->lanes, "posix/") || strstr(t->lanes, "sysv/") ||
+	    strstr(t->lanes, "cma/") || strstr(t->lanes, "xpmem/") ||
+	    strstr(t->lanes, "knem/");
+	const bool tcp = strstr(t->lanes, "tcp/") != NULL;
+	const char *kind =
+	    shm && tcp ? "shared memory and TCP lanes: "
+	    : shm      ? "shared-memory lanes: "
+	    : tcp && one_host
+		? "TCP loopback lanes, not shared memory (every node on this "
+		  "host: UCX_TLS=posix,cma gives shared memory, with peer "
+		  "failure watched by process): "
+	    : tcp ? "TCP lanes: "
+		  : "";
 	/* Whose mapping peers read global memory from: UCX's (over shared
 	 * memory with loads), or ours registered (through a lane). */
-	snprintf(buf, len, "%s%s", t->lanes,
+	snprintf(buf, len, "%s%s%s", kind, t->lanes,
 		 !t->memh	 ? ""
 		 : t->seg_by_ucx ? "; global memory allocated by UCX"
 				 : "; global memory registered");

@@ -122,7 +122,7 @@ static void print_table(FILE *f, const struct earth_node *n,
 			n->oversubscribed ? " (CPU shared: oversubscribed)"
 					  : "");
 	if (n->net) {
-		char how[512] = "";
+		char how[1024] = "";
 		if (n->net->ops->describe)
 			n->net->ops->describe(n->net, how, sizeof(how));
 		fprintf(f, "  transport %s%s%s\n", n->net->ops->name,
