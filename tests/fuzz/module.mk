@@ -8,6 +8,7 @@
 #   fuzz-shm      polling shm rings a hostile local process wrote
 #                 (runtime/net/shm.c)
 #   fuzz-dsm_diff the page diffs a home applies (runtime/dsm/diff.c)
+#   fuzz-dsm_notice the write notices a grant carries (runtime/dsm/notice.c)
 #
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
@@ -41,7 +42,9 @@ FUZZ_shm_SRC     := runtime/net/shm.c runtime/net/wire.c runtime/base/fatal.c
 FUZZ_shm_LIBS    :=
 FUZZ_dsm_diff_SRC  := runtime/dsm/diff.c
 FUZZ_dsm_diff_LIBS :=
-FUZZ_TARGETS := wire deliver hello shm dsm_diff
+FUZZ_dsm_notice_SRC  := runtime/dsm/notice.c
+FUZZ_dsm_notice_LIBS :=
+FUZZ_TARGETS := wire deliver hello shm dsm_diff dsm_notice
 
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
