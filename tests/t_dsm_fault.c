@@ -2,7 +2,8 @@
 /*
  * t_dsm_fault.c - the shared region and its faults (runtime/dsm/region.h,
  * fault.h), on one process with the test playing the node: the region is
- * mapped at the address asked for or refused (something there, a bad page
+ * mapped at the address asked for (with a writable view of the same
+ * memory) or refused (something there, a bad page
  * size, more pages than vm.max_map_count leaves, each with its message);
  * a read of an invalid page and a write of a read-only one reach the
  * node with the right page and kind and run again once it allows them;
@@ -155,9 +156,8 @@ Test(dsm_fault, waiting_threads_give_the_eu_to_others)
 		cr_assert_eq(asked[i], i);
 	/* Every thread waits at once: the pages come, last first. */
 	for (int i = NT - 1; i >= 0; i--) {
-		cr_assert_eq(
-		    dsm_region_set(&reg, (uint32_t)i, 1, DSM_PAGE_WRITE), 0);
-		*(uint64_t *)((char *)AT + (size_t)i * PG) =
+		/* filled through the writable view while still invalid */
+		*(uint64_t *)dsm_region_alias(&reg, (uint32_t)i) =
 		    1000u + (unsigned)i;
 		cr_assert_eq(
 		    dsm_region_set(&reg, (uint32_t)i, 1, DSM_PAGE_READ), 0);

@@ -47,6 +47,7 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		   size_t page_size, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	size_t sys = (size_t)sysconf(_SC_PAGESIZE);
 	if (page_size < sys || page_size % sys ||
 	    (page_size & (page_size - 1))) {
@@ -67,7 +68,7 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 	long have, most;
 	dsm_map_count(&have, &most);
 	if (most > 0 && have >= 0 &&
-	    (long)pages + 1 > most - have - MAPS_SPARE) {
+	    (long)pages + 2 > most - have - MAPS_SPARE) {
 		snprintf(err, errlen,
 			 "shared memory: a region of %zu pages of %zu bytes "
 			 "may need %zu kernel mappings (one per page where "
@@ -75,20 +76,30 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 			 "vm.max_map_count = %ld left after %d spare: raise "
 			 "the limit (sysctl -w vm.max_map_count=%ld), use "
 			 "larger pages, or share less memory",
-			 pages, page_size, pages + 1,
+			 pages, page_size, pages + 2,
 			 most - have > 0 ? most - have : 0, most, MAPS_SPARE,
 			 (long)pages * 2 + have + MAPS_SPARE);
 		return -1;
 	}
 	size_t bytes = pages * page_size;
-	void *p = mmap(at, bytes, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			   (at ? MAP_FIXED_NOREPLACE : 0),
-		       -1, 0);
+	int fd = memfd_create("earth-dsm", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)bytes)) {
+		snprintf(err, errlen,
+			 "shared memory: cannot make %zu bytes of memory "
+			 "(memfd_create, ftruncate): %s",
+			 bytes, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	void *p = mmap(
+	    at, bytes, PROT_NONE,
+	    MAP_SHARED | MAP_NORESERVE | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0);
 	if (p == MAP_FAILED || (at && p != at)) {
 		int e = p == MAP_FAILED ? errno : EEXIST;
 		if (p != MAP_FAILED)
 			munmap(p, bytes);
+		close(fd);
 		snprintf(err, errlen,
 			 "shared memory: cannot map %zu bytes at %p: %s%s",
 			 bytes, at, strerror(e),
@@ -100,9 +111,22 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 				     : "");
 		return -1;
 	}
+	void *alias = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (alias == MAP_FAILED) {
+		snprintf(err, errlen,
+			 "shared memory: cannot map the %zu bytes a second "
+			 "time: %s",
+			 bytes, strerror(errno));
+		munmap(p, bytes);
+		close(fd);
+		return -1;
+	}
 	r->state = calloc(pages, 1);
 	if (!r->state) {
 		munmap(p, bytes);
+		munmap(alias, bytes);
+		close(fd);
 		snprintf(err, errlen,
 			 "shared memory: no memory for the states of %zu "
 			 "pages",
@@ -110,6 +134,8 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		return -1;
 	}
 	r->base = p;
+	r->alias = alias;
+	r->fd = fd;
 	r->size = bytes;
 	r->page_size = page_size;
 	r->pages = (uint32_t)pages;
@@ -119,8 +145,11 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 
 void dsm_region_unmap(struct dsm_region *r)
 {
-	if (r->base)
+	if (r->base) {
 		munmap(r->base, r->size);
+		munmap(r->alias, r->size);
+		close(r->fd);
+	}
 	free(r->state);
 	memset(r, 0, sizeof(*r));
 }

@@ -5,6 +5,11 @@
  * all), cut into pages whose protection says what this node may do with
  * each: nothing (invalid: the next access faults), read, or read and write.
  *
+ * The node writes a page's contents through a second view of the same
+ * memory that is always writable (dsm_region_alias), so that filling a
+ * page costs one change of protection (invalid to read), and a page can
+ * be filled while the program may not touch it.
+ *
  * Each change of protection in the middle of a run of equal pages splits
  * a kernel mapping in two, and a process has at most vm.max_map_count
  * mappings. A region is refused when it could need more than the process
@@ -25,7 +30,10 @@ enum dsm_page_state {
 };
 
 struct dsm_region {
-	uint8_t *base;
+	uint8_t *base;	  /* the program's view: protected page by page */
+	uint8_t *alias;	  /* the same memory, always writable: for the node
+			   * to fill and read pages whatever their state */
+	int fd;		  /* the memory (memfd) */
 	size_t size;	  /* bytes: pages * page_size */
 	size_t page_size; /* a multiple of the system's page size */
 	uint32_t pages;
@@ -35,7 +43,8 @@ struct dsm_region {
 
 /* Maps size bytes (rounded up to pages of page_size bytes, a power of two
  * and a multiple of the system's page) at exactly `at` (never over
- * anything mapped there), every page invalid. Returns 0, or -1 with a
+ * anything mapped there; NULL: anywhere), every page invalid, and the
+ * same memory again anywhere, writable (alias). Returns 0, or -1 with a
  * message in err (what, where, what to do). */
 int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		   size_t page_size, char *err, size_t errlen);
@@ -54,6 +63,13 @@ static inline long dsm_region_page_of(const struct dsm_region *r,
 {
 	uintptr_t a = (uintptr_t)addr, b = (uintptr_t)r->base;
 	return a - b < r->size ? (long)((a - b) >> r->page_shift) : -1;
+}
+
+/* Page page through the writable view. */
+static inline uint8_t *dsm_region_alias(const struct dsm_region *r,
+					uint32_t page)
+{
+	return r->alias + ((size_t)page << r->page_shift);
 }
 
 /* How many mappings this process has, and the most it may have
