@@ -25,102 +25,199 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsm/diff.h"
-#include "dsm/notice.h"
+#include "dsm/proto.h"
 
 TestSuite(dsm_protocol, .timeout = 60);
 
-enum { MAXN = 4, PAGES = 16, PSZ = 256, BYTES = PAGES * PSZ, LOCKS = 3 };
-enum { INV, RD, WR };
+enum { MAXN = 4, PAGES = 16, PSZ = 4096, LOCKS = 3 };
+/* The bytes the programs touch: the first 64 of every page (nodes share
+ * pages, and a page is cheap to copy). */
+enum { SPAN = 64, BYTES = PAGES * SPAN };
 
-/* ---- the protocol ---- */
+static uint32_t addr_of(uint32_t a)
+{
+	return a / SPAN * PSZ + a % SPAN;
+}
+
+/* ---- the network: a FIFO channel per pair of nodes ---- */
+
+enum { M_FETCH, M_PAGE, M_DIFF, M_ACK };
+struct msg {
+	int type;
+	uint32_t page;
+	size_t len;
+	uint8_t data[PSZ * 3];
+	struct msg *next;
+};
+static struct {
+	struct msg *head, *tail;
+	bool held; /* the test holds it back */
+} chan[MAXN][MAXN];
+
+/* ---- the nodes ---- */
 
 struct node {
 	uint32_t id;
-	struct dsm_log log;
-	uint8_t mem[BYTES]; /* cached copies; the home copy for its pages */
-	uint8_t twin[PAGES][PSZ];
-	uint8_t state[PAGES];
-	bool dirty[PAGES]; /* written in the open interval */
-	uint64_t fetches, diffs, diff_bytes, invalidations;
+	struct dsm_region r;
+	struct dsm_proto p;
 };
 
 static struct node nd[MAXN];
 static uint32_t nn;
 
-static uint32_t home(uint32_t p)
+static void send(uint32_t from, uint32_t to, int type, uint32_t page,
+		 const void *data, size_t len)
 {
-	return p % nn;
+	struct msg *m = calloc(1, sizeof(*m));
+	cr_assert(m);
+	m->type = type;
+	m->page = page;
+	m->len = len;
+	if (len)
+		memcpy(m->data, data, len);
+	if (chan[from][to].tail)
+		chan[from][to].tail->next = m;
+	else
+		chan[from][to].head = m;
+	chan[from][to].tail = m;
 }
 
-static void fetch(struct node *x, uint32_t p)
+static void op_fetch(void *ctx, uint32_t home, uint32_t page)
 {
-	memcpy(x->mem + p * PSZ, nd[home(p)].mem + p * PSZ, PSZ);
-	x->state[p] = RD;
-	x->fetches++;
+	send(((struct node *)ctx)->id, home, M_FETCH, page, NULL, 0);
 }
 
-/* The page's diff to its home, applied and acknowledged at once. */
-static void flush(struct node *x, uint32_t p)
+static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
+		    size_t len)
 {
-	static uint8_t d[PSZ * 3];
-	size_t len =
-	    dsm_diff_encode(x->mem + p * PSZ, x->twin[p], PSZ, d, sizeof(d));
-	cr_assert_neq(len, (size_t)-1);
-	struct dsm_diff_fault f;
-	cr_assert_eq(dsm_diff_apply(nd[home(p)].mem + p * PSZ, PSZ, d, len, &f),
-		     0);
-	x->diffs++;
-	x->diff_bytes += len;
-	x->state[p] = RD;
+	send(((struct node *)ctx)->id, home, M_DIFF, page, d, len);
+}
+
+static const struct dsm_proto_ops ops = {op_fetch, op_diff};
+
+/* Delivers the next message of channel from -> to; false if none. */
+static bool deliver_one(uint32_t from, uint32_t to)
+{
+	struct msg *m = chan[from][to].head;
+	if (!m || chan[from][to].held)
+		return false;
+	chan[from][to].head = m->next;
+	if (!m->next)
+		chan[from][to].tail = NULL;
+	struct dsm_proto *p = &nd[to].p;
+	const char *why = NULL;
+	static uint8_t page[PSZ];
+	switch (m->type) {
+	case M_FETCH:
+		cr_assert_eq(dsm_proto_serve(p, from, m->page, page, &why), 0,
+			     "%s", why);
+		send(to, from, M_PAGE, m->page, page, PSZ);
+		break;
+	case M_PAGE:
+		cr_assert_geq(
+		    dsm_proto_page_in(p, from, m->page, m->data, m->len, &why),
+		    0, "%s", why);
+		break;
+	case M_DIFF:
+		cr_assert_eq(
+		    dsm_proto_apply(p, from, m->page, m->data, m->len, &why), 0,
+		    "%s", why);
+		send(to, from, M_ACK, m->page, NULL, 0);
+		break;
+	case M_ACK:
+		cr_assert_eq(dsm_proto_diff_acked(p), 0);
+		break;
+	}
+	free(m);
+	return true;
+}
+
+static unsigned net_seed = 1;
+
+/* Delivers one message of a channel picked at random among those with
+ * one; false when none can go. */
+static bool deliver_any(void)
+{
+	uint32_t k = nn * nn, start;
+	net_seed = net_seed * 1103515245u + 12345u;
+	start = (net_seed >> 8) % k;
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t c = (start + i) % k;
+		if (deliver_one(c / nn, c % nn))
+			return true;
+	}
+	return false;
+}
+
+static void settle(void)
+{
+	while (deliver_any())
+		;
+}
+
+static void sim_start(uint32_t nodes)
+{
+	nn = nodes;
+	memset(chan, 0, sizeof(chan));
+	for (uint32_t i = 0; i < nn; i++) {
+		char err[256];
+		nd[i].id = i;
+		cr_assert_eq(dsm_region_map(&nd[i].r, NULL, PAGES * PSZ, PSZ,
+					    err, sizeof(err)),
+			     0, "%s", err);
+		cr_assert_eq(
+		    dsm_proto_init(&nd[i].p, &nd[i].r, i, nn, &ops, &nd[i]), 0);
+		for (uint32_t q = 0; q < PAGES; q++) /* page q: node q % N */
+			cr_assert_eq(dsm_proto_set_home(&nd[i].p, q, 1, q % nn),
+				     0);
+	}
+}
+
+static void sim_end(void)
+{
+	settle();
+	for (uint32_t i = 0; i < nn; i++) {
+		dsm_proto_fini(&nd[i].p);
+		dsm_region_unmap(&nd[i].r);
+	}
+}
+
+/* An access as the EU's fault path makes it: ask the protocol until the
+ * page is usable, the network running meanwhile. */
+static void access_page(struct node *x, uint32_t a, bool write)
+{
+	uint32_t page = a / PSZ;
+	for (;;) {
+		uint8_t st = x->r.state[page];
+		if (st == DSM_PAGE_WRITE || (st == DSM_PAGE_READ && !write))
+			return;
+		if (dsm_proto_access(&x->p, page, write) == DSM_ACCESS_OK)
+			continue;
+		cr_assert(deliver_any(),
+			  "node %u waits on page %u, and no "
+			  "message can go",
+			  x->id, page);
+	}
 }
 
 static uint8_t sim_read(struct node *x, uint32_t a)
 {
-	uint32_t p = a / PSZ;
-	if (home(p) != x->id && x->state[p] == INV)
-		fetch(x, p);
-	return x->mem[a];
+	access_page(x, a, false);
+	return x->r.base[a];
 }
 
 static void sim_write(struct node *x, uint32_t a, uint8_t v)
 {
-	uint32_t p = a / PSZ;
-	if (home(p) != x->id) {
-		if (x->state[p] == INV)
-			fetch(x, p);
-		if (x->state[p] != WR) {
-			memcpy(x->twin[p], x->mem + p * PSZ, PSZ);
-			x->state[p] = WR;
-		}
-	}
-	x->mem[a] = v;
-	x->dirty[p] = true;
+	access_page(x, a, true);
+	x->r.base[a] = v;
 }
 
-static void on_inval(void *arg, uint32_t p)
-{
-	struct node *x = arg;
-	if (home(p) == x->id)
-		return;
-	if (x->state[p] == WR)
-		flush(x, p); /* its own writes reach the home first */
-	x->state[p] = INV;
-	x->invalidations++;
-}
-
-/* A release: diffs to the homes, then the interval closed. */
 static void sim_release(struct node *x)
 {
-	uint32_t w[PAGES], k = 0;
-	for (uint32_t p = 0; p < PAGES; p++) {
-		if (x->state[p] == WR)
-			flush(x, p);
-		if (x->dirty[p])
-			w[k++] = p;
-		x->dirty[p] = false;
-	}
-	cr_assert_eq(dsm_log_close(&x->log, w, k), 0);
+	cr_assert_geq(dsm_proto_release(&x->p), 0);
+	while (x->p.diffs_out) /* completes when every diff is acked */
+		cr_assert(deliver_any(), "a release waits on an ack that "
+					 "cannot come");
 }
 
 /* `to` learns what `from`'s log holds that it lacks. */
@@ -128,11 +225,10 @@ static void carry(struct node *from, struct node *to)
 {
 	static uint8_t buf[1 << 20];
 	size_t len =
-	    dsm_log_encode_since(&from->log, to->log.vt, buf, sizeof(buf));
+	    dsm_log_encode_since(&from->p.log, to->p.log.vt, buf, sizeof(buf));
 	cr_assert_lt(len, (size_t)-2);
 	struct dsm_notice_fault f = {0};
-	cr_assert_eq(dsm_log_add(&to->log, buf, len, on_inval, to, &f), 0, "%s",
-		     f.what);
+	cr_assert_eq(dsm_proto_acquire(&to->p, buf, len, &f), 0, "%s", f.what);
 }
 
 static void sim_unlock(struct node *x)
@@ -155,9 +251,9 @@ static void sim_barrier(void)
 	for (uint32_t i = 1; i < nn; i++)
 		carry(&nd[0], &nd[i]);
 	uint32_t upto[MAXN];
-	memcpy(upto, nd[0].log.vt, sizeof(upto[0]) * nn);
+	memcpy(upto, nd[0].p.log.vt, sizeof(upto[0]) * nn);
 	for (uint32_t i = 0; i < nn; i++)
-		dsm_log_collect(&nd[i].log, upto);
+		dsm_log_collect(&nd[i].p.log, upto);
 }
 
 /* ---- the generator: vector clocks of happens-before, apart ---- */
@@ -218,18 +314,15 @@ static unsigned rnd(unsigned m)
 
 static void run_program(uint32_t nodes, unsigned s, int steps)
 {
-	nn = nodes;
 	seed = s;
-	memset(nd, 0, sizeof(nd));
+	net_seed = s;
 	memset(node_vc, 0, sizeof(node_vc));
 	memset(lock_vc, 0, sizeof(lock_vc));
 	memset(last, 0, sizeof(last));
 	memset(ref, 0, sizeof(ref));
-	for (uint32_t i = 0; i < nn; i++) {
-		nd[i].id = i;
-		cr_assert_eq(dsm_log_init(&nd[i].log, nn, i, PAGES), 0);
+	sim_start(nodes);
+	for (uint32_t i = 0; i < nn; i++)
 		cur[i] = 1;
-	}
 	for (int l = 0; l < LOCKS; l++)
 		holder[l] = -1;
 	uint64_t reads = 0, writes = 0, barriers = 0;
@@ -270,20 +363,21 @@ static void run_program(uint32_t nodes, unsigned s, int steps)
 				if (op < 60) {
 					if (!may_read(n, a))
 						continue;
-					uint8_t v = sim_read(&nd[n], a);
+					uint8_t v =
+					    sim_read(&nd[n], addr_of(a));
 					cr_assert_eq(v, ref[a],
 						     "seed %u step %d: node %d "
 						     "read byte %u (page %u, "
 						     "home %u): %u, want %u",
-						     s, step, n, a, a / PSZ,
-						     home(a / PSZ), v, ref[a]);
+						     s, step, n, a, a / SPAN,
+						     a / SPAN % nn, v, ref[a]);
 					last[a].read_t[n] = cur[n];
 					reads++;
 				} else {
 					if (!may_write(n, a))
 						continue;
 					uint8_t v = (uint8_t)(1 + rnd(255));
-					sim_write(&nd[n], a, v);
+					sim_write(&nd[n], addr_of(a), v);
 					ref[a] = v;
 					last[a].node = (uint8_t)n;
 					last[a].t = cur[n];
@@ -302,8 +396,7 @@ static void run_program(uint32_t nodes, unsigned s, int steps)
 		    (unsigned long long)writes, (unsigned long long)barriers);
 	cr_assert_gt(reads, (uint64_t)steps / 10);
 	cr_assert_gt(writes, (uint64_t)steps / 10);
-	for (uint32_t i = 0; i < nn; i++)
-		dsm_log_fini(&nd[i].log);
+	sim_end();
 }
 
 Test(dsm_protocol, random_drf_programs_read_the_last_write)
@@ -314,22 +407,6 @@ Test(dsm_protocol, random_drf_programs_read_the_last_write)
 }
 
 /* The litmus cases, each a fixed program on fresh nodes. */
-
-static void sim_start(uint32_t nodes)
-{
-	nn = nodes;
-	memset(nd, 0, sizeof(nd));
-	for (uint32_t i = 0; i < nn; i++) {
-		nd[i].id = i;
-		cr_assert_eq(dsm_log_init(&nd[i].log, nn, i, PAGES), 0);
-	}
-}
-
-static void sim_end(void)
-{
-	for (uint32_t i = 0; i < nn; i++)
-		dsm_log_fini(&nd[i].log);
-}
 
 Test(dsm_protocol, message_through_a_lock)
 {
@@ -376,6 +453,60 @@ Test(dsm_protocol, disjoint_writes_to_one_page_merge)
 		cr_assert_eq(sim_read(&nd[i], 1), 2);
 		cr_assert_eq(sim_read(&nd[i], 2), 3);
 	}
-	cr_assert_eq(nd[1].diffs + nd[2].diffs, 2);
+	cr_assert_eq(nd[1].p.st.diffs + nd[2].p.st.diffs, 2);
+	sim_end();
+}
+
+/* A fetch answered before a release's diff reached the home, arriving
+ * after the acquire that noticed the page: the old bytes are not used,
+ * the page is asked for again. */
+Test(dsm_protocol, fetch_answered_before_a_notice_is_asked_again)
+{
+	sim_start(3);
+	uint32_t x = 2 * PSZ + 5; /* page 2: home node 2 */
+	sim_write(&nd[0], x, 1);  /* node 0 twins page 2 */
+	/* node 1 asks for page 2; node 2 answers with the old bytes, held
+	 * on the way back */
+	chan[2][1].held = true;
+	cr_assert_eq(dsm_proto_access(&nd[1].p, 2, false), DSM_ACCESS_WAIT);
+	cr_assert(deliver_one(1, 2));
+	sim_unlock(&nd[0]); /* diff applied at node 2, acked */
+	sim_lock(&nd[1]);   /* notices page 2 while its fetch is out */
+	chan[2][1].held = false;
+	cr_assert_eq(sim_read(&nd[1], x), 1, "the stale answer was used");
+	cr_assert_eq(nd[1].p.st.fetches, 2);
+	sim_end();
+}
+
+/* What a hostile or broken peer sends is refused with a reason. */
+Test(dsm_protocol, bad_messages_refused)
+{
+	sim_start(2);
+	static uint8_t page[PSZ], d[16];
+	const char *why = NULL;
+	/* page 1 is homed on node 1 */
+	cr_assert_eq(dsm_proto_serve(&nd[0].p, 1, 1, page, &why), -1);
+	cr_assert(strstr(why, "not the home"), "%s", why);
+	cr_assert_eq(dsm_proto_serve(&nd[0].p, 1, PAGES, page, &why), -1);
+	cr_assert(strstr(why, "past the end"), "%s", why);
+	cr_assert_eq(dsm_proto_serve(&nd[0].p, 0, 0, page, &why), -1);
+	cr_assert(strstr(why, "itself"), "%s", why);
+	cr_assert_eq(dsm_proto_page_in(&nd[0].p, 1, 1, page, PSZ, &why), -1);
+	cr_assert(strstr(why, "did not ask"), "%s", why);
+	cr_assert_eq(dsm_proto_page_in(&nd[0].p, 0, 1, page, PSZ, &why), -1);
+	cr_assert(strstr(why, "not its home"), "%s", why);
+	cr_assert_eq(dsm_proto_access(&nd[0].p, 1, false), DSM_ACCESS_WAIT);
+	cr_assert_eq(dsm_proto_page_in(&nd[0].p, 1, 1, page, PSZ - 1, &why),
+		     -1);
+	cr_assert(strstr(why, "wrong size"), "%s", why);
+	/* a diff whose run leaves the page */
+	uint16_t off = PSZ - 2, cnt = 3;
+	memcpy(d, &off, 2);
+	memcpy(d + 2, &cnt, 2);
+	cr_assert_eq(dsm_proto_apply(&nd[0].p, 1, 0, d, 8, &why), -1);
+	cr_assert(strstr(why, "past the end of the page"), "%s", why);
+	cr_assert_eq(dsm_proto_apply(&nd[0].p, 1, 1, d, 8, &why), -1);
+	cr_assert(strstr(why, "not the home"), "%s", why);
+	cr_assert_eq(dsm_proto_diff_acked(&nd[0].p), -1);
 	sim_end();
 }

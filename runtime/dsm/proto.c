@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsm/proto.c - one node's side of home-based multi-writer lazy release
+ * consistency (dsm/proto.h).
+ */
+#include "dsm/proto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FETCH_NONE, FETCH_OUT, FETCH_STALE };
+
+int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
+		   uint32_t nodes, const struct dsm_proto_ops *ops, void *ctx)
+{
+	memset(p, 0, sizeof(*p));
+	if (dsm_log_init(&p->log, nodes, self, r->pages))
+		return -1;
+	p->r = r;
+	p->self = self;
+	p->nodes = nodes;
+	p->ops = ops;
+	p->ctx = ctx;
+	size_t n = r->pages;
+	p->home = calloc(n, sizeof(*p->home));
+	p->twin = calloc(n, sizeof(*p->twin));
+	p->fetching = calloc(n, 1);
+	p->dirty = calloc(n, 1);
+	p->dirty_list = calloc(n, sizeof(*p->dirty_list));
+	p->dbuf = malloc(dsm_diff_bound(r->page_size));
+	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
+	    !p->dirty_list || !p->dbuf) {
+		dsm_proto_fini(p);
+		errno = ENOMEM;
+		return -1;
+	}
+	return dsm_proto_set_home(p, 0, r->pages, 0);
+}
+
+void dsm_proto_fini(struct dsm_proto *p)
+{
+	if (p->twin && p->r)
+		for (uint32_t i = 0; i < p->r->pages; i++)
+			free(p->twin[i]);
+	free(p->home);
+	free(p->twin);
+	free(p->fetching);
+	free(p->dirty);
+	free(p->dirty_list);
+	free(p->dbuf);
+	dsm_log_fini(&p->log);
+	memset(p, 0, sizeof(*p));
+}
+
+int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
+		       uint32_t home)
+{
+	if (first > p->r->pages || n > p->r->pages - first ||
+	    home >= p->nodes) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (uint32_t i = first; i < first + n; i++)
+		p->home[i] = (uint16_t)home;
+	return dsm_region_set(
+	    p->r, first, n, home == p->self ? DSM_PAGE_READ : DSM_PAGE_INVALID);
+}
+
+static void mark_dirty(struct dsm_proto *p, uint32_t page)
+{
+	if (!p->dirty[page]) {
+		p->dirty[page] = 1;
+		p->dirty_list[p->ndirty++] = page;
+	}
+}
+
+enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
+{
+	uint8_t st = p->r->state[page];
+	if (write)
+		p->st.write_faults++;
+	else
+		p->st.read_faults++;
+	if (p->home[page] == p->self) {
+		if (write && st != DSM_PAGE_WRITE) {
+			mark_dirty(p, page);
+			dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
+		}
+		return DSM_ACCESS_OK;
+	}
+	if (st == DSM_PAGE_INVALID) {
+		if (p->fetching[page] == FETCH_NONE) {
+			p->fetching[page] = FETCH_OUT;
+			p->st.fetches++;
+			p->ops->fetch(p->ctx, p->home[page], page);
+		}
+		return DSM_ACCESS_WAIT;
+	}
+	if (write && st == DSM_PAGE_READ) {
+		uint8_t *t = malloc(p->r->page_size);
+		if (!t)
+			return DSM_ACCESS_WAIT; /* no memory: try later */
+		memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
+		p->twin[page] = t;
+		p->st.twins++;
+		mark_dirty(p, page);
+		dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
+	}
+	return DSM_ACCESS_OK;
+}
+
+int dsm_proto_page_in(struct dsm_proto *p, uint32_t from, uint32_t page,
+		      const void *data, size_t len, const char **why)
+{
+	if (page >= p->r->pages)
+		*why = "a page past the end of the region";
+	else if (p->home[page] != from)
+		*why = "a page from a node that is not its home";
+	else if (p->fetching[page] == FETCH_NONE)
+		*why = "a page this node did not ask for";
+	else if (len != p->r->page_size)
+		*why = "a page of the wrong size";
+	else
+		*why = NULL;
+	if (*why)
+		return -1;
+	if (p->fetching[page] == FETCH_STALE) {
+		p->fetching[page] = FETCH_OUT;
+		p->st.fetches++;
+		p->ops->fetch(p->ctx, from, page);
+		return 0;
+	}
+	p->fetching[page] = FETCH_NONE;
+	memcpy(dsm_region_alias(p->r, page), data, len);
+	dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
+	return 1;
+}
+
+/* Home side: is a message of node from about page one this node may
+ * answer? NULL, or why not. */
+static const char *home_check(const struct dsm_proto *p, uint32_t from,
+			      uint32_t page)
+{
+	if (page >= p->r->pages)
+		return "a page past the end of the region";
+	if (p->home[page] != p->self)
+		return "a page this node is not the home of";
+	if (from == p->self || from >= p->nodes)
+		return "a message from this node itself or from no node";
+	return NULL;
+}
+
+int dsm_proto_serve(struct dsm_proto *p, uint32_t from, uint32_t page,
+		    void *out, const char **why)
+{
+	if ((*why = home_check(p, from, page)))
+		return -1;
+	memcpy(out, dsm_region_alias(p->r, page), p->r->page_size);
+	return 0;
+}
+
+int dsm_proto_apply(struct dsm_proto *p, uint32_t from, uint32_t page,
+		    const void *diff, size_t len, const char **why)
+{
+	if ((*why = home_check(p, from, page)))
+		return -1;
+	struct dsm_diff_fault f;
+	if (dsm_diff_apply(dsm_region_alias(p->r, page), p->r->page_size, diff,
+			   len, &f)) {
+		*why = f.what;
+		return -1;
+	}
+	return 0;
+}
+
+int dsm_proto_diff_acked(struct dsm_proto *p)
+{
+	if (!p->diffs_out)
+		return -1;
+	p->diffs_out--;
+	return 0;
+}
+
+/* Page's diff to its home; the page is write-protected first (so no write
+ * can follow the diff), its twin freed. 0 or -1. */
+static int send_diff(struct dsm_proto *p, uint32_t page)
+{
+	if (dsm_region_set(p->r, page, 1, DSM_PAGE_READ))
+		return -1;
+	size_t len = dsm_diff_encode(dsm_region_alias(p->r, page),
+				     p->twin[page], p->r->page_size, p->dbuf,
+				     dsm_diff_bound(p->r->page_size));
+	free(p->twin[page]);
+	p->twin[page] = NULL;
+	if (len) {
+		p->ops->diff(p->ctx, p->home[page], page, p->dbuf, len);
+		p->diffs_out++;
+		p->st.diffs++;
+		p->st.diff_bytes += len;
+	}
+	return 0;
+}
+
+int dsm_proto_release(struct dsm_proto *p)
+{
+	for (uint32_t i = 0; i < p->ndirty; i++) {
+		uint32_t page = p->dirty_list[i];
+		if (p->twin[page]) {
+			if (send_diff(p, page))
+				return -1;
+		} else if (p->home[page] == p->self &&
+			   p->r->state[page] == DSM_PAGE_WRITE &&
+			   dsm_region_set(p->r, page, 1, DSM_PAGE_READ)) {
+			return -1;
+		}
+		p->dirty[page] = 0;
+	}
+	if (dsm_log_close(&p->log, p->dirty_list, p->ndirty))
+		return -1;
+	if (p->ndirty)
+		p->st.intervals++;
+	p->ndirty = 0;
+	return (int)p->diffs_out;
+}
+
+static void invalidate(void *arg, uint32_t page)
+{
+	struct dsm_proto *p = arg;
+	if (p->home[page] == p->self)
+		return;
+	if (p->twin[page])
+		send_diff(p, page); /* stays dirty: noticed at the release */
+	if (p->fetching[page] == FETCH_OUT)
+		p->fetching[page] = FETCH_STALE;
+	if (p->r->state[page] != DSM_PAGE_INVALID) {
+		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
+		p->st.invalidations++;
+	}
+}
+
+int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
+		      struct dsm_notice_fault *f)
+{
+	return dsm_log_add(&p->log, buf, len, invalidate, p, f);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsm/proto.h - one node's side of the page DSM's protocol: home-based
+ * multi-writer lazy release consistency. The SU runs it (one thread owns
+ * a struct dsm_proto); program threads reach it by posting their faults.
+ *
+ * Every page has a home node, whose copy is the page's memory: a home
+ * works on its own copy, and receives the others' diffs. Another node
+ * caches a page it reads (a fetch from the home), twins it at its first
+ * write in an interval, and at a release sends the diff of every page it
+ * wrote to the page's home; the release completes when every diff is
+ * acknowledged. The release closes an interval with the pages written
+ * (dsm/notice.h); an acquire adds the intervals a grant carries and
+ * invalidates exactly their pages (a page written here and not yet
+ * released sends its diff first, so no write is lost). A home's own pages
+ * are read-only at the start of each interval, so that their first write
+ * is noticed too (no twin: the home's copy is the page).
+ *
+ * Protections change on the SU while program threads run, made safe by
+ * their order: a page stops being writable (its write protection is
+ * complete on every CPU once mprotect returns) before its diff is taken,
+ * and a page is filled through the region's writable view before it
+ * becomes readable.
+ *
+ * Everything from another node (a page, a diff, a fetch, notices) is
+ * checked first: a page of the region, homed where the message says, a
+ * fetch this node asked for, a diff inside its page.
+ */
+#ifndef EARTH_DSM_PROTO_H
+#define EARTH_DSM_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsm/diff.h"
+#include "dsm/notice.h"
+#include "dsm/region.h"
+
+/* What the protocol sends; the transport's answers come back through
+ * dsm_proto_page_in and dsm_proto_diff_acked. */
+struct dsm_proto_ops {
+	void (*fetch)(void *ctx, uint32_t home, uint32_t page);
+	void (*diff)(void *ctx, uint32_t home, uint32_t page, const void *d,
+		     size_t len);
+};
+
+struct dsm_proto_stats {
+	uint64_t read_faults, write_faults, fetches, twins, diffs, diff_bytes,
+	    invalidations, intervals;
+};
+
+struct dsm_proto {
+	struct dsm_region *r;
+	uint32_t self, nodes;
+	struct dsm_log log;
+	const struct dsm_proto_ops *ops;
+	void *ctx;
+	uint16_t *home;	   /* per page */
+	uint8_t **twin;	   /* per page: the twin while written, or NULL */
+	uint8_t *fetching; /* per page: a fetch is out */
+	uint8_t *dirty;	   /* per page: written in the open interval */
+	uint32_t *dirty_list, ndirty;
+	uint32_t diffs_out; /* sent, not acknowledged */
+	uint8_t *dbuf;	    /* one diff */
+	struct dsm_proto_stats st;
+};
+
+/* What an access may do now. */
+enum dsm_access {
+	DSM_ACCESS_OK,	 /* the page is usable (the access runs again) */
+	DSM_ACCESS_WAIT, /* a fetch is out: dsm_proto_page_in answers it */
+};
+
+/* Readies p for node self of nodes over region r (every page homed on
+ * node 0 until dsm_proto_set_home). Returns 0, or -1 with errno. */
+int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
+		   uint32_t nodes, const struct dsm_proto_ops *ops, void *ctx);
+void dsm_proto_fini(struct dsm_proto *p);
+
+/* Homes of pages first .. first+n-1 (every node sets the same); a page
+ * homed here becomes read-only and valid, another invalid. 0 or -1. */
+int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
+		       uint32_t home);
+
+/* A program thread of this node faulted on page (write: it writes). */
+enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page,
+				 bool write);
+
+/* The home's answer to a fetch: the page's bytes. Returns 1 when the page
+ * is usable now (wake its waiters); 0 when the page was invalidated while
+ * the fetch was out, so the answer may predate the notice: it is asked
+ * for again and its waiters wait on; -1 with a reason in *why (not asked
+ * for, not from its home, wrong size). */
+int dsm_proto_page_in(struct dsm_proto *p, uint32_t from, uint32_t page,
+		      const void *data, size_t len, const char **why);
+
+/* Home side: the bytes of page for node from (into out, a page), or -1
+ * with *why (not homed here, not a page of the region). */
+int dsm_proto_serve(struct dsm_proto *p, uint32_t from, uint32_t page,
+		    void *out, const char **why);
+
+/* Home side: applies node from's diff of page. -1 with *why when the page
+ * is not homed here or the diff is refused (nothing applied). */
+int dsm_proto_apply(struct dsm_proto *p, uint32_t from, uint32_t page,
+		    const void *diff, size_t len, const char **why);
+
+/* A home acknowledged a diff. -1 when none was out. */
+int dsm_proto_diff_acked(struct dsm_proto *p);
+
+/* A release: diffs of every page written here to their homes, the
+ * interval closed. Returns the diffs not yet acknowledged (the release
+ * completes when dsm_proto_diff_acked brings them to 0), or -1 (ENOMEM,
+ * or mprotect's errno). */
+int dsm_proto_release(struct dsm_proto *p);
+
+/* An acquire: the intervals a grant carries (dsm/notice.h), checked, then
+ * their pages invalidated. -1 with *f when refused (nothing changed). */
+int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
+		      struct dsm_notice_fault *f);
+
+#endif
