@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "dsm/proto.h"
+#include "dsm/sync.h"
 
 TestSuite(dsm_protocol, .timeout = 60);
 
@@ -41,12 +42,23 @@ static uint32_t addr_of(uint32_t a)
 
 /* ---- the network: a FIFO channel per pair of nodes ---- */
 
-enum { M_FETCH, M_PAGE, M_DIFF, M_ACK };
+enum {
+	M_FETCH,
+	M_PAGE,
+	M_DIFF,
+	M_ACK,
+	M_LOCK,	   /* to the manager: lock id (page), vt */
+	M_UNLOCK,  /* to the manager: lock id, the releaser's notices */
+	M_BARRIER, /* to the manager: its notices, vt */
+	M_GRANT,   /* from the manager: lock id, the notices the waiter lacks */
+	M_BAR_GO,  /* from the manager: notices, vt: what all hold */
+};
 struct msg {
 	int type;
-	uint32_t page;
+	uint32_t page; /* or the lock */
 	size_t len;
-	uint8_t data[PSZ * 3];
+	uint8_t *data;
+	uint32_t vt[4];
 	struct msg *next;
 };
 static struct {
@@ -60,19 +72,25 @@ struct node {
 	uint32_t id;
 	struct dsm_region r;
 	struct dsm_proto p;
+	uint32_t sent_vt[4]; /* what the manager has of this node's log */
+	bool granted;	     /* its lock request or barrier went through */
 };
+
+static struct dsm_sync mgr; /* node 0's */
 
 static struct node nd[MAXN];
 static uint32_t nn;
 
-static void send(uint32_t from, uint32_t to, int type, uint32_t page,
-		 const void *data, size_t len)
+static struct msg *send(uint32_t from, uint32_t to, int type, uint32_t page,
+			const void *data, size_t len)
 {
 	struct msg *m = calloc(1, sizeof(*m));
 	cr_assert(m);
 	m->type = type;
 	m->page = page;
 	m->len = len;
+	m->data = malloc(len ? len : 1);
+	cr_assert(m->data);
 	if (len)
 		memcpy(m->data, data, len);
 	if (chan[from][to].tail)
@@ -80,6 +98,7 @@ static void send(uint32_t from, uint32_t to, int type, uint32_t page,
 	else
 		chan[from][to].head = m;
 	chan[from][to].tail = m;
+	return m;
 }
 
 static void op_fetch(void *ctx, uint32_t home, uint32_t page)
@@ -94,6 +113,35 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 }
 
 static const struct dsm_proto_ops ops = {op_fetch, op_diff};
+
+static uint8_t nbuf[1 << 20];
+
+/* x's log since vt, encoded into nbuf; its length. */
+static size_t notices_since(struct node *x, const uint32_t *vt)
+{
+	size_t len = dsm_log_encode_since(&x->p.log, vt, nbuf, sizeof(nbuf));
+	cr_assert_lt(len, (size_t)-2);
+	return len;
+}
+
+static void learn(struct node *x, const struct msg *m)
+{
+	struct dsm_notice_fault f = {0};
+	cr_assert_eq(dsm_proto_acquire(&x->p, m->data, m->len, &f), 0, "%s",
+		     f.what);
+}
+
+/* The manager lets a waiter go: a grant with what it lacks. */
+static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
+		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
+{
+	(void)ctx;
+	cr_assert_eq(thread, 0);
+	struct msg *m =
+	    send(0, node, kind == DSM_SYNC_LOCK ? M_GRANT : M_BAR_GO, id, nbuf,
+		 notices_since(&nd[0], their_vt));
+	memcpy(m->vt, nd[0].p.log.vt, nn * sizeof(uint32_t));
+}
 
 /* Delivers the next message of channel from -> to; false if none. */
 static bool deliver_one(uint32_t from, uint32_t to)
@@ -127,7 +175,34 @@ static bool deliver_one(uint32_t from, uint32_t to)
 	case M_ACK:
 		cr_assert_eq(dsm_proto_diff_acked(p), 0);
 		break;
+	case M_LOCK:
+		cr_assert_eq(dsm_sync_lock(&mgr, m->page, from, 0, m->vt, &why),
+			     0, "%s", why);
+		break;
+	case M_UNLOCK:
+		learn(&nd[0], m);
+		cr_assert_eq(dsm_sync_unlock(&mgr, m->page, from, 0, &why), 0,
+			     "%s", why);
+		break;
+	case M_BARRIER:
+		learn(&nd[0], m);
+		cr_assert_eq(
+		    dsm_sync_barrier(&mgr, m->page, nn, from, 0, m->vt, &why),
+		    0, "%s", why);
+		break;
+	case M_GRANT:
+		learn(&nd[to], m);
+		memcpy(nd[to].sent_vt, nd[to].p.log.vt, nn * sizeof(uint32_t));
+		nd[to].granted = true;
+		break;
+	case M_BAR_GO:
+		learn(&nd[to], m);
+		dsm_log_collect(&nd[to].p.log, m->vt);
+		memcpy(nd[to].sent_vt, nd[to].p.log.vt, nn * sizeof(uint32_t));
+		nd[to].granted = true;
+		break;
 	}
+	free(m->data);
 	free(m);
 	return true;
 }
@@ -159,6 +234,8 @@ static void sim_start(uint32_t nodes)
 {
 	nn = nodes;
 	memset(chan, 0, sizeof(chan));
+	memset(nd, 0, sizeof(nd));
+	cr_assert_eq(dsm_sync_init(&mgr, nn, 1, LOCKS, 1, 0, mgr_go, NULL), 0);
 	for (uint32_t i = 0; i < nn; i++) {
 		char err[256];
 		nd[i].id = i;
@@ -180,6 +257,7 @@ static void sim_end(void)
 		dsm_proto_fini(&nd[i].p);
 		dsm_region_unmap(&nd[i].r);
 	}
+	dsm_sync_fini(&mgr);
 }
 
 /* An access as the EU's fault path makes it: ask the protocol until the
@@ -220,40 +298,52 @@ static void sim_release(struct node *x)
 					 "cannot come");
 }
 
-/* `to` learns what `from`'s log holds that it lacks. */
-static void carry(struct node *from, struct node *to)
+/* Waits (the network running) until x's request went through. */
+static void wait_granted(struct node *x)
 {
-	static uint8_t buf[1 << 20];
-	size_t len =
-	    dsm_log_encode_since(&from->p.log, to->p.log.vt, buf, sizeof(buf));
-	cr_assert_lt(len, (size_t)-2);
-	struct dsm_notice_fault f = {0};
-	cr_assert_eq(dsm_proto_acquire(&to->p, buf, len, &f), 0, "%s", f.what);
+	while (!x->granted)
+		cr_assert(deliver_any(),
+			  "node %u waits for a grant that "
+			  "cannot come",
+			  x->id);
+	x->granted = false;
 }
 
-static void sim_unlock(struct node *x)
+static void sim_lock(struct node *x, uint32_t l)
+{
+	struct msg *m = send(x->id, 0, M_LOCK, l, NULL, 0);
+	memcpy(m->vt, x->p.log.vt, nn * sizeof(uint32_t));
+	wait_granted(x);
+}
+
+/* The release's notices go with the unlock, or the barrier. */
+static struct msg *send_release(struct node *x, int type, uint32_t id)
 {
 	sim_release(x);
-	carry(x, &nd[0]); /* the release's notices to the manager */
+	struct msg *m =
+	    send(x->id, 0, type, id, nbuf, notices_since(x, x->sent_vt));
+	memcpy(m->vt, x->p.log.vt, nn * sizeof(uint32_t));
+	memcpy(x->sent_vt, x->p.log.vt, nn * sizeof(uint32_t));
+	return m;
 }
 
-static void sim_lock(struct node *x)
+static void sim_unlock(struct node *x, uint32_t l)
 {
-	carry(&nd[0], x); /* the grant carries what x lacks */
+	send_release(x, M_UNLOCK, l);
 }
 
+/* Every node reaches barrier 0; each waits until the manager lets it go
+ * (which needs the others' arrivals: sent before anyone waits). */
 static void sim_barrier(void)
 {
-	for (uint32_t i = 0; i < nn; i++) {
-		sim_release(&nd[i]);
-		carry(&nd[i], &nd[0]);
-	}
-	for (uint32_t i = 1; i < nn; i++)
-		carry(&nd[0], &nd[i]);
+	for (uint32_t i = 0; i < nn; i++)
+		send_release(&nd[i], M_BARRIER, 0);
+	for (uint32_t i = 0; i < nn; i++)
+		wait_granted(&nd[i]);
+	settle();
 	uint32_t upto[MAXN];
 	memcpy(upto, nd[0].p.log.vt, sizeof(upto[0]) * nn);
-	for (uint32_t i = 0; i < nn; i++)
-		dsm_log_collect(&nd[i].p.log, upto);
+	dsm_log_collect(&nd[0].p.log, upto);
 }
 
 /* ---- the generator: vector clocks of happens-before, apart ---- */
@@ -347,12 +437,12 @@ static void run_program(uint32_t nodes, unsigned s, int steps)
 		} else if (op < 15) { /* lock or unlock */
 			int l = (int)rnd(LOCKS);
 			if (holder[l] == n) {
-				sim_unlock(&nd[n]);
+				sim_unlock(&nd[n], (uint32_t)l);
 				gen_release(n);
 				vc_join(&lock_vc[l], &node_vc[n]);
 				holder[l] = -1;
 			} else if (holder[l] < 0) {
-				sim_lock(&nd[n]);
+				sim_lock(&nd[n], (uint32_t)l);
 				vc_join(&node_vc[n], &lock_vc[l]);
 				holder[l] = n;
 			}
@@ -413,12 +503,12 @@ Test(dsm_protocol, message_through_a_lock)
 	sim_start(2);
 	/* node 1 caches page 0 (home 0) before node 0 writes it */
 	cr_assert_eq(sim_read(&nd[1], 10), 0);
-	sim_lock(&nd[0]);
+	sim_lock(&nd[0], 0);
 	sim_write(&nd[0], 10, 7);
-	sim_unlock(&nd[0]);
-	sim_lock(&nd[1]);
+	sim_unlock(&nd[0], 0);
+	sim_lock(&nd[1], 0);
 	cr_assert_eq(sim_read(&nd[1], 10), 7, "stale data through a lock");
-	sim_unlock(&nd[1]);
+	sim_unlock(&nd[1], 0);
 	sim_end();
 }
 
@@ -427,16 +517,19 @@ Test(dsm_protocol, transitive_chain_of_three)
 	sim_start(3);
 	uint32_t x = 1 * PSZ + 3;	      /* page 1: home node 1 */
 	cr_assert_eq(sim_read(&nd[2], x), 0); /* node 2 caches it */
-	sim_lock(&nd[0]);		      /* lock A */
+	sim_lock(&nd[0], 0);		      /* lock A */
 	sim_write(&nd[0], x, 9);
-	sim_unlock(&nd[0]);
-	sim_lock(&nd[1]); /* A, then B */
+	sim_unlock(&nd[0], 0);
+	sim_lock(&nd[1], 0); /* A, then B */
 	uint8_t v = sim_read(&nd[1], x);
+	sim_unlock(&nd[1], 0);
+	sim_lock(&nd[1], 1);
 	sim_write(&nd[1], 2 * PSZ, v);
-	sim_unlock(&nd[1]);
-	sim_lock(&nd[2]); /* B only */
+	sim_unlock(&nd[1], 1);
+	sim_lock(&nd[2], 1); /* B only */
 	cr_assert_eq(sim_read(&nd[2], 2 * PSZ), 9);
 	cr_assert_eq(sim_read(&nd[2], x), 9, "the chain was not transitive");
+	sim_unlock(&nd[2], 1);
 	sim_end();
 }
 
@@ -464,17 +557,19 @@ Test(dsm_protocol, fetch_answered_before_a_notice_is_asked_again)
 {
 	sim_start(3);
 	uint32_t x = 2 * PSZ + 5; /* page 2: home node 2 */
-	sim_write(&nd[0], x, 1);  /* node 0 twins page 2 */
+	sim_lock(&nd[0], 0);
+	sim_write(&nd[0], x, 1); /* node 0 twins page 2 */
 	/* node 1 asks for page 2; node 2 answers with the old bytes, held
 	 * on the way back */
 	chan[2][1].held = true;
 	cr_assert_eq(dsm_proto_access(&nd[1].p, 2, false), DSM_ACCESS_WAIT);
 	cr_assert(deliver_one(1, 2));
-	sim_unlock(&nd[0]); /* diff applied at node 2, acked */
-	sim_lock(&nd[1]);   /* notices page 2 while its fetch is out */
+	sim_unlock(&nd[0], 0); /* diff applied at node 2, acked */
+	sim_lock(&nd[1], 0);   /* notices page 2 while its fetch is out */
 	chan[2][1].held = false;
 	cr_assert_eq(sim_read(&nd[1], x), 1, "the stale answer was used");
 	cr_assert_eq(nd[1].p.st.fetches, 2);
+	sim_unlock(&nd[1], 0);
 	sim_end();
 }
 
