@@ -220,6 +220,18 @@ static void job(const char *prog_name, const char *arg, const char *want)
 		  want, r.out[0]);
 }
 
+/* The first line of out that says "error", else its first line (for the
+ * log); *len its length. */
+static const char *error_line(const char *out, int *len)
+{
+	const char *e = strstr(out, "error");
+	while (e && e > out && e[-1] != '\n')
+		e--;
+	e = e ? e : out;
+	*len = (int)strcspn(e, "\n");
+	return e;
+}
+
 #define SKIP_WITHOUT_NAMESPACES()                                              \
 	do {                                                                   \
 		char why[160];                                                 \
@@ -261,9 +273,11 @@ static void silent_host(const char *how)
 	run_start(&r, "multinode", "1000");
 	run_wait(&r, 10);
 	double took = (double)(r.end[1] - r.t0) / 1e9;
+	int el;
+	const char *e = error_line(r.out[1], &el);
 	cr_log_info("veth: %s, %s: node 1 ended after %.2f s "
-		    "(EARTH_CONNECT_TIMEOUT=4)",
-		    transport, how, took);
+		    "(EARTH_CONNECT_TIMEOUT=4): %.*s",
+		    transport, how, took, el, e);
 	cr_assert_neq(r.st[1], 0, "node 1 ran although it cannot connect:\n%s",
 		      r.out[1]);
 	cr_assert(r.st[1] != -1 && took < 5.0,
@@ -355,10 +369,12 @@ static void link_lost(const char *prog, const char *arg, double stall_s)
 	double took[2];
 	for (int k = 0; k < 2; k++)
 		took[k] = (double)(r.end[k] - down) / 1e9;
+	int el;
+	const char *e = error_line(r.out[0], &el);
 	cr_log_info("veth: %s, %s%s%s, EARTH_PEER_STALL_S=%g: link down, "
-		    "node 0 ended after %.2f s, node 1 after %.2f s",
+		    "node 0 ended after %.2f s, node 1 after %.2f s: %.*s",
 		    transport, prog, mode[1] ? ", node 1 " : "",
-		    mode[1] ? mode[1] : "", stall_s, took[0], took[1]);
+		    mode[1] ? mode[1] : "", stall_s, took[0], took[1], el, e);
 	for (int k = 0; k < 2; k++) {
 		cr_assert(r.st[k] > 0 && took[k] < stall_s + 1.0,
 			  "%s, %s: node %d ended after %.2f s with status %d, "
@@ -428,6 +444,13 @@ Test(veth, link_down_idle_tcp_default_stall)
 	link_lost("hang", "idle", 5);
 }
 
+Test(veth, link_down_idle_ucx_default_stall)
+{
+	SKIP_WITHOUT_NAMESPACES();
+	transport = "ucx";
+	link_lost("hang", "idle", 5);
+}
+
 Test(veth, link_down_idle_ucx_named_within_stall)
 {
 	SKIP_WITHOUT_NAMESPACES();
@@ -455,6 +478,42 @@ Test(veth, blip_survived_ucx)
 	blip("40000");
 }
 
+/* ---- a dead process, for comparison ---- */
+
+/* Node 1 killed (SIGKILL) under an idle job: node 0 names it within 5 s
+ * (its kernel closes node 1's sockets: milliseconds over tcp; over ucx
+ * UCX's error callback or the missing heartbeats). */
+static void killed_node(void)
+{
+	struct run r;
+	run_start(&r, "hang", "idle");
+	wait_up(&r);
+	uint64_t t0 = t_now_ns();
+	kill(r.pid[1], SIGKILL);
+	run_wait(&r, 10);
+	double took = (double)(r.end[0] - t0) / 1e9;
+	int el;
+	const char *e = error_line(r.out[0], &el);
+	cr_log_info("veth: %s: node 1 killed, node 0 ended after %.3f s: %.*s",
+		    transport, took, el, e);
+	cr_assert(r.st[0] > 0 && took < 5.0 && strstr(r.out[0], "node 1"),
+		  "%s: node 0 ended after %.2f s (status %d) naming:\n%s",
+		  transport, took, r.st[0], r.out[0]);
+}
+
+Test(veth, killed_node_named_tcp)
+{
+	SKIP_WITHOUT_NAMESPACES();
+	killed_node();
+}
+
+Test(veth, killed_node_named_ucx)
+{
+	SKIP_WITHOUT_NAMESPACES();
+	transport = "ucx";
+	killed_node();
+}
+
 /* ---- node 0 dual, node 1 in a single-core mode ---- */
 
 Test(veth, single_core_node_tcp_link_down_and_blip)
@@ -477,5 +536,5 @@ Test(veth, single_core_node_ucx_link_down_and_blip)
 	teardown();
 	SKIP_WITHOUT_NAMESPACES();
 	mode[1] = "single-poll";
-	blip("20000");
+	blip("10000");
 }

@@ -562,11 +562,12 @@ struct net *net_ucx_open(uint32_t self, uint32_t nodes, const char **err)
 	t->epfd = t->wakefd = t->efd = -1;
 	t->stall_ns =
 	    (uint64_t)(earth_setting_real(EARTH_SET_PEER_STALL_S) * 1e9);
-	/* A tenth of it, 20 ms to 0.5 s: found within the limit plus
-	 * half a second, an idle SU woken twice a second at most. */
+	/* A tenth of it, 20 ms to 0.25 s: a lost peer is named within the
+	 * limit plus two looks (half a second), an idle SU woken four times
+	 * a second at most. */
 	t->beat_ns = t->stall_ns / 10;
 	t->beat_ns = t->beat_ns < 20000000u    ? 20000000u
-		     : t->beat_ns > 500000000u ? 500000000u
+		     : t->beat_ns > 250000000u ? 250000000u
 					       : t->beat_ns;
 	for (uint32_t p = 0; p < nodes; p++)
 		t->peer[p].pidfd = -1;

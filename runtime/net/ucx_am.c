@@ -632,7 +632,7 @@ _Atomic uint32_t *ucx_su_word(struct net *nt)
 
 /* SU thread: progress until nothing is left, arm the worker, sleep on its
  * event fd and the wake eventfd. Wakes for the next beat_check (every
- * half second at most while the job runs; UCX detects failed peers only
+ * quarter second at most while the job runs; UCX detects failed peers only
  * while progressed too) and by the BYE deadline. */
 void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 {
