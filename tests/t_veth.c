@@ -326,6 +326,52 @@ Test(veth, syns_dropped_ucx_ends_within_connect_timeout)
 	silent_host("SYNs dropped");
 }
 
+/* The rendezvous gets through, UCX's own connections do not: every other
+ * TCP packet of either namespace goes to an HTB class of 8 bit/s (60 s a
+ * SYN; tc has no drop action here, and a blackhole route UCX would see
+ * as unreachable at once). Both nodes end within EARTH_CONNECT_TIMEOUT
+ * (4 s) plus a second, failing, one naming the deadline. */
+Test(veth, ucx_connects_dropped_end_within_connect_timeout)
+{
+	SKIP_WITHOUT_NAMESPACES();
+	transport = "ucx";
+	conn_tmo = "4";
+	for (int k = 0; k < 2; k++)
+		cr_assert_eq(
+		    sh("ip netns exec %s sh -c 'tc qdisc add dev %s root "
+		       "handle 1: htb default 10 && tc class add dev %s "
+		       "parent 1: classid 1:10 htb rate 1gbit && tc class add "
+		       "dev %s parent 1: classid 1:20 htb rate 8bit ceil 8bit "
+		       "burst 1 cburst 1 && tc filter add dev %s parent 1: "
+		       "protocol ip prio 1 u32 match ip %s 47123 0xffff "
+		       "flowid 1:10 && tc filter add dev %s parent 1: "
+		       "protocol ip prio 2 u32 match ip protocol 6 0xff "
+		       "flowid 1:20'",
+		       ns[k], dev[k], dev[k], dev[k], dev[k],
+		       k ? "dport" : "sport", dev[k]),
+		    0, "tc in %s", ns[k]);
+	struct run r;
+	run_start(&r, "multinode", "1000");
+	run_wait(&r, 12);
+	for (int k = 0; k < 2; k++) {
+		double took = (double)(r.end[k] - r.t0) / 1e9;
+		int el;
+		const char *e = error_line(r.out[k], &el);
+		cr_log_info(
+		    "veth: ucx, UCX's connections dropped: node %d "
+		    "ended after %.2f s (EARTH_CONNECT_TIMEOUT=4): %.*s",
+		    k, took, el, e);
+		cr_assert(r.st[k] > 0 && took < 5.0,
+			  "node %d ended after %.2f s with status %d:\nnode "
+			  "0:\n%s\nnode 1:\n%s",
+			  k, took, r.st[k], r.out[0], r.out[1]);
+	}
+	cr_assert(strstr(r.out[0], "EARTH_CONNECT_TIMEOUT") ||
+		      strstr(r.out[1], "EARTH_CONNECT_TIMEOUT"),
+		  "no node named the deadline:\nnode 0:\n%s\nnode 1:\n%s",
+		  r.out[0], r.out[1]);
+}
+
 /* ---- link loss ---- */
 
 /* Both nodes up and connected: hang's nodes say so; other programs are

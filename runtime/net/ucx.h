@@ -157,6 +157,8 @@ struct ucx_net {
 	 * longer than stall_ns (EARTH_PEER_STALL_S) is named; every beat_ns
 	 * a link quiet since the last look carries a W_BEAT. */
 	uint64_t stall_ns, beat_ns, beat_next;
+	uint64_t connect_deadline; /* EARTH_CONNECT_TIMEOUT from the open */
+	bool open_failed;
 	unsigned beat_polls;
 	unsigned rr; /* next peer to deliver from */
 	uint32_t ready_msgs;
