@@ -40,6 +40,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -450,11 +451,13 @@ struct ep_bound {
 	bool armed;
 };
 
+static volatile int ep_bound_fds; /* descriptors the handler looks at */
+
 static void ep_bound_tick(int sig)
 {
 	(void)sig;
 	int e = errno;
-	for (int fd = 3; fd < 4096; fd++) {
+	for (int fd = 3; fd < ep_bound_fds; fd++) {
 		struct tcp_info ti;
 		socklen_t l = sizeof(ti);
 		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) ||
@@ -482,6 +485,10 @@ static void ep_bound_start(struct ep_bound *b, uint64_t deadline_ns)
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = SIGALRM;
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	struct rlimit rl;
+	ep_bound_fds = getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur > 65536
+			   ? 65536
+			   : (int)rl.rlim_cur;
 	if (sigaction(SIGALRM, &sa, &b->old))
 		return;
 	if (timer_create(CLOCK_MONOTONIC, &ev, &b->tm)) {
