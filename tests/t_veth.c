@@ -337,8 +337,7 @@ Test(veth, ucx_connects_dropped_end_within_connect_timeout)
 	transport = "ucx";
 	conn_tmo = "4";
 	for (int k = 0; k < 2; k++)
-		cr_assert_eq(
-		    sh("ip netns exec %s sh -c 'tc qdisc add dev %s root "
+		if (sh("ip netns exec %s sh -c 'tc qdisc add dev %s root "
 		       "handle 1: htb default 10 && tc class add dev %s "
 		       "parent 1: classid 1:10 htb rate 1gbit && tc class add "
 		       "dev %s parent 1: classid 1:20 htb rate 8bit ceil 8bit "
@@ -348,8 +347,11 @@ Test(veth, ucx_connects_dropped_end_within_connect_timeout)
 		       "protocol ip prio 2 u32 match ip protocol 6 0xff "
 		       "flowid 1:20'",
 		       ns[k], dev[k], dev[k], dev[k], dev[k],
-		       k ? "dport" : "sport", dev[k]),
-		    0, "tc in %s", ns[k]);
+		       k ? "dport" : "sport", dev[k])) {
+			cr_log_warn("veth test skipped: tc cannot shape "
+				    "(htb, u32)");
+			cr_skip_test("skipped: tc cannot shape (htb, u32)");
+		}
 	struct run r;
 	run_start(&r, "multinode", "1000");
 	run_wait(&r, 12);
