@@ -516,14 +516,14 @@ Test(veth, link_down_sending_ucx_named_within_stall)
 Test(veth, blip_survived_tcp)
 {
 	SKIP_WITHOUT_NAMESPACES();
-	blip("60000");
+	blip("100000");
 }
 
 Test(veth, blip_survived_ucx)
 {
 	SKIP_WITHOUT_NAMESPACES();
 	transport = "ucx";
-	blip("40000");
+	blip("80000");
 }
 
 /* ---- a dead process, for comparison ---- */
@@ -572,7 +572,7 @@ Test(veth, single_core_node_tcp_link_down_and_blip)
 	teardown();
 	SKIP_WITHOUT_NAMESPACES();
 	mode[1] = "single-interrupt";
-	blip("60000");
+	blip("100000");
 }
 
 Test(veth, single_core_node_ucx_link_down_and_blip)
