@@ -50,6 +50,8 @@ Test(wire, good_headers_pass)
 		struct wire_hdr h = good(t, from);
 		if (t == W_BLK_DATA || t == W_INVOKE || t == W_TOKEN)
 			h.len = 100;
+		if (t == W_BEAT)
+			h.n = 0; /* carries nothing */
 		const char *why = wire_check(&h, from, self, 4);
 		cr_assert_null(why, "type %s rejected: %s", wire_type_name(t),
 			       why);
@@ -128,6 +130,26 @@ Test(wire, each_bad_field_is_named)
 	h = good(W_STEAL, 2);
 	h.len = 4;
 	expect_bad(&h, 2, "len");
+	/* A BEAT (ucx's link heartbeat) carries nothing: no field of it can
+	 * name memory, a slot, a function or a count. */
+	for (int f = 0; f < 6; f++) {
+		h = good(W_BEAT, 2);
+		h.n = 0;
+		cr_assert_null(wire_check(&h, 2, 1, 4));
+		if (f == 0)
+			h.len = 8;
+		else if (f == 1)
+			h.n = 1;
+		else if (f == 2)
+			h.a = 0x1000;
+		else if (f == 3)
+			h.b = 0x1000;
+		else if (f == 4)
+			h.c = 0x1000;
+		else
+			h.flags = WIRE_F_LAST;
+		expect_bad(&h, 2, "len/n/a/b/c");
+	}
 }
 
 Test(wire, every_type_has_a_name)

@@ -283,8 +283,9 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dmin = 0,
 	 .dmax = 86400,
 	 .dflt = "5",
-	 .help = "tcp: seconds a peer may leave what is sent to it unread "
-		 "before it is named and the job stops"},
+	 .help = "seconds a peer may leave what is sent to it unread, or "
+		 "stay unreachable (its host or the link to it down; tcp and "
+		 "ucx), before it is named and the job stops"},
     [EARTH_SET_ASLR] =
 	{.env = "EARTH_ASLR",
 	 .type = EARTH_SET_T_BOOL,

@@ -34,6 +34,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,6 +461,18 @@ static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 		buf_clear(&pp->pend);
 		return;
 	}
+	/* The kernel's timeouts set in tcp_data_start: ETIMEDOUT, or the last
+	 * soft error (no route) while the link was down. */
+	if (err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH)
+		earth_fatal("tcp transport: node %u has not %s for %.0f s: %s "
+			    "(EARTH_PEER_STALL_S sets how long to wait)",
+			    p,
+			    pp->sending ? "read what this node sends it"
+					: "answered",
+			    (double)t->stall_limit_ns / 1e9,
+			    pp->sending ? "it stopped or hangs, or its host "
+					  "or the link to it is down"
+					: "its host or the link to it is down");
 	earth_fatal("tcp transport: lost the connection to node %u (%s): it "
 		    "exited or was killed before the job ended",
 		    p, err ? strerror(err) : "closed by the peer");
@@ -978,9 +992,48 @@ struct net *tcp_data_new(uint32_t self, uint32_t nodes)
 	return &t->base;
 }
 
+/*
+ * A peer whose host or link went away sends no FIN or RST: the kernel
+ * finds it within the stall limit. With something unacknowledged, TCP
+ * gives up after TCP_USER_TIMEOUT; with nothing to send, keepalive probes
+ * (after a quiet half of the limit, then every second; the user timeout
+ * decides when unanswered probes end the connection). Both are the
+ * kernel's: an idle node keeps sleeping. The receive then completes with
+ * ETIMEDOUT (peer_lost). A shorter outage is survived: with few segments
+ * in flight, retransmissions do not back off for their first six tries
+ * (TCP_THIN_LINEAR_TIMEOUTS), so a link back after 2-3 s is used within
+ * a second instead of at the next doubled timeout.
+ */
+static void link_timeouts(int fd, uint64_t stall_ns)
+{
+	uint64_t ms = stall_ns / 1000000u;
+	unsigned ut = ms < 1 ? 1 : ms > INT32_MAX ? INT32_MAX : (unsigned)ms;
+	int one = 1, intvl = 1, cnt = (int)(ut / 1000u) + 1, proto = 0;
+	socklen_t pl = sizeof(proto);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &pl) ||
+	    proto != IPPROTO_TCP)
+		return; /* a socket pair made by a test */
+	int idle = (int)(ut / 2000u);
+	idle = idle < 1 ? 1 : idle > 32767 ? 32767 : idle;
+	cnt = cnt > 127 ? 127 : cnt;
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_THIN_LINEAR_TIMEOUTS, &one,
+		       sizeof(one)))
+		earth_fatal("tcp transport: setting a connection's keepalive "
+			    "and timeout: %s",
+			    strerror(errno));
+}
+
 void tcp_data_start(struct net *nt, const int *fd)
 {
 	struct tcp_net *t = (struct tcp_net *)nt;
-	for (uint32_t p = 0; p < t->base.nodes; p++)
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
 		t->peer[p].fd = fd[p];
+		if (fd[p] >= 0)
+			link_timeouts(fd[p], t->stall_limit_ns);
+	}
 }

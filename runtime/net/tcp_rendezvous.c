@@ -437,6 +437,39 @@ out:
 	return ret;
 }
 
+/* One connect of fd to sa, not blocking past the deadline (a host that
+ * drops SYNs or does not answer ARP would hold a blocking connect for the
+ * kernel's retries, minutes). 0 (fd blocking again), or an errno:
+ * ETIMEDOUT when the deadline passed first. */
+static int connect_by_deadline(struct rdv *r, int fd, const struct sockaddr *sa,
+			       socklen_t sl)
+{
+	if (set_blocking(fd, false))
+		return errno;
+	if (connect(fd, sa, sl) && errno != EINPROGRESS && errno != EINTR)
+		return errno;
+	for (;;) {
+		int left = ms_left(r);
+		if (!left)
+			return ETIMEDOUT;
+		struct pollfd q = {fd, POLLOUT, 0};
+		int pr = poll(&q, 1, left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			return errno;
+		if (pr == 0)
+			continue; /* ms_left says whether time is up */
+		int e = 0;
+		socklen_t el = sizeof(e);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el))
+			return errno;
+		if (e)
+			return e;
+		return set_blocking(fd, true) ? errno : 0;
+	}
+}
+
 /* Connects to sa, retrying until the deadline (the listener may not be up
  * yet). Returns the socket or -1. */
 static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
@@ -447,11 +480,11 @@ static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
 			sys_err(r, "socket", errno);
 			return -1;
 		}
-		if (connect(fd, sa, sl) == 0) {
+		int e = connect_by_deadline(r, fd, sa, sl);
+		if (!e) {
 			set_nodelay(fd);
 			return fd;
 		}
-		int e = errno;
 		close(fd);
 		if ((e != ECONNREFUSED && e != ETIMEDOUT && e != EINTR &&
 		     e != ENETUNREACH && e != EHOSTUNREACH && e != EAGAIN) ||
@@ -464,11 +497,15 @@ static int connect_retry(struct rdv *r, const struct sockaddr *sa, socklen_t sl)
 			else
 				snprintf(r->err, sizeof(r->err),
 					 "tcp rendezvous: cannot connect to "
-					 "%s: %s",
-					 who, strerror(e));
+					 "%s: %s%s",
+					 who, strerror(e),
+					 ms_left(r) ? ""
+						    : " (EARTH_CONNECT_TIMEOUT "
+						      "passed)");
 			return -1;
 		}
-		usleep(20000);
+		int nap = ms_left(r);
+		usleep(nap < 20 ? (useconds_t)nap * 1000 : 20000);
 	}
 }
 

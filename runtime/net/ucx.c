@@ -31,11 +31,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <ucp/api/ucp.h>
 #include <ucs/config/global_opts.h>
 #include <unistd.h>
@@ -96,7 +104,10 @@ static void close_eps(struct ucx_net *t, void **req)
 	memset(&rp, 0, sizeof(rp));
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
 	rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-	ucs_status_ptr_t fl = ucp_worker_flush_nbx(t->worker, &rp);
+	/* A node that could not open has nothing worth a flush: its peers
+	 * may be the ones that cannot be reached. */
+	ucs_status_ptr_t fl =
+	    t->open_failed ? NULL : ucp_worker_flush_nbx(t->worker, &rp);
 	if (fl && !UCS_PTR_IS_ERR(fl)) {
 		void *one[1] = {fl};
 		ucx_wait_reqs(t, one, 1, ucx_mono_ns() + CLOSE_NS);
@@ -445,12 +456,118 @@ static const char *unproven(const struct ucx_net *t)
 	return msg;
 }
 
+/*
+ * UCX 1.13's tcp lanes connect with a blocking connect() inside
+ * ucp_ep_create: to a host that drops the SYNs, for the kernel's two
+ * minutes of retries. A timer sends this thread SIGALRM from the connect
+ * deadline on, every 50 ms, with a handler without SA_RESTART: the
+ * connect returns EINTR, and UCX calls it again. The handler makes every
+ * socket still in SYN_SENT non-blocking (at this point only UCX's: the
+ * rendezvous' are connected), so that second call fails with EALREADY
+ * and ucp_ep_create returns an error by the deadline. The old action and
+ * mask come back after, any SIGALRM still pending consumed first.
+ */
+struct ep_bound {
+	timer_t tm;
+	struct sigaction old;
+	sigset_t old_mask;
+	bool armed;
+};
+
+static volatile int ep_bound_fds; /* descriptors the handler looks at */
+
+static void ep_bound_tick(int sig)
+{
+	(void)sig;
+	int e = errno;
+	for (int fd = 3; fd < ep_bound_fds; fd++) {
+		struct tcp_info ti;
+		socklen_t l = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) ||
+		    ti.tcpi_state != TCP_SYN_SENT)
+			continue;
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && !(fl & O_NONBLOCK))
+			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	}
+	errno = e;
+}
+
+static void ep_bound_start(struct ep_bound *b, uint64_t deadline_ns)
+{
+	b->armed = false;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = ep_bound_tick;
+	sigemptyset(&sa.sa_mask);
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	struct sigevent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGALRM;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	struct rlimit rl;
+	ep_bound_fds = getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur > 65536
+			   ? 65536
+			   : (int)rl.rlim_cur;
+	if (sigaction(SIGALRM, &sa, &b->old))
+		return;
+	if (timer_create(CLOCK_MONOTONIC, &ev, &b->tm)) {
+		sigaction(SIGALRM, &b->old, NULL);
+		return;
+	}
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
+			 .tv_nsec = (long)(deadline_ns % 1000000000u)},
+	    .it_interval = {.tv_nsec = 50000000}};
+	timer_settime(b->tm, TIMER_ABSTIME, &its, NULL);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, &b->old_mask);
+	b->armed = true;
+}
+
+static void ep_bound_stop(struct ep_bound *b)
+{
+	if (!b->armed)
+		return;
+	timer_delete(b->tm);
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+	struct timespec zero = {0, 0};
+	while (sigtimedwait(&alrm, NULL, &zero) > 0)
+		;
+	sigaction(SIGALRM, &b->old, NULL);
+	pthread_sigmask(SIG_SETMASK, &b->old_mask, NULL);
+}
+
+/* The error of an endpoint to node p that could not be made: the
+ * deadline's when it passed, else UCX's status. */
+static const char *ep_fail(struct ucx_net *t, uint32_t p, ucs_status_t st)
+{
+	static char msg[240];
+	if (ucx_mono_ns() < t->connect_deadline)
+		return ucx_fail("ucp_ep_create", st);
+	snprintf(msg, sizeof(msg),
+		 "ucx transport: connecting to node %u did not finish within "
+		 "EARTH_CONNECT_TIMEOUT: UCX's connection to it was not "
+		 "answered (a firewall dropping it, or its host is down; "
+		 "UCX_NET_DEVICES chooses the interface)",
+		 p);
+	return msg;
+}
+
 /* Creates the endpoints, sends every peer our proof and progresses until
  * every peer proved itself (EARTH_CONNECT_TIMEOUT). */
 static const char *connect_all(struct ucx_net *t)
 {
 	uint32_t self = t->base.self, nodes = t->base.nodes;
-	for (uint32_t p = 0; p < nodes; p++) {
+	struct ep_bound bound;
+	ep_bound_start(&bound, t->connect_deadline);
+	const char *fail = NULL;
+	for (uint32_t p = 0; p < nodes && !fail; p++) {
 		struct ucx_peer *pp = &t->peer[p];
 		pp->t = t;
 		pp->id = p;
@@ -467,7 +584,8 @@ static const char *connect_all(struct ucx_net *t)
 		ep.err_handler.arg = pp;
 		ucs_status_t st = ucp_ep_create(t->worker, &ep, &pp->ep);
 		const struct ucx_card *c = t->boot.card[p];
-		if (st == UCS_ERR_UNREACHABLE && c->host[0] &&
+		if (st == UCS_ERR_UNREACHABLE &&
+		    ucx_mono_ns() < t->connect_deadline && c->host[0] &&
 		    !strncmp(c->host, t->mine->host, sizeof(c->host))) {
 			/* Lanes without UCX's peer failure detection
 			 * (shared memory in UCX 1.13): the peer runs on
@@ -476,19 +594,24 @@ static const char *connect_all(struct ucx_net *t)
 			struct epoll_event ev = {.events = EPOLLIN,
 						 .data.u64 = EV_PEER + p};
 			if (pp->pidfd < 0 ||
-			    epoll_ctl(t->epfd, EPOLL_CTL_ADD, pp->pidfd, &ev))
-				return "ucx transport: cannot watch a peer's "
+			    epoll_ctl(t->epfd, EPOLL_CTL_ADD, pp->pidfd, &ev)) {
+				fail = "ucx transport: cannot watch a peer's "
 				       "process (pidfd_open: Linux 5.3 or "
 				       "later needed)";
+				break;
+			}
 			t->pidfds++;
 			ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
 			st = ucp_ep_create(t->worker, &ep, &pp->ep);
 		}
 		if (st != UCS_OK) {
 			pp->ep = NULL;
-			return ucx_fail("ucp_ep_create", st);
+			fail = ep_fail(t, p, st);
 		}
 	}
+	ep_bound_stop(&bound);
+	if (fail)
+		return fail;
 	/* Each proof is sent from its own copy: a header must live until
 	 * its send completes. */
 	void **req = calloc(nodes, sizeof(*req));
@@ -518,8 +641,7 @@ static const char *connect_all(struct ucx_net *t)
 		else
 			req[p] = sp;
 	}
-	double tmo = earth_setting_real(EARTH_SET_CONNECT_TIMEOUT);
-	uint64_t deadline = ucx_mono_ns() + (uint64_t)(tmo * 1e9);
+	uint64_t deadline = t->connect_deadline;
 	if (!e)
 		ucx_wait_reqs(t, req, nodes, deadline);
 	for (uint32_t p = 0; p < nodes; p++)
@@ -583,6 +705,20 @@ struct net *net_ucx_open(uint32_t self, uint32_t nodes, const char **err)
 	/* Rendezvous BLK_DATA payloads go straight to their destination. */
 	t->base.max_payload = BLK_CHUNK;
 	t->epfd = t->wakefd = t->efd = -1;
+	/* The bootstrap (its tcp rendezvous has the same deadline) and the
+	 * proofs over UCX's own connections, all within this one. */
+	t->connect_deadline =
+	    ucx_mono_ns() +
+	    (uint64_t)(earth_setting_real(EARTH_SET_CONNECT_TIMEOUT) * 1e9);
+	t->stall_ns =
+	    (uint64_t)(earth_setting_real(EARTH_SET_PEER_STALL_S) * 1e9);
+	/* A tenth of it, 20 ms to 0.25 s: a lost peer is named within the
+	 * limit plus two looks (half a second), an idle SU woken four times
+	 * a second at most. */
+	t->beat_ns = t->stall_ns / 10;
+	t->beat_ns = t->beat_ns < 20000000u    ? 20000000u
+		     : t->beat_ns > 250000000u ? 250000000u
+					       : t->beat_ns;
 	for (uint32_t p = 0; p < nodes; p++)
 		t->peer[p].pidfd = -1;
 	const char *e = make_worker(t);
@@ -594,6 +730,7 @@ struct net *net_ucx_open(uint32_t self, uint32_t nodes, const char **err)
 		e = connect_quietly(t);
 	if (e) {
 		*err = e;
+		t->open_failed = true;
 		ucx_fini(&t->base);
 		return NULL;
 	}

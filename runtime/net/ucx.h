@@ -126,6 +126,10 @@ struct ucx_peer {
 	bool proven, bye, lost, exited;
 	ucs_status_t lost_status;
 	uint64_t lost_ns; /* when the error came */
+	/* Messages from it and to it so far (any kind), what beat_check
+	 * last saw of them, and when it last saw more from it (0: not
+	 * looked yet). */
+	uint64_t heard, heard_seen, heard_ns, said, said_seen;
 	uint64_t out_bytes;
 	struct ucx_msg *head, *tail;
 	struct ucx_net *t;
@@ -149,6 +153,13 @@ struct ucx_net {
 	uint32_t proofs_in;
 	uint64_t bye_deadline;
 	uint32_t bye_peer;
+	/* Link loss (ucx_am.c, beat_check): a peer heard from for no
+	 * longer than stall_ns (EARTH_PEER_STALL_S) is named; every beat_ns
+	 * a link quiet since the last look carries a W_BEAT. */
+	uint64_t stall_ns, beat_ns, beat_next;
+	uint64_t connect_deadline; /* EARTH_CONNECT_TIMEOUT from the open */
+	bool open_failed;
+	unsigned beat_polls;
 	unsigned rr; /* next peer to deliver from */
 	uint32_t ready_msgs;
 	uint32_t rejected; /* messages dropped before or without a proof */

@@ -53,6 +53,7 @@
 #define BYE_GRACE_NS 5000000000ull /* for node 0's SHUTDOWN after a BYE */
 #define PROGRESS_MAX 64		   /* progress calls per poll */
 #define PIDFD_EVERY 1024u /* polls between looks at the peers' pidfds */
+#define BEAT_EVERY 64u	  /* polls between looks at the clock (beat_check) */
 
 /* A send whose buffers UCX still uses. */
 struct ucx_send {
@@ -84,8 +85,10 @@ uint32_t ucx_sender(struct ucx_net *t, uint32_t claim,
 {
 	if (claim < t->base.nodes && claim != t->base.self &&
 	    (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) &&
-	    param->reply_ep == t->peer[claim].ep)
+	    param->reply_ep == t->peer[claim].ep) {
+		t->peer[claim].heard++;
 		return claim;
+	}
 	dropped(t,
 		"%s claiming to come from node %u: not from this job's "
 		"endpoint to that node",
@@ -238,6 +241,8 @@ ucs_status_t ucx_on_msg(void *arg, const void *header, size_t hlen, void *data,
 		bad = "len (differs from the payload's size)";
 	if (bad)
 		earth_fatal("message from node %u rejected: field %s", p, bad);
+	if (h.type == W_BEAT) /* heard (ucx_sender): all it says */
+		return UCS_OK;
 	struct ucx_msg *m = msg_new(t);
 	m->h = h;
 	if (!len) {
@@ -365,6 +370,55 @@ void ucx_fault_check(struct ucx_net *t)
 	}
 }
 
+/*
+ * Link loss: a peer's host or the link to it gone says nothing (UCX 1.13's
+ * tcp lanes report no error for minutes, its keepalive included). Every
+ * beat_ns, a peer that sent anything since the last look was heard now;
+ * one not heard for longer than the stall limit is named; a link this
+ * node sent nothing on since the last look carries a W_BEAT, so a quiet
+ * but live peer is heard at least every two looks. SU thread (poll and
+ * wait, which wakes for the next look).
+ */
+static int send_msg(struct ucx_net *t, uint32_t peer, const struct wire_hdr *h,
+		    const void *payload, bool ref);
+
+static EARTH_COLD void beat_check(struct ucx_net *t, uint64_t now)
+{
+	t->beat_next = now + t->beat_ns;
+	if (t->ending)
+		return;
+	for (uint32_t p = 0; p < t->base.nodes; p++) {
+		struct ucx_peer *pp = &t->peer[p];
+		if (p == t->base.self || !pp->proven || pp->lost || pp->bye)
+			continue;
+		if (pp->heard != pp->heard_seen || !pp->heard_ns) {
+			pp->heard_seen = pp->heard;
+			pp->heard_ns = now;
+		} else if (now - pp->heard_ns > t->stall_ns) {
+			earth_fatal("ucx: lost node %u: nothing heard from it "
+				    "for %.1f s: its host or the link to it is "
+				    "down (EARTH_PEER_STALL_S sets how long "
+				    "to wait)",
+				    p, (double)(now - pp->heard_ns) / 1e9);
+		}
+		if (pp->said == pp->said_seen) {
+			struct wire_hdr h = {.magic = WIRE_MAGIC,
+					     .version = WIRE_VERSION,
+					     .type = W_BEAT,
+					     .src = (uint16_t)t->base.self};
+			send_msg(t, p, &h, NULL, false);
+		}
+		pp->said_seen = pp->said;
+	}
+}
+
+static inline void beat_due(struct ucx_net *t)
+{
+	uint64_t now = ucx_mono_ns();
+	if (q_unlikely(now >= t->beat_next))
+		beat_check(t, now);
+}
+
 /* ---- sending ---- */
 
 static void send_done(void *req, ucs_status_t st, void *user)
@@ -386,6 +440,7 @@ static int send_msg(struct ucx_net *t, uint32_t peer, const struct wire_hdr *h,
 		t->ending = true;
 	if (pp->lost)
 		return 0; /* fault_check names it */
+	pp->said++;
 	ucp_request_param_t rp;
 	memset(&rp, 0, sizeof(rp));
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -518,6 +573,8 @@ unsigned ucx_poll(struct net *nt, void *ctx, net_deliver_fn deliver,
 	unsigned k = t->done_head ? rma_run_done(t) : 0;
 	if (q_unlikely(t->pidfds) && ++t->polls % PIDFD_EVERY == 0)
 		pidfd_check(t);
+	if (q_unlikely(++t->beat_polls % BEAT_EVERY == 0))
+		beat_due(t);
 	ucx_fault_check(t);
 	return k + deliver_some(t, ctx, deliver, budget);
 }
@@ -574,9 +631,9 @@ _Atomic uint32_t *ucx_su_word(struct net *nt)
 }
 
 /* SU thread: progress until nothing is left, arm the worker, sleep on its
- * event fd and the wake eventfd. Wakes every second while the job runs
- * (UCX detects failed peers only while progressed) and by the BYE
- * deadline. */
+ * event fd and the wake eventfd. Wakes for the next beat_check (every
+ * quarter second at most while the job runs; UCX detects failed peers only
+ * while progressed too) and by the BYE deadline. */
 void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
@@ -585,6 +642,7 @@ void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	if (t->ready_msgs || t->done_head || t->rma_out ||
 	    atomic_load_explicit(word, memory_order_seq_cst) != expected)
 		return;
+	beat_due(t);
 	int ms = 1000;
 	if (t->armable) {
 		ucs_status_t st = ucp_worker_arm(t->worker);
@@ -597,6 +655,13 @@ void ucx_wait(struct net *nt, _Atomic uint32_t *word, uint32_t expected)
 	}
 	if (t->base.sends_out && ms > 10)
 		ms = 10;
+	if (!t->ending) { /* wake for the next beat_check */
+		uint64_t now = ucx_mono_ns();
+		uint64_t left =
+		    t->beat_next > now ? (t->beat_next - now) / 1000000 + 1 : 0;
+		if (left < (uint64_t)ms)
+			ms = (int)left;
+	}
 	if (t->bye_deadline && !t->ending) {
 		uint64_t now = ucx_mono_ns();
 		uint64_t left = t->bye_deadline > now

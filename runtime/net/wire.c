@@ -14,7 +14,7 @@ static const char *const names[W_TYPE_COUNT_] = {
     [W_COLL_UP] = "COLL_UP",	 [W_COLL_DOWN] = "COLL_DOWN",
     [W_STEAL] = "STEAL",	 [W_STEAL_NONE] = "STEAL_NONE",
     [W_TOKEN] = "TOKEN",	 [W_PROBE] = "PROBE",
-    [W_PROBE_ACK] = "PROBE_ACK",
+    [W_PROBE_ACK] = "PROBE_ACK", [W_BEAT] = "BEAT",
 };
 
 const char *wire_type_name(unsigned type)
@@ -84,6 +84,12 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 	case W_PROBE_ACK:
 		if (h->len != 0 || self != 0 || h->n < 0)
 			return "len/n (answers go to node 0; n is the wave)";
+		break;
+	case W_BEAT:
+		/* Nothing a peer could make it choose. */
+		if (h->len != 0 || h->flags != 0 || h->n != 0 || h->a != 0 ||
+		    h->b != 0 || h->c != 0)
+			return "len/n/a/b/c/flags (BEAT carries nothing)";
 		break;
 	case W_SHUTDOWN:
 		if (h->len != 0 || from != 0)

@@ -42,6 +42,9 @@ enum wire_type {
 	W_PROBE,      /* node 0: stuck-job wave n; answer when idle        */
 	W_PROBE_ACK,  /* to node 0: idle for wave n (0: active again since */
 	/* the last answer); messages sent (b), received (c) */
+	W_BEAT, /* the sender is alive: sent by a transport that finds   */
+	/* no kernel watching its links (ucx) on a link quiet  */
+	/* for a while; every field 0; never reaches the SU     */
 	W_TYPE_COUNT_
 };
 
