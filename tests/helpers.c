@@ -197,7 +197,13 @@ double t_kill_node(bool up, const long *pid, int nodes, int victim, uint64_t ns,
 			kill((pid_t)pid[k], SIGKILL);
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s.e", out);
-	t_slurp(path, err, len);
+	/* The nodes' last lines reach out.e through earthrun, after they
+	 * ended: read it once earthrun said its last word (5 s at most). */
+	uint64_t t1 = t_now_ns();
+	do
+		t_slurp(path, err, len);
+	while (!strstr(err, "earthrun: the job failed: ") &&
+	       t_now_ns() - t1 < 5000000000ull && usleep(20000) == 0);
 	sleep(1); /* earthrun, once its nodes are gone */
 	unlink(path);
 	snprintf(path, sizeof(path), "%s.o", out);

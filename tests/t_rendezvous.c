@@ -288,7 +288,8 @@ Test(rendezvous, tcp_killed_node_stops_the_others)
 			      k, took / 1e9, buf);
 		cr_assert_lt(took, 5000000000ull, "node %d took %.1f s", k,
 			     took / 1e9);
-		cr_assert_neq(st, 0, "node %d exited 0: %s", k, buf);
+		cr_assert_eq(st, EARTH_EXIT_PEER_DIED, "node %d: status %d: %s",
+			     k, st, buf);
 		cr_assert(strstr(buf, "lost the connection to node 1"),
 			  "node %d: %s", k, buf);
 		cr_log_info("node %d stopped %.3f s after the kill", k,

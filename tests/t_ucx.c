@@ -194,6 +194,9 @@ Test(ucx, killed_node_named_within_5s)
 			  "%s: %s", tls[i], err);
 		cr_assert(strstr(err, "earth: node 2: error: ucx: lost node 1"),
 			  "%s: %s", tls[i], err);
+		cr_assert(strstr(err, "earthrun: the job failed: node 1 was "
+				      "killed by signal 9"),
+			  "%s: %s", tls[i], err);
 		cr_log_info("%s: the others ended %.2f s after the kill",
 			    tls[i], s);
 	}
