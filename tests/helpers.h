@@ -59,6 +59,9 @@ struct t_cmd {
  */
 void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* t_sh, and the seconds the command took. */
+double t_sh_timed(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* In the stderr of an `earthrun --prefix` job with EARTH_STATS=1: the text
  * right after "[node]   key" (a line of that node's statistics table), or

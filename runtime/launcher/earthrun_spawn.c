@@ -144,12 +144,12 @@ static int repeated(int k, const char *b, size_t n)
 }
 
 /* One line of node k (c): "[k] line" with --prefix, else as it is. Its
- * last error line from the runtime is kept, for earthrun's last word. */
+ * last line from the runtime ("earth: node K...") is kept, for earthrun's
+ * last word. */
 static void emit_line(const struct er_opts *o, struct er_child *c, int k,
 		      int which, const char *b, size_t n)
 {
-	if (which && n > 7 && !strncmp(b, "earth: ", 7) &&
-	    memmem(b, n, ": error: ", 9))
+	if (which && n > 12 && !strncmp(b, "earth: node ", 12))
 		snprintf(c->why, sizeof(c->why), "%.*s", (int)n, b);
 	if (which && repeated(k, b, n))
 		return;

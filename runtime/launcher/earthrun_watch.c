@@ -343,10 +343,19 @@ static void say_cause(const struct watch *w)
 	if (w->failed < 0 ||
 	    (stop_signal && w->failed == 0 && w->fail_status == stop_signal))
 		return;
-	/* Its message without "earth: node K: error: ". */
-	const char *why = w->ch[w->failed].why, *e = strstr(why, ": error: ");
+	/* Its message without "earth: node K[ of N]: [error: ]". */
+	const char *why = w->ch[w->failed].why;
+	if (*why) {
+		why += strlen("earth: node ");
+		why += strspn(why, "0123456789");
+		if (!strncmp(why, " of ", 4))
+			why += 4 + strspn(why + 4, "0123456789");
+		why += strspn(why, ": ");
+		if (!strncmp(why, "error: ", 7))
+			why += 7;
+	}
 	char tail[256];
-	snprintf(tail, sizeof(tail), "%s%s", e ? ": " : "", e ? e + 9 : "");
+	snprintf(tail, sizeof(tail), "%s%s", *why ? ": " : "", why);
 	fprintf(stderr, "earthrun: the job failed: ");
 	if (WIFSIGNALED(w->fail_status))
 		fprintf(stderr, "node %d was killed by signal %d (%s)%s\n",

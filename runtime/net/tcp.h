@@ -102,7 +102,8 @@ struct rdv {
 	uint32_t secret_len;
 	uint64_t gmem_seg; /* EARTH_GMEM_MB: the same on every node */
 	uint64_t deadline_ns;
-	char err[256];
+	const char *transport; /* "tcp" or "ucx" (NULL: tcp), for messages */
+	char err[512];
 };
 
 static inline uint64_t tcp_mono_ns(void)
