@@ -10,7 +10,6 @@
 #include "net/ucx.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,31 +39,4 @@ const char *net_gmem_seg(uint64_t *seg)
 	_Static_assert(GMEM_DEFAULT_MB == 64, "EARTH_GMEM_MB's default");
 	*seg = earth_setting_u64(EARTH_SET_GMEM_MB) << 20;
 	return NULL;
-}
-
-uint32_t net_name_nodes(char *out, size_t len, uint32_t nodes,
-			bool (*missing)(const void *ctx, uint32_t k),
-			const void *ctx)
-{
-	uint32_t n = 0, last = 0;
-	for (uint32_t k = 0; k < nodes; k++)
-		if (missing(ctx, k)) {
-			n++;
-			last = k;
-		}
-	size_t at = (size_t)snprintf(out, len, "node%s", n == 1 ? "" : "s");
-	uint32_t said = 0;
-	for (uint32_t k = 0; k < nodes && at < len; k++) {
-		if (!missing(ctx, k))
-			continue;
-		if (said == 8) {
-			snprintf(out + at, len - at, " and %u others",
-				 n - said);
-			break;
-		}
-		const char *sep = !said ? " " : k == last ? " and " : ", ";
-		at += (size_t)snprintf(out + at, len - at, "%s%u", sep, k);
-		said++;
-	}
-	return n;
 }

@@ -158,12 +158,4 @@ struct net *net_open(uint32_t self, uint32_t nodes, const char **err);
  * wrong with the variable. */
 const char *net_gmem_seg(uint64_t *seg);
 
-/* The nodes k in [0, nodes) for which missing(ctx, k) holds, written as
- * "node 2" or "nodes 2, 3 and 5" (the first 8, then "and N others") into
- * out (len bytes), for the messages of a node still waiting for others.
- * Returns how many there are. */
-uint32_t net_name_nodes(char *out, size_t len, uint32_t nodes,
-			bool (*missing)(const void *ctx, uint32_t k),
-			const void *ctx);
-
 #endif /* EARTH_NET_H */

@@ -369,7 +369,7 @@ static void missing_nodes(struct rdv *r, const int *fd, int lfd, int kind,
 {
 	char who[160], at[80] = "?";
 	struct waiting w = {fd, lo, hi};
-	net_name_nodes(who, sizeof(who), r->nodes, not_connected, &w);
+	tcp_name_nodes(who, sizeof(who), r->nodes, not_connected, &w);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	if (!getsockname(lfd, (struct sockaddr *)&ss, &sl))
@@ -859,4 +859,31 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 	tcp_data_start(nt, fd);
 	free(fd);
 	return nt;
+}
+
+uint32_t tcp_name_nodes(char *out, size_t len, uint32_t nodes,
+			bool (*missing)(const void *ctx, uint32_t k),
+			const void *ctx)
+{
+	uint32_t n = 0, last = 0;
+	for (uint32_t k = 0; k < nodes; k++)
+		if (missing(ctx, k)) {
+			n++;
+			last = k;
+		}
+	size_t at = (size_t)snprintf(out, len, "node%s", n == 1 ? "" : "s");
+	uint32_t said = 0;
+	for (uint32_t k = 0; k < nodes && at < len; k++) {
+		if (!missing(ctx, k))
+			continue;
+		if (said == 8) {
+			snprintf(out + at, len - at, " and %u others",
+				 n - said);
+			break;
+		}
+		const char *sep = !said ? " " : k == last ? " and " : ", ";
+		at += (size_t)snprintf(out + at, len - at, "%s%u", sep, k);
+		said++;
+	}
+	return n;
 }

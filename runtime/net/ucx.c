@@ -26,6 +26,7 @@
 #include "net/net.h"
 #include "base/base.h"
 #include "base/settings.h"
+#include "net/tcp.h"
 #include "net/ucx.h"
 
 #include <stdio.h>
@@ -417,7 +418,7 @@ static const char *unproven(const struct ucx_net *t)
 	static char msg[512];
 	char who[160];
 	uint32_t n =
-	    net_name_nodes(who, sizeof(who), t->base.nodes, not_proven, t);
+	    tcp_name_nodes(who, sizeof(who), t->base.nodes, not_proven, t);
 	snprintf(msg, sizeof(msg),
 		 "ucx transport: %s did not prove %s in time "
 		 "(EARTH_CONNECT_TIMEOUT; see %s errors): check that %s this "
