@@ -85,7 +85,7 @@ BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
-.PHONY: all run test check test-asan test-asan-modes test-tsan check-asan test-layers test-format bench bench-extra install deps clean format
+.PHONY: all run test check soak test-asan test-asan-modes test-tsan check-asan test-layers test-format bench bench-extra install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
@@ -319,6 +319,15 @@ test-asan-modes: $(MODE_BINS)
 	done
 check-asan: $(CHECK_BINS) tc
 	$(Q)$(ASAN_ENV) tests/run.sh check $(CHECK_BINS)
+# `make soak`: the job tests (the `job` rows of tests/table.txt) SOAK times
+# back to back (10 by default), stopping at the first failure with its
+# round, binary and tests (tests/soak.sh); SOAK_TESTS="t_reject t_ucx"
+# soaks those only.
+SOAK ?= 10
+SOAK_TESTS ?= $(JOB_TESTS)
+soak: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory $(SOAK_TESTS:%=$(BUILD)/asan/tests/%)
+	$(Q)$(ASAN_ENV) tests/soak.sh $(SOAK) $(SOAK_TESTS:%=$(BUILD)/asan/tests/%)
 test-tsan: $(TSAN_BINS)
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 Q_TEST_SCALE=10 \
 	  tests/run.sh tsan $(TSAN_BINS)

@@ -197,7 +197,13 @@ double t_kill_node(bool up, const long *pid, int nodes, int victim, uint64_t ns,
 			kill((pid_t)pid[k], SIGKILL);
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s.e", out);
-	t_slurp(path, err, len);
+	/* The nodes' last lines reach out.e through earthrun, after they
+	 * ended: read it once earthrun said its last word (5 s at most). */
+	uint64_t t1 = t_now_ns();
+	do
+		t_slurp(path, err, len);
+	while (!strstr(err, "earthrun: the job failed: ") &&
+	       t_now_ns() - t1 < 5000000000ull && usleep(20000) == 0);
 	sleep(1); /* earthrun, once its nodes are gone */
 	unlink(path);
 	snprintf(path, sizeof(path), "%s.o", out);
@@ -226,13 +232,11 @@ void t_slurp(const char *path, char *buf, size_t len)
 		fclose(f);
 }
 
-void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+static void t_vsh(struct t_cmd *c, unsigned limit_s, const char *fmt,
+		  va_list ap)
 {
 	char line[2048], full[2400], out[64], err[64];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	snprintf(out, sizeof(out), "/tmp/t_sh_out.%d", (int)getpid());
 	snprintf(err, sizeof(err), "/tmp/t_sh_err.%d", (int)getpid());
 	snprintf(full, sizeof(full), "timeout %u %s > %s 2> %s", limit_s, line,
@@ -245,6 +249,24 @@ void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
 	t_slurp(err, c->err, sizeof(c->err));
 	unlink(out);
 	unlink(err);
+}
+
+void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	t_vsh(c, limit_s, fmt, ap);
+	va_end(ap);
+}
+
+double t_sh_timed(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+{
+	uint64_t t0 = t_now_ns();
+	va_list ap;
+	va_start(ap, fmt);
+	t_vsh(c, limit_s, fmt, ap);
+	va_end(ap);
+	return (double)(t_now_ns() - t0) / 1e9;
 }
 
 int t_wait_pid(int pid, uint64_t ns)

@@ -59,6 +59,9 @@ struct t_cmd {
  */
 void t_sh(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* t_sh, and the seconds the command took. */
+double t_sh_timed(struct t_cmd *c, unsigned limit_s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* In the stderr of an `earthrun --prefix` job with EARTH_STATS=1: the text
  * right after "[node]   key" (a line of that node's statistics table), or
@@ -111,7 +114,9 @@ bool t_pid_gone_within(long pid, uint64_t ns);
  * and whether every other node then ended within ns each: *all_gone (false
  * when !up); returns the seconds from the kill until the last answer. Then
  * kills whatever node is left, reads the job's stderr, out.e, into err
- * (len bytes) and removes out.e and out.o once earthrun is gone. */
+ * (len bytes) once earthrun wrote its last line there (the nodes' own
+ * lines pass through earthrun after they ended), and removes out.e and
+ * out.o once earthrun is gone. */
 double t_kill_node(bool up, const long *pid, int nodes, int victim, uint64_t ns,
 		   bool *all_gone, const char *out, char *err, size_t len);
 

@@ -254,7 +254,8 @@ Test(blkmove, tcp_sender_killed_mid_block)
 	cr_assert_neq(st, -1, "node 0 still running %.1f s after the kill: %s",
 		      took / 1e9, buf);
 	cr_assert_lt(took, 5000000000ull, "node 0 took %.1f s", took / 1e9);
-	cr_assert_eq(st, EARTH_EXIT_USAGE, "node 0: status %d: %s", st, buf);
+	cr_assert_eq(st, EARTH_EXIT_PEER_DIED, "node 0: status %d: %s", st,
+		     buf);
 	cr_assert(strstr(buf, "earth: node 0: error: tcp transport: lost the "
 			      "connection to node 1"),
 		  "%s", buf);

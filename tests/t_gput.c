@@ -139,6 +139,9 @@ Test(gput, destination_killed_mid_write_named_within_5s)
 			strstr(err, "earth: node 0: error: ucx: a "
 				    "one-sided write to node 1 failed"),
 		    "%s: %s", lanes[i][0], err);
+		cr_assert(strstr(err, "earthrun: the job failed: node 1 was "
+				      "killed by signal 9"),
+			  "%s: %s", lanes[i][0], err);
 		cr_log_info("%s: node 0 ended %.2f s after the kill",
 			    lanes[i][0], s);
 	}

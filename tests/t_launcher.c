@@ -4,7 +4,9 @@
  * errors, --prefix on every output line, a node program started without
  * earthrun or with a malformed environment, and a node killed with SIGKILL
  * stopping the other nodes of its job with a message within 5 s (shm
- * transport; tcp nodes started directly: t_rendezvous.c).
+ * transport; tcp nodes started directly: t_rendezvous.c), the node that
+ * failed for its own reason named as the cause whatever the order the
+ * others (status 71, or stopped by earthrun) end in.
  */
 #include <criterion/criterion.h>
 
@@ -103,6 +105,9 @@ Test(launcher, killed_node_stops_the_job)
 	snprintf(path, sizeof(path), "%s.e", out);
 	t_slurp(path, buf, sizeof(buf));
 	cr_assert(strstr(buf, "node 1 was killed by signal 9"), "%s", buf);
+	cr_assert(strstr(buf, "earthrun: the job failed: node 1 was killed by "
+			      "signal 9 (Killed)\n"),
+		  "%s", buf);
 	cr_assert(
 	    strstr(buf, "earth: node 0: stopping: node 1 died (signal 9)"),
 	    "%s", buf);
@@ -121,6 +126,78 @@ Test(launcher, killed_node_stops_the_job)
 	}
 	cr_assert_eq(atoi(buf), 128 + SIGKILL, "earthrun's status: '%s'", buf);
 	unlink(path);
+}
+
+/* The last line of s, without its newline. */
+static const char *last_line(const char *s, char *line, size_t len)
+{
+	size_t n = strlen(s);
+	while (n && s[n - 1] == '\n')
+		n--;
+	size_t b = n;
+	while (b && s[b - 1] != '\n')
+		b--;
+	snprintf(line, len, "%.*s", (int)(n - b), s + b);
+	return line;
+}
+
+/* Runs `earthrun -n nodes sh FILE` where FILE holds script (node k's
+ * number in $EARTH_NODE) into *c; its time in seconds. */
+static double sh_job(struct t_cmd *c, int nodes, const char *script)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "/tmp/t_cause.%d.sh", (int)getpid());
+	FILE *f = fopen(file, "w");
+	cr_assert(f);
+	fputs(script, f);
+	fclose(f);
+	uint64_t t0 = t_now_ns();
+	t_sh(c, 30, "%s -n %d sh %s", T_EARTHRUN, nodes, file);
+	unlink(file);
+	return (t_now_ns() - t0) / 1e9;
+}
+
+/* earthrun(1), EXIT STATUS: a node that stopped because another died
+ * (status 71) only echoes that failure: earthrun's status and last line
+ * name the node that failed for its own reason, with its message, even
+ * when the echoes end (and are reaped) first; with no such node, the
+ * first echo is named, and the others stopped, within a second or so. */
+Test(launcher, cause_named_whatever_the_order)
+{
+	static const struct {
+		int nodes, status;
+		const char *script, *last;
+	} cases[] = {
+	    /* The echoes end first, the cause 0.5 s later. */
+	    {3, 3,
+	     "if [ $EARTH_NODE = 1 ]; then sleep 0.5\n"
+	     "  echo 'earth: node 1: error: the cause' >&2; exit 3; fi\n"
+	     "echo \"earth: node $EARTH_NODE: error: lost node 1\" >&2\n"
+	     "exit 71\n",
+	     "node 1 exited with status 3: the cause"},
+	    /* The cause killed by a signal of its own after the echo. */
+	    {2, 128 + SIGSEGV,
+	     "if [ $EARTH_NODE = 1 ]; then sleep 0.3; kill -SEGV $$; fi\n"
+	     "exit 71\n",
+	     "node 1 was killed by signal 11 (Segmentation fault)"},
+	    /* Only an echo, node 0 still running: named, node 0 stopped. */
+	    {2, 71,
+	     "if [ $EARTH_NODE = 0 ]; then exec sleep 30; fi\n"
+	     "echo 'earth: node 1: error: lost node 0' >&2; exit 71\n",
+	     "node 1 exited with status 71: lost node 0"},
+	};
+	for (size_t i = 0; i < T_NCASES(cases); i++) {
+		struct t_cmd c;
+		char last[512], want[256];
+		double s = sh_job(&c, cases[i].nodes, cases[i].script);
+		cr_assert_eq(c.status, cases[i].status, "%zu: status %d\n%s", i,
+			     c.status, c.err);
+		snprintf(want, sizeof(want), "earthrun: the job failed: %s",
+			 cases[i].last);
+		cr_assert_str_eq(last_line(c.err, last, sizeof(last)), want,
+				 "%zu: %s", i, c.err);
+		cr_assert_lt(s, 5.0, "%zu: the job took %.1f s", i, s);
+	}
 }
 
 /* earthrun(1), EXIT STATUS: stopped by a signal, earthrun stops the job

@@ -5,7 +5,9 @@
  * and stop the job with status 70: a block written outside the receiver's
  * registered memory (shm; tcp, which checks before the first byte lands),
  * a signal to an address that is not a slot, and data or a move naming a
- * non-slot in field a (over shm and tcp), never dereferenced.
+ * non-slot in field a (over shm and tcp), never dereferenced; earthrun
+ * names the refusing node as the cause, not the node that stopped
+ * because of it.
  */
 #include <criterion/criterion.h>
 
@@ -111,7 +113,10 @@ static void forged(struct t_cmd *c, const char *transport, const char *how,
 		     transport, how, c->status, c->err);
 	cr_assert(strstr(c->err, want), "%s %s: want '%s' in:\n%s", transport,
 		  how, want, c->err);
-	cr_assert(strstr(c->err, "earthrun: node 1 exited with status 70"),
+	/* Node 0 stops because of node 1 (status 71), and may end, and be
+	 * reaped, first: earthrun names node 1, the cause, all the same. */
+	cr_assert(strstr(c->err, "earthrun: the job failed: node 1 exited with "
+				 "status 70: "),
 		  "%s %s:\n%s", transport, how, c->err);
 }
 
@@ -129,11 +134,15 @@ Test(reject, forged_slot_never_runs)
 			 (int)getpid(), transports[i]);
 		unlink(file);
 		snprintf(how, sizeof(how), "fakeslot %s", file);
-		forged(&c, transports[i], how,
-		       "message SYNC from node 0 rejected: field a");
-		cr_assert(strstr(c.err, "is not a fiber this node armed a "
-					"slot with"),
-			  "%s", c.err);
+		/* Over tcp node 0 ends, with 71, as node 1 does: the
+		 * cause named every time, whichever is reaped first. */
+		for (int round = 0; round < (i ? 5 : 1); round++) {
+			forged(&c, transports[i], how,
+			       "message SYNC from node 0 rejected: field a");
+			cr_assert(strstr(c.err, "is not a fiber this node "
+						"armed a slot with"),
+				  "%s", c.err);
+		}
 		cr_assert(access(file, F_OK) != 0, "%s: %s was created",
 			  transports[i], file);
 		snprintf(how, sizeof(how), "overwrite %s", file);

@@ -9,7 +9,9 @@
  * on; a squatter on the rendezvous port refused by node 1, which never
  * sends it the secret; idle connections to node 0 not holding up the job;
  * running out of descriptors named; a directly started node killed with
- * SIGKILL stopping the others within 5 s.
+ * SIGKILL stopping the others within 5 s (status 71); nodes that never
+ * come named by those waiting for them, with what to check; a node with
+ * another secret named by earthrun, the job ended within seconds.
  */
 #define _GNU_SOURCE 1	 /* memmem */
 #define EARTH_INTERNAL 1 /* net/tcp.h: the hello, written by hand */
@@ -288,7 +290,8 @@ Test(rendezvous, tcp_killed_node_stops_the_others)
 			      k, took / 1e9, buf);
 		cr_assert_lt(took, 5000000000ull, "node %d took %.1f s", k,
 			     took / 1e9);
-		cr_assert_neq(st, 0, "node %d exited 0: %s", k, buf);
+		cr_assert_eq(st, EARTH_EXIT_PEER_DIED, "node %d: status %d: %s",
+			     k, st, buf);
 		cr_assert(strstr(buf, "lost the connection to node 1"),
 			  "node %d: %s", k, buf);
 		cr_log_info("node %d stopped %.3f s after the kill", k,
@@ -451,4 +454,63 @@ Test(rendezvous, tcp_out_of_descriptors_is_named)
 	cr_assert(strstr(c.err, "raise ulimit -n"), "%s", c.err);
 	cr_assert_lt(took, 30000000000ull, "took %.1f s", took / 1e9);
 	cr_log_info("24 nodes, ulimit -n 24: stopped in %.1f s", took / 1e9);
+}
+
+/* Nodes that never come: node 0 names them and what to check; node 1,
+ * left waiting for its welcome, says node 0 still waits for others. */
+Test(rendezvous, tcp_waiting_nodes_name_the_missing)
+{
+	struct t_cmd c;
+	int port = t_tcp_free_port();
+	t_sh(&c, 30,
+	     "env EARTH_NODES=4 EARTH_JOB_SECRET=%s "
+	     "EARTH_RENDEZVOUS=127.0.0.1:%d sh -c 'EARTH_NODE=0 "
+	     "EARTH_CONNECT_TIMEOUT=3 %s/multinode 10 & sleep 0.5; "
+	     "EARTH_NODE=1 EARTH_CONNECT_TIMEOUT=1 %s/multinode 10; wait'",
+	     T_SECRET, port, T_PROG_DIR, T_PROG_DIR);
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "earth: node 0 of 4: tcp rendezvous: nodes 2 and 3 did not "
+		 "join within EARTH_CONNECT_TIMEOUT: check that each was "
+		 "started (see its errors), reaches 127.0.0.1:%d "
+		 "(EARTH_RENDEZVOUS's host and port; a firewall?) and has "
+		 "this job's EARTH_JOB_SECRET\n",
+		 port);
+	cr_assert(strstr(c.err, want), "want '%s' in:\n%s", want, c.err);
+	cr_assert(strstr(c.err, "earth: node 1 of 4: tcp rendezvous: node 0 "
+				"sent no welcome within EARTH_CONNECT_TIMEOUT: "
+				"it still waits for other nodes (its message "
+				"names them and what to check)"),
+		  "%s", c.err);
+}
+
+/* One node of an earthrun job started with another secret: it says node
+ * 0 failed its proof, node 0 says the secret may differ, and the job ends
+ * within seconds, not EARTH_CONNECT_TIMEOUT's 60, earthrun naming node 2
+ * with its message. */
+Test(rendezvous, tcp_wrong_secret_ends_the_job_naming_it)
+{
+	struct t_cmd c;
+	double s = t_sh_timed(
+	    &c, 60,
+	    "%s --transport tcp -n 3 -- sh -c '[ $EARTH_NODE = 2 ] && "
+	    "export EARTH_JOB_SECRET=ffeeddccbbaa99887766554433221100; "
+	    "exec %s/multinode 10'",
+	    T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d after %.1f s\n%s",
+		     c.status, s, c.err);
+	cr_assert(strstr(c.err, "earth: node 0: tcp: rejected a connection "
+				"from 127.0.0.1:"),
+		  "%s", c.err);
+	cr_assert(strstr(c.err, "closed before its proof: it refused ours, so "
+				"the job secret (EARTH_JOB_SECRET) may differ "
+				"between it and this node"),
+		  "%s", c.err);
+	cr_assert(strstr(c.err, "earthrun: the job failed: node 2 exited with "
+				"status 70: tcp rendezvous: node 0 at "
+				"127.0.0.1:"),
+		  "%s", c.err);
+	cr_assert(strstr(c.err, "failed the proof of the job secret"), "%s",
+		  c.err);
+	cr_assert_lt(s, 10.0, "the job took %.1f s to end", s);
 }

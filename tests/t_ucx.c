@@ -5,8 +5,10 @@
  * nothing set by hand, every node laid out alike), a node killed mid-run
  * (the others stop within 5 s naming it, over both kinds of lanes), nodes
  * whose secrets differ refused, a node that sends before its proof, a
- * malformed proof or a second one refused (tests/progs/ucxrogue.c), an idle ucx
- * job asleep, --stats naming the lanes.
+ * malformed proof or a second one refused (tests/progs/ucxrogue.c), a node
+ * that never proves itself named with what to check, a node whose
+ * UCX_NET_DEVICES is bad ending the job within seconds, an idle ucx job
+ * asleep, --stats naming the lanes.
  */
 #include <criterion/criterion.h>
 
@@ -104,6 +106,27 @@ Test(ucx, differing_secrets_are_refused)
 		  c.err);
 }
 
+/* One node of an earthrun job whose UCX_NET_DEVICES names no device here:
+ * it says so, and the job ends within seconds (not EARTH_CONNECT_TIMEOUT's
+ * 60), earthrun naming that node and its message. */
+Test(ucx, bad_net_devices_end_the_job_naming_the_node)
+{
+	struct t_cmd c;
+	double s = t_sh_timed(
+	    &c, 60,
+	    "env UCX_TLS=tcp UCX_NET_DEVICES=lo %s --transport ucx -n 3 -- "
+	    "sh -c '[ $EARTH_NODE = 2 ] && export UCX_NET_DEVICES=nosuch0; "
+	    "exec %s/multinode 10'",
+	    T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(c.status, EARTH_EXIT_USAGE, "status %d after %.1f s\n%s",
+		     c.status, s, c.err);
+	cr_assert(strstr(c.err, "earthrun: the job failed: node 2 exited with "
+				"status 70: ucx transport: ucp_init: "),
+		  "%s", c.err);
+	cr_assert(strstr(c.err, "UCX_NET_DEVICES"), "%s", c.err);
+	cr_assert_lt(s, 10.0, "the job took %.1f s to end", s);
+}
+
 /* A node 1 that breaks the proof rules with raw active messages
  * (tests/progs/ucxrogue.c `how`): node 0 drops each one naming node 1,
  * runs nothing, delivers nothing, and ends with status 70; its errors hold
@@ -131,7 +154,11 @@ Test(ucx, messages_before_the_proof_are_dropped)
 	    "earth: node 0: ucx: dropped a message from node 1 before its "
 	    "proof",
 	    "earth: node 0: ucx: dropped a BYE from node 1 before its proof",
-	    "node 1 did not prove itself in time", NULL};
+	    "node 1 did not prove itself in time (EARTH_CONNECT_TIMEOUT; see "
+	    "its errors): check that it has this job's EARTH_JOB_SECRET and "
+	    "that UCX reaches it over the lanes UCX_TLS and UCX_NET_DEVICES "
+	    "choose",
+	    NULL};
 	struct t_cmd c;
 	rogue(&c, "early", want);
 	/* A node that looked at the message would stop at its type. */
@@ -193,6 +220,9 @@ Test(ucx, killed_node_named_within_5s)
 		cr_assert(strstr(err, "earth: node 0: error: ucx: lost node 1"),
 			  "%s: %s", tls[i], err);
 		cr_assert(strstr(err, "earth: node 2: error: ucx: lost node 1"),
+			  "%s: %s", tls[i], err);
+		cr_assert(strstr(err, "earthrun: the job failed: node 1 was "
+				      "killed by signal 9"),
 			  "%s: %s", tls[i], err);
 		cr_log_info("%s: the others ended %.2f s after the kill",
 			    tls[i], s);

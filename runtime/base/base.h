@@ -26,6 +26,11 @@
  * (fatal.c). N is what earth_fatal_set_node last set (0 before). */
 _Noreturn void earth_fatal(const char *fmt, ...) EARTH_HIDDEN
     __attribute__((format(printf, 1, 2), cold));
+/* The same line, then exit with EARTH_EXIT_PEER_DIED: for a node that stops
+ * because another node died, vanished or left the running job (the cause
+ * is that node's; earthrun reports the cause, not this echo). */
+_Noreturn void earth_fatal_peer(const char *fmt, ...) EARTH_HIDDEN
+    __attribute__((format(printf, 1, 2), cold));
 #ifdef EARTH_FATAL_HOOK
 /* Tests only: the libFuzzer targets (tests/fuzz) build the runtime's
  * sources with -DEARTH_FATAL_HOOK and set this to a function that

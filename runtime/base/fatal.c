@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fatal.c - the one way the runtime stops a program on a detected error:
- * a single line on stderr naming the node, then exit(EARTH_EXIT_USAGE).
+ * a single line on stderr naming the node, then exit(EARTH_EXIT_USAGE), or
+ * exit(EARTH_EXIT_PEER_DIED) when the error is another node's end (a peer
+ * that died, vanished or left: this node only echoes its failure).
  * Built with -DEARTH_FATAL_HOOK (the libFuzzer targets in tests/fuzz
  * only), earth_fatal_hook, when set, gets the message instead of the exit.
  */
@@ -9,6 +11,7 @@
 #include "base/base.h"
 #include "earth.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -23,13 +26,10 @@ void earth_fatal_set_node(uint32_t id)
 void (*earth_fatal_hook)(const char *msg);
 #endif
 
-void earth_fatal(const char *fmt, ...)
+static _Noreturn void vfatal(int status, const char *fmt, va_list ap)
 {
 	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 #ifdef EARTH_FATAL_HOOK
 	if (earth_fatal_hook)
 		earth_fatal_hook(msg);
@@ -37,5 +37,19 @@ void earth_fatal(const char *fmt, ...)
 	fprintf(stderr, "earth: node %u: error: %s\n", fatal_node, msg);
 	fflush(stderr);
 	fflush(stdout);
-	_exit(EARTH_EXIT_USAGE);
+	_exit(status);
+}
+
+void earth_fatal(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfatal(EARTH_EXIT_USAGE, fmt, ap);
+}
+
+void earth_fatal_peer(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfatal(EARTH_EXIT_PEER_DIED, fmt, ap);
 }

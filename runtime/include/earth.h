@@ -33,7 +33,9 @@ extern "C" {
 
 /* Exit status of a program stopped by a detected runtime or usage error. */
 #define EARTH_EXIT_USAGE 70
-/* Exit status of a node stopped because another node of its job died. */
+/* Exit status of a node stopped because another node of its job died,
+ * vanished (cannot be reached) or left it early: it only echoes that node's
+ * failure, and earthrun names that node instead (earthrun(1)). */
 #define EARTH_EXIT_PEER_DIED 71
 /* Exit status of a node (and of earthrun) whose statistics or trace file
  * could not be written (EARTH_STATS_JSON, EARTH_TRACE, --stats=json,

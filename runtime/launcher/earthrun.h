@@ -52,6 +52,8 @@ struct er_child {
 	char *buf[2];
 	size_t len[2];
 	int done, status;
+	int signalled; /* earthrun sent it SIGTERM or SIGKILL */
+	char why[200]; /* its last "earth: node K: error: ..." line */
 };
 
 /* Size of each prefixed output buffer. */

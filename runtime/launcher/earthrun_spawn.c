@@ -143,10 +143,14 @@ static int repeated(int k, const char *b, size_t n)
 	return 0;
 }
 
-/* One line of node k: "[k] line" with --prefix, else as it is. */
-static void emit_line(const struct er_opts *o, int k, int which, const char *b,
-		      size_t n)
+/* One line of node k (c): "[k] line" with --prefix, else as it is. Its
+ * last line from the runtime ("earth: node K...") is kept, for earthrun's
+ * last word. */
+static void emit_line(const struct er_opts *o, struct er_child *c, int k,
+		      int which, const char *b, size_t n)
 {
+	if (which && n > 12 && !strncmp(b, "earth: node ", 12))
+		snprintf(c->why, sizeof(c->why), "%.*s", (int)n, b);
 	if (which && repeated(k, b, n))
 		return;
 	FILE *to = which ? stderr : stdout;
@@ -167,11 +171,11 @@ static void emit(const struct er_opts *o, struct er_child *c, int k, int which,
 	for (size_t i = 0; i < c->len[which]; i++) {
 		if (b[i] != '\n')
 			continue;
-		emit_line(o, k, which, b + start, i - start);
+		emit_line(o, c, k, which, b + start, i - start);
 		start = i + 1;
 	}
 	if (final && start < c->len[which]) {
-		emit_line(o, k, which, b + start, c->len[which] - start);
+		emit_line(o, c, k, which, b + start, c->len[which] - start);
 		start = c->len[which];
 	}
 	memmove(b, b + start, c->len[which] - start);

@@ -3,15 +3,26 @@
  * earthrun: waits for the job. Exits with node 0's status. If a node dies
  * (signal or non-zero exit before the job ended) the others are told which
  * one (in the mapping) and stopped with SIGTERM, then SIGKILL after 2 s
- * (tcp: the nodes notice a dead peer themselves; SIGTERM follows only
- * after 3 s); earthrun exits non-zero naming the node. A node that fails
- * after node 0 ended the job (while the nodes exit: a non-zero status other
- * than node 0's, which the others repeat, or a signal, earthrun's SIGKILL
- * 5 s after node 0 included) is named too and fails the job with its
- * status (the first such node's). Afterwards the
- * nodes' statistics/trace parts are joined into one file each; a node that
- * could not write its part (status EARTH_EXIT_OUTPUT, the part removed) or
- * a join that fails leaves no file and makes earthrun exit non-zero.
+ * (tcp and ucx: the nodes notice a dead peer themselves and say so;
+ * SIGTERM follows only after 3 s); earthrun exits non-zero naming the
+ * node. A node that fails after node 0 ended the job (while the nodes
+ * exit: a non-zero status other than node 0's, which the others repeat, or
+ * a signal, earthrun's SIGKILL 5 s after node 0 included) is named too and
+ * fails the job with its status (the first such node's).
+ *
+ * The cause, not its echo: a node that stopped because another died,
+ * vanished or left (status EARTH_EXIT_PEER_DIED), or that earthrun itself
+ * stopped (killed by the SIGTERM or SIGKILL earthrun sent it), only
+ * repeats another's failure. Reaped first, it is held for ECHO_GRACE_S
+ * while a node that failed for its own reason may still end (the nodes
+ * of one job end in any order, and are reaped in any order); that one is
+ * named. Only when none comes is the echo named. earthrun's last line
+ * names the node that failed, its status and its message.
+ *
+ * Afterwards the nodes' statistics/trace parts are joined into one file
+ * each; a node that could not write its part (status EARTH_EXIT_OUTPUT,
+ * the part removed) or a join that fails leaves no file and makes
+ * earthrun exit non-zero.
  */
 #define _GNU_SOURCE 1
 #include "earth.h" /* EARTH_EXIT_USAGE */
@@ -28,6 +39,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* How long a node's echo of another's failure waits for the cause. */
+#define ECHO_GRACE_S 1.0
+/* tcp and ucx: how long the nodes have to notice a dead peer and say so
+ * before earthrun stops them. */
+#define NOTICE_GRACE_S 3.0
 
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig)
@@ -59,15 +76,19 @@ struct watch {
 	struct er_child *ch;
 	long alive;
 	int failed, fail_status; /* node that stopped the job (-1: none) */
-	double kill_at, end_deadline, term_at;
+	int echo, echo_status;	 /* first echo of a failure (-1: none) */
+	int zero_ended;		 /* node 0 ended the job (not an echo) */
+	double kill_at, end_deadline, term_at, echo_until;
 	int end_grace;
 };
 
 static void signal_others(struct watch *w, int sig)
 {
 	for (long o = 0; o < w->o->nodes; o++)
-		if (!w->ch[o].done)
+		if (!w->ch[o].done) {
+			w->ch[o].signalled = 1;
 			kill(w->ch[o].pid, sig);
+		}
 }
 
 /* "earthrun: node K was killed by signal N (name)" or "... exited with
@@ -83,8 +104,9 @@ static void say_end(long k, int st, const char *tail)
 			k, WEXITSTATUS(st), tail);
 }
 
-/* Node k failed first with status st: the others are told and stopped. */
-static void node_failed(struct watch *w, long k, int st)
+/* Node k failed first with status st: the others are told and stopped
+ * (tcp and ucx: after NOTICE_GRACE_S, or at once when notice is 0). */
+static void node_failed(struct watch *w, long k, int st, int notice)
 {
 	w->failed = (int)k;
 	w->fail_status = st;
@@ -92,9 +114,9 @@ static void node_failed(struct watch *w, long k, int st)
 		     WIFSIGNALED(st) ? WTERMSIG(st) : 256 + WEXITSTATUS(st));
 	atomic_store(&w->job->dead_node, (int32_t)k);
 	say_end(k, st, "; stopping the job");
-	if (w->o->tcp) {
+	if (w->o->tcp && notice) {
 		/* Let the nodes notice (and say) it. */
-		w->term_at = now_s() + 3;
+		w->term_at = now_s() + NOTICE_GRACE_S;
 	} else {
 		signal_others(w, SIGTERM);
 		w->kill_at = now_s() + 2;
@@ -110,7 +132,8 @@ static int failed_at_end(const struct watch *w, int st)
 	if (WIFSIGNALED(st))
 		return 1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) == 0 ||
-	    WEXITSTATUS(st) == EARTH_EXIT_OUTPUT)
+	    WEXITSTATUS(st) == EARTH_EXIT_OUTPUT ||
+	    WEXITSTATUS(st) == EARTH_EXIT_PEER_DIED)
 		return 0;
 	int s0 = w->ch[0].status;
 	return !(WIFEXITED(s0) && WEXITSTATUS(s0) == WEXITSTATUS(st));
@@ -126,12 +149,31 @@ static void node_failed_at_end(struct watch *w, long k, int st)
 	say_end(k, st, " after node 0 ended the job");
 }
 
+/* Whether node k's end (status st) only echoes another's failure: it
+ * stopped because a peer died, vanished or left, or earthrun stopped it. */
+static int is_echo(const struct watch *w, long k, int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st) == EARTH_EXIT_PEER_DIED;
+	return WIFSIGNALED(st) && w->ch[k].signalled &&
+	       (WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGKILL);
+}
+
 /* Node k ended with status st. */
 static void node_ended(struct watch *w, long k, int st)
 {
 	w->ch[k].done = 1;
 	w->ch[k].status = st;
 	w->alive--;
+	if (is_echo(w, k, st)) {
+		/* Held while the cause may still end (ECHO_GRACE_S). */
+		if (w->echo < 0) {
+			w->echo = (int)k;
+			w->echo_status = st;
+			w->echo_until = now_s() + ECHO_GRACE_S;
+		}
+		return;
+	}
 	/* Node 0 ends the job, with any status; but a node 0
 	 * stopped by a runtime error did not tell the others. */
 	/* A node that could not write its statistics or trace part ran
@@ -145,6 +187,7 @@ static void node_ended(struct watch *w, long k, int st)
 	 * job's node 0 sent it (WIRE_F_STUCK), and the others are
 	 * writing their reports (a search of their memory): 5 s. */
 	if (k == 0 && !bad && !w->end_deadline) {
+		w->zero_ended = 1;
 		w->end_grace =
 		    WIFEXITED(st) && (WEXITSTATUS(st) == 0 ||
 				      WEXITSTATUS(st) == EARTH_EXIT_STUCK)
@@ -152,9 +195,9 @@ static void node_ended(struct watch *w, long k, int st)
 			: 1;
 		w->end_deadline = now_s() + w->end_grace;
 	}
-	if (bad && w->failed < 0 && !(k != 0 && w->ch[0].done))
-		node_failed(w, k, st);
-	else if (k != 0 && w->ch[0].done && w->failed < 0 &&
+	if (bad && w->failed < 0 && !(k != 0 && w->zero_ended))
+		node_failed(w, k, st, 1);
+	else if (k != 0 && w->zero_ended && w->failed < 0 &&
 		 failed_at_end(w, st))
 		node_failed_at_end(w, k, st);
 }
@@ -176,6 +219,11 @@ static void reap(struct watch *w)
  * the grace of a stopped job or of the end of node 0. */
 static void deadlines(struct watch *w)
 {
+	if (w->echo >= 0 && w->failed < 0 && !w->zero_ended &&
+	    now_s() > w->echo_until)
+		/* No cause came: the echo is all there is to name; the
+		 * others had their time to notice. */
+		node_failed(w, w->echo, w->echo_status, 0);
 	if (w->term_at && now_s() > w->term_at) {
 		signal_others(w, SIGTERM);
 		w->term_at = 0;
@@ -203,6 +251,7 @@ static void deadlines(struct watch *w)
 					    "earthrun: node %ld did not end "
 					    "%d s after node 0; killing it\n",
 					    o, w->end_grace);
+				w->ch[o].signalled = 1;
 				kill(w->ch[o].pid, SIGKILL);
 			}
 		w->kill_at = w->end_deadline = 0;
@@ -301,6 +350,36 @@ static int exit_status(const struct watch *w)
 	return WEXITSTATUS(w->ch[0].status);
 }
 
+/* earthrun's last word on a failed job: which node failed, how, and its
+ * message. */
+static void say_cause(const struct watch *w)
+{
+	if (w->failed < 0 ||
+	    (stop_signal && w->failed == 0 && w->fail_status == stop_signal))
+		return;
+	/* Its message without "earth: node K[ of N]: [error: ]". */
+	const char *why = w->ch[w->failed].why;
+	if (*why) {
+		why += strlen("earth: node ");
+		why += strspn(why, "0123456789");
+		if (!strncmp(why, " of ", 4))
+			why += 4 + strspn(why + 4, "0123456789");
+		why += strspn(why, ": ");
+		if (!strncmp(why, "error: ", 7))
+			why += 7;
+	}
+	char tail[256];
+	snprintf(tail, sizeof(tail), "%s%s", *why ? ": " : "", why);
+	fprintf(stderr, "earthrun: the job failed: ");
+	if (WIFSIGNALED(w->fail_status))
+		fprintf(stderr, "node %d was killed by signal %d (%s)%s\n",
+			w->failed, WTERMSIG(w->fail_status),
+			strsignal(WTERMSIG(w->fail_status)), tail);
+	else
+		fprintf(stderr, "node %d exited with status %d%s\n", w->failed,
+			WEXITSTATUS(w->fail_status), tail);
+}
+
 int er_watch(const struct er_opts *o, const struct er_job *j,
 	     struct er_child *ch)
 {
@@ -309,12 +388,20 @@ int er_watch(const struct er_opts *o, const struct er_job *j,
 			  .ch = ch,
 			  .alive = o->nodes,
 			  .failed = -1,
+			  .echo = -1,
 			  .end_grace = 5};
 	struct pollfd *pf = calloc((size_t)o->nodes * 2, sizeof(*pf));
 	while (w.alive > 0) {
 		er_pump_output(o, ch, pf);
 		reap(&w);
 		deadlines(&w);
+	}
+	/* Every node ended and none for its own reason: the first echo
+	 * is the failure (after node 0 ended the job too). */
+	if (w.failed < 0 && w.echo >= 0) {
+		w.failed = w.echo;
+		w.fail_status = w.echo_status;
+		say_end(w.echo, w.echo_status, "");
 	}
 	/* What the nodes wrote just before they ended (up to 1 s: a pipe
 	 * a process the program started still holds is left). */
@@ -332,5 +419,6 @@ int er_watch(const struct er_opts *o, const struct er_job *j,
 	for (long k = 0; k < o->nodes && !status; k++)
 		if (output_failed(&ch[k]))
 			bad = -1;
+	say_cause(&w);
 	return bad && !status ? EARTH_EXIT_OUTPUT : status;
 }

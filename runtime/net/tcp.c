@@ -395,10 +395,11 @@ static uint64_t now_ns(void)
 static EARTH_COLD void early_bye(struct tcp_net *t, uint32_t p)
 {
 	if (t->base.self == 0 || p == 0)
-		earth_fatal("tcp transport: node %u ended its connection (BYE) "
-			    "before the job ended: it left a running job "
-			    "(a broken or hostile peer)",
-			    p);
+		earth_fatal_peer(
+		    "tcp transport: node %u ended its connection (BYE) "
+		    "before the job ended: it left a running job "
+		    "(a broken or hostile peer)",
+		    p);
 	if (!t->bye_deadline) {
 		t->bye_deadline = now_ns() + TCP_BYE_GRACE_NS;
 		t->bye_peer = p;
@@ -408,10 +409,11 @@ static EARTH_COLD void early_bye(struct tcp_net *t, uint32_t p)
 /* The job did not end in time after an early BYE (SU thread). */
 static EARTH_COLD void bye_overdue(struct tcp_net *t)
 {
-	earth_fatal("tcp transport: node %u ended its connection (BYE) %.0f s "
-		    "ago, but node 0 has not ended the job: node %u left a "
-		    "running job (a broken or hostile peer)",
-		    t->bye_peer, TCP_BYE_GRACE_NS / 1e9, t->bye_peer);
+	earth_fatal_peer(
+	    "tcp transport: node %u ended its connection (BYE) %.0f s "
+	    "ago, but node 0 has not ended the job: node %u left a "
+	    "running job (a broken or hostile peer)",
+	    t->bye_peer, TCP_BYE_GRACE_NS / 1e9, t->bye_peer);
 }
 
 static inline void bye_check(struct tcp_net *t, struct tcp_peer *pp, uint32_t p)
@@ -440,7 +442,7 @@ static EARTH_COLD void stall_check(struct tcp_net *t)
 			continue;
 		}
 		if (now - pp->stall_ns > t->stall_limit_ns)
-			earth_fatal(
+			earth_fatal_peer(
 			    "tcp transport: node %u has not read what "
 			    "this node sends it for %.0f s: it stopped "
 			    "or hangs (EARTH_PEER_STALL_S sets how long "
@@ -464,7 +466,7 @@ static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 	/* The kernel's timeouts set in tcp_data_start: ETIMEDOUT, or the last
 	 * soft error (no route) while the link was down. */
 	if (err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH)
-		earth_fatal("tcp transport: node %u has not %s for %.0f s: %s "
+		earth_fatal_peer("tcp transport: node %u has not %s for %.0f s: %s "
 			    "(EARTH_PEER_STALL_S sets how long to wait)",
 			    p,
 			    pp->sending ? "read what this node sends it"
@@ -473,9 +475,10 @@ static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 			    pp->sending ? "it stopped or hangs, or its host "
 					  "or the link to it is down"
 					: "its host or the link to it is down");
-	earth_fatal("tcp transport: lost the connection to node %u (%s): it "
-		    "exited or was killed before the job ended",
-		    p, err ? strerror(err) : "closed by the peer");
+	earth_fatal_peer(
+	    "tcp transport: lost the connection to node %u (%s): it "
+	    "exited or was killed before the job ended",
+	    p, err ? strerror(err) : "closed by the peer");
 }
 
 static void on_message(void *ctx, uint32_t from, const struct wire_hdr *h,

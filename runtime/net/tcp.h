@@ -13,6 +13,7 @@
 #error "tcp.h is internal to the EARTH runtime"
 #endif
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -85,6 +86,16 @@ struct tcp_addr {
  * under earthrun, then exchanges its worker addresses over the sockets. */
 const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
 			       const char *transport);
+
+/* The nodes k in [0, nodes) for which missing(ctx, k) holds, written as
+ * "node 2" or "nodes 2, 3 and 5" (the first 8, then "and N others") into
+ * out (len bytes), for the messages of a node still waiting for others (the
+ * rendezvous, and ucx.c waiting for the proofs). Returns how many there
+ * are. */
+uint32_t tcp_name_nodes(char *out, size_t len, uint32_t nodes,
+			bool (*missing)(const void *ctx, uint32_t k),
+			const void *ctx) EARTH_HIDDEN;
+
 /* On a rendezvous socket (blocking): reads exactly len bytes within
  * timeout_ms, writes all of buf; 0, or -1. */
 int tcp_read_all(int fd, void *buf, size_t len, int timeout_ms) EARTH_HIDDEN;
@@ -102,7 +113,8 @@ struct rdv {
 	uint32_t secret_len;
 	uint64_t gmem_seg; /* EARTH_GMEM_MB: the same on every node */
 	uint64_t deadline_ns;
-	char err[256];
+	const char *transport; /* "tcp" or "ucx" (NULL: tcp), for messages */
+	char err[512];
 };
 
 static inline uint64_t tcp_mono_ns(void)

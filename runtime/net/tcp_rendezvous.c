@@ -241,7 +241,10 @@ int tcp_pend_step(struct rdv *r, struct pend *p, int *fd, int kind, uint32_t lo,
 		return 0;
 	if (k <= 0) {
 		drop(r, p,
-		     p->stage ? "closed before its proof"
+		     p->stage ? "closed before its proof: it refused ours, so "
+				"the job secret (EARTH_JOB_SECRET) may differ "
+				"between it and this node (its own message "
+				"would say it failed the proof)"
 			      : "closed before a complete hello");
 		return 0;
 	}
@@ -277,7 +280,8 @@ int tcp_pend_step(struct rdv *r, struct pend *p, int *fd, int kind, uint32_t lo,
 		why = "not an EARTH proof";
 	else if (!mac_ok(r, p->in.mac, TCP_LABEL_JOINER, &p->open, &p->acc,
 			 NULL, 0))
-		why = "wrong job secret (its proof does not match)";
+		why = "wrong job secret (its proof does not match): its "
+		      "EARTH_JOB_SECRET differs from this node's";
 	else if (fd[p->open.node] >= 0)
 		why = "that node already connected";
 	if (why) {
@@ -347,6 +351,42 @@ static int accept_some(struct rdv *r, int lfd, struct pend **pv, size_t *np,
 	return 0;
 }
 
+/* The nodes [lo, hi) that have not connected (fd[k] < 0). */
+struct waiting {
+	const int *fd;
+	uint32_t lo, hi;
+};
+static bool not_connected(const void *ctx, uint32_t k)
+{
+	const struct waiting *w = ctx;
+	return k >= w->lo && k < w->hi && w->fd[k] < 0;
+}
+
+/* r->err when the deadline passed with nodes of [lo, hi) still missing at
+ * listener lfd: who, and what to check. */
+static void missing_nodes(struct rdv *r, const int *fd, int lfd, int kind,
+			  uint32_t lo, uint32_t hi)
+{
+	char who[160], at[80] = "?";
+	struct waiting w = {fd, lo, hi};
+	tcp_name_nodes(who, sizeof(who), r->nodes, not_connected, &w);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (!getsockname(lfd, (struct sockaddr *)&ss, &sl))
+		addr_str((struct sockaddr *)&ss, at, sizeof(at));
+	bool ucx = r->transport && !strcmp(r->transport, "ucx");
+	snprintf(
+	    r->err, sizeof(r->err),
+	    "tcp rendezvous: %s did not %s within "
+	    "EARTH_CONNECT_TIMEOUT: check that each was started (see "
+	    "its errors), reaches %s (%s; a firewall?) and has this "
+	    "job's EARTH_JOB_SECRET%s",
+	    who, kind == TCP_HELLO_JOIN ? "join" : "connect to this node", at,
+	    kind == TCP_HELLO_JOIN ? "EARTH_RENDEZVOUS's host and port"
+				   : "its address toward node 0",
+	    ucx ? ", and that its UCX_NET_DEVICES name a device it has" : "");
+}
+
 /*
  * Accepts connections on lfd until every node in [lo, hi) opened one with
  * a good hello of `kind` and proof (fd[k] set); reports and drops the
@@ -370,11 +410,7 @@ static int accept_nodes(struct rdv *r, int *fd, int lfd, int kind, uint32_t lo,
 	while (got < want) {
 		int left = ms_left(r);
 		if (!left) {
-			snprintf(
-			    r->err, sizeof(r->err),
-			    "tcp rendezvous: only %u of the %u expected "
-			    "nodes connected in time (EARTH_CONNECT_TIMEOUT)",
-			    got, want);
+			missing_nodes(r, fd, lfd, kind, lo, hi);
 			goto out;
 		}
 		if (np + 1 > pfcap) {
@@ -759,9 +795,13 @@ static int join(struct rdv *r, int *fd, const struct addrinfo *ai,
 	const char *why = NULL;
 	if (tcp_read_all(c0, &w, sizeof(w), left ? left : 1) ||
 	    tcp_read_all(c0, tab, r->nodes * sizeof(*tab), HELLO_TIMEOUT_MS))
-		why = "node 0 sent no welcome (it proved it has the job "
-		      "secret, then dropped us or failed: see node 0's "
-		      "errors)";
+		why = !ms_left(r)
+			  ? "node 0 sent no welcome within "
+			    "EARTH_CONNECT_TIMEOUT: it still waits for other "
+			    "nodes (its message names them and what to check)"
+			  : "node 0 sent no welcome (it proved it has the job "
+			    "secret, then dropped us or failed: see node 0's "
+			    "errors)";
 	else if (w.magic != TCP_HELLO_MAGIC || w.version != TCP_HELLO_VERSION ||
 		 w.kind != TCP_HELLO_WELCOME ||
 		 !mac_ok(r, w.mac, TCP_LABEL_WELCOME, &open, &acc, tab,
@@ -806,11 +846,12 @@ static int rendezvous(struct rdv *r, int *fd)
 const char *tcp_rendezvous_fds(uint32_t self, uint32_t nodes, int *fd,
 			       const char *transport)
 {
-	static char errbuf[320];
+	static char errbuf[512];
 	struct rdv r;
 	memset(&r, 0, sizeof(r));
 	r.self = self;
 	r.nodes = nodes;
+	r.transport = transport;
 	const char *e = parse_secret(&r, transport);
 	if (e)
 		return e;
@@ -855,4 +896,31 @@ struct net *net_tcp_open(uint32_t self, uint32_t nodes, const char **err)
 	tcp_data_start(nt, fd);
 	free(fd);
 	return nt;
+}
+
+uint32_t tcp_name_nodes(char *out, size_t len, uint32_t nodes,
+			bool (*missing)(const void *ctx, uint32_t k),
+			const void *ctx)
+{
+	uint32_t n = 0, last = 0;
+	for (uint32_t k = 0; k < nodes; k++)
+		if (missing(ctx, k)) {
+			n++;
+			last = k;
+		}
+	size_t at = (size_t)snprintf(out, len, "node%s", n == 1 ? "" : "s");
+	uint32_t said = 0;
+	for (uint32_t k = 0; k < nodes && at < len; k++) {
+		if (!missing(ctx, k))
+			continue;
+		if (said == 8) {
+			snprintf(out + at, len - at, " and %u others",
+				 n - said);
+			break;
+		}
+		const char *sep = !said ? " " : k == last ? " and " : ", ";
+		at += (size_t)snprintf(out + at, len - at, "%s%u", sep, k);
+		said++;
+	}
+	return n;
 }

@@ -26,6 +26,7 @@
 #include "net/net.h"
 #include "base/base.h"
 #include "base/settings.h"
+#include "net/tcp.h"
 #include "net/ucx.h"
 
 #include <stdio.h>
@@ -439,20 +440,27 @@ static void note_lanes(struct ucx_net *t)
 	t->lanes[w] = 0;
 }
 
-/* Names the nodes whose proof did not come in time. */
+static bool not_proven(const void *ctx, uint32_t p)
+{
+	const struct ucx_net *t = ctx;
+	return p != t->base.self && !t->peer[p].proven;
+}
+
+/* Names the nodes whose proof did not come in time, and what to check. */
 static const char *unproven(const struct ucx_net *t)
 {
-	static char msg[200];
-	uint32_t first = UINT32_MAX, n = 0;
-	for (uint32_t p = 0; p < t->base.nodes; p++)
-		if (p != t->base.self && !t->peer[p].proven) {
-			first = first == UINT32_MAX ? p : first;
-			n++;
-		}
+	static char msg[512];
+	char who[160];
+	uint32_t n =
+	    tcp_name_nodes(who, sizeof(who), t->base.nodes, not_proven, t);
 	snprintf(msg, sizeof(msg),
-		 "ucx transport: node %u%s did not prove itself in time "
-		 "(EARTH_CONNECT_TIMEOUT; see its errors)",
-		 first, n > 1 ? " and others" : "");
+		 "ucx transport: %s did not prove %s in time "
+		 "(EARTH_CONNECT_TIMEOUT; see %s errors): check that %s this "
+		 "job's EARTH_JOB_SECRET and that UCX reaches %s over the "
+		 "lanes UCX_TLS and UCX_NET_DEVICES choose (a firewall? "
+		 "ucx_info -d lists a host's devices)",
+		 who, n > 1 ? "themselves" : "itself", n > 1 ? "their" : "its",
+		 n > 1 ? "they have" : "it has", n > 1 ? "them" : "it");
 	return msg;
 }
 

@@ -208,8 +208,9 @@ static void recv_done(void *req, ucs_status_t st, size_t len, void *user)
 	struct ucx_msg *m = user;
 	(void)len;
 	if (st != UCS_OK && st != UCS_ERR_CANCELED)
-		earth_fatal("ucx: receiving a block from node %u failed: %s",
-			    m->h.src, ucs_status_string(st));
+		earth_fatal_peer(
+		    "ucx: receiving a block from node %u failed: %s", m->h.src,
+		    ucs_status_string(st));
 	m->pending = false;
 	m->req = NULL;
 	m->t->ready_msgs++;
@@ -353,20 +354,20 @@ void ucx_fault_check(struct ucx_net *t)
 		if (now - pp->lost_ns < LOST_GRACE_NS)
 			continue;
 		if (pp->exited)
-			earth_fatal("ucx: lost node %u: its process ended "
-				    "before the job did",
-				    p);
-		earth_fatal("ucx: lost node %u (%s): it died or cannot be "
-			    "reached",
-			    p, ucs_status_string(pp->lost_status));
+			earth_fatal_peer("ucx: lost node %u: its process ended "
+					 "before the job did",
+					 p);
+		earth_fatal_peer("ucx: lost node %u (%s): it died or cannot be "
+				 "reached",
+				 p, ucs_status_string(pp->lost_status));
 	}
 	if (t->bye_deadline) {
 		if (!now)
 			now = ucx_mono_ns();
 		if (now > t->bye_deadline)
-			earth_fatal("ucx: node %u ended, but node 0's "
-				    "SHUTDOWN did not come within 5 s",
-				    t->bye_peer);
+			earth_fatal_peer("ucx: node %u ended, but node 0's "
+					 "SHUTDOWN did not come within 5 s",
+					 t->bye_peer);
 	}
 }
 

@@ -97,9 +97,9 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 	struct ucx_rma *r = user;
 	struct ucx_net *t = r->t;
 	if (st != UCS_OK)
-		earth_fatal("ucx: a one-sided %s node %u failed: %s",
-			    r->write ? "write to" : "read from", r->peer,
-			    ucs_status_string(st));
+		earth_fatal_peer("ucx: a one-sided %s node %u failed: %s",
+				 r->write ? "write to" : "read from", r->peer,
+				 ucs_status_string(st));
 	t->base.sends_out--;
 	t->rma_out--;
 	ucp_request_free(req);
@@ -184,8 +184,8 @@ int ucx_rma_put(struct net *nt, uint32_t peer, const void *src, uint64_t raddr,
 	rma_param(&rp, r);
 	sp = ucp_ep_flush_nbx(pp->ep, &rp);
 	if (UCS_PTR_IS_ERR(sp))
-		earth_fatal("ucx: a one-sided write to node %u failed: %s",
-			    peer, ucs_status_string(UCS_PTR_STATUS(sp)));
+		earth_fatal_peer("ucx: a one-sided write to node %u failed: %s",
+				 peer, ucs_status_string(UCS_PTR_STATUS(sp)));
 	rma_started(t, r, sp);
 	return 0;
 }
