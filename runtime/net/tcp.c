@@ -466,15 +466,15 @@ static EARTH_COLD void peer_lost(struct tcp_net *t, uint32_t p, int err)
 	/* The kernel's timeouts set in tcp_data_start: ETIMEDOUT, or the last
 	 * soft error (no route) while the link was down. */
 	if (err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH)
-		earth_fatal_peer("tcp transport: node %u has not %s for %.0f s: %s "
-			    "(EARTH_PEER_STALL_S sets how long to wait)",
-			    p,
-			    pp->sending ? "read what this node sends it"
-					: "answered",
-			    (double)t->stall_limit_ns / 1e9,
-			    pp->sending ? "it stopped or hangs, or its host "
-					  "or the link to it is down"
-					: "its host or the link to it is down");
+		earth_fatal_peer(
+		    "tcp transport: node %u has not %s for %.0f s: %s "
+		    "(EARTH_PEER_STALL_S sets how long to wait)",
+		    p,
+		    pp->sending ? "read what this node sends it" : "answered",
+		    (double)t->stall_limit_ns / 1e9,
+		    pp->sending ? "it stopped or hangs, or its host "
+				  "or the link to it is down"
+				: "its host or the link to it is down");
 	earth_fatal_peer(
 	    "tcp transport: lost the connection to node %u (%s): it "
 	    "exited or was killed before the job ended",

@@ -396,11 +396,12 @@ static EARTH_COLD void beat_check(struct ucx_net *t, uint64_t now)
 			pp->heard_seen = pp->heard;
 			pp->heard_ns = now;
 		} else if (now - pp->heard_ns > t->stall_ns) {
-			earth_fatal("ucx: lost node %u: nothing heard from it "
-				    "for %.1f s: its host or the link to it is "
-				    "down (EARTH_PEER_STALL_S sets how long "
-				    "to wait)",
-				    p, (double)(now - pp->heard_ns) / 1e9);
+			earth_fatal_peer(
+			    "ucx: lost node %u: nothing heard from it "
+			    "for %.1f s: its host or the link to it is "
+			    "down (EARTH_PEER_STALL_S sets how long "
+			    "to wait)",
+			    p, (double)(now - pp->heard_ns) / 1e9);
 		}
 		if (pp->said == pp->said_seen) {
 			struct wire_hdr h = {.magic = WIRE_MAGIC,
