@@ -4,6 +4,7 @@
  * may use, preferring a pair that shares the last-level cache (one CCX /
  * tile) and is not an SMT sibling pair, on one NUMA node. EARTH_CPUS=eu,su
  * overrides. With a single usable CPU both units share it (oversubscribed).
+ * The node's number of Execution Units (EARTH_EUS) is chosen here too.
  * The machine is read through hwloc: its topology is loaded once, when the
  * node starts, restricted to the CPUs this thread may run on, and dropped
  * once the CPUs are chosen.
@@ -11,8 +12,10 @@
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "base/settings.h"
 
 #include <hwloc.h>
+#include <inttypes.h>
 #include <hwloc/glibc-sched.h>
 #include <numa.h>
 #include <pthread.h>
@@ -170,5 +173,74 @@ int earth_topology_choose(struct earth_node *n)
 	n->numa_node = numa_of(topo, n->eu_cpu);
 	if (topo)
 		hwloc_topology_destroy(topo);
+	return 0;
+}
+
+/* The EUs a node runs once more than one is built: today's runtime has
+ * one EU thread per node (issue 30 builds k EUs sharing one SU). */
+#define EUS_BUILT 1u
+
+unsigned earth_eus_resolve(uint64_t asked, unsigned cpus, unsigned local_size,
+			   bool cpus_given, const char *single, char *msg,
+			   size_t len)
+{
+	if (asked == 0) {
+		/* auto: this node's share of the CPUs, one kept for the SU;
+		 * EARTH_CPUS names one EU's CPU and the SU's; a single-core
+		 * node's one thread is its EU. */
+		unsigned share = cpus / (local_size ? local_size : 1);
+		unsigned k = share > 1 ? share - 1 : 1;
+		if (cpus_given || single)
+			k = 1;
+		if (k <= EUS_BUILT)
+			return k;
+		snprintf(msg, len,
+			 "EARTH_EUS=auto gives %u Execution Units (%u CPUs "
+			 "for this node, one kept for its SU), but a node of "
+			 "more than one EU is not built yet: give "
+			 "EARTH_EUS=1 (the default), or use the cores with "
+			 "more nodes (earthrun -n %u)",
+			 k, share, cpus > 1 ? cpus / 2 : 1);
+		return 0;
+	}
+	if (asked > 1 && single) {
+		snprintf(msg, len,
+			 "EARTH_EUS=%" PRIu64 " with EARTH_MODE=%s: a "
+			 "single-core node runs one EU, which does the SU's "
+			 "work too; give EARTH_EUS=1 or auto, or "
+			 "EARTH_MODE=dual",
+			 asked, single);
+		return 0;
+	}
+	if (asked > EUS_BUILT) {
+		snprintf(msg, len,
+			 "EARTH_EUS=%" PRIu64 ": a node of more than one "
+			 "Execution Unit is not built yet: give EARTH_EUS=1 "
+			 "(the default), or use the cores with more nodes "
+			 "(earthrun -n N)",
+			 asked);
+		return 0;
+	}
+	return (unsigned)asked;
+}
+
+int earth_eus_choose(struct earth_node *n)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		CPU_ZERO(&allowed);
+	char msg[512];
+	unsigned k = earth_eus_resolve(
+	    earth_setting_u64(EARTH_SET_EUS), (unsigned)CPU_COUNT(&allowed),
+	    n->local_size, n->opts.eu_cpu >= 0 || n->opts.su_cpu >= 0,
+	    n->opts.node_mode != EARTH_MODE_DUAL
+		? earth_mode_names[n->opts.node_mode]
+		: NULL,
+	    msg, sizeof(msg));
+	if (!k) {
+		fprintf(stderr, "earth: %s\n", msg);
+		return -22;
+	}
+	n->eus = k;
 	return 0;
 }

@@ -47,6 +47,7 @@ struct earth_node {
 	uint32_t local_rank, local_size; /* nodes of the job on this host */
 	struct net *net;		 /* NULL for a one-node job */
 	int eu_cpu, su_cpu, numa_node;
+	uint32_t eus; /* Execution Units (EARTH_EUS; node/topology.c) */
 	bool oversubscribed;
 	bool timing;	     /* busy/idle time accounting on */
 	uint64_t spin_ticks; /* spin this long before blocking */
