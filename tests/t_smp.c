@@ -6,7 +6,8 @@
  * box: node/topology.c, earth_eus_resolve), every k > 1 refused before
  * the node starts with what to give instead (a node of several EUs is not
  * built yet), a single-core node's one EU, and k = 1 and auto running the
- * programs with exact results on one node and under earthrun.
+ * programs with exact results on one node and under earthrun, each node's
+ * JSON statistics naming its EUs.
  */
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "json.h"
 #include "node/node.h"
 
 TestSuite(smp, .timeout = 120);
@@ -178,4 +180,38 @@ Test(smp, earthrun_passes_eus_to_every_node)
 			     c.status, c.err);
 		cr_expect(strstr(c.err, bad[i][1]), "%s: %s", bad[i][0], c.err);
 	}
+}
+
+/* The statistics JSON at path: `nodes` nodes, each with "eus": 1. */
+static void eus_in_stats(const char *path, size_t nodes)
+{
+	char err[256];
+	struct json *root = json_parse_file(path, err, sizeof(err));
+	cr_assert(root, "%s: %s", path, err);
+	const struct json *arr = json_get(root, "nodes");
+	cr_assert(arr && arr->type == JSON_ARR && arr->n == nodes, "%s", path);
+	for (size_t i = 0; i < arr->n; i++) {
+		const struct json *k = json_get(&arr->v[i], "eus");
+		cr_expect(k && k->type == JSON_NUM && k->num == 1.0,
+			  "node %zu: no \"eus\":1 in %s", i, path);
+	}
+	json_free(root);
+}
+
+Test(smp, statistics_name_the_eus)
+{
+	static struct t_cmd c;
+	char dir[64], path[128];
+	t_scratch_dir(dir, sizeof(dir), "t_smp");
+	snprintf(path, sizeof(path), "%s/one.json", dir);
+	t_sh(&c, 30, "env EARTH_EUS=auto %s/multinode --earth-stats-json=%s 10",
+	     T_PROG_DIR, path);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	eus_in_stats(path, 1);
+	snprintf(path, sizeof(path), "%s/two.json", dir);
+	t_sh(&c, 60, "%s -n 2 --eus=1 --stats-json=%s %s/multinode 10",
+	     T_EARTHRUN, path, T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	eus_in_stats(path, 2);
+	cr_expect_eq(t_remove_dir(dir), 0);
 }
