@@ -2,7 +2,7 @@
 /*
  * t_smp.c - nodes of k Execution Units sharing one SU (issue 30), as far
  * as they are built: the setting EARTH_EUS=k|auto (--earth-eus,
- * earthrun --eus). What auto gives for a node's share of the CPUs (white
+ * earthrun --eus). What auto gives for a node's share of the cores (white
  * box: node/topology.c, earth_eus_resolve), every k > 1 refused before
  * the node starts with what to give instead (a node of several EUs is not
  * built yet), a single-core node's one EU, and k = 1 and auto running the
@@ -23,20 +23,20 @@ TestSuite(smp, .timeout = 120);
 
 /* earth_eus_resolve's k, or 0 with its message in msg. */
 static char msg[512];
-static unsigned resolve(uint64_t asked, unsigned cpus, unsigned local,
+static unsigned resolve(uint64_t asked, unsigned cores, unsigned local,
 			bool cpus_given, const char *single)
 {
 	msg[0] = 0;
-	return earth_eus_resolve(asked, cpus, local, cpus_given, single, msg,
+	return earth_eus_resolve(asked, cores, local, cpus_given, single, msg,
 				 sizeof(msg));
 }
 
 Test(smp, auto_takes_the_nodes_share_less_the_su)
 {
-	/* alone on 1 or 2 CPUs: one EU (on one CPU the SU shares it) */
+	/* alone on 1 or 2 cores: one EU (on one the SU shares it) */
 	cr_expect_eq(resolve(0, 1, 1, false, NULL), 1);
 	cr_expect_eq(resolve(0, 2, 1, false, NULL), 1);
-	/* 2 nodes on 4 CPUs, 8 on 16, more nodes than CPUs: 1 each */
+	/* 2 nodes on 4 cores, 8 on 16, more nodes than cores: 1 each */
 	cr_expect_eq(resolve(0, 4, 2, false, NULL), 1);
 	cr_expect_eq(resolve(0, 16, 8, false, NULL), 1);
 	cr_expect_eq(resolve(0, 2, 5, false, NULL), 1);
@@ -49,16 +49,16 @@ Test(smp, auto_takes_the_nodes_share_less_the_su)
 
 Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
 {
-	/* auto on a larger host: 15 EUs for 16 CPUs, 3 for a quarter */
+	/* auto on a larger host: 15 EUs for 16 cores, 3 for a quarter */
 	cr_expect_eq(resolve(0, 16, 1, false, NULL), 0);
 	cr_expect(strstr(msg, "EARTH_EUS=auto gives 15 Execution Units (16 "
-			      "CPUs for this node, one kept for its SU)"),
+			      "cores for this node, one kept for its SU)"),
 		  "%s", msg);
 	cr_expect(strstr(msg, "not built yet: give EARTH_EUS=1"), "%s", msg);
 	cr_expect(strstr(msg, "earthrun -n 8"), "%s", msg);
 	cr_expect_eq(resolve(0, 16, 4, false, NULL), 0);
-	cr_expect(strstr(msg, "gives 3 Execution Units (4 CPUs"), "%s", msg);
-	/* a number: whatever the CPUs */
+	cr_expect(strstr(msg, "gives 3 Execution Units (4 cores"), "%s", msg);
+	/* a number: whatever the cores */
 	for (unsigned k = 2; k <= 3; k++) {
 		cr_expect_eq(resolve(k, 64, 1, false, NULL), 0);
 		char want[64];
@@ -152,7 +152,7 @@ Test(smp, earthrun_passes_eus_to_every_node)
 	t_sh(&c, 60, "%s -n 2 --eus=1 %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_expect(strstr(c.out, "multinode: 2 nodes"), "%s", c.out);
-	/* auto: the 2 nodes split this host's CPUs, 1 EU each here */
+	/* auto: the 2 nodes split this host's cores, 1 EU each here */
 	t_sh(&c, 60, "%s -n 2 --eus auto %s/fibnodes 18", T_EARTHRUN,
 	     T_PROG_DIR);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);

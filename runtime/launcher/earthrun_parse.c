@@ -37,7 +37,7 @@ static void usage(FILE *to)
 	    "served direct (one-sided, the default) or su (by the remote "
 	    "SU)\n"
 	    "  --eus=K           Execution Units of every node: 1..%d, or auto "
-	    "(the host's CPUs split over the nodes, one per node kept for "
+	    "(the host's cores split over the nodes, one per node kept for "
 	    "its SU); sets EARTH_EUS; only 1 runs yet\n"
 	    "  --stats           every node prints its statistics and time "
 	    "breakdown at exit\n"

@@ -180,27 +180,27 @@ int earth_topology_choose(struct earth_node *n)
  * one EU thread per node (issue 30 builds k EUs sharing one SU). */
 #define EUS_BUILT 1u
 
-unsigned earth_eus_resolve(uint64_t asked, unsigned cpus, unsigned local_size,
+unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			   bool cpus_given, const char *single, char *msg,
 			   size_t len)
 {
 	if (asked == 0) {
-		/* auto: this node's share of the CPUs, one kept for the SU;
+		/* auto: this node's share of the cores, one kept for the SU;
 		 * EARTH_CPUS names one EU's CPU and the SU's; a single-core
 		 * node's one thread is its EU. */
-		unsigned share = cpus / (local_size ? local_size : 1);
+		unsigned share = cores / (local_size ? local_size : 1);
 		unsigned k = share > 1 ? share - 1 : 1;
 		if (cpus_given || single)
 			k = 1;
 		if (k <= EUS_BUILT)
 			return k;
 		snprintf(msg, len,
-			 "EARTH_EUS=auto gives %u Execution Units (%u CPUs "
+			 "EARTH_EUS=auto gives %u Execution Units (%u cores "
 			 "for this node, one kept for its SU), but a node of "
 			 "more than one EU is not built yet: give "
 			 "EARTH_EUS=1 (the default), or use the cores with "
 			 "more nodes (earthrun -n %u)",
-			 k, share, cpus > 1 ? cpus / 2 : 1);
+			 k, share, cores > 1 ? cores / 2 : 1);
 		return 0;
 	}
 	if (asked > 1 && single) {
@@ -224,15 +224,26 @@ unsigned earth_eus_resolve(uint64_t asked, unsigned cpus, unsigned local_size,
 	return (unsigned)asked;
 }
 
-int earth_eus_choose(struct earth_node *n)
+/* The cores of the process's affinity set (hwloc), or its CPUs where hwloc
+ * cannot read the machine: SMT siblings count once, as EUs want cores of
+ * their own. */
+static unsigned affinity_cores(void)
 {
 	cpu_set_t allowed;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-		CPU_ZERO(&allowed);
+	hwloc_topology_t t = topo_load(&allowed);
+	int cores = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
+	if (t)
+		hwloc_topology_destroy(t);
+	return (unsigned)(cores > 0 ? cores : CPU_COUNT(&allowed));
+}
+
+int earth_eus_choose(struct earth_node *n)
+{
+	uint64_t asked = earth_setting_u64(EARTH_SET_EUS);
 	char msg[512];
 	unsigned k = earth_eus_resolve(
-	    earth_setting_u64(EARTH_SET_EUS), (unsigned)CPU_COUNT(&allowed),
-	    n->local_size, n->opts.eu_cpu >= 0 || n->opts.su_cpu >= 0,
+	    asked, asked ? 0 : affinity_cores(), n->local_size,
+	    n->opts.eu_cpu >= 0 || n->opts.su_cpu >= 0,
 	    n->opts.node_mode != EARTH_MODE_DUAL
 		? earth_mode_names[n->opts.node_mode]
 		: NULL,
