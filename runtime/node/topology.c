@@ -6,8 +6,9 @@
  * overrides. With a single usable CPU both units share it (oversubscribed).
  * The node's number of Execution Units (EARTH_EUS) is chosen here too.
  * The machine is read through hwloc: its topology is loaded once, when the
- * node starts, restricted to the CPUs this thread may run on, and dropped
- * once the CPUs are chosen.
+ * node starts (twice with EARTH_EUS=auto, which counts its cores),
+ * restricted to the CPUs this thread may run on, and dropped once the CPUs
+ * are chosen.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
@@ -176,8 +177,8 @@ int earth_topology_choose(struct earth_node *n)
 	return 0;
 }
 
-/* The EUs a node runs once more than one is built: today's runtime has
- * one EU thread per node (issue 30 builds k EUs sharing one SU). */
+/* The most EUs a node runs today: one EU thread (issue 30 builds k EUs
+ * sharing one SU; until then more is refused as not built yet). */
 #define EUS_BUILT 1u
 
 unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
