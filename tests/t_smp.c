@@ -56,6 +56,9 @@ Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
 		  "%s", msg);
 	cr_expect(strstr(msg, "not built yet: give EARTH_EUS=1"), "%s", msg);
 	cr_expect(strstr(msg, "earthrun -n 8"), "%s", msg);
+	cr_expect(strstr(msg, "what is left to build: docs/architecture.md, "
+			      "\"A node of k EUs\""),
+		  "%s", msg);
 	cr_expect_eq(resolve(0, 16, 4, false, NULL), 0);
 	cr_expect(strstr(msg, "gives 3 Execution Units (4 cores"), "%s", msg);
 	/* a number: whatever the cores */
@@ -65,6 +68,7 @@ Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
 		snprintf(want, sizeof(want), "EARTH_EUS=%u: a node of more", k);
 		cr_expect(strstr(msg, want), "%s", msg);
 		cr_expect(strstr(msg, "not built yet"), "%s", msg);
+		cr_expect(strstr(msg, "what is left to build"), "%s", msg);
 	}
 	cr_expect_eq(resolve(1023, 2, 1, false, NULL), 0);
 	/* a single-core node: a contradiction, said as such */

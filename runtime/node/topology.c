@@ -180,6 +180,7 @@ int earth_topology_choose(struct earth_node *n)
 /* The most EUs a node runs today: one EU thread (issue 30 builds k EUs
  * sharing one SU; until then more is refused as not built yet). */
 #define EUS_BUILT 1u
+_Static_assert(EARTH_EUS_MAX <= UINT16_MAX, "earth_node.eus is 16 bits");
 
 unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			   bool cpus_given, const char *single, char *msg,
@@ -200,7 +201,8 @@ unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			 "for this node, one kept for its SU), but a node of "
 			 "more than one EU is not built yet: give "
 			 "EARTH_EUS=1 (the default), or use the cores with "
-			 "more nodes (earthrun -n %u)",
+			 "more nodes (earthrun -n %u); what is left to build: "
+			 "docs/architecture.md, \"A node of k EUs\"",
 			 k, share, cores > 1 ? cores / 2 : 1);
 		return 0;
 	}
@@ -218,7 +220,8 @@ unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			 "EARTH_EUS=%" PRIu64 ": a node of more than one "
 			 "Execution Unit is not built yet: give EARTH_EUS=1 "
 			 "(the default), or use the cores with more nodes "
-			 "(earthrun -n N)",
+			 "(earthrun -n N); what is left to build: "
+			 "docs/architecture.md, \"A node of k EUs\"",
 			 asked);
 		return 0;
 	}
@@ -253,6 +256,6 @@ int earth_eus_choose(struct earth_node *n)
 		fprintf(stderr, "earth: %s\n", msg);
 		return -22;
 	}
-	n->eus = k;
+	n->eus = (uint16_t)k;
 	return 0;
 }

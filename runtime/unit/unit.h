@@ -47,9 +47,11 @@ struct earth_node {
 	uint32_t local_rank, local_size; /* nodes of the job on this host */
 	struct net *net;		 /* NULL for a one-node job */
 	int eu_cpu, su_cpu, numa_node;
-	uint32_t eus; /* Execution Units (EARTH_EUS; node/topology.c) */
 	bool oversubscribed;
-	bool timing;	     /* busy/idle time accounting on */
+	bool timing; /* busy/idle time accounting on */
+	/* Execution Units (EARTH_EUS, at most EARTH_EUS_MAX; topology.c), in
+	 * the padding before spin_ticks: no field of the units moves. */
+	uint16_t eus;
 	uint64_t spin_ticks; /* spin this long before blocking */
 	/* A dozing SU measures whether it shares a core with a busy thread
 	 * (su_probe), and then spins this long (su/loop.c, su_spin_ticks). */
