@@ -173,7 +173,7 @@ Test(settings, help_lists_every_flag)
 	const char *flags[] = {"--earth-queue",	      "--earth-hwq-latency",
 			       "--earth-queue-slots", "--earth-cpus",
 			       "--earth-spin-us",     "--earth-stats",
-			       "--earth-mode"};
+			       "--earth-mode",	      "--earth-eus"};
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		cr_expect(strstr(c.out, flags[i]), "%s missing:\n%s", flags[i],
 			  c.out);
@@ -212,6 +212,8 @@ Test(settings, malformed_values_are_refused_at_start)
 	refused("EARTH_CONNECT_TIMEOUT", "0", "(0, 86400]");
 	refused("EARTH_NET_BW_MBPS", "1e9", "from 0 to 10000000");
 	refused("EARTH_QUEUE_SLOTS", "100", "power of two >= 8");
+	refused("EARTH_EUS", "0", "from 1 to 1023, nor auto");
+	refused("EARTH_EUS", "-1", "from 1 to 1023, nor auto");
 }
 
 Test(settings, good_values_run)
@@ -220,6 +222,7 @@ Test(settings, good_values_run)
 	t_sh(&c, 20,
 	     "env EARTH_TIMING=1 EARTH_TRACE_EVENTS=2048 EARTH_GMEM_MB=16 "
 	     "EARTH_REMOTE=su EARTH_CONNECT_TIMEOUT=2.5 EARTH_STATS=yes "
+	     "EARTH_EUS=1 "
 	     "%s/multinode 10",
 	     T_PROG_DIR);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);

@@ -18,6 +18,11 @@
 #ifndef EARTH_INBOX_SLOTS
 #define EARTH_INBOX_SLOTS 256
 #endif
+/* The most Execution Units EARTH_EUS may ask for on one node (one SU
+ * serves them all; issue 30). */
+#ifndef EARTH_EUS_MAX
+#define EARTH_EUS_MAX 1023
+#endif
 /* Spin this long (µs) with nothing to do before blocking. */
 #ifndef EARTH_SPIN_US_DEFAULT
 #define EARTH_SPIN_US_DEFAULT 200

@@ -88,6 +88,16 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "single-poll)",
 	 .help = "what runs the node: an EU core and an SU core, or one core "
 		 "that also does the SU's work on interrupts or by polling"},
+    [EARTH_SET_EUS] =
+	{.env = "EARTH_EUS",
+	 .flag = "eus",
+	 .type = EARTH_SET_T_COUNT,
+	 .min = 1,
+	 .max = EARTH_EUS_MAX,
+	 .dflt = "1",
+	 .help = "Execution Units of the node, all served by its one SU "
+		 "(auto: the cores of the node's share of the affinity set "
+		 "less one); more than 1 is not built yet and refused"},
     [EARTH_SET_TIMING] =
 	{.env = "EARTH_TIMING",
 	 .type = EARTH_SET_T_BOOL,
@@ -321,10 +331,13 @@ static int bad(enum earth_set id, const char *what, const char *v, char *msg,
 		earth_setting_range(id, range, sizeof(range));
 		switch (s->type) {
 		case EARTH_SET_T_UINT:
+		case EARTH_SET_T_COUNT: /* or auto */
 			snprintf(want, sizeof(want),
 				 "not a whole number from %" PRIu64
-				 " to %" PRIu64,
-				 s->min, s->max);
+				 " to %" PRIu64 "%s",
+				 s->min, s->max,
+				 s->type == EARTH_SET_T_COUNT ? ", nor auto"
+							      : "");
 			break;
 		case EARTH_SET_T_POW2:
 			snprintf(want, sizeof(want),
@@ -415,6 +428,12 @@ int earth_setting_parse(enum earth_set id, const char *what, const char *v,
 		return 0;
 	case EARTH_SET_T_UINT:
 		if (whole(v, s->min, s->max, &out->u))
+			return bad(id, what, v, msg, len);
+		return 0;
+	case EARTH_SET_T_COUNT:
+		if (!strcmp(v, "auto"))
+			out->u = 0;
+		else if (whole(v, s->min, s->max, &out->u))
 			return bad(id, what, v, msg, len);
 		return 0;
 	case EARTH_SET_T_POW2:
@@ -577,6 +596,10 @@ void earth_setting_range(enum earth_set id, char *buf, size_t len)
 		break;
 	case EARTH_SET_T_UINT:
 		snprintf(buf, len, "%" PRIu64 "..%" PRIu64, s->min, s->max);
+		break;
+	case EARTH_SET_T_COUNT:
+		snprintf(buf, len, "%" PRIu64 "..%" PRIu64 "|auto", s->min,
+			 s->max);
 		break;
 	case EARTH_SET_T_POW2:
 		snprintf(buf, len, "pow2:%" PRIu64 "..%" PRIu64, s->min,

@@ -32,6 +32,7 @@ enum earth_set {
 	EARTH_SET_STATS,
 	EARTH_SET_MODE,
 	/* the node's, read when earth_run starts */
+	EARTH_SET_EUS,
 	EARTH_SET_TIMING,
 	EARTH_SET_EU_SIGNALS,
 	EARTH_SET_SU_DOZE,
@@ -74,6 +75,7 @@ enum earth_set_type {
 	EARTH_SET_T_CPUS, /* EU,SU: two CPU numbers 0..max              */
 	EARTH_SET_T_HOSTPORT, /* host:port or [v6]:port                     */
 	EARTH_SET_T_HEX,      /* min..max hex digits, an even number        */
+	EARTH_SET_T_COUNT,    /* whole number min..max, or auto (the value 0) */
 };
 
 /* earth_setting.flags */
@@ -100,7 +102,7 @@ extern const struct earth_setting earth_settings[EARTH_SET_COUNT_];
 /* A setting's value. */
 struct earth_set_value {
 	bool given;    /* set in the environment or by a flag (not empty)  */
-	uint64_t u;    /* BOOL, UINT, POW2, ENUM (the index)               */
+	uint64_t u;    /* BOOL, UINT, POW2, ENUM (the index), COUNT (0: auto) */
 	double d;      /* REAL                                             */
 	int eu, su;    /* CPUS; -1 when not given                          */
 	const char *s; /* FILE, HOSTPORT, HEX: the text, NULL when unset */

@@ -31,6 +31,7 @@ struct er_opts {
 	int ucx;		/* --transport ucx */
 	int stats;		/* --stats */
 	const char *remote;	/* --remote su|direct, or NULL */
+	const char *eus;	/* --eus k|auto (EARTH_EUS), or NULL */
 	const char *stats_json; /* --stats=json FILE, or NULL */
 	const char *trace;	/* --trace FILE, or NULL */
 	char **prog;		/* program and its arguments (NULL-ended) */

@@ -192,5 +192,7 @@ int er_map_env(const struct er_opts *o, struct er_job *j)
 	setenv("EARTH_GMEM_MB", gbuf, 1);
 	if (o->remote)
 		setenv("EARTH_REMOTE", o->remote, 1);
+	if (o->eus)
+		setenv("EARTH_EUS", o->eus, 1);
 	return 0;
 }

@@ -36,6 +36,9 @@ static void usage(FILE *to)
 	    "  --remote=R        shm: GET/DATA/BLKMOV on global memory "
 	    "served direct (one-sided, the default) or su (by the remote "
 	    "SU)\n"
+	    "  --eus=K           Execution Units of every node: 1..%d, or auto "
+	    "(the host's cores split over the nodes, one per node kept for "
+	    "its SU); sets EARTH_EUS; only 1 runs yet\n"
 	    "  --stats           every node prints its statistics and time "
 	    "breakdown at exit\n"
 	    "  --stats-json=FILE the statistics of all nodes as one JSON "
@@ -47,7 +50,8 @@ static void usage(FILE *to)
 	    "VALUE.\n"
 	    "Old spellings kept as aliases: --stats=json FILE (for "
 	    "--stats-json).\n",
-	    MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB);
+	    MAX_NODES, GMEM_SPAN >> 20, GMEM_SPAN >> 20, GMEM_DEFAULT_MB,
+	    (int)earth_settings[EARTH_SET_EUS].max);
 }
 
 static _Noreturn void usage_error(void)
@@ -133,6 +137,26 @@ static int parse_remote(const char *v, struct er_opts *o)
 	return 0;
 }
 
+/* --eus: checked by the node's own table (EARTH_EUS), passed on as is. */
+static int parse_eus(const char *v, struct er_opts *o)
+{
+	char what[160], msg[512];
+	struct earth_set_value val;
+	snprintf(what, sizeof(what), "--eus %.100s", v);
+	if (!*v) {
+		fprintf(stderr, "earthrun: --eus: give a number of EUs or "
+				"auto\n");
+		return 2;
+	}
+	if (earth_setting_parse(EARTH_SET_EUS, what, v, &val, msg,
+				sizeof(msg)) != 0) {
+		fprintf(stderr, "earthrun: %s\n", msg);
+		return 2;
+	}
+	o->eus = v;
+	return 0;
+}
+
 /* The options that take a value, and where it goes. */
 enum er_opt {
 	OPT_NODES,
@@ -140,6 +164,7 @@ enum er_opt {
 	OPT_TRANSPORT,
 	OPT_GMEM,
 	OPT_REMOTE,
+	OPT_EUS,
 	OPT_STATS_JSON,
 	OPT_TRACE
 };
@@ -155,6 +180,7 @@ static const struct {
     {"--transport", OPT_TRANSPORT},
     {"--gmem-mb", OPT_GMEM},
     {"--remote", OPT_REMOTE},
+    {"--eus", OPT_EUS},
     {"--stats-json", OPT_STATS_JSON},
     {"--stats=json", OPT_STATS_JSON}, /* old spelling, kept */
     {"--trace", OPT_TRACE},
@@ -173,6 +199,8 @@ static int set_value(enum er_opt id, const char *v, struct er_opts *o)
 		return parse_gmem_opt(v, o);
 	case OPT_REMOTE:
 		return parse_remote(v, o);
+	case OPT_EUS:
+		return parse_eus(v, o);
 	case OPT_STATS_JSON:
 		if (!*v) {
 			fprintf(stderr, "earthrun: --stats-json: give the "

@@ -432,7 +432,7 @@ int earth_run(const struct earth_options *opts,
 	if (earth_settings_load() != 0)
 		return EARTH_EXIT_USAGE;
 	node_same_layout();
-	if (node_init(n, opts) != 0)
+	if (node_init(n, opts) != 0 || earth_eus_choose(n) != 0)
 		return EARTH_EXIT_USAGE;
 	if (node_open_net(n) != 0 || node_open_memory(n) != 0 ||
 	    node_clocks(n) != 0) {

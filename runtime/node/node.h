@@ -29,6 +29,19 @@ void node_same_layout(void) EARTH_HIDDEN;
  * -EINVAL after printing why. */
 int earth_topology_choose(struct earth_node *n) EARTH_HIDDEN;
 
+/* The Execution Units of a node (EARTH_EUS, docs/user-guide.md "Execution
+ * Units"; topology.c). asked: the setting (0: auto); cores: the cores of
+ * the process's affinity set (SMT siblings once); local_size: the nodes on
+ * this host, which share them; cpus_given: EARTH_CPUS names the node's CPUs;
+ * single: the name of a single-core node mode, NULL for dual. Returns k >= 1,
+ * or 0 with what is wrong in msg (k > 1 is not built yet: refused). */
+unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
+			   bool cpus_given, const char *single, char *msg,
+			   size_t len) EARTH_HIDDEN;
+/* n->eus from EARTH_EUS and the process's affinity set; 0, or -EINVAL
+ * after printing why. */
+int earth_eus_choose(struct earth_node *n) EARTH_HIDDEN;
+
 /* Prints the statistics table of this node to stderr (stats.c). */
 void earth_stats_print(const struct earth_stats *st) EARTH_HIDDEN;
 

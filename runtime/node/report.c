@@ -234,11 +234,11 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 	blk_bytes(n, &bb);
 	fprintf(
 	    f,
-	    "{\"node\":%u,\"nodes\":%u,\"wall_ns\":%.0f,"
+	    "{\"node\":%u,\"nodes\":%u,\"eus\":%u,\"wall_ns\":%.0f,"
 	    "\"eu\":{\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,\"idle_ns\":%.0f},"
 	    "\"su\":{\"serve_ns\":%.0f,\"recv_ns\":%.0f,\"send_ns\":%.0f,"
 	    "\"idle_ns\":%.0f},\"ops\":{",
-	    n->id, n->num_nodes, b->wall, b->eu_fiber, b->eu_runtime,
+	    n->id, n->num_nodes, n->eus, b->wall, b->eu_fiber, b->eu_runtime,
 	    b->eu_idle, b->su_serve, b->su_recv, b->su_send, b->su_idle);
 	/* INVOKE_REMOTE requests are counted as remote INVOKEs. */
 	for (unsigned op = 1; op < ACCT_OP_COUNT_; op++)

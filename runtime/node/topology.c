@@ -4,15 +4,19 @@
  * may use, preferring a pair that shares the last-level cache (one CCX /
  * tile) and is not an SMT sibling pair, on one NUMA node. EARTH_CPUS=eu,su
  * overrides. With a single usable CPU both units share it (oversubscribed).
+ * The node's number of Execution Units (EARTH_EUS) is chosen here too.
  * The machine is read through hwloc: its topology is loaded once, when the
- * node starts, restricted to the CPUs this thread may run on, and dropped
- * once the CPUs are chosen.
+ * node starts (twice with EARTH_EUS=auto, which counts its cores),
+ * restricted to the CPUs this thread may run on, and dropped once the CPUs
+ * are chosen.
  */
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "base/settings.h"
 
 #include <hwloc.h>
+#include <inttypes.h>
 #include <hwloc/glibc-sched.h>
 #include <numa.h>
 #include <pthread.h>
@@ -170,5 +174,88 @@ int earth_topology_choose(struct earth_node *n)
 	n->numa_node = numa_of(topo, n->eu_cpu);
 	if (topo)
 		hwloc_topology_destroy(topo);
+	return 0;
+}
+
+/* The most EUs a node runs today: one EU thread (issue 30 builds k EUs
+ * sharing one SU; until then more is refused as not built yet). */
+#define EUS_BUILT 1u
+_Static_assert(EARTH_EUS_MAX <= UINT16_MAX, "earth_node.eus is 16 bits");
+
+unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
+			   bool cpus_given, const char *single, char *msg,
+			   size_t len)
+{
+	if (asked == 0) {
+		/* auto: this node's share of the cores, one kept for the SU;
+		 * EARTH_CPUS names one EU's CPU and the SU's; a single-core
+		 * node's one thread is its EU. */
+		unsigned share = cores / (local_size ? local_size : 1);
+		unsigned k = share > 1 ? share - 1 : 1;
+		if (cpus_given || single)
+			k = 1;
+		if (k <= EUS_BUILT)
+			return k;
+		snprintf(msg, len,
+			 "EARTH_EUS=auto gives %u Execution Units (%u cores "
+			 "for this node, one kept for its SU), but a node of "
+			 "more than one EU is not built yet: give "
+			 "EARTH_EUS=1 (the default), or use the cores with "
+			 "more nodes (earthrun -n %u); what is left to build: "
+			 "docs/architecture.md, \"A node of k EUs\"",
+			 k, share, cores > 1 ? cores / 2 : 1);
+		return 0;
+	}
+	if (asked > 1 && single) {
+		snprintf(msg, len,
+			 "EARTH_EUS=%" PRIu64 " with EARTH_MODE=%s: a "
+			 "single-core node runs one EU, which does the SU's "
+			 "work too; give EARTH_EUS=1 or auto, or "
+			 "EARTH_MODE=dual",
+			 asked, single);
+		return 0;
+	}
+	if (asked > EUS_BUILT) {
+		snprintf(msg, len,
+			 "EARTH_EUS=%" PRIu64 ": a node of more than one "
+			 "Execution Unit is not built yet: give EARTH_EUS=1 "
+			 "(the default), or use the cores with more nodes "
+			 "(earthrun -n N); what is left to build: "
+			 "docs/architecture.md, \"A node of k EUs\"",
+			 asked);
+		return 0;
+	}
+	return (unsigned)asked;
+}
+
+/* The cores of the process's affinity set (hwloc), or its CPUs where hwloc
+ * cannot read the machine: SMT siblings count once, as EUs want cores of
+ * their own. */
+static unsigned affinity_cores(void)
+{
+	cpu_set_t allowed;
+	hwloc_topology_t t = topo_load(&allowed);
+	int cores = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
+	if (t)
+		hwloc_topology_destroy(t);
+	return (unsigned)(cores > 0 ? cores : CPU_COUNT(&allowed));
+}
+
+int earth_eus_choose(struct earth_node *n)
+{
+	uint64_t asked = earth_setting_u64(EARTH_SET_EUS);
+	char msg[512];
+	unsigned k = earth_eus_resolve(
+	    asked, asked ? 0 : affinity_cores(), n->local_size,
+	    n->opts.eu_cpu >= 0 || n->opts.su_cpu >= 0,
+	    n->opts.node_mode != EARTH_MODE_DUAL
+		? earth_mode_names[n->opts.node_mode]
+		: NULL,
+	    msg, sizeof(msg));
+	if (!k) {
+		fprintf(stderr, "earth: %s\n", msg);
+		return -22;
+	}
+	n->eus = (uint16_t)k;
 	return 0;
 }

@@ -48,7 +48,10 @@ struct earth_node {
 	struct net *net;		 /* NULL for a one-node job */
 	int eu_cpu, su_cpu, numa_node;
 	bool oversubscribed;
-	bool timing;	     /* busy/idle time accounting on */
+	bool timing; /* busy/idle time accounting on */
+	/* Execution Units (EARTH_EUS, at most EARTH_EUS_MAX; topology.c), in
+	 * the padding before spin_ticks: no field of the units moves. */
+	uint16_t eus;
 	uint64_t spin_ticks; /* spin this long before blocking */
 	/* A dozing SU measures whether it shares a core with a busy thread
 	 * (su_probe), and then spins this long (su/loop.c, su_spin_ticks). */

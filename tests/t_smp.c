@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_smp.c - nodes of k Execution Units sharing one SU (issue 30), as far
+ * as they are built: the setting EARTH_EUS=k|auto (--earth-eus,
+ * earthrun --eus). What auto gives for a node's share of the cores (white
+ * box: node/topology.c, earth_eus_resolve), every k > 1 refused before
+ * the node starts with what to give instead (a node of several EUs is not
+ * built yet), a single-core node's one EU, and k = 1 and auto running the
+ * programs with exact results on one node and under earthrun, each node's
+ * JSON statistics naming its EUs.
+ */
+#define EARTH_INTERNAL 1
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "job.h"
+#include "json.h"
+#include "node/node.h"
+
+TestSuite(smp, .timeout = 120);
+
+/* earth_eus_resolve's k, or 0 with its message in msg. */
+static char msg[512];
+static unsigned resolve(uint64_t asked, unsigned cores, unsigned local,
+			bool cpus_given, const char *single)
+{
+	msg[0] = 0;
+	return earth_eus_resolve(asked, cores, local, cpus_given, single, msg,
+				 sizeof(msg));
+}
+
+Test(smp, auto_takes_the_nodes_share_less_the_su)
+{
+	/* alone on 1 or 2 cores: one EU (on one the SU shares it) */
+	cr_expect_eq(resolve(0, 1, 1, false, NULL), 1);
+	cr_expect_eq(resolve(0, 2, 1, false, NULL), 1);
+	/* 2 nodes on 4 cores, 8 on 16, more nodes than cores: 1 each */
+	cr_expect_eq(resolve(0, 4, 2, false, NULL), 1);
+	cr_expect_eq(resolve(0, 16, 8, false, NULL), 1);
+	cr_expect_eq(resolve(0, 2, 5, false, NULL), 1);
+	/* EARTH_CPUS names one EU's CPU; a single-core node has one EU */
+	cr_expect_eq(resolve(0, 64, 1, true, NULL), 1);
+	cr_expect_eq(resolve(0, 64, 1, false, "single-poll"), 1);
+	cr_expect_eq(resolve(0, 64, 2, false, "single-interrupt"), 1);
+	cr_expect_eq(msg[0], 0, "%s", msg);
+}
+
+Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
+{
+	/* auto on a larger host: 15 EUs for 16 cores, 3 for a quarter */
+	cr_expect_eq(resolve(0, 16, 1, false, NULL), 0);
+	cr_expect(strstr(msg, "EARTH_EUS=auto gives 15 Execution Units (16 "
+			      "cores for this node, one kept for its SU)"),
+		  "%s", msg);
+	cr_expect(strstr(msg, "not built yet: give EARTH_EUS=1"), "%s", msg);
+	cr_expect(strstr(msg, "earthrun -n 8"), "%s", msg);
+	cr_expect(strstr(msg, "what is left to build: docs/architecture.md, "
+			      "\"A node of k EUs\""),
+		  "%s", msg);
+	cr_expect_eq(resolve(0, 16, 4, false, NULL), 0);
+	cr_expect(strstr(msg, "gives 3 Execution Units (4 cores"), "%s", msg);
+	/* a number: whatever the cores */
+	for (unsigned k = 2; k <= 3; k++) {
+		cr_expect_eq(resolve(k, 64, 1, false, NULL), 0);
+		char want[64];
+		snprintf(want, sizeof(want), "EARTH_EUS=%u: a node of more", k);
+		cr_expect(strstr(msg, want), "%s", msg);
+		cr_expect(strstr(msg, "not built yet"), "%s", msg);
+		cr_expect(strstr(msg, "what is left to build"), "%s", msg);
+	}
+	cr_expect_eq(resolve(1023, 2, 1, false, NULL), 0);
+	/* a single-core node: a contradiction, said as such */
+	cr_expect_eq(resolve(2, 64, 1, false, "single-poll"), 0);
+	cr_expect(strstr(msg, "EARTH_EUS=2 with EARTH_MODE=single-poll: a "
+			      "single-core node runs one EU"),
+		  "%s", msg);
+	cr_expect(!strstr(msg, "not built yet"), "%s", msg);
+	/* 1 asked is 1, wherever */
+	cr_expect_eq(resolve(1, 64, 1, false, NULL), 1);
+	cr_expect_eq(resolve(1, 1, 3, true, "single-poll"), 1);
+}
+
+/* Runs `cmd` (after the program's path) on one node: status and stderr. */
+static void one_node(struct t_cmd *c, const char *env, const char *args)
+{
+	t_sh(c, 30, "env %s %s/multinode %s", env, T_PROG_DIR, args);
+}
+
+Test(smp, one_node_runs_with_one_eu_and_auto)
+{
+	static struct t_cmd c;
+	const char *envs[] = {"EARTH_EUS=1", "EARTH_EUS=auto",
+			      "EARTH_EUS=1 EARTH_MODE=single-poll",
+			      "EARTH_EUS=auto EARTH_MODE=single-interrupt"};
+	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+		one_node(&c, envs[i], "10");
+		cr_expect_eq(c.status, 0, "%s: status %d\n%s", envs[i],
+			     c.status, c.err);
+	}
+	one_node(&c, "EARTH_EUS=1", "--earth-eus=1 10");
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	/* auto on one CPU: one EU, the SU sharing its CPU (said) */
+	int cpu;
+	cr_assert_eq(t_first_cpu(&cpu), 0);
+	t_sh(&c, 30, "taskset -c %d env EARTH_EUS=auto %s/multinode 10", cpu,
+	     T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_expect(strstr(c.err, "the EU and SU share CPU"), "%s", c.err);
+}
+
+/* refused at start: status 70, `phrase` said exactly once, the program
+ * never ran (multinode prints its result on stdout). */
+static void refused(struct t_cmd *c, const char *phrase)
+{
+	cr_expect_eq(c->status, EARTH_EXIT_USAGE, "status %d\n%s", c->status,
+		     c->err);
+	const char *at = strstr(c->err, phrase);
+	cr_expect(at, "'%s' not in:\n%s", phrase, c->err);
+	if (at)
+		cr_expect(!strstr(at + 1, phrase), "said twice:\n%s", c->err);
+	cr_expect(!strstr(c->out, "multinode:"), "it ran:\n%s", c->out);
+}
+
+Test(smp, one_node_refuses_more_eus_before_it_starts)
+{
+	static struct t_cmd c;
+	/* environment, arguments, what is said once */
+	const char *cases[][3] = {
+	    {"EARTH_EUS=2", "10",
+	     "earth: EARTH_EUS=2: a node of more than one Execution Unit is "
+	     "not built yet"},
+	    {"EARTH_EUS=1", "--earth-eus=3 10",
+	     "earth: EARTH_EUS=3: a node of more than one"},
+	    {"EARTH_EUS=1", "--earth-eus 3 10",
+	     "earth: EARTH_EUS=3: a node of more than one"},
+	    {"EARTH_EUS=2 EARTH_MODE=single-poll", "10",
+	     "EARTH_EUS=2 with EARTH_MODE=single-poll"},
+	    {"EARTH_EUS=0", "10",
+	     "EARTH_EUS='0': not a whole number from 1 to 1023, nor auto"},
+	    {"EARTH_EUS=automatic", "10",
+	     "EARTH_EUS='automatic': not a whole number"},
+	    {"EARTH_EUS=1", "--earth-eus=1024 10",
+	     "--earth-eus=1024: not a whole number from 1 to 1023"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		one_node(&c, cases[i][0], cases[i][1]);
+		refused(&c, cases[i][2]);
+	}
+}
+
+Test(smp, earthrun_passes_eus_to_every_node)
+{
+	static struct t_cmd c;
+	t_sh(&c, 60, "%s -n 2 --eus=1 %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_expect(strstr(c.out, "multinode: 2 nodes"), "%s", c.out);
+	/* auto: the 2 nodes split this host's cores, 1 EU each here */
+	t_sh(&c, 60, "%s -n 2 --eus auto %s/fibnodes 18", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_expect(strstr(c.out, "fib(18)=2584 correct"), "%s", c.out);
+	/* every node refuses 2, said once for the job */
+	t_sh(&c, 60, "%s -n 2 --eus=2 %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
+	cr_expect_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
+		     c.err);
+	const char *p = "EARTH_EUS=2: a node of more than one Execution Unit "
+			"is not built yet";
+	const char *at = strstr(c.err, p);
+	cr_expect(at, "%s", c.err);
+	if (at)
+		cr_expect(!strstr(at + 1, p), "said twice:\n%s", c.err);
+	/* earthrun's own usage errors, exit 2 */
+	const char *bad[][2] = {{"--eus=0", "--eus 0: not a whole number "
+					    "from 1 to 1023, nor auto"},
+				{"--eus=", "--eus: give a number of EUs or "
+					   "auto"},
+				{"--eus two", "--eus two: not a whole"}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t_sh(&c, 30, "%s -n 2 %s %s/multinode 10", T_EARTHRUN,
+		     bad[i][0], T_PROG_DIR);
+		cr_expect_eq(c.status, 2, "%s: status %d\n%s", bad[i][0],
+			     c.status, c.err);
+		cr_expect(strstr(c.err, bad[i][1]), "%s: %s", bad[i][0], c.err);
+	}
+}
+
+/* The statistics JSON at path: `nodes` nodes, each with "eus": 1. */
+static void eus_in_stats(const char *path, size_t nodes)
+{
+	char err[256];
+	struct json *root = json_parse_file(path, err, sizeof(err));
+	cr_assert(root, "%s: %s", path, err);
+	const struct json *arr = json_get(root, "nodes");
+	cr_assert(arr && arr->type == JSON_ARR && arr->n == nodes, "%s", path);
+	for (size_t i = 0; i < arr->n; i++) {
+		const struct json *k = json_get(&arr->v[i], "eus");
+		cr_expect(k && k->type == JSON_NUM && k->num == 1.0,
+			  "node %zu: no \"eus\":1 in %s", i, path);
+	}
+	json_free(root);
+}
+
+Test(smp, statistics_name_the_eus)
+{
+	static struct t_cmd c;
+	char dir[64], path[128];
+	t_scratch_dir(dir, sizeof(dir), "t_smp");
+	snprintf(path, sizeof(path), "%s/one.json", dir);
+	t_sh(&c, 30, "env EARTH_EUS=auto %s/multinode --earth-stats-json=%s 10",
+	     T_PROG_DIR, path);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	eus_in_stats(path, 1);
+	snprintf(path, sizeof(path), "%s/two.json", dir);
+	t_sh(&c, 60, "%s -n 2 --eus=1 --stats-json=%s %s/multinode 10",
+	     T_EARTHRUN, path, T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	eus_in_stats(path, 2);
+	cr_expect_eq(t_remove_dir(dir), 0);
+}
