@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_smp.c - nodes of k Execution Units sharing one SU (issue 30), as far
- * as they are built: the setting EARTH_EUS=k|auto (--earth-eus,
+ * t_smp.c - nodes of k Execution Units sharing one SU, as far as they
+ * are built: the setting EARTH_EUS=k|auto (--earth-eus,
  * earthrun --eus). What auto gives for a node's share of the cores (white
  * box: node/topology.c, earth_eus_resolve), every k > 1 refused before
  * the node starts with what to give instead (a node of several EUs is not

@@ -19,7 +19,7 @@
 #define EARTH_INBOX_SLOTS 256
 #endif
 /* The most Execution Units EARTH_EUS may ask for on one node (one SU
- * serves them all; issue 30). */
+ * serves them all). */
 #ifndef EARTH_EUS_MAX
 #define EARTH_EUS_MAX 1023
 #endif

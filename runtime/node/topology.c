@@ -177,8 +177,8 @@ int earth_topology_choose(struct earth_node *n)
 	return 0;
 }
 
-/* The most EUs a node runs today: one EU thread (issue 30 builds k EUs
- * sharing one SU; until then more is refused as not built yet). */
+/* The most EUs a node runs: one EU thread (a node of k EUs sharing one
+ * SU is not built yet; more is refused as such). */
 #define EUS_BUILT 1u
 _Static_assert(EARTH_EUS_MAX <= UINT16_MAX, "earth_node.eus is 16 bits");
 
