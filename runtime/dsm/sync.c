@@ -117,6 +117,18 @@ static void go(struct dsm_sync *s, enum dsm_sync_kind kind, uint32_t id,
 	s->go(s->ctx, kind, id, w / s->threads, w % s->threads, x->vt);
 }
 
+/* Lets every waiter of a list go; the caller has detached the list (go
+ * may bring a thread straight back to the same object). */
+static void go_all(struct dsm_sync *s, enum dsm_sync_kind kind, uint32_t id,
+		   uint32_t x)
+{
+	while (x != NONE) {
+		uint32_t next = s->w[x].next;
+		go(s, kind, id, x);
+		x = next;
+	}
+}
+
 static void wait_on(struct dsm_sync *s, uint32_t w, enum dsm_sync_kind kind,
 		    uint32_t id, const uint32_t *vt)
 {
@@ -204,17 +216,12 @@ int dsm_sync_barrier(struct dsm_sync *s, uint32_t id, uint32_t count,
 	b->head = w;
 	if (++b->arrived < count)
 		return 0;
-	/* All here: let every one go (the list is taken first, as go may
-	 * bring a thread straight back to this barrier). */
+	/* All here: let every one go. */
 	uint32_t x = b->head;
 	b->head = NONE;
 	b->arrived = 0;
 	s->barriers_done++;
-	while (x != NONE) {
-		uint32_t next = s->w[x].next;
-		go(s, DSM_SYNC_BARRIER, id, x);
-		x = next;
-	}
+	go_all(s, DSM_SYNC_BARRIER, id, x);
 	return 0;
 }
 
@@ -228,11 +235,7 @@ int dsm_sync_flag_set(struct dsm_sync *s, uint32_t id, const char **why)
 	uint32_t x = f->head;
 	f->head = NONE;
 	f->n = 0;
-	while (x != NONE) {
-		uint32_t next = s->w[x].next;
-		go(s, DSM_SYNC_FLAG, id, x);
-		x = next;
-	}
+	go_all(s, DSM_SYNC_FLAG, id, x);
 	return 0;
 }
 
