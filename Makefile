@@ -223,13 +223,15 @@ $(BUILD)/tsan/tests/%: $(call objs,tsan,tests/%.c $(TEST_HELPERS) $(TSAN_SHIM)) 
 	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -o $@
 
 # Programs the multi-node tests start with earthrun, per variant.
+# A program's globals apart from the static libraries' (earth_dsm.h).
+DSM_LD := -Wl,-T,runtime/earth_dsm.ld
 TEST_PROGS := $(patsubst tests/progs/%.c,%,$(wildcard tests/progs/*.c))
 $(BUILD)/asan/progs/%: $(call objs,asan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/asan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
-	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) $(DSM_LD) -o $@
 $(BUILD)/tsan/progs/%: $(call objs,tsan,tests/progs/%.c $(EXAMPLE_TF)) $(BUILD)/tsan/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD tsan $@";)
-	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(BASE) $(TSAN) $^ $(LIBS) $(DSM_LD) -o $@
 $(JOB_TESTS:%=$(BUILD)/asan/tests/%): | $(addprefix $(BUILD)/asan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
 $(TSAN_JOB_TESTS:%=$(BUILD)/tsan/tests/%): | $(addprefix $(BUILD)/tsan/progs/,$(TEST_PROGS)) $(BUILD)/rel/bin/earthrun
 $(JOB_TESTS:%=$(BUILD)/asan/obj/tests/%.o): CFLAGS += -DT_PROG_DIR='"$(BUILD)/asan/progs"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'

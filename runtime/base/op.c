@@ -16,6 +16,7 @@ const char *const su_op_names[SU_OP_COUNT_] = {
     [SU_OP_TOKEN] = "TOKEN",
     [SU_OP_INVOKE_REMOTE] = "INVOKE",
     [SU_OP_COLL] = "COLLECTIVE",
+    [SU_OP_DSM] = "DSM",
 };
 
 const char *su_op_name(unsigned op)

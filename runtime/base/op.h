@@ -24,6 +24,7 @@ enum su_op {
 			     /* SU_REQ_INLINE: n = node, the args in    */
 			     /* slot, b, c, spare (32 bytes at most)    */
 	SU_OP_COLL,	     /* size = type, n = op, a = value, b = result */
+	SU_OP_DSM,	     /* n = what (dsm/pt.h), a = thread, b, c  */
 	SU_OP_COUNT_
 };
 

@@ -309,6 +309,33 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "0",
 	 .help = "Threaded-C programs: print the Table 3 counters (fiber "
 		 "starts, variables restored and saved) on stderr at exit"},
+    [EARTH_SET_DSM_MB] =
+	{.env = "EARTH_DSM_MB",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 1,
+	 .max = 1048576,
+	 .dflt = "64",
+	 .want = "EARTH_DSM_MB must be the MiB of shared memory (1 to "
+		 "1048576)",
+	 .help = "shared memory across nodes (earth_dsm.h): the region's "
+		 "MiB, the same on every node"},
+    [EARTH_SET_DSM_PAGE] =
+	{.env = "EARTH_DSM_PAGE",
+	 .type = EARTH_SET_T_POW2,
+	 .min = 4096,
+	 .max = 65536,
+	 .dflt = "4096",
+	 .help = "shared memory: bytes of a page, the unit of fetches and "
+		 "write notices, the same on every node"},
+    [EARTH_SET_DSM_STACK_KB] =
+	{.env = "EARTH_DSM_STACK_KB",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 16,
+	 .max = 1048576,
+	 .dflt = "1024",
+	 .want = "EARTH_DSM_STACK_KB must be the KiB of a program thread's "
+		 "stack (16 to 1048576)",
+	 .help = "shared memory: KiB of each program thread's stack"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

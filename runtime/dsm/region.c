@@ -164,6 +164,9 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 	if (mprotect(r->base + ((size_t)first << r->page_shift),
 		     (size_t)n << r->page_shift, prot_of[state]))
 		return -1;
-	memset(r->state + first, (int)state, n);
+	/* Read by the EU's fault handler while the SU writes it. */
+	for (uint32_t i = first; i < first + n; i++)
+		__atomic_store_n(&r->state[i], (uint8_t)state,
+				 __ATOMIC_RELAXED);
 	return 0;
 }

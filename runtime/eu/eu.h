@@ -464,4 +464,21 @@ struct eu_start {
 };
 void *eu_thread(void *start) EARTH_HIDDEN;
 
+/* Shared memory (eu/dsm.c): a request of a program thread to the SU
+ * (dsm/pt.h, enum dsm_req), posted as SU_OP_DSM. */
+void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b,
+		 uint64_t c) EARTH_HIDDEN;
+struct dsm_pt;
+/* The fiber that runs a program thread (its frame: struct dsm_pt). */
+void eu_dsm_run(void *pt) EARTH_HIDDEN;
+/* The program thread running now, or NULL. */
+struct dsm_pt *eu_dsm_self(void) EARTH_HIDDEN;
+/* From a program thread: posts request req (enum dsm_req) with b and c,
+ * waits until the SU lets the thread go on; its answer. `what` names the
+ * call for a misuse message. */
+int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b,
+		    uint64_t c) EARTH_HIDDEN;
+/* The fault handler's signal stacks given back (node end). */
+void eu_dsm_fini(void) EARTH_HIDDEN;
+
 #endif /* EARTH_EU_H */

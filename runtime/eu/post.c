@@ -1154,3 +1154,11 @@ void earth_set_exit_status(int status)
 	EU_CHECK_IN_FIBER("earth_set_exit_status");
 	earth_node_g.exit_status = status;
 }
+
+/* ---- shared memory (eu/dsm.c) ---- */
+
+void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b, uint64_t c)
+{
+	post_wide(&eu_g, SU_OP_DSM, 0, SU_REQ_NOSLOT, (int32_t)what, 0, thread,
+		  b, c, 0, false);
+}

@@ -8,13 +8,21 @@
 #include "net/wire.h"
 
 static const char *const names[W_TYPE_COUNT_] = {
-    [W_SYNC] = "SYNC",		 [W_BLK_REQ] = "BLK_REQ",
-    [W_BLK_DATA] = "BLK_DATA",	 [W_INVOKE] = "INVOKE",
-    [W_SHUTDOWN] = "SHUTDOWN",	 [W_INCR] = "INCR",
-    [W_COLL_UP] = "COLL_UP",	 [W_COLL_DOWN] = "COLL_DOWN",
-    [W_STEAL] = "STEAL",	 [W_STEAL_NONE] = "STEAL_NONE",
-    [W_TOKEN] = "TOKEN",	 [W_PROBE] = "PROBE",
-    [W_PROBE_ACK] = "PROBE_ACK", [W_BEAT] = "BEAT",
+    [W_SYNC] = "SYNC",
+    [W_BLK_REQ] = "BLK_REQ",
+    [W_BLK_DATA] = "BLK_DATA",
+    [W_INVOKE] = "INVOKE",
+    [W_SHUTDOWN] = "SHUTDOWN",
+    [W_INCR] = "INCR",
+    [W_COLL_UP] = "COLL_UP",
+    [W_COLL_DOWN] = "COLL_DOWN",
+    [W_STEAL] = "STEAL",
+    [W_STEAL_NONE] = "STEAL_NONE",
+    [W_TOKEN] = "TOKEN",
+    [W_PROBE] = "PROBE",
+    [W_PROBE_ACK] = "PROBE_ACK",
+    [W_BEAT] = "BEAT",
+    [W_DSM] = "DSM",
 };
 
 const char *wire_type_name(unsigned type)
@@ -90,6 +98,10 @@ const char *wire_check(const struct wire_hdr *h, uint32_t from, uint32_t self,
 		if (h->len != 0 || h->flags != 0 || h->n != 0 || h->a != 0 ||
 		    h->b != 0 || h->c != 0)
 			return "len/n/a/b/c/flags (BEAT carries nothing)";
+		break;
+	case W_DSM:
+		if (h->n < 1)
+			return "n (what a shared-memory message is)";
 		break;
 	case W_SHUTDOWN:
 		if (h->len != 0 || from != 0)

@@ -45,6 +45,8 @@ enum wire_type {
 	W_BEAT, /* the sender is alive: sent by a transport that finds   */
 	/* no kernel watching its links (ucx) on a link quiet  */
 	/* for a while; every field 0; never reaches the SU     */
+	W_DSM, /* shared memory: what (n), a, b, c and the payload  */
+	/* as su/dsm.c says; checked there                      */
 	W_TYPE_COUNT_
 };
 

@@ -435,7 +435,7 @@ int earth_run(const struct earth_options *opts,
 	if (node_init(n, opts) != 0 || earth_eus_choose(n) != 0)
 		return EARTH_EXIT_USAGE;
 	if (node_open_net(n) != 0 || node_open_memory(n) != 0 ||
-	    node_clocks(n) != 0) {
+	    (node_dsm_wanted && node_dsm_open(n) != 0) || node_clocks(n) != 0) {
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}

@@ -25,6 +25,11 @@ const char *earth_job_from_env(struct earth_node *n) EARTH_HIDDEN;
  * executes this program again without (aslr.c); returns otherwise. */
 void node_same_layout(void) EARTH_HIDDEN;
 
+/* Shared memory across nodes (dsm.c): earth_dsm_main asks for it, and
+ * earth_run readies it once the transport and global memory are up. */
+extern bool node_dsm_wanted EARTH_HIDDEN;
+int node_dsm_open(struct earth_node *n) EARTH_HIDDEN;
+
 /* Topology: pick and validate the EU and SU CPUs (topology.c). Returns 0 or
  * -EINVAL after printing why. */
 int earth_topology_choose(struct earth_node *n) EARTH_HIDDEN;

@@ -262,6 +262,9 @@ static void deliver(struct earth_node *n, uint32_t from,
 		su->msgs_received--; /* the detection's own: not counted */
 		su_quiet_receive(n, from, h);
 		return;
+	case W_DSM:
+		su_dsm_receive(n, from, h, payload);
+		return;
 	case W_BEAT: /* the transport's own (ucx takes it): nothing to do */
 		su->msgs_received--;
 		return;

@@ -106,6 +106,9 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 	case SU_OP_COLL:
 		su_coll_post(n, r);
 		return;
+	case SU_OP_DSM:
+		su_dsm_request(n, r);
+		return;
 	default:
 		earth_fatal("SU: request with unknown operation %u", r->op);
 	}

@@ -319,6 +319,17 @@ void su_balance_receive(struct earth_node *n, uint32_t from,
 /* ---- collectives (coll.c) ---- */
 
 void su_coll_post(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+
+/* ---- shared memory across nodes (dsm.c) ---- */
+
+/* Readies the SU's side (the node, before the units start): 0 or -1. */
+int su_dsm_open(struct earth_node *n) EARTH_HIDDEN;
+void su_dsm_close(void) EARTH_HIDDEN;
+/* A program thread's request (SU_OP_DSM). */
+void su_dsm_request(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
+/* A W_DSM message from node from (this node's own never come here). */
+void su_dsm_receive(struct earth_node *n, uint32_t from,
+		    const struct wire_hdr *h, const void *payload) EARTH_HIDDEN;
 void su_coll_receive(struct earth_node *n, uint32_t from,
 		     const struct wire_hdr *h) EARTH_HIDDEN;
 

@@ -87,6 +87,11 @@ struct earth_node {
 	 * the units start; never chosen by a message): a remote INVOKE's
 	 * trampoline, and the one returning a frame whose token left. */
 	earth_fiber_fn invoke_fiber, token_gone_fiber;
+	/* Shared memory across nodes (earth_dsm.h), set by the node when the
+	 * program uses it: the fiber that runs a program thread (its frame
+	 * the thread's record, dsm/pt.h), and whether the SU serves it. */
+	earth_fiber_fn dsm_fiber;
+	bool dsm_on;
 	/* Stuck-job detection (su/quiet.c), set by the node before the units
 	 * start: may a thread other than the node's own still signal a slot
 	 * here (earth_sync_from_thread)? And the report of this node's

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsm/pt.h - what the EU and the SU of a node share about shared memory
+ * (earth_dsm.h): the region, the program threads, the requests a thread
+ * posts to its SU, and the ids of the synchronisation objects this node
+ * manages. Set up by the node before either unit runs; then each field
+ * says who writes it.
+ *
+ * A program thread runs on the EU inside a fiber (the node's dsm_fiber,
+ * its frame the thread's record): it runs until it waits (a fault, a
+ * lock, a barrier, a flag, the end of others) or ends. To wait it posts a
+ * request (SU_OP_DSM, its kind in n, the thread in a) and switches back
+ * to the fiber, which ends; the SU makes the fiber ready again with the
+ * same record when the thread may go on, after writing the result.
+ */
+#ifndef EARTH_DSM_PT_H
+#define EARTH_DSM_PT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dsm/region.h"
+#include "dsm/thread.h"
+
+/* What a program thread asks of its SU (su_req.n); b and c as said. */
+enum dsm_req {
+	DSM_R_FAULT = 1,  /* b = page, c = 1 for a write                   */
+	DSM_R_LOCK,	  /* b = lock id                                   */
+	DSM_R_UNLOCK,	  /* b = lock id                                   */
+	DSM_R_BARRIER,	  /* b = barrier id, c = count                     */
+	DSM_R_FLAG_SET,	  /* b = flag id                                   */
+	DSM_R_FLAG_WAIT,  /* b = flag id                                   */
+	DSM_R_FLAG_CLEAR, /* b = flag id                                  */
+	DSM_R_ALLOC,	  /* b = pages, c = place | arg << 8 -> result, value */
+	DSM_R_FREE,	  /* b = first page                               */
+	DSM_R_CREATE,	  /* b = function's index, c = thread id (node 0) */
+	DSM_R_END,	  /* the thread ended: a release, then node 0 told */
+	DSM_R_WAIT_END,	  /* b = threads (node 0): wait until that many ended */
+	DSM_R_COUNT_
+};
+
+/* Threads one node runs at most (one waiting slot each at the managers). */
+#define DSM_THREADS_PER_NODE 64
+/* Objects one node manages at most, of each kind. */
+#define DSM_OBJECTS_PER_NODE 4096
+/* An object's id: the managing node, then its number there. */
+#define DSM_ID_SHIFT 16
+
+/* One program thread of this node. */
+struct dsm_pt {
+	struct dsm_thread t; /* first: the fault path knows the thread */
+	uint32_t id;	     /* in the job: main 0, then creation order */
+	uint32_t slot;	     /* on this node: id / nodes */
+	void (*fn)(void);    /* what it runs (a created thread)          */
+	struct dsm_pt *next; /* SU: on a waiting list */
+	int64_t result;	     /* SU -> thread: the answer to its request */
+	/* SU: its fault, while it waits for a page. */
+	uint32_t wait_page;
+	bool wait_write;
+	uint8_t waits; /* SU: the answer it waits for (su/dsm.c), or 0 */
+};
+
+/* The node's shared-memory state (one per process). */
+struct dsm_node {
+	struct dsm_region region;
+	/* Where a thread that waits or ends switches to: the fiber that
+	 * ran it (EU only). */
+	struct dsm_ctx sched;
+	uint32_t self, nodes;
+	/* The table of functions threads may run (earth_dsm.h, CREATE):
+	 * the linker's section, the same on every node. */
+	const void *fns;
+	uint32_t nfns;
+	/* The program's globals (node 0 sends them at the first CREATE):
+	 * [data, data + data_len) and [bss, bss + bss_len). */
+	uint8_t *data, *bss;
+	size_t data_len, bss_len;
+	/* Objects this node manages, made so far (EU: new; SU: checks). */
+	_Atomic uint32_t nlocks, nbarriers, nflags;
+	/* Node 0's EU: threads created so far, main included. */
+	uint32_t created;
+	/* Node 0: main's thread (slot 0), made before the units start. */
+	struct dsm_pt *main_pt;
+	size_t stack_size; /* of each program thread */
+	uint64_t start_ns;
+};
+
+/* A created thread's body: pt->fn(). */
+void dsm_pt_entry(void *pt) __attribute__((visibility("hidden")));
+
+extern struct dsm_node dsm_g __attribute__((visibility("hidden")));
+
+/* The record of the thread a fault or call came from. */
+static inline struct dsm_pt *dsm_pt_of(struct dsm_thread *t)
+{
+	return (struct dsm_pt *)(void *)t;
+}
+
+#endif

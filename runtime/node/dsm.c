@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node/dsm.c - shared memory across nodes, as a program sees it
+ * (earth_dsm.h): earth_dsm_main brings the node up with the shared region
+ * mapped at the same address on every node, node 0's main as program
+ * thread 0, the SU's side ready (su/dsm.c) and the EU's fiber that runs
+ * program threads (eu/dsm.c); the calls of program threads, each a
+ * request to the SU that the thread waits on.
+ */
+#define EARTH_INTERNAL 1
+#include "earth_dsm.h"
+
+#include "base/settings.h"
+#include "dsm/pt.h"
+#include "eu/eu.h"
+#include "node/node.h"
+#include "su/su.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Where the region lies in every node (the nodes of a job have the same
+ * layout, and nothing maps there unasked). */
+#define DSM_BASE ((void *)(uintptr_t)0x200000000000ull)
+
+/* The program's globals (earth_dsm.ld), and the thread table the linker
+ * builds from EARTH_DSM_CREATE. */
+extern char __data_start[], _edata[], __bss_start[], _end[];
+extern char __earth_rt_data_start[] __attribute__((weak));
+extern char __earth_rt_bss_start[] __attribute__((weak));
+extern char __start_earth_rt_data[] __attribute__((weak));
+extern char __start_earth_rt_bss[] __attribute__((weak));
+extern char __start_earth_tfunc[] __attribute__((weak));
+extern const struct earth_dsm_fn __start_earth_dsm_fns[] __attribute__((weak));
+extern const struct earth_dsm_fn __stop_earth_dsm_fns[] __attribute__((weak));
+
+bool node_dsm_wanted;
+static int (*dsm_user_main)(int, char **);
+static int dsm_argc;
+static char **dsm_argv;
+/* The globals are known apart from the runtime's (linked with the
+ * script, or with the shared library). */
+static bool dsm_globals_known;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void main_entry(void *arg)
+{
+	struct dsm_pt *pt = arg;
+	pt->result = dsm_user_main(dsm_argc, dsm_argv);
+}
+
+/* Node 0's main fiber: runs main's program thread (eu/dsm.c ends main's
+ * frame when the thread returns). */
+static void dsm_main_fiber(void *frame)
+{
+	(void)frame;
+	eu_dsm_run(dsm_g.main_pt);
+}
+
+static const struct earth_tfunc dsm_main_tf = {"main", dsm_main_fiber, 16, 0};
+
+/* The least of the section starts above `from` (the program's own part
+ * ends at the first section of the runtime or the linker's tables). */
+static char *first_above(char *from, char *const *cand, size_t n, char *dflt)
+{
+	char *best = dflt;
+	for (size_t i = 0; i < n; i++)
+		if (cand[i] && cand[i] > from && cand[i] < best)
+			best = cand[i];
+	return best;
+}
+
+static void globals_find(void)
+{
+	/* The Makefile renames libearth.a's .data and .bss (earth_rt_data,
+	 * earth_rt_bss, which the linker places after .data and .bss);
+	 * earth_dsm.ld moves other static libraries' after them. */
+	char *const data_ends[] = {__start_earth_rt_data, __earth_rt_data_start,
+				   (char *)__start_earth_dsm_fns,
+				   __start_earth_tfunc};
+	char *const bss_ends[] = {__start_earth_rt_bss, __earth_rt_bss_start};
+	char *data_end = first_above(__data_start, data_ends, 4, _edata);
+	char *bss_end = first_above(__bss_start, bss_ends, 2, _end);
+	dsm_g.data = (uint8_t *)__data_start;
+	dsm_g.data_len = (size_t)(data_end - __data_start);
+	dsm_g.bss = (uint8_t *)__bss_start;
+	dsm_g.bss_len = (size_t)(bss_end - __bss_start);
+	/* The runtime's own state must not be among them: linked in
+	 * statically, it is in its sections; linked as a shared library,
+	 * it is outside the executable. */
+	const char *me = (const char *)&dsm_g;
+	dsm_globals_known =
+	    !(me >= (const char *)dsm_g.data && me < data_end) &&
+	    !(me >= (const char *)dsm_g.bss && me < bss_end);
+}
+
+int node_dsm_open(struct earth_node *n)
+{
+	size_t page = earth_setting_u64(EARTH_SET_DSM_PAGE);
+	size_t bytes = (size_t)earth_setting_u64(EARTH_SET_DSM_MB) << 20;
+	char err[512];
+	if (dsm_region_map(&dsm_g.region, DSM_BASE, bytes, page, err,
+			   sizeof(err))) {
+		fprintf(stderr, "earth: node %u: %s\n", n->id, err);
+		return -1;
+	}
+	dsm_g.self = n->id;
+	dsm_g.nodes = n->num_nodes;
+	dsm_g.stack_size = (size_t)earth_setting_u64(EARTH_SET_DSM_STACK_KB)
+			   << 10;
+	dsm_g.fns = __start_earth_dsm_fns;
+	dsm_g.nfns =
+	    __start_earth_dsm_fns
+		? (uint32_t)(__stop_earth_dsm_fns - __start_earth_dsm_fns)
+		: 0;
+	dsm_g.created = 1;
+	dsm_g.start_ns = now_ns();
+	globals_find();
+	if (n->id == 0) {
+		struct dsm_pt *pt = calloc(1, sizeof(*pt));
+		if (!pt || dsm_thread_init(&pt->t, dsm_g.stack_size, main_entry,
+					   pt, &dsm_g.sched)) {
+			fprintf(stderr,
+				"earth: node 0: no stack for main's thread "
+				"(%zu bytes)\n",
+				dsm_g.stack_size);
+			free(pt);
+			return -1;
+		}
+		dsm_g.main_pt = pt;
+	}
+	if (su_dsm_open(n)) {
+		fprintf(stderr,
+			"earth: node %u: shared memory: out of memory\n",
+			n->id);
+		return -1;
+	}
+	n->dsm_fiber = eu_dsm_run;
+	n->dsm_on = true;
+	return 0;
+}
+
+static void node_dsm_close(void)
+{
+	su_dsm_close();
+	eu_dsm_fini();
+	if (dsm_g.main_pt && !dsm_g.main_pt->t.finished)
+		dsm_thread_destroy(&dsm_g.main_pt->t);
+	free(dsm_g.main_pt);
+	dsm_region_unmap(&dsm_g.region);
+	memset(&dsm_g, 0, sizeof(dsm_g));
+}
+
+int earth_dsm_main(int argc, char **argv, int (*main)(int, char **))
+{
+	struct earth_options opts;
+	earth_options_default(&opts);
+	if (earth_options_parse(&opts, &argc, argv) != 0)
+		return EARTH_EXIT_USAGE;
+	if (!main) {
+		fprintf(stderr, "earth: earth_dsm_main: null main function\n");
+		return EARTH_EXIT_USAGE;
+	}
+	dsm_user_main = main;
+	dsm_argc = argc;
+	dsm_argv = argv;
+	node_dsm_wanted = true;
+	int status = earth_run(&opts, &dsm_main_tf, NULL, 0);
+	node_dsm_wanted = false;
+	node_dsm_close();
+	return status;
+}
+
+/* ---- the calls of program threads ---- */
+
+#define CALL(what, req, b, c) eu_dsm_call(what, req, b, c)
+
+void *earth_dsm_alloc(size_t size, enum earth_dsm_place place, unsigned arg)
+{
+	const char *what = "earth_dsm_alloc";
+	if ((unsigned)place > EARTH_DSM_FIRST_TOUCH ||
+	    (place == EARTH_DSM_CYCLIC && arg == 0) ||
+	    (place == EARTH_DSM_NODE && arg >= dsm_g.nodes) || arg > 0xffffff) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (place == EARTH_DSM_FIRST_TOUCH)
+		eu_misuse(what, "EARTH_DSM_FIRST_TOUCH is not built yet: use "
+				"EARTH_DSM_BLOCK, EARTH_DSM_CYCLIC or "
+				"EARTH_DSM_NODE");
+	size_t ps = dsm_g.region.page_size;
+	if (size == 0 || size > dsm_g.region.size) {
+		errno = size ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	uint64_t pages = (size + ps - 1) / ps;
+	int64_t r = CALL(what, DSM_R_ALLOC, pages,
+			 (uint64_t)place | (uint64_t)arg << 8);
+	if (r < 0) {
+		errno = (int)-r;
+		return NULL;
+	}
+	return dsm_g.region.base + (size_t)r * ps;
+}
+
+void earth_dsm_free(void *p)
+{
+	if (!p)
+		return;
+	long page = dsm_region_page_of(&dsm_g.region, p);
+	if (page < 0 || ((uintptr_t)p & (dsm_g.region.page_size - 1)))
+		eu_misuse("earth_dsm_free",
+			  "%p is not memory from earth_dsm_alloc", p);
+	CALL("earth_dsm_free", DSM_R_FREE, (uint64_t)page, 0);
+}
+
+static uint32_t object_new(const char *what, _Atomic uint32_t *made)
+{
+	uint32_t k = atomic_fetch_add_explicit(made, 1, memory_order_release);
+	if (k >= DSM_OBJECTS_PER_NODE)
+		eu_misuse(what, "more than %u of them made on node %u",
+			  DSM_OBJECTS_PER_NODE, dsm_g.self);
+	return dsm_g.self << DSM_ID_SHIFT | k;
+}
+
+earth_dsm_lock_t earth_dsm_lock_new(void)
+{
+	return object_new("earth_dsm_lock_new", &dsm_g.nlocks);
+}
+
+earth_dsm_barrier_t earth_dsm_barrier_new(void)
+{
+	return object_new("earth_dsm_barrier_new", &dsm_g.nbarriers);
+}
+
+earth_dsm_flag_t earth_dsm_flag_new(void)
+{
+	return object_new("earth_dsm_flag_new", &dsm_g.nflags);
+}
+
+void earth_dsm_lock(earth_dsm_lock_t lock)
+{
+	CALL("earth_dsm_lock", DSM_R_LOCK, lock, 0);
+}
+
+void earth_dsm_unlock(earth_dsm_lock_t lock)
+{
+	CALL("earth_dsm_unlock", DSM_R_UNLOCK, lock, 0);
+}
+
+void earth_dsm_barrier(earth_dsm_barrier_t b, unsigned count)
+{
+	if (count == 0)
+		eu_misuse("earth_dsm_barrier", "a count of 0 threads");
+	CALL("earth_dsm_barrier", DSM_R_BARRIER, b, count);
+}
+
+void earth_dsm_flag_set(earth_dsm_flag_t f)
+{
+	CALL("earth_dsm_flag_set", DSM_R_FLAG_SET, f, 0);
+}
+
+void earth_dsm_flag_wait(earth_dsm_flag_t f)
+{
+	CALL("earth_dsm_flag_wait", DSM_R_FLAG_WAIT, f, 0);
+}
+
+void earth_dsm_flag_clear(earth_dsm_flag_t f)
+{
+	CALL("earth_dsm_flag_clear", DSM_R_FLAG_CLEAR, f, 0);
+}
+
+unsigned earth_dsm_create_(const struct earth_dsm_fn *fn)
+{
+	const char *what = "EARTH_DSM_CREATE";
+	if (dsm_g.self != 0)
+		eu_misuse(what, "threads are created by node 0's threads "
+				"only");
+	if (!__start_earth_dsm_fns || fn < __start_earth_dsm_fns ||
+	    fn >= __stop_earth_dsm_fns)
+		eu_misuse(what, "not an entry of the thread table: call the "
+				"macro, not earth_dsm_create_");
+	if (dsm_g.nodes > 1 && !dsm_globals_known)
+		eu_misuse(what,
+			  "this program's globals lie among the runtime's "
+			  "(linked statically without earth_dsm.ld): link "
+			  "it with earthcc");
+	uint32_t id = dsm_g.created;
+	if (id / dsm_g.nodes >= DSM_THREADS_PER_NODE)
+		eu_misuse(what, "more than %u threads per node",
+			  DSM_THREADS_PER_NODE);
+	dsm_g.created++;
+	CALL(what, DSM_R_CREATE, (uint64_t)(fn - __start_earth_dsm_fns), id);
+	return id;
+}
+
+void earth_dsm_wait_for_end(unsigned n)
+{
+	if (dsm_g.self != 0)
+		eu_misuse("earth_dsm_wait_for_end",
+			  "called on node %u: node 0's threads wait for the "
+			  "others",
+			  dsm_g.self);
+	if (n >= dsm_g.created)
+		eu_misuse("earth_dsm_wait_for_end",
+			  "waits for %u threads, and %u were created", n,
+			  dsm_g.created - 1);
+	CALL("earth_dsm_wait_for_end", DSM_R_WAIT_END, n, 0);
+}
+
+unsigned earth_dsm_thread_id(void)
+{
+	struct dsm_pt *pt = eu_dsm_self();
+	return pt ? pt->id : 0;
+}
+
+unsigned earth_dsm_node_id(void)
+{
+	return dsm_g.self;
+}
+
+unsigned earth_dsm_nodes(void)
+{
+	return dsm_g.nodes;
+}
+
+unsigned long earth_dsm_clock_us(void)
+{
+	return (unsigned long)((now_ns() - dsm_g.start_ns) / 1000u);
+}

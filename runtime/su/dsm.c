@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * su/dsm.c - the SU's part of shared memory across nodes (earth_dsm.h):
+ * it runs this node's side of the protocol (dsm/proto.h), manages the
+ * locks, barriers and flags this node made (dsm/sync.h), and on node 0
+ * the region's allocator and the threads' creation and end. Program
+ * threads ask through their EU (dsm/pt.h, SU_OP_DSM); nodes speak through
+ * W_DSM messages, `what` in field n:
+ *
+ *   FETCH      a = page                      -> PAGE from the home
+ *   PAGE       a = page, the page's bytes
+ *   DIFF       a = page, the diff            -> ACK
+ *   ACK
+ *   LOCK       a = lock, b = thread slot, the sender's vector time
+ *   UNLOCK     a = lock, b = slot, the sender's new write notices
+ *   BARRIER    a = barrier, b = slot, c = count, vector time + notices
+ *   FLAG_SET   a = flag, notices
+ *   FLAG_WAIT  a = flag, b = slot, vector time
+ *   FLAG_CLEAR a = flag
+ *   GRANT      a = kind, b = slot, c = object, the notices it lacks
+ *   ALLOC      a = pages, b = place | arg << 8, c = slot (to node 0)
+ *   PLACED     the placement (from node 0, to every node)
+ *   ALLOCATED  a = first page, or ~0 with errno in b; c = slot
+ *   FREE       a = first page (to node 0)
+ *   GLOBALS    a = offset, b = 0 (.data) or 1 (.bss), the bytes (node 0)
+ *   CREATE     a = function's index, b = thread id, notices (node 0)
+ *   DONE       b = thread id, notices (to node 0)
+ *
+ * Everything a message says is checked before use: pages of the region,
+ * homes as this node knows them, objects this node made, slots of
+ * threads that wait for that, ids that fit, payloads of the right size;
+ * a message that fails stops the job naming the field (net/wire.h).
+ */
+#define EARTH_INTERNAL 1
+#include "dsm/alloc.h"
+#include "dsm/proto.h"
+#include "dsm/pt.h"
+#include "dsm/sync.h"
+#include "su/su.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum dsm_msg {
+	M_FETCH = 1,
+	M_PAGE,
+	M_DIFF,
+	M_ACK,
+	M_LOCK,
+	M_UNLOCK,
+	M_BARRIER,
+	M_FLAG_SET,
+	M_FLAG_WAIT,
+	M_FLAG_CLEAR,
+	M_GRANT,
+	M_ALLOC,
+	M_PLACED,
+	M_ALLOCATED,
+	M_FREE,
+	M_GLOBALS,
+	M_CREATE,
+	M_DONE,
+	M_COUNT_
+};
+
+static const char *const msg_names[M_COUNT_] = {
+    [M_FETCH] = "FETCH",	 [M_PAGE] = "PAGE",
+    [M_DIFF] = "DIFF",		 [M_ACK] = "ACK",
+    [M_LOCK] = "LOCK",		 [M_UNLOCK] = "UNLOCK",
+    [M_BARRIER] = "BARRIER",	 [M_FLAG_SET] = "FLAG_SET",
+    [M_FLAG_WAIT] = "FLAG_WAIT", [M_FLAG_CLEAR] = "FLAG_CLEAR",
+    [M_GRANT] = "GRANT",	 [M_ALLOC] = "ALLOC",
+    [M_PLACED] = "PLACED",	 [M_ALLOCATED] = "ALLOCATED",
+    [M_FREE] = "FREE",		 [M_GLOBALS] = "GLOBALS",
+    [M_CREATE] = "CREATE",	 [M_DONE] = "DONE",
+};
+
+/* A thread's request held until this node's release completes (its
+ * diffs acknowledged): what comes after a release leaves after it. */
+struct held {
+	struct dsm_pt *pt;
+	unsigned req;
+	uint64_t b, c;
+};
+
+static struct {
+	struct earth_node *n;
+	struct dsm_proto p;
+	struct dsm_sync sync;	/* the objects this node made */
+	struct dsm_alloc alloc; /* node 0 */
+	struct dsm_pt **pwait;	/* per page: threads waiting for it */
+	struct dsm_pt *by_slot[DSM_THREADS_PER_NODE];
+	struct held *held;
+	size_t nheld, held_cap;
+	uint32_t *sent; /* [mgr * nodes + k]: what node mgr has of our log */
+	uint32_t *told; /* node 0: [node * nodes + k], told at CREATE */
+	uint8_t *buf;	/* one payload being built */
+	uint8_t *page;	/* one page being served */
+	uint32_t ended; /* node 0: threads ended */
+	struct dsm_pt *end_waiter;
+	uint32_t end_want;
+	bool globals_sent;
+	uint64_t msgs[M_COUNT_];
+} sd;
+
+#define BUF_CAP WIRE_MAX_PAYLOAD
+
+/* ---- refusing a message ---- */
+
+static EARTH_COLD _Noreturn void bad(const struct wire_hdr *h, uint32_t from,
+				     const char *field, const char *why)
+{
+	unsigned what = (unsigned)h->n;
+	wire_refuse(
+	    h, from, sd.n->num_nodes, 0, field, NULL, "shared-memory %s: %s",
+	    what < M_COUNT_ && msg_names[what] ? msg_names[what] : "?", why);
+}
+
+/* ---- sending ---- */
+
+static void receive(uint32_t from, const struct wire_hdr *h,
+		    const void *payload);
+
+static void send_to(uint32_t node, unsigned what, uint64_t a, uint64_t b,
+		    uint64_t c, const void *payload, size_t len)
+{
+	struct wire_hdr h = {.type = W_DSM,
+			     .n = (int32_t)what,
+			     .len = (uint32_t)len,
+			     .a = a,
+			     .b = b,
+			     .c = c};
+	sd.msgs[what]++;
+	if (node != sd.n->id) {
+		su_net_send(sd.n, node, &h, payload);
+		return;
+	}
+	/* To this node: handled now, on a copy (the payload may be the
+	 * buffer the handler builds its own answers in). */
+	void *copy = NULL;
+	if (len) {
+		copy = malloc(len);
+		if (!copy)
+			earth_fatal("shared memory: out of memory");
+		memcpy(copy, payload, len);
+	}
+	h.src = (uint16_t)node;
+	receive(node, &h, copy);
+	free(copy);
+}
+
+static void resume(struct dsm_pt *pt, int64_t result)
+{
+	pt->result = result;
+	su_ready_push(&su_g, sd.n->dsm_fiber, pt);
+}
+
+/* The notices node `to` lacks by what we sent it, appended to buf at
+ * off; what it has then is our vector time. */
+static size_t notices_for(uint32_t to, size_t off)
+{
+	uint32_t nodes = sd.n->num_nodes;
+	uint32_t *vt = sd.sent + (size_t)to * nodes;
+	size_t len = dsm_log_size_since(&sd.p.log, vt);
+	if (len > BUF_CAP - off)
+		earth_fatal("shared memory: the write notices node %u lacks "
+			    "(%zu bytes) exceed one message (%u bytes): "
+			    "synchronise more often, or write fewer pages "
+			    "between synchronisations",
+			    to, len, BUF_CAP);
+	size_t w =
+	    dsm_log_encode_since(&sd.p.log, vt, sd.buf + off, BUF_CAP - off);
+	memcpy(vt, sd.p.log.vt, nodes * sizeof(uint32_t));
+	return w;
+}
+
+/* ---- the protocol's sends ---- */
+
+static void op_fetch(void *ctx, uint32_t home, uint32_t page)
+{
+	(void)ctx;
+	send_to(home, M_FETCH, page, 0, 0, NULL, 0);
+}
+
+static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
+		    size_t len)
+{
+	(void)ctx;
+	send_to(home, M_DIFF, page, 0, 0, d, len);
+}
+
+static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff};
+
+/* A manager lets thread `thread` of `node` past object id. */
+static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
+		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
+{
+	(void)ctx;
+	size_t len = dsm_log_size_since(&sd.p.log, their_vt);
+	if (len > BUF_CAP)
+		earth_fatal("shared memory: the write notices a grant to node "
+			    "%u carries (%zu bytes) exceed one message",
+			    node, len);
+	len = dsm_log_encode_since(&sd.p.log, their_vt, sd.buf, BUF_CAP);
+	send_to(node, M_GRANT, kind, thread,
+		(uint64_t)sd.n->id << DSM_ID_SHIFT | id, sd.buf, len);
+}
+
+/* ---- set up ---- */
+
+int su_dsm_open(struct earth_node *n)
+{
+	uint32_t nodes = n->num_nodes;
+	sd.n = n;
+	if (dsm_proto_init(&sd.p, &dsm_g.region, n->id, nodes, &proto_ops,
+			   NULL) ||
+	    dsm_sync_init(&sd.sync, nodes, DSM_THREADS_PER_NODE,
+			  DSM_OBJECTS_PER_NODE, DSM_OBJECTS_PER_NODE,
+			  DSM_OBJECTS_PER_NODE, mgr_go, NULL) ||
+	    (n->id == 0 &&
+	     dsm_alloc_init(&sd.alloc, dsm_g.region.pages, nodes)))
+		return -1;
+	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
+	sd.sent = calloc((size_t)nodes * nodes, sizeof(uint32_t));
+	sd.told = calloc((size_t)nodes * nodes, sizeof(uint32_t));
+	sd.buf = malloc(BUF_CAP);
+	sd.page = malloc(dsm_g.region.page_size);
+	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.page)
+		return -1;
+	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
+		sd.by_slot[0] = dsm_g.main_pt;
+	return 0;
+}
+
+void su_dsm_close(void)
+{
+	if (!sd.n)
+		return;
+	dsm_proto_fini(&sd.p);
+	dsm_sync_fini(&sd.sync);
+	if (sd.n->id == 0)
+		dsm_alloc_fini(&sd.alloc);
+	free(sd.pwait);
+	free(sd.held);
+	free(sd.sent);
+	free(sd.told);
+	free(sd.buf);
+	free(sd.page);
+	memset(&sd, 0, sizeof(sd));
+}
+
+/* ---- requests of this node's threads ---- */
+
+static inline uint32_t id_node(uint64_t id)
+{
+	return (uint32_t)(id >> DSM_ID_SHIFT);
+}
+
+static void check_object(struct dsm_pt *pt, const char *what, uint64_t id)
+{
+	if (id_node(id) >= sd.n->num_nodes)
+		earth_fatal("shared memory: thread %u: %s %#llx was never "
+			    "made (earth_dsm_%s_new): its number names no "
+			    "node of the job",
+			    pt->id, what, (unsigned long long)id, what);
+}
+
+static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c);
+
+/* Requests held behind a release, sent once its diffs are acked. */
+static void run_held(void)
+{
+	size_t i = 0;
+	while (i < sd.nheld && sd.p.diffs_out == 0) {
+		struct held x = sd.held[i++];
+		perform(x.pt, x.req, x.b, x.c);
+	}
+	memmove(sd.held, sd.held + i, (sd.nheld - i) * sizeof(*sd.held));
+	sd.nheld -= i;
+}
+
+static void hold(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
+{
+	if (sd.nheld == sd.held_cap) {
+		size_t cap = sd.held_cap ? sd.held_cap * 2 : 16;
+		struct held *h = realloc(sd.held, cap * sizeof(*h));
+		if (!h)
+			earth_fatal("shared memory: out of memory");
+		sd.held = h;
+		sd.held_cap = cap;
+	}
+	sd.held[sd.nheld++] = (struct held){pt, req, b, c};
+}
+
+static void release(void)
+{
+	if (dsm_proto_release(&sd.p) < 0)
+		earth_fatal("shared memory: a release failed: %m");
+}
+
+/* A copy of the program's globals, byte by byte and unseen by the
+ * sanitizers: a sanitized program's globals have red zones between
+ * them, which memcpy would call overflows (the loop is volatile, so
+ * that the compiler does not make it a memcpy). */
+__attribute__((no_sanitize("address", "thread"))) static void
+globals_copy(void *dst, const void *src, size_t n)
+{
+	volatile uint8_t *d = dst;
+	const volatile uint8_t *s = src;
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
+}
+
+/* The globals of node 0's program, to every other node (the first
+ * CREATE). */
+static void send_globals(void)
+{
+	sd.globals_sent = true;
+	const uint8_t *part[2] = {dsm_g.data, dsm_g.bss};
+	size_t len[2] = {dsm_g.data_len, dsm_g.bss_len};
+	for (uint32_t k = 1; k < sd.n->num_nodes; k++)
+		for (unsigned r = 0; r < 2; r++)
+			for (size_t off = 0; off < len[r]; off += BUF_CAP) {
+				size_t m = len[r] - off < BUF_CAP ? len[r] - off
+								  : BUF_CAP;
+				globals_copy(sd.buf, part[r] + off, m);
+				send_to(k, M_GLOBALS, off, r, 0, sd.buf, m);
+			}
+}
+
+static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
+{
+	uint32_t nodes = sd.n->num_nodes;
+	size_t vt_len = nodes * sizeof(uint32_t);
+	switch (req) {
+	case DSM_R_LOCK:
+		pt->waits = M_GRANT;
+		send_to(id_node(b), M_LOCK, b, pt->slot, 0, sd.p.log.vt,
+			vt_len);
+		return;
+	case DSM_R_UNLOCK: {
+		size_t len = notices_for(id_node(b), 0);
+		send_to(id_node(b), M_UNLOCK, b, pt->slot, 0, sd.buf, len);
+		resume(pt, 0);
+		return;
+	}
+	case DSM_R_BARRIER: {
+		memcpy(sd.buf, sd.p.log.vt, vt_len);
+		size_t len = vt_len + notices_for(id_node(b), vt_len);
+		pt->waits = M_GRANT;
+		send_to(id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
+		return;
+	}
+	case DSM_R_FLAG_SET: {
+		size_t len = notices_for(id_node(b), 0);
+		send_to(id_node(b), M_FLAG_SET, b, 0, 0, sd.buf, len);
+		resume(pt, 0);
+		return;
+	}
+	case DSM_R_FLAG_WAIT:
+		pt->waits = M_GRANT;
+		send_to(id_node(b), M_FLAG_WAIT, b, pt->slot, 0, sd.p.log.vt,
+			vt_len);
+		return;
+	case DSM_R_FLAG_CLEAR:
+		send_to(id_node(b), M_FLAG_CLEAR, b, 0, 0, NULL, 0);
+		resume(pt, 0);
+		return;
+	case DSM_R_ALLOC:
+		pt->waits = M_ALLOCATED;
+		send_to(0, M_ALLOC, b, c, pt->slot, NULL, 0);
+		return;
+	case DSM_R_FREE:
+		send_to(0, M_FREE, b, 0, 0, NULL, 0);
+		resume(pt, 0);
+		return;
+	case DSM_R_CREATE: {
+		if (!sd.globals_sent)
+			send_globals();
+		uint32_t to = (uint32_t)(c % nodes);
+		uint32_t *vt = sd.told + (size_t)to * nodes;
+		size_t len = dsm_log_size_since(&sd.p.log, vt);
+		if (len > BUF_CAP)
+			earth_fatal("shared memory: the write notices a new "
+				    "thread on node %u needs exceed one "
+				    "message",
+				    to);
+		len = dsm_log_encode_since(&sd.p.log, vt, sd.buf, BUF_CAP);
+		memcpy(vt, sd.p.log.vt, vt_len);
+		send_to(to, M_CREATE, b, c, 0, sd.buf, len);
+		resume(pt, 0);
+		return;
+	}
+	case DSM_R_END: {
+		size_t len = notices_for(0, 0);
+		uint32_t id = pt->id;
+		sd.by_slot[pt->slot] = NULL;
+		free(pt);
+		send_to(0, M_DONE, 0, id, 0, sd.buf, len);
+		return;
+	}
+	}
+}
+
+static void fault(struct dsm_pt *pt, uint64_t page, bool write)
+{
+	if (page >= dsm_g.region.pages)
+		earth_fatal("shared memory: a fault on page %llu of %u",
+			    (unsigned long long)page, dsm_g.region.pages);
+	if (dsm_proto_access(&sd.p, (uint32_t)page, write) == DSM_ACCESS_OK) {
+		resume(pt, 0);
+		return;
+	}
+	pt->wait_page = (uint32_t)page;
+	pt->wait_write = write;
+	pt->next = sd.pwait[page];
+	sd.pwait[page] = pt;
+}
+
+void su_dsm_request(struct earth_node *n, const struct su_req *r)
+{
+	(void)n;
+	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)r->a;
+	unsigned req = (unsigned)r->n;
+	switch (req) {
+	case DSM_R_FAULT:
+		fault(pt, r->b, r->c != 0);
+		return;
+	case DSM_R_WAIT_END:
+		if (sd.ended >= r->b) {
+			resume(pt, 0);
+		} else {
+			sd.end_waiter = pt;
+			sd.end_want = (uint32_t)r->b;
+		}
+		return;
+	case DSM_R_LOCK:
+	case DSM_R_FLAG_WAIT:
+	case DSM_R_FLAG_CLEAR:
+		check_object(pt, req == DSM_R_LOCK ? "lock" : "flag", r->b);
+		break;
+	case DSM_R_UNLOCK:
+	case DSM_R_BARRIER:
+	case DSM_R_FLAG_SET:
+		check_object(pt,
+			     req == DSM_R_UNLOCK    ? "lock"
+			     : req == DSM_R_BARRIER ? "barrier"
+						    : "flag",
+			     r->b);
+		release();
+		break;
+	case DSM_R_CREATE:
+	case DSM_R_END:
+		release();
+		break;
+	case DSM_R_ALLOC:
+	case DSM_R_FREE:
+		break;
+	default:
+		earth_fatal("shared memory: a request of kind %u", req);
+	}
+	if (sd.nheld || sd.p.diffs_out)
+		hold(pt, req, r->b, r->c);
+	else
+		perform(pt, req, r->b, r->c);
+}
+
+/* ---- messages from nodes (and this one) ---- */
+
+/* Threads waiting for page, asked again: the page came. */
+static void page_came(uint32_t page)
+{
+	struct dsm_pt *w = sd.pwait[page];
+	sd.pwait[page] = NULL;
+	while (w) {
+		struct dsm_pt *next = w->next;
+		fault(w, page, w->wait_write);
+		w = next;
+	}
+}
+
+/* The thread of slot that waits for an answer of this kind (the slot in
+ * field `field`). */
+static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
+				     const char *field, uint64_t slot,
+				     unsigned what)
+{
+	if (slot >= DSM_THREADS_PER_NODE || !sd.by_slot[slot] ||
+	    sd.by_slot[slot]->waits != what)
+		bad(h, from, field,
+		    "no thread of this node with that slot waits for it");
+	struct dsm_pt *pt = sd.by_slot[slot];
+	pt->waits = 0;
+	return pt;
+}
+
+/* The number, on this node, of an object a message names. */
+static uint32_t my_object(const struct wire_hdr *h, uint32_t from,
+			  _Atomic uint32_t *made)
+{
+	uint64_t id = h->a;
+	uint32_t k = (uint32_t)(id & ((1u << DSM_ID_SHIFT) - 1));
+	if (id_node(id) != sd.n->id ||
+	    k >= atomic_load_explicit(made, memory_order_acquire))
+		bad(h, from, "a", "an object this node did not make");
+	return k;
+}
+
+static void learn(const struct wire_hdr *h, uint32_t from, const void *buf,
+		  size_t len)
+{
+	struct dsm_notice_fault f = {0};
+	if (dsm_proto_acquire(&sd.p, buf, len, &f) != 0)
+		bad(h, from, "payload", f.what ? f.what : "bad write notices");
+}
+
+static void sync_refused(const struct wire_hdr *h, uint32_t from, int rc,
+			 const char *why)
+{
+	if (rc)
+		bad(h, from, "a", why);
+}
+
+static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
+		   size_t len)
+{
+	struct dsm_placement pl;
+	if (len != sizeof(pl))
+		bad(h, from, "len", "not a placement");
+	memcpy(&pl, pl_, sizeof(pl));
+	uint16_t *home = malloc((size_t)dsm_g.region.pages * sizeof(*home));
+	if (!home)
+		earth_fatal("shared memory: out of memory");
+	const char *why;
+	if (dsm_place_apply(&pl, home, dsm_g.region.pages, sd.n->num_nodes,
+			    &why)) {
+		free(home);
+		bad(h, from, "payload", why);
+	}
+	for (uint32_t k = pl.first; k < pl.first + pl.pages; k++) {
+		if (home[k] == sd.n->id)
+			memset(dsm_region_alias(&dsm_g.region, k), 0,
+			       dsm_g.region.page_size);
+		if (dsm_proto_set_home(&sd.p, k, 1, home[k]))
+			earth_fatal("shared memory: setting a page's home: %m");
+	}
+	free(home);
+}
+
+static void create_here(const struct wire_hdr *h, uint32_t from)
+{
+	uint32_t nodes = sd.n->num_nodes;
+	if (h->a >= dsm_g.nfns)
+		bad(h, from, "a", "no function of the program's thread table");
+	if (h->b % nodes != sd.n->id || h->b / nodes >= DSM_THREADS_PER_NODE ||
+	    sd.by_slot[h->b / nodes])
+		bad(h, from, "b",
+		    "a thread id that is not this node's, is too large, or "
+		    "runs already");
+	struct dsm_pt *pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		earth_fatal("shared memory: out of memory");
+	pt->id = (uint32_t)h->b;
+	pt->slot = (uint32_t)(h->b / nodes);
+	const void *const *fns = dsm_g.fns;
+	pt->fn = (void (*)(void))fns[h->a];
+	if (dsm_thread_init(&pt->t, dsm_g.stack_size, dsm_pt_entry, pt,
+			    &dsm_g.sched))
+		earth_fatal("shared memory: no stack for thread %u (%zu "
+			    "bytes): %m",
+			    pt->id, dsm_g.stack_size);
+	sd.by_slot[pt->slot] = pt;
+	resume(pt, 0);
+}
+
+static void receive(uint32_t from, const struct wire_hdr *h,
+		    const void *payload)
+{
+	uint32_t nodes = sd.n->num_nodes;
+	size_t vt_len = nodes * sizeof(uint32_t);
+	const char *why = NULL;
+	uint32_t page = (uint32_t)h->a;
+	if ((unsigned)h->n >= M_COUNT_)
+		bad(h, from, "n", "unknown kind");
+	switch ((enum dsm_msg)h->n) {
+	case M_FETCH:
+		if (h->a >= dsm_g.region.pages ||
+		    dsm_proto_serve(&sd.p, from, page, sd.page, &why))
+			bad(h, from, "a", why ? why : "no page of the region");
+		send_to(from, M_PAGE, page, 0, 0, sd.page,
+			dsm_g.region.page_size);
+		return;
+	case M_PAGE: {
+		if (h->a >= dsm_g.region.pages)
+			bad(h, from, "a", "no page of the region");
+		int rc =
+		    dsm_proto_page_in(&sd.p, from, page, payload, h->len, &why);
+		if (rc < 0)
+			bad(h, from, "a", why);
+		if (rc > 0)
+			page_came(page);
+		return;
+	}
+	case M_DIFF:
+		if (h->a >= dsm_g.region.pages ||
+		    dsm_proto_apply(&sd.p, from, page, payload, h->len, &why))
+			bad(h, from, "payload",
+			    why ? why : "no page of the region");
+		send_to(from, M_ACK, 0, 0, 0, NULL, 0);
+		return;
+	case M_ACK:
+		if (dsm_proto_diff_acked(&sd.p))
+			bad(h, from, "n", "an acknowledgement of no diff");
+		if (!sd.p.diffs_out)
+			run_held();
+		return;
+	case M_LOCK: {
+		uint32_t k = my_object(h, from, &dsm_g.nlocks);
+		if (h->len != vt_len)
+			bad(h, from, "len", "not a vector time");
+		sync_refused(h, from,
+			     dsm_sync_lock(&sd.sync, k, from, (uint32_t)h->b,
+					   payload, &why),
+			     why);
+		return;
+	}
+	case M_UNLOCK: {
+		uint32_t k = my_object(h, from, &dsm_g.nlocks);
+		learn(h, from, payload, h->len);
+		sync_refused(
+		    h, from,
+		    dsm_sync_unlock(&sd.sync, k, from, (uint32_t)h->b, &why),
+		    why);
+		return;
+	}
+	case M_BARRIER: {
+		uint32_t k = my_object(h, from, &dsm_g.nbarriers);
+		if (h->len < vt_len || !h->c ||
+		    h->c > (uint64_t)nodes * DSM_THREADS_PER_NODE)
+			bad(h, from, "c", "a count no job's threads make");
+		uint32_t *vt = malloc(vt_len);
+		if (!vt)
+			earth_fatal("shared memory: out of memory");
+		memcpy(vt, payload, vt_len);
+		learn(h, from, (const uint8_t *)payload + vt_len,
+		      h->len - vt_len);
+		int rc = dsm_sync_barrier(&sd.sync, k, (uint32_t)h->c, from,
+					  (uint32_t)h->b, vt, &why);
+		free(vt);
+		sync_refused(h, from, rc, why);
+		return;
+	}
+	case M_FLAG_SET: {
+		uint32_t k = my_object(h, from, &dsm_g.nflags);
+		learn(h, from, payload, h->len);
+		sync_refused(h, from, dsm_sync_flag_set(&sd.sync, k, &why),
+			     why);
+		return;
+	}
+	case M_FLAG_WAIT: {
+		uint32_t k = my_object(h, from, &dsm_g.nflags);
+		if (h->len != vt_len)
+			bad(h, from, "len", "not a vector time");
+		sync_refused(h, from,
+			     dsm_sync_flag_wait(&sd.sync, k, from,
+						(uint32_t)h->b, payload, &why),
+			     why);
+		return;
+	}
+	case M_FLAG_CLEAR: {
+		uint32_t k = my_object(h, from, &dsm_g.nflags);
+		sync_refused(h, from, dsm_sync_flag_clear(&sd.sync, k, &why),
+			     why);
+		return;
+	}
+	case M_GRANT: {
+		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
+		learn(h, from, payload, h->len);
+		resume(pt, 0);
+		return;
+	}
+	case M_ALLOC: {
+		if (sd.n->id != 0)
+			bad(h, from, "n", "only node 0 allocates");
+		struct dsm_placement pl;
+		uint64_t first = ~0ull, err = 0;
+		if (h->a == 0 || h->a > dsm_g.region.pages) {
+			err = ENOMEM;
+		} else if (dsm_alloc_take(&sd.alloc, (uint32_t)h->a,
+					  (enum dsm_place)(h->b & 0xff),
+					  (uint32_t)(h->b >> 8), &pl, &why)) {
+			err = ENOMEM; /* the caller checked place and arg */
+		} else {
+			for (uint32_t k = 0; k < nodes; k++)
+				send_to(k, M_PLACED, 0, 0, 0, &pl, sizeof(pl));
+			first = pl.first;
+		}
+		send_to(from, M_ALLOCATED, first, err, h->c, NULL, 0);
+		return;
+	}
+	case M_PLACED:
+		if (from != 0)
+			bad(h, from, "src", "only node 0 places pages");
+		placed(h, from, payload, h->len);
+		return;
+	case M_ALLOCATED: {
+		struct dsm_pt *pt =
+		    waiting_thread(h, from, "c", h->c, M_ALLOCATED);
+		resume(pt, h->a == ~0ull ? -(int64_t)(h->b ? h->b : ENOMEM)
+					 : (int64_t)h->a);
+		return;
+	}
+	case M_FREE:
+		if (sd.n->id != 0 || h->a >= dsm_g.region.pages ||
+		    dsm_alloc_free(&sd.alloc, page, &why))
+			bad(h, from, "a",
+			    why ? why : "no allocation of node 0 starts there");
+		return;
+	case M_GLOBALS: {
+		uint8_t *part = h->b == 0 ? dsm_g.data : dsm_g.bss;
+		size_t len = h->b == 0 ? dsm_g.data_len : dsm_g.bss_len;
+		if (from != 0 || h->b > 1 || h->a > len || h->len > len - h->a)
+			bad(h, from, "a",
+			    "outside the program's globals (do all nodes run "
+			    "the same binary?)");
+		globals_copy(part + h->a, payload, h->len);
+		return;
+	}
+	case M_CREATE:
+		if (from != 0)
+			bad(h, from, "src", "only node 0 creates threads");
+		learn(h, from, payload, h->len);
+		create_here(h, from);
+		return;
+	case M_DONE:
+		if (sd.n->id != 0)
+			bad(h, from, "n", "only node 0 counts ended threads");
+		learn(h, from, payload, h->len);
+		sd.ended++;
+		if (sd.end_waiter && sd.ended >= sd.end_want) {
+			struct dsm_pt *w = sd.end_waiter;
+			sd.end_waiter = NULL;
+			resume(w, 0);
+		}
+		return;
+	case M_COUNT_:
+		break;
+	}
+	bad(h, from, "n", "unknown kind");
+}
+
+void su_dsm_receive(struct earth_node *n, uint32_t from,
+		    const struct wire_hdr *h, const void *payload)
+{
+	if (!n->dsm_on || !sd.n)
+		wire_refuse(h, from, n->num_nodes, 0, "type", NULL,
+			    "a shared-memory message, and this program uses no "
+			    "shared memory (do all nodes run the same "
+			    "binary?)");
+	receive(from, h, payload);
+}

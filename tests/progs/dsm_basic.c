@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsm_basic.c - shared memory across nodes through earth_dsm.h: P program
+ * threads (-p P, spread over the job's nodes) add to a counter under a
+ * lock, write their own part of an array homed block-wise, meet at a
+ * barrier, check every other thread's part, pass a token along a chain
+ * of flags, and main checks the totals after they end. Prints
+ * "dsm_basic ok ..." and exits 0, or names the first wrong value and
+ * exits 1.
+ */
+#include <earth_dsm.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct shared {
+	earth_dsm_lock_t lock;
+	earth_dsm_barrier_t bar;
+	earth_dsm_flag_t flag[65];
+	long counter;
+	long token;
+	int bad;
+};
+
+static struct shared *g; /* set by main before CREATE: every node has it */
+static long *arr;	 /* P * PER longs */
+static int nthreads = 2, rounds = 50;
+enum { PER = 1024 };
+
+static void work(void)
+{
+	unsigned me = earth_dsm_thread_id();
+	for (int r = 0; r < rounds; r++) {
+		earth_dsm_lock(g->lock);
+		g->counter++;
+		earth_dsm_unlock(g->lock);
+	}
+	for (int i = 0; i < PER; i++)
+		arr[(size_t)me * PER + i] = (long)me * 100000 + i;
+	earth_dsm_barrier(g->bar, (unsigned)nthreads);
+	for (int t = 0; t < nthreads; t++)
+		for (int i = 0; i < PER; i++)
+			if (arr[(size_t)t * PER + i] != (long)t * 100000 + i) {
+				earth_dsm_lock(g->lock);
+				if (!g->bad)
+					fprintf(stderr,
+						"thread %u: arr[%d][%d] = %ld, "
+						"want %ld\n",
+						me, t, i,
+						arr[(size_t)t * PER + i],
+						(long)t * 100000 + i);
+				g->bad = 1;
+				earth_dsm_unlock(g->lock);
+				t = nthreads;
+				break;
+			}
+	/* The token goes 0 -> 1 -> ... -> P-1, one flag each. */
+	if (me > 0)
+		earth_dsm_flag_wait(g->flag[me]);
+	g->token += me;
+	earth_dsm_flag_set(g->flag[me + 1]);
+}
+
+static void slave(void)
+{
+	work();
+}
+
+static int program(int argc, char **argv)
+{
+	int c;
+	while ((c = getopt(argc, argv, "p:r:")) != -1) {
+		if (c == 'p')
+			nthreads = atoi(optarg);
+		else if (c == 'r')
+			rounds = atoi(optarg);
+		else
+			return 2;
+	}
+	if (nthreads < 1 || nthreads > 64) {
+		fprintf(stderr, "dsm_basic: -p 1..64\n");
+		return 2;
+	}
+	g = earth_dsm_alloc(sizeof(*g), EARTH_DSM_NODE, 0);
+	arr = earth_dsm_alloc(sizeof(long) * PER * (size_t)nthreads,
+			      EARTH_DSM_BLOCK, 0);
+	if (!g || !arr) {
+		perror("earth_dsm_alloc");
+		return 1;
+	}
+	g->lock = earth_dsm_lock_new();
+	g->bar = earth_dsm_barrier_new();
+	for (int i = 0; i <= nthreads; i++)
+		g->flag[i] = earth_dsm_flag_new();
+	for (int i = 1; i < nthreads; i++)
+		EARTH_DSM_CREATE(slave);
+	work();
+	earth_dsm_wait_for_end((unsigned)nthreads - 1);
+	earth_dsm_flag_wait(g->flag[nthreads]);
+	long want = (long)nthreads * (nthreads - 1) / 2;
+	if (g->bad || g->counter != (long)nthreads * rounds ||
+	    g->token != want) {
+		fprintf(stderr,
+			"dsm_basic: counter %ld (want %ld), token %ld (want "
+			"%ld), bad %d\n",
+			g->counter, (long)nthreads * rounds, g->token, want,
+			g->bad);
+		return 1;
+	}
+	printf("dsm_basic ok nodes=%u threads=%d counter=%ld token=%ld\n",
+	       earth_dsm_nodes(), nthreads, g->counter, g->token);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	return earth_dsm_main(argc, argv, program);
+}
