@@ -276,8 +276,11 @@ static void run_held(void)
 		struct held x = sd.held[i++];
 		perform(x.pt, x.req, x.b, x.c);
 	}
-	memmove(sd.held, sd.held + i, (sd.nheld - i) * sizeof(*sd.held));
-	sd.nheld -= i;
+	if (i) {
+		memmove(sd.held, sd.held + i,
+			(sd.nheld - i) * sizeof(*sd.held));
+		sd.nheld -= i;
+	}
 }
 
 static void hold(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
