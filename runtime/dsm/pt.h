@@ -59,6 +59,10 @@ struct dsm_pt {
 	uint32_t wait_page;
 	bool wait_write;
 	uint8_t waits; /* SU: the answer it waits for (su/dsm.c), or 0 */
+	/* SU: the request it waits on (enum dsm_req) and its object, for
+	 * the report of a stuck job; 0 when it waits for none. */
+	uint8_t wait_req;
+	uint32_t wait_id;
 };
 
 /* The node's shared-memory state (one per process). */

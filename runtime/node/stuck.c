@@ -31,6 +31,7 @@
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "node/node.h"
+#include "su/su.h"
 #include "base/srctab.h"
 #include "base/symbols.h"
 #include "gas/registry.h"
@@ -398,10 +399,14 @@ void node_stuck_report(struct earth_node *n)
 			"earth: node %u: stuck: %llu bytes of large "
 			"registered memory not searched for slots\n",
 			n->id, (unsigned long long)skipped);
-	if (!found)
-		report_no_slot(n);
-	else
+	/* Program threads of shared memory wait on locks, barriers and
+	 * flags, not slots: the report names them instead. */
+	if (n->dsm_on)
+		su_dsm_stuck_report(stderr);
+	if (found)
 		fprintf(stderr, "earth: node %u: stuck: %u slot%s waiting\n",
 			n->id, found, found == 1 ? "" : "s");
+	else if (!n->dsm_on)
+		report_no_slot(n);
 	fflush(stderr);
 }

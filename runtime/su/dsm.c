@@ -237,6 +237,15 @@ void su_dsm_close(void)
 {
 	if (!sd.n)
 		return;
+	/* Threads the job's end found waiting or running. */
+	for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++) {
+		struct dsm_pt *pt = sd.by_slot[i];
+		if (!pt || pt == dsm_g.main_pt)
+			continue;
+		if (!pt->t.finished)
+			dsm_thread_destroy(&pt->t);
+		free(pt);
+	}
 	dsm_proto_fini(&sd.p);
 	dsm_sync_fini(&sd.sync);
 	if (sd.n->id == 0)
@@ -339,6 +348,8 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 	switch (req) {
 	case DSM_R_LOCK:
 		pt->waits = M_GRANT;
+		pt->wait_req = DSM_R_LOCK;
+		pt->wait_id = (uint32_t)b;
 		send_to(id_node(b), M_LOCK, b, pt->slot, 0, sd.p.log.vt,
 			vt_len);
 		return;
@@ -352,6 +363,8 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		memcpy(sd.buf, sd.p.log.vt, vt_len);
 		size_t len = vt_len + notices_for(id_node(b), vt_len);
 		pt->waits = M_GRANT;
+		pt->wait_req = DSM_R_BARRIER;
+		pt->wait_id = (uint32_t)b;
 		send_to(id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
 		return;
 	}
@@ -363,6 +376,8 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 	}
 	case DSM_R_FLAG_WAIT:
 		pt->waits = M_GRANT;
+		pt->wait_req = DSM_R_FLAG_WAIT;
+		pt->wait_id = (uint32_t)b;
 		send_to(id_node(b), M_FLAG_WAIT, b, pt->slot, 0, sd.p.log.vt,
 			vt_len);
 		return;
@@ -436,6 +451,7 @@ void su_dsm_request(struct earth_node *n, const struct su_req *r)
 		} else {
 			sd.end_waiter = pt;
 			sd.end_want = (uint32_t)r->b;
+			pt->wait_req = DSM_R_WAIT_END;
 		}
 		return;
 	case DSM_R_LOCK:
@@ -495,6 +511,7 @@ static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
 		    "no thread of this node with that slot waits for it");
 	struct dsm_pt *pt = sd.by_slot[slot];
 	pt->waits = 0;
+	pt->wait_req = 0;
 	return pt;
 }
 
@@ -744,6 +761,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		if (sd.end_waiter && sd.ended >= sd.end_want) {
 			struct dsm_pt *w = sd.end_waiter;
 			sd.end_waiter = NULL;
+			w->wait_req = 0;
 			resume(w, 0);
 		}
 		return;
@@ -762,4 +780,81 @@ void su_dsm_receive(struct earth_node *n, uint32_t from,
 			    "shared memory (do all nodes run the same "
 			    "binary?)");
 	receive(from, h, payload);
+}
+
+/* ---- a stuck job (node/stuck.c asks) ---- */
+
+static const char *const req_names[DSM_R_COUNT_] = {
+    [DSM_R_LOCK] = "lock",
+    [DSM_R_BARRIER] = "barrier",
+    [DSM_R_FLAG_WAIT] = "flag",
+};
+
+static uint32_t thread_of(uint32_t node, uint32_t slot)
+{
+	return slot * sd.n->num_nodes + node;
+}
+
+unsigned su_dsm_stuck_report(FILE *f)
+{
+	if (!sd.n)
+		return 0;
+	unsigned self = sd.n->id, waiting = 0;
+	for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++) {
+		struct dsm_pt *pt = sd.by_slot[i];
+		if (!pt || !pt->wait_req)
+			continue;
+		waiting++;
+		if (pt->wait_req == DSM_R_WAIT_END)
+			fprintf(f,
+				"earth: node %u: stuck: thread %u waits for "
+				"%u threads to end, and %u did\n",
+				self, pt->id, sd.end_want, sd.ended);
+		else
+			fprintf(f,
+				"earth: node %u: stuck: thread %u waits for "
+				"%s 0x%x (made by node %u)\n",
+				self, pt->id, req_names[pt->wait_req],
+				pt->wait_id, id_node(pt->wait_id));
+	}
+	/* What the objects this node manages say. */
+	uint32_t nl = atomic_load(&dsm_g.nlocks),
+		 nb = atomic_load(&dsm_g.nbarriers),
+		 nf = atomic_load(&dsm_g.nflags);
+	for (uint32_t k = 0; k < nl && k < DSM_OBJECTS_PER_NODE; k++) {
+		uint32_t w = dsm_sync_waiting(&sd.sync, DSM_SYNC_LOCK, k);
+		int64_t h = dsm_sync_holder(&sd.sync, k);
+		if (!w)
+			continue;
+		fprintf(f,
+			"earth: node %u: stuck: lock 0x%x is held by thread %u "
+			"(node %u), and %u thread%s wait%s for it: release it "
+			"on every path (earth_dsm_unlock, UNLOCK)\n",
+			self, self << DSM_ID_SHIFT | k,
+			h < 0 ? 0
+			      : thread_of((uint32_t)(h / DSM_THREADS_PER_NODE),
+					  (uint32_t)(h % DSM_THREADS_PER_NODE)),
+			h < 0 ? 0 : (unsigned)(h / DSM_THREADS_PER_NODE), w,
+			w == 1 ? "" : "s", w == 1 ? "s" : "");
+	}
+	for (uint32_t k = 0; k < nb && k < DSM_OBJECTS_PER_NODE; k++) {
+		uint32_t w = dsm_sync_waiting(&sd.sync, DSM_SYNC_BARRIER, k);
+		if (w)
+			fprintf(f,
+				"earth: node %u: stuck: barrier 0x%x has %u "
+				"thread%s waiting for the others: every "
+				"thread of the count must reach it\n",
+				self, self << DSM_ID_SHIFT | k, w,
+				w == 1 ? "" : "s");
+	}
+	for (uint32_t k = 0; k < nf && k < DSM_OBJECTS_PER_NODE; k++) {
+		uint32_t w = dsm_sync_waiting(&sd.sync, DSM_SYNC_FLAG, k);
+		if (w)
+			fprintf(f,
+				"earth: node %u: stuck: flag 0x%x is not set, "
+				"and %u thread%s wait%s for it\n",
+				self, self << DSM_ID_SHIFT | k, w,
+				w == 1 ? "" : "s", w == 1 ? "s" : "");
+	}
+	return waiting;
 }

@@ -16,6 +16,7 @@
 #include "unit/unit.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A message for a peer whose transport had no room (su/remote.c). */
@@ -325,6 +326,10 @@ void su_coll_post(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 /* Readies the SU's side (the node, before the units start): 0 or -1. */
 int su_dsm_open(struct earth_node *n) EARTH_HIDDEN;
 void su_dsm_close(void) EARTH_HIDDEN;
+/* A stuck job: this node's threads that wait and on what, the locks,
+ * barriers and flags it manages that have waiters; the threads that
+ * wait. */
+unsigned su_dsm_stuck_report(FILE *f) EARTH_HIDDEN;
 /* A program thread's request (SU_OP_DSM). */
 void su_dsm_request(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 /* A W_DSM message from node from (this node's own never come here). */

@@ -7,9 +7,15 @@
  * of flags, and main checks the totals after they end. Prints
  * "dsm_basic ok ..." and exits 0, or names the first wrong value and
  * exits 1.
+ *
+ * -x MISTAKE makes thread 1 (or main) make one, for the tests of what the
+ * job then says: crash (a null pointer written), stuck-lock (a lock never
+ * released, main waits for it), stuck-barrier (main never reaches the
+ * barrier), stuck-flag (a flag never set).
  */
 #include <earth_dsm.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@ struct shared {
 static struct shared *g; /* set by main before CREATE: every node has it */
 static long *arr;	 /* P * PER longs */
 static int nthreads = 2, rounds = 50;
+static const char *mistake = "";
 enum { PER = 1024 };
 
 static void work(void)
@@ -65,15 +72,41 @@ static void work(void)
 
 static void slave(void)
 {
+	if (!strcmp(mistake, "crash") && earth_dsm_thread_id() == 1)
+		*(volatile long *)(uintptr_t)16 = 1;
+	if (!strcmp(mistake, "stuck-lock") && earth_dsm_thread_id() == 1) {
+		earth_dsm_lock(g->lock);
+		earth_dsm_flag_set(g->flag[0]);
+		return; /* never unlocks */
+	}
+	if (!strcmp(mistake, "stuck-barrier"))
+		earth_dsm_barrier(g->bar, (unsigned)nthreads);
 	work();
+}
+
+/* Main's part of a mistake (it never returns from it). */
+static void main_mistake(void)
+{
+	if (!strcmp(mistake, "stuck-lock")) {
+		earth_dsm_flag_wait(g->flag[0]);
+		earth_dsm_lock(g->lock);
+	} else if (!strcmp(mistake, "stuck-flag")) {
+		earth_dsm_flag_wait(g->flag[nthreads]);
+	} else if (!strcmp(mistake, "stuck-barrier")) {
+		earth_dsm_wait_for_end((unsigned)nthreads - 1);
+	} else {
+		earth_dsm_wait_for_end((unsigned)nthreads - 1);
+	}
 }
 
 static int program(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:r:")) != -1) {
+	while ((c = getopt(argc, argv, "p:r:x:")) != -1) {
 		if (c == 'p')
 			nthreads = atoi(optarg);
+		else if (c == 'x')
+			mistake = optarg;
 		else if (c == 'r')
 			rounds = atoi(optarg);
 		else
@@ -96,6 +129,10 @@ static int program(int argc, char **argv)
 		g->flag[i] = earth_dsm_flag_new();
 	for (int i = 1; i < nthreads; i++)
 		EARTH_DSM_CREATE(slave);
+	if (*mistake) {
+		main_mistake();
+		return 3;
+	}
 	work();
 	earth_dsm_wait_for_end((unsigned)nthreads - 1);
 	earth_dsm_flag_wait(g->flag[nthreads]);
