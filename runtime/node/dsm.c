@@ -17,13 +17,22 @@
 #include "su/su.h"
 
 #include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 /* Where the region lies in every node (the nodes of a job have the same
- * layout, and nothing maps there unasked). */
-#define DSM_BASE ((void *)(uintptr_t)0x200000000000ull)
+ * layout, and nothing maps there unasked): above where the executable and
+ * its heap lie without randomisation, in the part of the address space
+ * that ThreadSanitizer and AddressSanitizer leave to programs too. */
+#define DSM_BASE ((void *)(uintptr_t)0x559000000000ull)
+/* Where main's argv lies on every node: globals that point into argv
+ * (a file name from the command line) stay good on the nodes that
+ * receive them. */
+#define DSM_ARGV_BASE ((void *)(uintptr_t)0x558000000000ull)
 
 /* The program's globals (earth_dsm.ld), and the thread table the linker
  * builds from EARTH_DSM_CREATE. */
@@ -159,6 +168,43 @@ static void node_dsm_close(void)
 	memset(&dsm_g, 0, sizeof(dsm_g));
 }
 
+/* argv copied to DSM_ARGV_BASE (every node gets the same arguments from
+ * its launcher, so the copies are the same), or NULL with a message. */
+static char **argv_fixed(int argc, char **argv, size_t *mapped)
+{
+	size_t bytes = (size_t)(argc + 1) * sizeof(char *);
+	for (int i = 0; i < argc; i++)
+		bytes += strlen(argv[i]) + 1;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	bytes = (bytes + ps - 1) / ps * ps;
+	void *p = mmap(DSM_ARGV_BASE, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		       0);
+	if (p == MAP_FAILED || p != DSM_ARGV_BASE) {
+		fprintf(stderr,
+			"earth: earth_dsm_main: cannot place the arguments at "
+			"%p (%s): the nodes of a job must have the same "
+			"layout\n",
+			DSM_ARGV_BASE, p == MAP_FAILED ? strerror(errno)
+						       : "taken");
+		if (p != MAP_FAILED)
+			munmap(p, bytes);
+		return NULL;
+	}
+	char **v = p;
+	char *s = (char *)(v + argc + 1);
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		memcpy(s, argv[i], n);
+		v[i] = s;
+		s += n;
+	}
+	v[argc] = NULL;
+	mprotect(p, bytes, PROT_READ);
+	*mapped = bytes;
+	return v;
+}
+
 int earth_dsm_main(int argc, char **argv, int (*main)(int, char **))
 {
 	struct earth_options opts;
@@ -169,13 +215,18 @@ int earth_dsm_main(int argc, char **argv, int (*main)(int, char **))
 		fprintf(stderr, "earth: earth_dsm_main: null main function\n");
 		return EARTH_EXIT_USAGE;
 	}
+	size_t argv_len = 0;
+	char **fixed = argv_fixed(argc, argv, &argv_len);
+	if (!fixed)
+		return EARTH_EXIT_USAGE;
 	dsm_user_main = main;
 	dsm_argc = argc;
-	dsm_argv = argv;
+	dsm_argv = fixed;
 	node_dsm_wanted = true;
 	int status = earth_run(&opts, &dsm_main_tf, NULL, 0);
 	node_dsm_wanted = false;
 	node_dsm_close();
+	munmap(fixed, argv_len);
 	return status;
 }
 

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_dsm_node.c - shared memory across the nodes of a job (earth_dsm.h),
+ * end to end through earthrun: the litmus programs of release
+ * consistency (tests/progs/dsm_litmus.c), seeded random data-race-free
+ * programs against a sequential memory (dsm_drf.c) and locks, barriers
+ * and flags with exact counts (dsm_basic.c), over shm, tcp and ucx on 1-4
+ * nodes with 1-16 threads per node, with the emulated network's delay,
+ * in the single-core node modes; then what the job says when a program
+ * crashes or deadlocks.
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "job.h"
+
+TestSuite(dsm_node, .timeout = 600);
+
+static struct t_cmd cmd;
+
+/* Runs PROG ARGS on n nodes over transport t (with env before) and
+ * asserts it printed want and ended 0. */
+static void ok_run(const char *env, int n, const char *t, const char *prog,
+		   const char *args, const char *want)
+{
+	t_sh(&cmd, 120, "env %s %s -n %d --transport %s %s/%s %s", env,
+	     T_EARTHRUN, n, t, T_PROG_DIR, prog, args);
+	cr_assert_eq(cmd.status, 0,
+		     "%s %s on %d nodes over %s (%s): status %d\n%s%s", prog,
+		     args, n, t, env, cmd.status, cmd.out, cmd.err);
+	cr_assert(strstr(cmd.out, want), "%s %s: no \"%s\" in\n%s%s", prog,
+		  args, want, cmd.out, cmd.err);
+}
+
+static const char *const transports[] = {"shm", "tcp", "ucx"};
+
+Test(dsm_node, litmus_every_transport_1_to_4_nodes)
+{
+	const char *tests[] = {"lock", "barrier", "flag", "chain", "merge"};
+	for (int ti = 0; ti < 3; ti++)
+		for (int n = 1; n <= 4; n++)
+			for (int k = 0; k < 5; k++) {
+				char args[64], want[64];
+				snprintf(args, sizeof(args), "-t %s -r 8",
+					 tests[k]);
+				snprintf(want, sizeof(want),
+					 "dsm_litmus %s ok", tests[k]);
+				if (n == 2 || n == 4 || ti == 0)
+					ok_run("UCX_TLS=tcp", n, transports[ti],
+					       "dsm_litmus", args, want);
+			}
+}
+
+Test(dsm_node, random_drf_programs_against_sequential)
+{
+	/* Seeds, nodes and threads per node vary together. */
+	for (unsigned s = 1; s <= 12; s++) {
+		int n = (int)(s % 4) + 1, per = (int)(1u << (s % 5));
+		char args[96];
+		snprintf(args, sizeof(args), "-p %d -s %u -c 12000 -k 4",
+			 n * per, s);
+		ok_run("UCX_TLS=tcp", n, transports[s % 3], "dsm_drf", args,
+		       "dsm_drf ok");
+	}
+}
+
+Test(dsm_node, random_drf_with_network_delay)
+{
+	ok_run("EARTH_NET_LATENCY_NS=50000", 3, "shm", "dsm_drf",
+	       "-p 6 -s 21 -k 3", "dsm_drf ok");
+	ok_run("EARTH_NET_LATENCY_NS=20000", 2, "tcp", "dsm_drf",
+	       "-p 8 -s 22 -k 3", "dsm_drf ok");
+}
+
+Test(dsm_node, exact_counts_locks_barriers_flags)
+{
+	ok_run("UCX_TLS=tcp", 4, "shm", "dsm_basic", "-p 16 -r 20",
+	       "counter=320 token=120");
+	ok_run("UCX_TLS=tcp", 3, "tcp", "dsm_basic", "-p 6 -r 30",
+	       "counter=180 token=15");
+	ok_run("UCX_TLS=tcp", 2, "ucx", "dsm_basic", "-p 4 -r 30",
+	       "counter=120 token=6");
+	ok_run("", 1, "shm", "dsm_basic", "-p 8 -r 10", "counter=80 token=28");
+}
+
+Test(dsm_node, single_core_modes)
+{
+	const char *modes[] = {"single-poll", "single-interrupt"};
+	for (int m = 0; m < 2; m++) {
+		char env[64];
+		snprintf(env, sizeof(env), "EARTH_MODE=%s", modes[m]);
+		ok_run(env, 2, "shm", "dsm_basic", "-p 4 -r 20",
+		       "counter=80 token=6");
+		ok_run(env, 3, "tcp", "dsm_drf", "-p 6 -s 5 -k 3",
+		       "dsm_drf ok");
+		ok_run(env, 3, "shm", "dsm_litmus", "-t chain -r 5",
+		       "dsm_litmus chain ok");
+	}
+}
+
+/* A program's bug ends the job with the crash report, never a hang. */
+Test(dsm_node, crash_outside_shared_memory_is_reported)
+{
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x crash", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0);
+	cr_assert(strstr(cmd.err, "segmentation fault at 0x10 (not in shared "
+				  "memory)"),
+		  "%s", cmd.err);
+	cr_assert(strstr(cmd.err, "node 1 was killed by signal 11"), "%s",
+		  cmd.err);
+}
+
+static void stuck(const char *mistake, const char *a, const char *b)
+{
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 3 -x %s", T_EARTHRUN,
+	     T_PROG_DIR, mistake);
+	cr_assert_eq(cmd.status, 75, "%s: status %d\n%s", mistake, cmd.status,
+		     cmd.err);
+	cr_assert(strstr(cmd.err, a), "%s: no \"%s\" in\n%s", mistake, a,
+		  cmd.err);
+	cr_assert(strstr(cmd.err, b), "%s: no \"%s\" in\n%s", mistake, b,
+		  cmd.err);
+}
+
+Test(dsm_node, deadlocks_name_the_object_and_the_waiters)
+{
+	stuck("stuck-lock", "thread 0 waits for lock 0x0 (made by node 0)",
+	      "lock 0x0 is held by thread 1 (node 1), and 2 threads wait "
+	      "for it");
+	stuck("stuck-barrier", "thread 1 waits for barrier 0x0",
+	      "barrier 0x0 has 2 threads waiting for the others");
+	stuck("stuck-flag", "thread 0 waits for flag 0x3",
+	      "flag 0x3 is not set, and 1 thread waits for it");
+}
