@@ -45,8 +45,8 @@ Test(dsm_node, litmus_every_transport_1_to_4_nodes)
 				char args[64], want[64];
 				snprintf(args, sizeof(args), "-t %s -r 8",
 					 tests[k]);
-				snprintf(want, sizeof(want),
-					 "dsm_litmus %s ok", tests[k]);
+				snprintf(want, sizeof(want), "dsm_litmus %s ok",
+					 tests[k]);
 				if (n == 2 || n == 4 || ti == 0)
 					ok_run("UCX_TLS=tcp", n, transports[ti],
 					       "dsm_litmus", args, want);
@@ -134,4 +134,46 @@ Test(dsm_node, deadlocks_name_the_object_and_the_waiters)
 	      "barrier 0x0 has 2 threads waiting for the others");
 	stuck("stuck-flag", "thread 0 waits for flag 0x3",
 	      "flag 0x3 is not set, and 1 thread waits for it");
+}
+
+/* --stats-json: each node's counters of shared memory, exact where the
+ * program fixes them (dsm_basic: each thread takes the lock -r times,
+ * node 0 made the lock and the barrier). */
+Test(dsm_node, statistics_count_what_the_program_did)
+{
+	char dir[256], path[512];
+	t_scratch_dir(dir, sizeof(dir), "dsm_stats");
+	snprintf(path, sizeof(path), "%s/s.json", dir);
+	t_sh(&cmd, 120, "%s -n 2 --stats-json=%s %s/dsm_basic -p 4 -r 25",
+	     T_EARTHRUN, path, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
+	static char js[1 << 16];
+	t_slurp(path, js, sizeof(js));
+	const char *n0 = strstr(js, "\"node\":0"),
+		   *n1 = strstr(js, "\"node\":1");
+	cr_assert(n0 && n1, "%s", js);
+	/* Threads 0 and 2 on node 0, 1 and 3 on node 1: 50 acquires each. */
+	const char *want0[] = {"\"lock_local\":50,", "\"lock_remote\":0,",
+			       "\"barriers\":1,"};
+	const char *want1[] = {"\"lock_local\":0,", "\"lock_remote\":50,",
+			       "\"barriers\":0,"};
+	for (int i = 0; i < 3; i++) {
+		const char *a = strstr(n0, want0[i]), *b = strstr(n1, want1[i]);
+		cr_assert(a && (n1 > n0 ? a < n1 : 1), "node 0: no %s in %s",
+			  want0[i], js);
+		cr_assert(b && (n0 > n1 ? b < n0 : 1), "node 1: no %s in %s",
+			  want1[i], js);
+	}
+	cr_assert(strstr(js, "\"wait_ns\":{\"page\":"), "%s", js);
+	t_remove_dir(dir);
+}
+
+/* A region that could need more mappings than the kernel allows is
+ * refused at the start, naming the limit. */
+Test(dsm_node, region_past_the_map_count_is_refused)
+{
+	t_sh(&cmd, 60, "env EARTH_DSM_MB=786432 %s -n 1 %s/dsm_basic -p 1",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0);
+	cr_assert(strstr(cmd.err, "vm.max_map_count"), "%s", cmd.err);
 }

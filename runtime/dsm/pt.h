@@ -40,6 +40,33 @@ enum dsm_req {
 	DSM_R_COUNT_
 };
 
+/* What a program thread waited for, for the time spent waiting. */
+enum dsm_cause {
+	DSM_WAIT_PAGE,
+	DSM_WAIT_LOCK,
+	DSM_WAIT_BARRIER,
+	DSM_WAIT_FLAG,
+	DSM_WAIT_OTHER, /* allocation, creation, the end of threads */
+	DSM_WAIT_CAUSES_
+};
+
+/* A node's statistics of shared memory (--stats, JSON). */
+struct dsm_stats {
+	/* The protocol (dsm/proto.h). */
+	uint64_t read_faults, write_faults, fetches, twins, twin_bytes, diffs,
+	    diff_bytes, invalidations, intervals;
+	/* Sent by this node: write notices' bytes, messages, of which for
+	 * barriers (arrivals and their grants). */
+	uint64_t notice_bytes, msgs_sent, barrier_msgs;
+	/* Lock acquires by this node's threads, its manager here or on
+	 * another node; handed from one waiter to the next here. */
+	uint64_t lock_local, lock_remote, lock_handoffs;
+	uint64_t barriers; /* episodes completed by barriers made here */
+	/* The EU: faults taken, program threads switched out. */
+	uint64_t eu_faults, switches;
+	uint64_t wait_ns[DSM_WAIT_CAUSES_]; /* by cause, every thread */
+};
+
 /* Threads one node runs at most (one waiting slot each at the managers). */
 #define DSM_THREADS_PER_NODE 64
 /* Objects one node manages at most, of each kind. */
@@ -63,6 +90,9 @@ struct dsm_pt {
 	 * the report of a stuck job; 0 when it waits for none. */
 	uint8_t wait_req;
 	uint32_t wait_id;
+	/* SU: when its request came and what for (statistics). */
+	uint64_t wait_t0;
+	uint8_t wait_cause;
 };
 
 /* The node's shared-memory state (one per process). */

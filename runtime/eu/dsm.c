@@ -17,6 +17,7 @@
  * program thread it runs. */
 static struct dsm_faults eu_faults;
 static bool eu_faults_ready;
+static uint64_t eu_calls; /* a thread's waits through eu_dsm_call */
 
 /* A fault on page of the region (in the handler, on the EU). */
 static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
@@ -70,6 +71,12 @@ void eu_dsm_run(void *arg)
 	eu_post_dsm(DSM_R_END, (uintptr_t)pt, 0, 0);
 }
 
+void eu_dsm_stats(struct dsm_stats *st)
+{
+	st->eu_faults = eu_faults.faults;
+	st->switches = eu_faults.waits + eu_calls;
+}
+
 void eu_dsm_fini(void)
 {
 	if (eu_faults_ready)
@@ -86,6 +93,7 @@ int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b, uint64_t c)
 				"earth_dsm_main, or a thread started by "
 				"EARTH_DSM_CREATE)");
 	eu_post_dsm(req, (uintptr_t)pt, b, c);
+	eu_calls++;
 	eu_faults.cur = NULL;
 	dsm_switch(&pt->t.ctx, &dsm_g.sched);
 	/* Resumed by eu_dsm_run (which set cur again). */

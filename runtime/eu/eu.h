@@ -478,6 +478,9 @@ struct dsm_pt *eu_dsm_self(void) EARTH_HIDDEN;
  * call for a misuse message. */
 int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b,
 		    uint64_t c) EARTH_HIDDEN;
+struct dsm_stats;
+/* The EU's statistics of shared memory into *st (before eu_dsm_fini). */
+void eu_dsm_stats(struct dsm_stats *st) EARTH_HIDDEN;
 /* The fault handler's signal stacks given back (node end). */
 void eu_dsm_fini(void) EARTH_HIDDEN;
 

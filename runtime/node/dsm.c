@@ -177,16 +177,16 @@ static char **argv_fixed(int argc, char **argv, size_t *mapped)
 		bytes += strlen(argv[i]) + 1;
 	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
 	bytes = (bytes + ps - 1) / ps * ps;
-	void *p = mmap(DSM_ARGV_BASE, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
-		       0);
+	void *p =
+	    mmap(DSM_ARGV_BASE, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == MAP_FAILED || p != DSM_ARGV_BASE) {
 		fprintf(stderr,
 			"earth: earth_dsm_main: cannot place the arguments at "
 			"%p (%s): the nodes of a job must have the same "
 			"layout\n",
-			DSM_ARGV_BASE, p == MAP_FAILED ? strerror(errno)
-						       : "taken");
+			DSM_ARGV_BASE,
+			p == MAP_FAILED ? strerror(errno) : "taken");
 		if (p != MAP_FAILED)
 			munmap(p, bytes);
 		return NULL;

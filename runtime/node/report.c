@@ -12,6 +12,9 @@
 #include "base/jsonparts.h"
 #include "base/settings.h"
 #include "node/node.h"
+#include "dsm/pt.h"
+#include "eu/eu.h"
+#include "su/su.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -103,6 +106,70 @@ static uint64_t switches(void)
 	return s;
 }
 
+static const char *const dsm_cause_names[DSM_WAIT_CAUSES_] = {
+    "page", "lock", "barrier", "flag", "other"};
+
+/* Shared memory's counters of this node (a program under earth_dsm_main). */
+static void dsm_stats_of(const struct earth_node *n, struct dsm_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	su_dsm_stats(st, n->tsc_per_ns);
+	eu_dsm_stats(st);
+}
+
+static void print_dsm(FILE *f, const struct earth_node *n)
+{
+	struct dsm_stats d;
+	dsm_stats_of(n, &d);
+	fprintf(f,
+		"  shared memory: faults %" PRIu64 " read, %" PRIu64
+		" write (the EU took %" PRIu64 "); fetches %" PRIu64
+		"; twins %" PRIu64 "; diffs %" PRIu64 " of %" PRIu64
+		" bytes, from %" PRIu64 " bytes twinned; intervals %" PRIu64
+		"; invalidations %" PRIu64 "\n",
+		d.read_faults, d.write_faults, d.eu_faults, d.fetches, d.twins,
+		d.diffs, d.diff_bytes, d.twin_bytes, d.intervals,
+		d.invalidations);
+	fprintf(
+	    f,
+	    "  shared memory: lock acquires %" PRIu64 " here, %" PRIu64
+	    " on another node, %" PRIu64 " handed over here; barriers %" PRIu64
+	    " done here, %" PRIu64 " barrier messages sent; messages %" PRIu64
+	    ", write notices %" PRIu64 " bytes; thread switches %" PRIu64 "\n",
+	    d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
+	    d.barrier_msgs, d.msgs_sent, d.notice_bytes, d.switches);
+	fprintf(f, "  shared memory: time waiting (every thread):");
+	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
+		fprintf(f, " %s %.3f ms", dsm_cause_names[k],
+			(double)d.wait_ns[k] / 1e6);
+	fputc('\n', f);
+}
+
+static void json_dsm(FILE *f, const struct earth_node *n)
+{
+	struct dsm_stats d;
+	dsm_stats_of(n, &d);
+	fprintf(
+	    f,
+	    ",\"dsm\":{\"read_faults\":%" PRIu64 ",\"write_faults\":%" PRIu64
+	    ",\"eu_faults\":%" PRIu64 ",\"fetches\":%" PRIu64
+	    ",\"twins\":%" PRIu64 ",\"twin_bytes\":%" PRIu64
+	    ",\"diffs\":%" PRIu64 ",\"diff_bytes\":%" PRIu64
+	    ",\"intervals\":%" PRIu64 ",\"invalidations\":%" PRIu64
+	    ",\"notice_bytes\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
+	    ",\"barrier_msgs\":%" PRIu64 ",\"lock_local\":%" PRIu64
+	    ",\"lock_remote\":%" PRIu64 ",\"lock_handoffs\":%" PRIu64
+	    ",\"barriers\":%" PRIu64 ",\"switches\":%" PRIu64 ",\"wait_ns\":{",
+	    d.read_faults, d.write_faults, d.eu_faults, d.fetches, d.twins,
+	    d.twin_bytes, d.diffs, d.diff_bytes, d.intervals, d.invalidations,
+	    d.notice_bytes, d.msgs_sent, d.barrier_msgs, d.lock_local,
+	    d.lock_remote, d.lock_handoffs, d.barriers, d.switches);
+	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",
+			dsm_cause_names[k], d.wait_ns[k]);
+	fprintf(f, "}}");
+}
+
 static void print_table(FILE *f, const struct earth_node *n,
 			const struct breakdown *b)
 {
@@ -185,6 +252,8 @@ static void print_table(FILE *f, const struct earth_node *n,
 		fprintf(f, " %s: %" PRIu64, bucket_names[k],
 			acct_eu.overlap_hist[k]);
 	fputc('\n', f);
+	if (n->dsm_on)
+		print_dsm(f, n);
 }
 
 /* The statistics table and the breakdown, with one write(2) (node.h). */
@@ -269,11 +338,14 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 		",\"blk_recv\":{\"direct\":%" PRIu64 ",\"copied\":%" PRIu64
 		"},\"blk_sent\":{\"referenced\":%" PRIu64 ",\"copied\":%" PRIu64
 		"},\"queued\":{\"referenced\":%" PRIu64 ",\"copied\":%" PRIu64
-		"}}\n",
+		"}",
 		st.fibers_run, st.msgs_sent, st.msgs_received, st.tokens_run,
 		st.tokens_stolen, st.tokens_given, st.steal_requests,
 		bb.recv_direct, bb.recv_copied, bb.sent_ref, bb.sent_copied,
 		su_g.queued_ref, su_g.queued_copied);
+	if (n->dsm_on)
+		json_dsm(f, n);
+	fprintf(f, "}\n");
 	int werr = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
 	if (fclose(f) != 0 && !werr)
 		werr = errno;

@@ -102,6 +102,9 @@ static struct {
 	uint32_t end_want;
 	bool globals_sent;
 	uint64_t msgs[M_COUNT_];
+	/* Statistics (the protocol keeps its own). */
+	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
+	uint64_t wait_ticks[DSM_WAIT_CAUSES_];
 } sd;
 
 #define BUF_CAP WIRE_MAX_PAYLOAD
@@ -152,6 +155,10 @@ static void send_to(uint32_t node, unsigned what, uint64_t a, uint64_t b,
 
 static void resume(struct dsm_pt *pt, int64_t result)
 {
+	if (pt->wait_t0) {
+		sd.wait_ticks[pt->wait_cause] += q_tsc() - pt->wait_t0;
+		pt->wait_t0 = 0;
+	}
 	pt->result = result;
 	su_ready_push(&su_g, sd.n->dsm_fiber, pt);
 }
@@ -172,6 +179,7 @@ static size_t notices_for(uint32_t to, size_t off)
 	size_t w =
 	    dsm_log_encode_since(&sd.p.log, vt, sd.buf + off, BUF_CAP - off);
 	memcpy(vt, sd.p.log.vt, nodes * sizeof(uint32_t));
+	sd.notice_bytes += w;
 	return w;
 }
 
@@ -203,6 +211,8 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 			    "%u carries (%zu bytes) exceed one message",
 			    node, len);
 	len = dsm_log_encode_since(&sd.p.log, their_vt, sd.buf, BUF_CAP);
+	sd.notice_bytes += len;
+	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
 	send_to(node, M_GRANT, kind, thread,
 		(uint64_t)sd.n->id << DSM_ID_SHIFT | id, sd.buf, len);
 }
@@ -350,6 +360,10 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->waits = M_GRANT;
 		pt->wait_req = DSM_R_LOCK;
 		pt->wait_id = (uint32_t)b;
+		if (id_node(b) == sd.n->id)
+			sd.lock_local++;
+		else
+			sd.lock_remote++;
 		send_to(id_node(b), M_LOCK, b, pt->slot, 0, sd.p.log.vt,
 			vt_len);
 		return;
@@ -365,6 +379,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->waits = M_GRANT;
 		pt->wait_req = DSM_R_BARRIER;
 		pt->wait_id = (uint32_t)b;
+		sd.barrier_msgs++;
 		send_to(id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
 		return;
 	}
@@ -441,6 +456,14 @@ void su_dsm_request(struct earth_node *n, const struct su_req *r)
 	(void)n;
 	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)r->a;
 	unsigned req = (unsigned)r->n;
+	if (req != DSM_R_END) {
+		pt->wait_t0 = q_tsc();
+		pt->wait_cause = req == DSM_R_FAULT	  ? DSM_WAIT_PAGE
+				 : req == DSM_R_LOCK	  ? DSM_WAIT_LOCK
+				 : req == DSM_R_BARRIER	  ? DSM_WAIT_BARRIER
+				 : req == DSM_R_FLAG_WAIT ? DSM_WAIT_FLAG
+							  : DSM_WAIT_OTHER;
+	}
 	switch (req) {
 	case DSM_R_FAULT:
 		fault(pt, r->b, r->c != 0);
@@ -857,4 +880,31 @@ unsigned su_dsm_stuck_report(FILE *f)
 				w == 1 ? "" : "s", w == 1 ? "s" : "");
 	}
 	return waiting;
+}
+
+void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
+{
+	if (!sd.n)
+		return;
+	const struct dsm_proto_stats *p = &sd.p.st;
+	st->read_faults = p->read_faults;
+	st->write_faults = p->write_faults;
+	st->fetches = p->fetches;
+	st->twins = p->twins;
+	st->twin_bytes = p->twins * dsm_g.region.page_size;
+	st->diffs = p->diffs;
+	st->diff_bytes = p->diff_bytes;
+	st->invalidations = p->invalidations;
+	st->intervals = p->intervals;
+	st->notice_bytes = sd.notice_bytes;
+	for (unsigned k = 1; k < M_COUNT_; k++)
+		st->msgs_sent += sd.msgs[k];
+	st->barrier_msgs = sd.barrier_msgs;
+	st->lock_local = sd.lock_local;
+	st->lock_remote = sd.lock_remote;
+	st->lock_handoffs = sd.sync.handoffs;
+	st->barriers = sd.sync.barriers_done;
+	for (unsigned k = 0; k < DSM_WAIT_CAUSES_; k++)
+		st->wait_ns[k] = (uint64_t)((double)sd.wait_ticks[k] /
+					    (tsc_per_ns > 0 ? tsc_per_ns : 1));
 }

@@ -330,6 +330,9 @@ void su_dsm_close(void) EARTH_HIDDEN;
  * barriers and flags it manages that have waiters; the threads that
  * wait. */
 unsigned su_dsm_stuck_report(FILE *f) EARTH_HIDDEN;
+struct dsm_stats;
+/* The SU's statistics of shared memory into *st (after the units ended). */
+void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns) EARTH_HIDDEN;
 /* A program thread's request (SU_OP_DSM). */
 void su_dsm_request(struct earth_node *n, const struct su_req *r) EARTH_HIDDEN;
 /* A W_DSM message from node from (this node's own never come here). */

@@ -45,7 +45,8 @@ static uint32_t mix(uint32_t x)
 /* Who writes cell i in phase k, and what. */
 static int writer(int k, uint32_t i)
 {
-	return (int)(mix(seed * 7919u + (uint32_t)k * 104729u + i) % (uint32_t)P);
+	return (int)(mix(seed * 7919u + (uint32_t)k * 104729u + i) %
+		     (uint32_t)P);
 }
 
 static uint32_t value(int k, uint32_t i)
