@@ -34,7 +34,9 @@ FUZZ_deliver_SRC := runtime/su/deliver.c runtime/su/remote.c runtime/su/quiet.c 
   runtime/su/balance.c runtime/su/coll.c runtime/su/out.c \
   runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c queues/q_ring.c runtime/net/wire.c \
   runtime/net/refuse.c runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
-  queues/q_arch.c runtime/base/srctab.c runtime/base/op.c
+  queues/q_arch.c runtime/base/srctab.c runtime/base/op.c \
+  runtime/su/dsm.c runtime/dsm/pt.c runtime/dsm/proto.c runtime/dsm/sync.c runtime/dsm/alloc.c \
+  runtime/dsm/notice.c runtime/dsm/diff.c runtime/dsm/region.c runtime/dsm/thread.c
 FUZZ_deliver_LIBS := -lnuma
 FUZZ_hello_SRC   := runtime/net/tcp_rendezvous.c runtime/net/wire.c runtime/net/proof.c
 FUZZ_hello_LIBS  := -lsodium
