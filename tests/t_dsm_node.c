@@ -177,3 +177,33 @@ Test(dsm_node, region_past_the_map_count_is_refused)
 	cr_assert_neq(cmd.status, 0);
 	cr_assert(strstr(cmd.err, "vm.max_map_count"), "%s", cmd.err);
 }
+
+/* The write notices a node holds stay bounded: a barrier every thread
+ * reaches lets every node drop what all of them hold. 30 phases send
+ * many notices; at the end each node holds a small part of them. */
+Test(dsm_node, notices_are_collected_at_full_barriers)
+{
+	char dir[256], path[512];
+	t_scratch_dir(dir, sizeof(dir), "dsm_gc");
+	snprintf(path, sizeof(path), "%s/s.json", dir);
+	t_sh(&cmd, 120, "%s -n 3 --stats-json=%s %s/dsm_drf -p 6 -k 30",
+	     T_EARTHRUN, path, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
+	static char js[1 << 16];
+	t_slurp(path, js, sizeof(js));
+	const char *p = js;
+	for (int node = 0; node < 3; node++) {
+		unsigned long long sent = 0, held = ~0ull;
+		p = strstr(p, "\"notice_bytes\":");
+		cr_assert(p, "%s", js);
+		cr_assert_eq(
+		    sscanf(p, "\"notice_bytes\":%llu,\"notices_held\":%llu",
+			   &sent, &held),
+		    2, "%s", p);
+		cr_assert(sent > 10000 && held * 8 < sent,
+			  "node %d: %llu bytes of notices held of %llu sent",
+			  node, held, sent);
+		p++;
+	}
+	t_remove_dir(dir);
+}

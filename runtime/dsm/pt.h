@@ -58,6 +58,9 @@ struct dsm_stats {
 	/* Sent by this node: write notices' bytes, messages, of which for
 	 * barriers (arrivals and their grants). */
 	uint64_t notice_bytes, msgs_sent, barrier_msgs;
+	/* Write notices this node holds at the end (barriers that every
+	 * thread reaches let every node drop what all hold). */
+	uint64_t notices_held;
 	/* Lock acquires by this node's threads, its manager here or on
 	 * another node; handed from one waiter to the next here. */
 	uint64_t lock_local, lock_remote, lock_handoffs;

@@ -105,7 +105,23 @@ static struct {
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
 	uint64_t wait_ticks[DSM_WAIT_CAUSES_];
+	/* Barriers made here, the episode under way (made at first use):
+	 * per node, the threads arrived and the threads it said it runs,
+	 * and the least vector time they sent. An episode every live
+	 * thread of the job reached lets every node drop the notices that
+	 * least vector time covers: all hold them, and no request of an
+	 * older vector time is out (every thread waits at the barrier). */
+	struct bar_ep {
+		uint32_t *arrived, *live, *least;
+	} * bar[DSM_OBJECTS_PER_NODE];
+	bool collect_now; /* the grants being sent end such an episode */
+	const uint32_t *collect_to;
+	uint32_t *vt_tmp; /* since()'s */
 } sd;
+
+/* GRANT's field a: the kind, and this bit when the payload ends with the
+ * vector time up to which every node may drop notices. */
+#define GRANT_COLLECT 0x100u
 
 #define BUF_CAP WIRE_MAX_PAYLOAD
 
@@ -163,21 +179,33 @@ static void resume(struct dsm_pt *pt, int64_t result)
 	su_ready_push(&su_g, sd.n->dsm_fiber, pt);
 }
 
+/* A vector time a node sent (or we recorded) raised to what every node
+ * holds: intervals a barrier let every node drop (GRANT_COLLECT) are held
+ * by all, whatever an older vector time says. Into sd.vt_tmp. */
+static const uint32_t *since(const uint32_t *vt)
+{
+	for (uint32_t k = 0; k < sd.n->num_nodes; k++) {
+		uint32_t floor = sd.p.log.log[k].first - 1;
+		sd.vt_tmp[k] = vt[k] > floor ? vt[k] : floor;
+	}
+	return sd.vt_tmp;
+}
+
 /* The notices node `to` lacks by what we sent it, appended to buf at
  * off; what it has then is our vector time. */
 static size_t notices_for(uint32_t to, size_t off)
 {
 	uint32_t nodes = sd.n->num_nodes;
 	uint32_t *vt = sd.sent + (size_t)to * nodes;
-	size_t len = dsm_log_size_since(&sd.p.log, vt);
+	size_t len = dsm_log_size_since(&sd.p.log, since(vt));
 	if (len > BUF_CAP - off)
 		earth_fatal("shared memory: the write notices node %u lacks "
 			    "(%zu bytes) exceed one message (%u bytes): "
 			    "synchronise more often, or write fewer pages "
 			    "between synchronisations",
 			    to, len, BUF_CAP);
-	size_t w =
-	    dsm_log_encode_since(&sd.p.log, vt, sd.buf + off, BUF_CAP - off);
+	size_t w = dsm_log_encode_since(&sd.p.log, since(vt), sd.buf + off,
+					BUF_CAP - off);
 	memcpy(vt, sd.p.log.vt, nodes * sizeof(uint32_t));
 	sd.notice_bytes += w;
 	return w;
@@ -205,6 +233,7 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
 {
 	(void)ctx;
+	their_vt = since(their_vt);
 	size_t len = dsm_log_size_since(&sd.p.log, their_vt);
 	if (len > BUF_CAP)
 		earth_fatal("shared memory: the write notices a grant to node "
@@ -213,7 +242,18 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 	len = dsm_log_encode_since(&sd.p.log, their_vt, sd.buf, BUF_CAP);
 	sd.notice_bytes += len;
 	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
-	send_to(node, M_GRANT, kind, thread,
+	unsigned a = kind;
+	size_t vt_len = sd.n->num_nodes * sizeof(uint32_t);
+	if (kind == DSM_SYNC_BARRIER && sd.collect_now) {
+		if (len + vt_len > BUF_CAP)
+			earth_fatal("shared memory: a barrier's grant to node "
+				    "%u exceeds one message",
+				    node);
+		memcpy(sd.buf + len, sd.collect_to, vt_len);
+		len += vt_len;
+		a |= GRANT_COLLECT;
+	}
+	send_to(node, M_GRANT, a, thread,
 		(uint64_t)sd.n->id << DSM_ID_SHIFT | id, sd.buf, len);
 }
 
@@ -235,8 +275,10 @@ int su_dsm_open(struct earth_node *n)
 	sd.sent = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.told = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.buf = malloc(BUF_CAP);
+	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.page = malloc(dsm_g.region.page_size);
-	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.page)
+	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.page ||
+	    !sd.vt_tmp)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -262,8 +304,16 @@ void su_dsm_close(void)
 		dsm_alloc_fini(&sd.alloc);
 	free(sd.pwait);
 	free(sd.held);
+	for (unsigned k = 0; k < DSM_OBJECTS_PER_NODE; k++)
+		if (sd.bar[k]) {
+			free(sd.bar[k]->arrived);
+			free(sd.bar[k]->live);
+			free(sd.bar[k]->least);
+			free(sd.bar[k]);
+		}
 	free(sd.sent);
 	free(sd.told);
+	free(sd.vt_tmp);
 	free(sd.buf);
 	free(sd.page);
 	memset(&sd, 0, sizeof(sd));
@@ -380,7 +430,11 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->wait_req = DSM_R_BARRIER;
 		pt->wait_id = (uint32_t)b;
 		sd.barrier_msgs++;
-		send_to(id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
+		uint64_t live = 0;
+		for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++)
+			live += sd.by_slot[i] != NULL;
+		send_to(id_node(b), M_BARRIER, b, pt->slot, c | live << 32,
+			sd.buf, len);
 		return;
 	}
 	case DSM_R_FLAG_SET: {
@@ -413,13 +467,14 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 			send_globals();
 		uint32_t to = (uint32_t)(c % nodes);
 		uint32_t *vt = sd.told + (size_t)to * nodes;
-		size_t len = dsm_log_size_since(&sd.p.log, vt);
+		size_t len = dsm_log_size_since(&sd.p.log, since(vt));
 		if (len > BUF_CAP)
 			earth_fatal("shared memory: the write notices a new "
 				    "thread on node %u needs exceed one "
 				    "message",
 				    to);
-		len = dsm_log_encode_since(&sd.p.log, vt, sd.buf, BUF_CAP);
+		len =
+		    dsm_log_encode_since(&sd.p.log, since(vt), sd.buf, BUF_CAP);
 		memcpy(vt, sd.p.log.vt, vt_len);
 		send_to(to, M_CREATE, b, c, 0, sd.buf, len);
 		resume(pt, 0);
@@ -617,6 +672,29 @@ static void create_here(const struct wire_hdr *h, uint32_t from)
 	resume(pt, 0);
 }
 
+static void bar_reset(struct bar_ep *ep)
+{
+	uint32_t nodes = sd.n->num_nodes;
+	memset(ep->arrived, 0, nodes * sizeof(uint32_t));
+	memset(ep->live, 0, nodes * sizeof(uint32_t));
+	memset(ep->least, 0xff, nodes * sizeof(uint32_t));
+}
+
+static struct bar_ep *bar_episode(uint32_t k)
+{
+	if (!sd.bar[k]) {
+		uint32_t nodes = sd.n->num_nodes;
+		struct bar_ep *ep = calloc(1, sizeof(*ep));
+		if (!ep || !(ep->arrived = calloc(nodes, sizeof(uint32_t))) ||
+		    !(ep->live = calloc(nodes, sizeof(uint32_t))) ||
+		    !(ep->least = calloc(nodes, sizeof(uint32_t))))
+			earth_fatal("shared memory: out of memory");
+		bar_reset(ep);
+		sd.bar[k] = ep;
+	}
+	return sd.bar[k];
+}
+
 static void receive(uint32_t from, const struct wire_hdr *h,
 		    const void *payload)
 {
@@ -679,8 +757,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	}
 	case M_BARRIER: {
 		uint32_t k = my_object(h, from, &dsm_g.nbarriers);
-		if (h->len < vt_len || !h->c ||
-		    h->c > (uint64_t)nodes * DSM_THREADS_PER_NODE)
+		if (h->len < vt_len || !(uint32_t)h->c ||
+		    (uint32_t)h->c > (uint64_t)nodes * DSM_THREADS_PER_NODE)
 			bad(h, from, "c", "a count no job's threads make");
 		uint32_t *vt = malloc(vt_len);
 		if (!vt)
@@ -688,10 +766,30 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		memcpy(vt, payload, vt_len);
 		learn(h, from, (const uint8_t *)payload + vt_len,
 		      h->len - vt_len);
-		int rc = dsm_sync_barrier(&sd.sync, k, (uint32_t)h->c, from,
+		struct bar_ep *ep = bar_episode(k);
+		uint32_t count = (uint32_t)h->c, live = (uint32_t)(h->c >> 32);
+		if (!live || live > DSM_THREADS_PER_NODE)
+			bad(h, from, "c", "a node's live threads out of range");
+		ep->arrived[from]++;
+		ep->live[from] = live;
+		for (uint32_t q = 0; q < nodes; q++)
+			if (vt[q] < ep->least[q])
+				ep->least[q] = vt[q];
+		bool last =
+		    dsm_sync_waiting(&sd.sync, DSM_SYNC_BARRIER, k) + 1 ==
+		    count;
+		bool all = last;
+		for (uint32_t q = 0; q < nodes && all; q++)
+			all = ep->arrived[q] && ep->arrived[q] == ep->live[q];
+		sd.collect_now = all;
+		sd.collect_to = ep->least;
+		int rc = dsm_sync_barrier(&sd.sync, k, count, from,
 					  (uint32_t)h->b, vt, &why);
 		free(vt);
 		sync_refused(h, from, rc, why);
+		sd.collect_now = false;
+		if (last)
+			bar_reset(ep);
 		return;
 	}
 	case M_FLAG_SET: {
@@ -719,7 +817,25 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	}
 	case M_GRANT: {
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
-		learn(h, from, payload, h->len);
+		if (h->a & GRANT_COLLECT) {
+			if (h->len < vt_len)
+				bad(h, from, "len",
+				    "no vector time to collect to");
+			size_t nl = h->len - vt_len;
+			learn(h, from, payload, nl);
+			uint32_t *upto = malloc(vt_len);
+			if (!upto)
+				earth_fatal("shared memory: out of memory");
+			memcpy(upto, (const uint8_t *)payload + nl, vt_len);
+			/* Never past what this node holds. */
+			for (uint32_t k = 0; k < nodes; k++)
+				if (upto[k] > sd.p.log.vt[k])
+					upto[k] = sd.p.log.vt[k];
+			dsm_log_collect(&sd.p.log, upto);
+			free(upto);
+		} else {
+			learn(h, from, payload, h->len);
+		}
 		resume(pt, 0);
 		return;
 	}
@@ -897,6 +1013,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->invalidations = p->invalidations;
 	st->intervals = p->intervals;
 	st->notice_bytes = sd.notice_bytes;
+	st->notices_held = sd.p.log.held_bytes;
 	for (unsigned k = 1; k < M_COUNT_; k++)
 		st->msgs_sent += sd.msgs[k];
 	st->barrier_msgs = sd.barrier_msgs;
