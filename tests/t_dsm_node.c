@@ -207,3 +207,18 @@ Test(dsm_node, notices_are_collected_at_full_barriers)
 	}
 	t_remove_dir(dir);
 }
+
+/* Placements: block, and first touch (the first node that writes a page
+ * becomes its home; its word from node 0 may come after the fetches and
+ * diffs of nodes that heard first), with and without delay. */
+Test(dsm_node, placements_block_and_first_touch)
+{
+	for (unsigned s = 1; s <= 6; s++) {
+		char args[96];
+		snprintf(args, sizeof(args), "-p 8 -s %u -k 4 -a %s", s,
+			 s & 1 ? "first" : "block");
+		ok_run(s > 4 ? "EARTH_NET_LATENCY_NS=30000" : "UCX_TLS=tcp",
+		       (int)(s % 3) + 2, transports[s % 3], "dsm_drf", args,
+		       "dsm_drf ok");
+	}
+}

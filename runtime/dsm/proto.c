@@ -4,12 +4,16 @@
  * consistency (dsm/proto.h).
  */
 #include "dsm/proto.h"
+#include "dsm/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { FETCH_NONE, FETCH_OUT, FETCH_STALE };
+/* What a page waits for: nothing, its home's copy (asked again if a
+ * notice made the answer stale), or node 0's word on a first-touch page
+ * (claimed to read, or to write). */
+enum { FETCH_NONE, FETCH_OUT, FETCH_STALE, CLAIM_READ, CLAIM_WRITE };
 
 int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 		   uint32_t nodes, const struct dsm_proto_ops *ops, void *ctx)
@@ -57,12 +61,15 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		       uint32_t home)
 {
 	if (first > p->r->pages || n > p->r->pages - first ||
-	    home >= p->nodes) {
+	    (home >= p->nodes && home != DSM_HOME_NONE)) {
 		errno = EINVAL;
 		return -1;
 	}
-	for (uint32_t i = first; i < first + n; i++)
+	for (uint32_t i = first; i < first + n; i++) {
 		p->home[i] = (uint16_t)home;
+		if (p->fetching[i] >= CLAIM_READ)
+			p->fetching[i] = FETCH_NONE;
+	}
 	return dsm_region_set(
 	    p->r, first, n, home == p->self ? DSM_PAGE_READ : DSM_PAGE_INVALID);
 }
@@ -82,6 +89,18 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
 		p->st.write_faults++;
 	else
 		p->st.read_faults++;
+	if (p->home[page] == DSM_HOME_NONE) {
+		if (st == DSM_PAGE_READ && !write)
+			return DSM_ACCESS_OK; /* zeros: no home yet */
+		/* A write, or a read of a page never seen: node 0 decides;
+		 * a read claim out when a write comes is followed by a
+		 * write claim once it is answered. */
+		if (p->fetching[page] == FETCH_NONE) {
+			p->fetching[page] = write ? CLAIM_WRITE : CLAIM_READ;
+			p->ops->claim(p->ctx, page, write);
+		}
+		return DSM_ACCESS_WAIT;
+	}
 	if (p->home[page] == p->self) {
 		if (write && st != DSM_PAGE_WRITE) {
 			mark_dirty(p, page);
@@ -117,7 +136,8 @@ int dsm_proto_page_in(struct dsm_proto *p, uint32_t from, uint32_t page,
 		*why = "a page past the end of the region";
 	else if (p->home[page] != from)
 		*why = "a page from a node that is not its home";
-	else if (p->fetching[page] == FETCH_NONE)
+	else if (p->fetching[page] != FETCH_OUT &&
+		 p->fetching[page] != FETCH_STALE)
 		*why = "a page this node did not ask for";
 	else if (len != p->r->page_size)
 		*why = "a page of the wrong size";
@@ -172,6 +192,49 @@ int dsm_proto_apply(struct dsm_proto *p, uint32_t from, uint32_t page,
 		return -1;
 	}
 	return 0;
+}
+
+int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
+		    const char **why)
+{
+	if (page >= p->r->pages)
+		*why = "a page past the end of the region";
+	else if (home >= p->nodes && home != DSM_HOME_NONE)
+		*why = "a home that is no node of the job";
+	else if (p->home[page] != DSM_HOME_NONE && p->home[page] != home)
+		*why = "a page that has another home";
+	else if (home == DSM_HOME_NONE && p->fetching[page] != CLAIM_READ)
+		*why = "no home for a page this node did not claim to read";
+	else
+		*why = NULL;
+	if (*why)
+		return -1;
+	/* (A fetch may be out already: the word came before the answer.) */
+	if (p->fetching[page] >= CLAIM_READ)
+		p->fetching[page] = FETCH_NONE;
+	if (home == DSM_HOME_NONE) {
+		/* Never written anywhere: zeros, read-only. */
+		memset(dsm_region_alias(p->r, page), 0, p->r->page_size);
+		dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
+		return 1;
+	}
+	if (p->home[page] == home)
+		return 1; /* said already (a claim answered after the word) */
+	p->home[page] = (uint16_t)home;
+	if (home == p->self) {
+		/* The first writer: the home copy starts as zeros. */
+		memset(dsm_region_alias(p->r, page), 0, p->r->page_size);
+		dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
+	} else {
+		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
+	}
+	return 1;
+}
+
+bool dsm_proto_claiming(const struct dsm_proto *p, uint32_t page)
+{
+	return page < p->r->pages && p->home[page] == DSM_HOME_NONE &&
+	       p->fetching[page] == CLAIM_WRITE;
 }
 
 int dsm_proto_diff_acked(struct dsm_proto *p)

@@ -43,6 +43,11 @@ struct dsm_proto_ops {
 	void (*fetch)(void *ctx, uint32_t home, uint32_t page);
 	void (*diff)(void *ctx, uint32_t home, uint32_t page, const void *d,
 		     size_t len);
+	/* A page placed first-touch has no home yet: ask node 0, which
+	 * makes the first node that writes it its home (write), or says it
+	 * has none yet (a read: the page is zeros); its answer comes back
+	 * through dsm_proto_homed. */
+	void (*claim)(void *ctx, uint32_t page, bool write);
 };
 
 struct dsm_proto_stats {
@@ -79,7 +84,8 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 void dsm_proto_fini(struct dsm_proto *p);
 
 /* Homes of pages first .. first+n-1 (every node sets the same); a page
- * homed here becomes read-only and valid, another invalid. 0 or -1. */
+ * homed here becomes read-only and valid, another invalid; DSM_HOME_NONE
+ * (dsm/alloc.h): first touch, no home yet. 0 or -1. */
 int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		       uint32_t home);
 
@@ -104,6 +110,18 @@ int dsm_proto_serve(struct dsm_proto *p, uint32_t from, uint32_t page,
  * is not homed here or the diff is refused (nothing applied). */
 int dsm_proto_apply(struct dsm_proto *p, uint32_t from, uint32_t page,
 		    const void *diff, size_t len, const char **why);
+
+/* Node 0's answer to a claim of a first-touch page (or its word to
+ * every node that the page has a home now): home, or DSM_HOME_NONE when
+ * the page has none yet (a read claim: it is zeros here, read-only).
+ * Returns 1 (wake the page's waiters: they ask again), or -1 with *why
+ * (a page that is not first-touch, a home that is no node). */
+int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
+		    const char **why);
+
+/* Whether this node claimed first-touch page to write and waits for node
+ * 0's word (a fetch or a diff for it may come first). */
+bool dsm_proto_claiming(const struct dsm_proto *p, uint32_t page);
 
 /* A home acknowledged a diff. -1 when none was out. */
 int dsm_proto_diff_acked(struct dsm_proto *p);

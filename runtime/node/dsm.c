@@ -243,10 +243,6 @@ void *earth_dsm_alloc(size_t size, enum earth_dsm_place place, unsigned arg)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (place == EARTH_DSM_FIRST_TOUCH)
-		eu_misuse(what, "EARTH_DSM_FIRST_TOUCH is not built yet: use "
-				"EARTH_DSM_BLOCK, EARTH_DSM_CYCLIC or "
-				"EARTH_DSM_NODE");
 	size_t ps = dsm_g.region.page_size;
 	if (size == 0 || size > dsm_g.region.size) {
 		errno = size ? ENOMEM : EINVAL;

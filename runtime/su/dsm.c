@@ -25,6 +25,10 @@
  *   GLOBALS    a = offset, b = 0 (.data) or 1 (.bss), the bytes (node 0)
  *   CREATE     a = function's index, b = thread id, notices (node 0)
  *   DONE       b = thread id, notices (to node 0)
+ *   CLAIM      a = page, b = 1 to write (a first-touch page, to node 0)
+ *   HOME       a = page, b = its home (from node 0: to the claimant, or
+ *              to every node when the page gets its home), or
+ *              DSM_HOME_NONE: not written yet, zeros
  *
  * Everything a message says is checked before use: pages of the region,
  * homes as this node knows them, objects this node made, slots of
@@ -61,6 +65,8 @@ enum dsm_msg {
 	M_GLOBALS,
 	M_CREATE,
 	M_DONE,
+	M_CLAIM,
+	M_HOME,
 	M_COUNT_
 };
 
@@ -74,6 +80,19 @@ static const char *const msg_names[M_COUNT_] = {
     [M_PLACED] = "PLACED",	 [M_ALLOCATED] = "ALLOCATED",
     [M_FREE] = "FREE",		 [M_GLOBALS] = "GLOBALS",
     [M_CREATE] = "CREATE",	 [M_DONE] = "DONE",
+    [M_CLAIM] = "CLAIM",	 [M_HOME] = "HOME",
+};
+
+/* A message kept for later, its payload after it. */
+struct kept {
+	struct kept *next;
+	uint32_t from;
+	struct wire_hdr h;
+	uint8_t payload[];
+};
+struct kept_list {
+	struct kept *head, *tail;
+	uint32_t n;
 };
 
 /* A thread's request held until this node's release completes (its
@@ -117,6 +136,14 @@ static struct {
 	bool collect_now; /* the grants being sent end such an episode */
 	const uint32_t *collect_to;
 	uint32_t *vt_tmp; /* since()'s */
+	/* Messages to this node itself, and whether they are being
+	 * handled. */
+	struct kept_list local;
+	bool draining;
+	/* Per page: fetches and diffs that came before this node heard it
+	 * is the page's home (a first-touch page it claimed: the claimant
+	 * hears of it from node 0, others may hear first). */
+	struct kept_list *early;
 } sd;
 
 /* GRANT's field a: the kind, and this bit when the payload ends with the
@@ -138,6 +165,25 @@ static EARTH_COLD _Noreturn void bad(const struct wire_hdr *h, uint32_t from,
 
 /* ---- sending ---- */
 
+static void keep(struct kept_list *l, uint32_t from, const struct wire_hdr *h,
+		 const void *payload)
+{
+	struct kept *m = malloc(sizeof(*m) + h->len);
+	if (!m)
+		earth_fatal("shared memory: out of memory");
+	m->next = NULL;
+	m->from = from;
+	m->h = *h;
+	if (h->len)
+		memcpy(m->payload, payload, h->len);
+	if (l->tail)
+		l->tail->next = m;
+	else
+		l->head = m;
+	l->tail = m;
+	l->n++;
+}
+
 static void receive(uint32_t from, const struct wire_hdr *h,
 		    const void *payload);
 
@@ -155,18 +201,29 @@ static void send_to(uint32_t node, unsigned what, uint64_t a, uint64_t b,
 		su_net_send(sd.n, node, &h, payload);
 		return;
 	}
-	/* To this node: handled now, on a copy (the payload may be the
-	 * buffer the handler builds its own answers in). */
-	void *copy = NULL;
-	if (len) {
-		copy = malloc(len);
-		if (!copy)
-			earth_fatal("shared memory: out of memory");
-		memcpy(copy, payload, len);
-	}
+	/* To this node: handled once the handler that sends it is done,
+	 * as a message from another node would be (never inside it), on a
+	 * copy of the payload. */
 	h.src = (uint16_t)node;
-	receive(node, &h, copy);
-	free(copy);
+	keep(&sd.local, node, &h, payload);
+}
+
+/* The messages to this node, handled in order (request and message
+ * handlers end with it). */
+static void drain_local(void)
+{
+	if (sd.draining)
+		return;
+	sd.draining = true;
+	struct kept *m;
+	while ((m = sd.local.head)) {
+		sd.local.head = m->next;
+		if (!sd.local.head)
+			sd.local.tail = NULL;
+		receive(m->from, &m->h, m->payload);
+		free(m);
+	}
+	sd.draining = false;
 }
 
 static void resume(struct dsm_pt *pt, int64_t result)
@@ -226,7 +283,13 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 	send_to(home, M_DIFF, page, 0, 0, d, len);
 }
 
-static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff};
+static void op_claim(void *ctx, uint32_t page, bool write)
+{
+	(void)ctx;
+	send_to(0, M_CLAIM, page, write, 0, NULL, 0);
+}
+
+static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff, op_claim};
 
 /* A manager lets thread `thread` of `node` past object id. */
 static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
@@ -276,9 +339,10 @@ int su_dsm_open(struct earth_node *n)
 	sd.told = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.buf = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
+	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
 	sd.page = malloc(dsm_g.region.page_size);
 	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.page ||
-	    !sd.vt_tmp)
+	    !sd.vt_tmp || !sd.early)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -314,6 +378,16 @@ void su_dsm_close(void)
 	free(sd.sent);
 	free(sd.told);
 	free(sd.vt_tmp);
+	for (struct kept *m = sd.local.head, *nx; m; m = nx) {
+		nx = m->next;
+		free(m);
+	}
+	for (uint32_t k = 0; sd.early && k < dsm_g.region.pages; k++)
+		for (struct kept *m = sd.early[k].head, *nx; m; m = nx) {
+			nx = m->next;
+			free(m);
+		}
+	free(sd.early);
 	free(sd.buf);
 	free(sd.page);
 	memset(&sd, 0, sizeof(sd));
@@ -506,9 +580,8 @@ static void fault(struct dsm_pt *pt, uint64_t page, bool write)
 	sd.pwait[page] = pt;
 }
 
-void su_dsm_request(struct earth_node *n, const struct su_req *r)
+static void request(const struct su_req *r)
 {
-	(void)n;
 	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)r->a;
 	unsigned req = (unsigned)r->n;
 	if (req != DSM_R_END) {
@@ -561,6 +634,13 @@ void su_dsm_request(struct earth_node *n, const struct su_req *r)
 		hold(pt, req, r->b, r->c);
 	else
 		perform(pt, req, r->b, r->c);
+}
+
+void su_dsm_request(struct earth_node *n, const struct su_req *r)
+{
+	(void)n;
+	request(r);
+	drain_local();
 }
 
 /* ---- messages from nodes (and this one) ---- */
@@ -695,6 +775,22 @@ static struct bar_ep *bar_episode(uint32_t k)
 	return sd.bar[k];
 }
 
+/* A fetch or diff of a first-touch page this node claimed to write, come
+ * before node 0's word that it is the home: kept until the word (at most
+ * a few per node of the job). */
+static bool early(const struct wire_hdr *h, uint32_t from, const void *payload)
+{
+	if (h->a >= dsm_g.region.pages ||
+	    !dsm_proto_claiming(&sd.p, (uint32_t)h->a))
+		return false;
+	struct kept_list *l = &sd.early[h->a];
+	if (l->n >= 4 * sd.n->num_nodes + 8)
+		bad(h, from, "a",
+		    "too many messages for a page whose home is not decided");
+	keep(l, from, h, payload);
+	return true;
+}
+
 static void receive(uint32_t from, const struct wire_hdr *h,
 		    const void *payload)
 {
@@ -706,6 +802,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		bad(h, from, "n", "unknown kind");
 	switch ((enum dsm_msg)h->n) {
 	case M_FETCH:
+		if (early(h, from, payload))
+			return;
 		if (h->a >= dsm_g.region.pages ||
 		    dsm_proto_serve(&sd.p, from, page, sd.page, &why))
 			bad(h, from, "a", why ? why : "no page of the region");
@@ -724,6 +822,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_DIFF:
+		if (early(h, from, payload))
+			return;
 		if (h->a >= dsm_g.region.pages ||
 		    dsm_proto_apply(&sd.p, from, page, payload, h->len, &why))
 			bad(h, from, "payload",
@@ -904,6 +1004,40 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			resume(w, 0);
 		}
 		return;
+	case M_CLAIM:
+		if (sd.n->id != 0 || h->a >= dsm_g.region.pages || h->b > 1)
+			bad(h, from, "a",
+			    "a claim of no page, or not to node 0");
+		if (sd.p.home[page] != DSM_HOME_NONE) {
+			send_to(from, M_HOME, page, sd.p.home[page], 0, NULL,
+				0);
+		} else if (h->b) {
+			/* The first writer: every node hears of its home. */
+			for (uint32_t k = 0; k < nodes; k++)
+				send_to(k, M_HOME, page, from, 0, NULL, 0);
+		} else {
+			send_to(from, M_HOME, page, DSM_HOME_NONE, 0, NULL, 0);
+		}
+		return;
+	case M_HOME: {
+		if (from != 0 || h->a >= dsm_g.region.pages ||
+		    h->b > UINT16_MAX)
+			bad(h, from, "a",
+			    "a home not from node 0, or of no page");
+		if (dsm_proto_homed(&sd.p, page, (uint32_t)h->b, &why) < 0)
+			bad(h, from, "b", why);
+		page_came(page);
+		/* What came before the word, now that the home is known. */
+		struct kept *m = sd.early[page].head;
+		sd.early[page] = (struct kept_list){0};
+		while (m) {
+			struct kept *nx = m->next;
+			receive(m->from, &m->h, m->payload);
+			free(m);
+			m = nx;
+		}
+		return;
+	}
 	case M_COUNT_:
 		break;
 	}
@@ -919,6 +1053,7 @@ void su_dsm_receive(struct earth_node *n, uint32_t from,
 			    "shared memory (do all nodes run the same "
 			    "binary?)");
 	receive(from, h, payload);
+	drain_local();
 }
 
 /* ---- a stuck job (node/stuck.c asks) ---- */

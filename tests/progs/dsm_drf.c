@@ -12,12 +12,14 @@
  * first wrong value, exit 1.
  *
  * -p threads  -s seed  -c cells  -k phases  -l locks
+ * -a block|cyclic|first  the cells' placement (default cyclic)
  */
 #include <earth_dsm.h>
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct shared {
@@ -31,6 +33,7 @@ static struct shared *g;
 static uint32_t *cell;
 static int P = 4, K = 6, L = 4;
 static uint32_t C = 8192, seed = 1;
+static enum earth_dsm_place place = EARTH_DSM_CYCLIC;
 
 static uint32_t mix(uint32_t x)
 {
@@ -103,8 +106,14 @@ static void slave(void)
 static int program(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:s:c:k:l:")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:c:k:l:a:")) != -1) {
 		switch (c) {
+		case 'a':
+			place = !strcmp(optarg, "block") ? EARTH_DSM_BLOCK
+				: !strcmp(optarg, "first")
+				    ? EARTH_DSM_FIRST_TOUCH
+				    : EARTH_DSM_CYCLIC;
+			break;
 		case 'p':
 			P = atoi(optarg);
 			break;
@@ -129,7 +138,7 @@ static int program(int argc, char **argv)
 		return 2;
 	}
 	g = earth_dsm_alloc(sizeof(*g), EARTH_DSM_NODE, 0);
-	cell = earth_dsm_alloc(C * sizeof(uint32_t), EARTH_DSM_CYCLIC, 1);
+	cell = earth_dsm_alloc(C * sizeof(uint32_t), place, 1);
 	if (!g || !cell) {
 		perror("earth_dsm_alloc");
 		return 1;
