@@ -222,3 +222,18 @@ Test(dsm_node, placements_block_and_first_touch)
 		       "dsm_drf ok");
 	}
 }
+
+/* A node that dies holding a lock (and a written page) ends the job,
+ * named, and the others end as its echo. */
+Test(dsm_node, node_dying_with_a_lock_is_named)
+{
+	for (int ti = 0; ti < 2; ti++) {
+		t_sh(&cmd, 60,
+		     "%s -n 2 --transport %s %s/dsm_basic -p 2 -x "
+		     "die-holding",
+		     T_EARTHRUN, transports[ti], T_PROG_DIR);
+		cr_assert_neq(cmd.status, 0);
+		cr_assert(strstr(cmd.err, "node 1 exited with status 9"),
+			  "%s: %s", transports[ti], cmd.err);
+	}
+}

@@ -11,7 +11,8 @@
  * -x MISTAKE makes thread 1 (or main) make one, for the tests of what the
  * job then says: crash (a null pointer written), stuck-lock (a lock never
  * released, main waits for it), stuck-barrier (main never reaches the
- * barrier), stuck-flag (a flag never set).
+ * barrier), stuck-flag (a flag never set), die-holding (node 1 exits
+ * with status 9 while its thread holds the lock and has written a page).
  */
 #include <earth_dsm.h>
 
@@ -79,6 +80,13 @@ static void slave(void)
 		earth_dsm_flag_set(g->flag[0]);
 		return; /* never unlocks */
 	}
+	if (!strcmp(mistake, "die-holding") && earth_dsm_thread_id() == 1) {
+		earth_dsm_lock(g->lock);
+		g->counter = -1;
+		earth_dsm_flag_set(g->flag[0]);
+		usleep(200000); /* main waits for the lock meanwhile */
+		_exit(9);
+	}
 	if (!strcmp(mistake, "stuck-barrier"))
 		earth_dsm_barrier(g->bar, (unsigned)nthreads);
 	work();
@@ -92,6 +100,9 @@ static void main_mistake(void)
 		earth_dsm_lock(g->lock);
 	} else if (!strcmp(mistake, "stuck-flag")) {
 		earth_dsm_flag_wait(g->flag[nthreads]);
+	} else if (!strcmp(mistake, "die-holding")) {
+		earth_dsm_flag_wait(g->flag[0]);
+		earth_dsm_lock(g->lock);
 	} else if (!strcmp(mistake, "stuck-barrier")) {
 		earth_dsm_wait_for_end((unsigned)nthreads - 1);
 	} else {
