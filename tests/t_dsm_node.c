@@ -237,3 +237,23 @@ Test(dsm_node, node_dying_with_a_lock_is_named)
 			  "%s: %s", transports[ti], cmd.err);
 	}
 }
+
+/* The trace names shared memory's requests and messages by kind, and a
+ * program thread's runs are the slices of its fiber. */
+Test(dsm_node, trace_names_faults_fetches_and_thread_runs)
+{
+	char dir[256], path[512];
+	t_scratch_dir(dir, sizeof(dir), "dsm_trace");
+	snprintf(path, sizeof(path), "%s/t.json", dir);
+	t_sh(&cmd, 120, "%s -n 2 --trace=%s %s/dsm_basic -p 4 -r 5", T_EARTHRUN,
+	     path, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
+	static char js[1 << 22];
+	t_slurp(path, js, sizeof(js));
+	const char *want[] = {"\"DSM FAULT\"", "\"recv DSM PAGE\"",
+			      "\"send DSM FETCH\"", "\"DSM LOCK\"",
+			      "\"eu_dsm_run\""};
+	for (int i = 0; i < 5; i++)
+		cr_assert(strstr(js, want[i]), "no %s in the trace", want[i]);
+	t_remove_dir(dir);
+}

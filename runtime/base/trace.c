@@ -293,7 +293,9 @@ static size_t format_ev(char *o, const struct trace_ev *e)
 	if (e->kind == TRACE_FIBER)
 		put_name(name, sizeof(name), fiber_name((uintptr_t)e->arg));
 	else if (e->kind == TRACE_OP)
-		put_name(name, sizeof(name), su_op_name(e->aux));
+		put_name(name, sizeof(name),
+			 tr.namer.op ? tr.namer.op(e->aux)
+				     : su_op_name(e->aux));
 	else
 		snprintf(name, sizeof(name), "%s %s", send ? "send" : "recv",
 			 tr.namer.msg ? tr.namer.msg(e->aux) : "message");

@@ -75,6 +75,7 @@ static inline void trace_slice(enum trace_unit unit, enum trace_kind kind,
 struct trace_names {
 	const char *(*tfunc)(uintptr_t fn);
 	const char *(*msg)(unsigned type);
+	const char *(*op)(unsigned op); /* a TRACE_OP's aux; NULL: op.h's */
 };
 
 /* Node bring-up (earth_run thread, before the units start): turns tracing

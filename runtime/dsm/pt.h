@@ -123,6 +123,9 @@ struct dsm_node {
 	uint64_t start_ns;
 };
 
+/* A request's name for the trace ("DSM LOCK"), or "DSM ?". */
+const char *dsm_req_name(unsigned req) __attribute__((visibility("hidden")));
+
 /* A created thread's body: pt->fn(). */
 void dsm_pt_entry(void *pt) __attribute__((visibility("hidden")));
 

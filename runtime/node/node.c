@@ -13,6 +13,8 @@
 #include "gas/gmem.h"
 #include "gas/registry.h"
 #include "node/irq.h"
+#include "dsm/pt.h"
+#include "su/su.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -113,6 +115,20 @@ static const char *node_tfunc_name(uintptr_t fn)
 		if ((uintptr_t)f->entry == fn)
 			return f->name;
 	return NULL;
+}
+
+/* The trace's names of messages and requests: shared memory's kinds
+ * ride above the type (su/deliver.c, su/loop.c). */
+static const char *node_msg_name(unsigned type)
+{
+	return (type & 0xff) == W_DSM && type >> 8 ? su_dsm_msg_name(type >> 8)
+						   : wire_type_name(type);
+}
+
+static const char *node_op_name(unsigned op)
+{
+	return (op & 0xff) == SU_OP_DSM && op >> 8 ? dsm_req_name(op >> 8)
+						   : su_op_name(op);
 }
 
 /* A single-core node needs one CPU: with several nodes on this host and
@@ -447,8 +463,8 @@ int earth_run(const struct earth_options *opts,
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
-	static const struct trace_names names = {node_tfunc_name,
-						 wire_type_name};
+	static const struct trace_names names = {node_tfunc_name, node_msg_name,
+						 node_op_name};
 	if (trace_open(n->id, n->num_nodes, n->tsc_per_ns, &names) != 0) {
 		node_free(n);
 		return EARTH_EXIT_USAGE;

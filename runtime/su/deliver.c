@@ -286,7 +286,11 @@ static EARTH_COLD void deliver_observed(struct earth_node *n, uint32_t from,
 					const struct wire_hdr *h,
 					const void *payload)
 {
-	uint16_t type = h->type, flags = h->flags;
+	/* A shared-memory message's kind rides above its type (trace). */
+	uint16_t type = (uint16_t)(h->type == W_DSM
+				       ? W_DSM | (unsigned)(h->n & 0xff) << 8
+				       : h->type),
+		 flags = h->flags;
 	uint64_t seq = trace_on ? trace_next_seq_in(from) : 0;
 	uint64_t t0 = acct_deliver_begin();
 	deliver(n, from, h, payload);

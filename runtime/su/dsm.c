@@ -71,16 +71,16 @@ enum dsm_msg {
 };
 
 static const char *const msg_names[M_COUNT_] = {
-    [M_FETCH] = "FETCH",	 [M_PAGE] = "PAGE",
-    [M_DIFF] = "DIFF",		 [M_ACK] = "ACK",
-    [M_LOCK] = "LOCK",		 [M_UNLOCK] = "UNLOCK",
-    [M_BARRIER] = "BARRIER",	 [M_FLAG_SET] = "FLAG_SET",
-    [M_FLAG_WAIT] = "FLAG_WAIT", [M_FLAG_CLEAR] = "FLAG_CLEAR",
-    [M_GRANT] = "GRANT",	 [M_ALLOC] = "ALLOC",
-    [M_PLACED] = "PLACED",	 [M_ALLOCATED] = "ALLOCATED",
-    [M_FREE] = "FREE",		 [M_GLOBALS] = "GLOBALS",
-    [M_CREATE] = "CREATE",	 [M_DONE] = "DONE",
-    [M_CLAIM] = "CLAIM",	 [M_HOME] = "HOME",
+    [M_FETCH] = "DSM FETCH",	     [M_PAGE] = "DSM PAGE",
+    [M_DIFF] = "DSM DIFF",	     [M_ACK] = "DSM ACK",
+    [M_LOCK] = "DSM LOCK",	     [M_UNLOCK] = "DSM UNLOCK",
+    [M_BARRIER] = "DSM BARRIER",     [M_FLAG_SET] = "DSM FLAG_SET",
+    [M_FLAG_WAIT] = "DSM FLAG_WAIT", [M_FLAG_CLEAR] = "DSM FLAG_CLEAR",
+    [M_GRANT] = "DSM GRANT",	     [M_ALLOC] = "DSM ALLOC",
+    [M_PLACED] = "DSM PLACED",	     [M_ALLOCATED] = "DSM ALLOCATED",
+    [M_FREE] = "DSM FREE",	     [M_GLOBALS] = "DSM GLOBALS",
+    [M_CREATE] = "DSM CREATE",	     [M_DONE] = "DSM DONE",
+    [M_CLAIM] = "DSM CLAIM",	     [M_HOME] = "DSM HOME",
 };
 
 /* A message kept for later, its payload after it. */
@@ -1159,4 +1159,9 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	for (unsigned k = 0; k < DSM_WAIT_CAUSES_; k++)
 		st->wait_ns[k] = (uint64_t)((double)sd.wait_ticks[k] /
 					    (tsc_per_ns > 0 ? tsc_per_ns : 1));
+}
+
+const char *su_dsm_msg_name(unsigned what)
+{
+	return what < M_COUNT_ && msg_names[what] ? msg_names[what] : "DSM ?";
 }

@@ -34,9 +34,13 @@ static EARTH_COLD void handle_observed(struct earth_node *n,
 		acct_su.ops[k]++;
 		acct_su.remote[k] += acct_su.sent;
 	}
+	/* A shared-memory request's kind rides above the op (trace). */
 	if (trace_on)
-		trace_slice(TRACE_SU, TRACE_OP, (uint16_t)op, 0, 0, t0,
-			    q_tsc());
+		trace_slice(TRACE_SU, TRACE_OP,
+			    (uint16_t)(op == SU_OP_DSM
+					   ? op | (unsigned)(r->n & 0xff) << 8
+					   : op),
+			    0, 0, t0, q_tsc());
 }
 
 static inline void handle(struct earth_node *n, const struct su_req *r,

@@ -96,8 +96,12 @@ static EARTH_COLD void sent_observed(uint32_t peer, const struct wire_hdr *h,
 {
 	acct_su.sent = true;
 	if (trace_on)
-		trace_slice(TRACE_SU, TRACE_SEND, h->type, peer,
-			    trace_next_seq_out(peer), t0, q_tsc());
+		trace_slice(
+		    TRACE_SU, TRACE_SEND,
+		    (uint16_t)(h->type == W_DSM
+				   ? W_DSM | (unsigned)(h->n & 0xff) << 8
+				   : h->type),
+		    peer, trace_next_seq_out(peer), t0, q_tsc());
 }
 
 /* Another node's memory was accessed one-sided (statistics on): the

@@ -330,6 +330,8 @@ void su_dsm_close(void) EARTH_HIDDEN;
  * barriers and flags it manages that have waiters; the threads that
  * wait. */
 unsigned su_dsm_stuck_report(FILE *f) EARTH_HIDDEN;
+/* A W_DSM message's name by its kind (field n), for the trace. */
+const char *su_dsm_msg_name(unsigned what) EARTH_HIDDEN;
 struct dsm_stats;
 /* The SU's statistics of shared memory into *st (after the units ended). */
 void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns) EARTH_HIDDEN;
