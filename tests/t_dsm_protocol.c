@@ -157,8 +157,9 @@ static bool deliver_one(uint32_t from, uint32_t to)
 	static uint8_t page[PSZ];
 	switch (m->type) {
 	case M_FETCH:
-		cr_assert_eq(dsm_proto_serve(p, from, m->page, page, &why), 0,
-			     "%s", why);
+		const void *home_copy = dsm_proto_serve(p, from, m->page, &why);
+		cr_assert(home_copy, "%s", why);
+		memcpy(page, home_copy, PSZ);
 		send(to, from, M_PAGE, m->page, page, PSZ);
 		break;
 	case M_PAGE:
@@ -580,11 +581,11 @@ Test(dsm_protocol, bad_messages_refused)
 	static uint8_t page[PSZ], d[16];
 	const char *why = NULL;
 	/* page 1 is homed on node 1 */
-	cr_assert_eq(dsm_proto_serve(&nd[0].p, 1, 1, page, &why), -1);
+	cr_assert_null(dsm_proto_serve(&nd[0].p, 1, 1, &why));
 	cr_assert(strstr(why, "not the home"), "%s", why);
-	cr_assert_eq(dsm_proto_serve(&nd[0].p, 1, PAGES, page, &why), -1);
+	cr_assert_null(dsm_proto_serve(&nd[0].p, 1, PAGES, &why));
 	cr_assert(strstr(why, "past the end"), "%s", why);
-	cr_assert_eq(dsm_proto_serve(&nd[0].p, 0, 0, page, &why), -1);
+	cr_assert_null(dsm_proto_serve(&nd[0].p, 0, 0, &why));
 	cr_assert(strstr(why, "itself"), "%s", why);
 	cr_assert_eq(dsm_proto_page_in(&nd[0].p, 1, 1, page, PSZ, &why), -1);
 	cr_assert(strstr(why, "did not ask"), "%s", why);

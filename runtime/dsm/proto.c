@@ -171,13 +171,12 @@ static const char *home_check(const struct dsm_proto *p, uint32_t from,
 	return NULL;
 }
 
-int dsm_proto_serve(struct dsm_proto *p, uint32_t from, uint32_t page,
-		    void *out, const char **why)
+const void *dsm_proto_serve(const struct dsm_proto *p, uint32_t from,
+			    uint32_t page, const char **why)
 {
 	if ((*why = home_check(p, from, page)))
-		return -1;
-	memcpy(out, dsm_region_alias(p->r, page), p->r->page_size);
-	return 0;
+		return NULL;
+	return dsm_region_alias(p->r, page);
 }
 
 int dsm_proto_apply(struct dsm_proto *p, uint32_t from, uint32_t page,

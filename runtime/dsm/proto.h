@@ -101,10 +101,12 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page,
 int dsm_proto_page_in(struct dsm_proto *p, uint32_t from, uint32_t page,
 		      const void *data, size_t len, const char **why);
 
-/* Home side: the bytes of page for node from (into out, a page), or -1
- * with *why (not homed here, not a page of the region). */
-int dsm_proto_serve(struct dsm_proto *p, uint32_t from, uint32_t page,
-		    void *out, const char **why);
+/* Home side: the home copy of page for node from to be sent from (the
+ * transport copies it; the home's threads may write other bytes of it
+ * meanwhile, which the fetcher may not read before it synchronises), or
+ * NULL with *why (not homed here, not a page of the region). */
+const void *dsm_proto_serve(const struct dsm_proto *p, uint32_t from,
+			    uint32_t page, const char **why);
 
 /* Home side: applies node from's diff of page. -1 with *why when the page
  * is not homed here or the diff is refused (nothing applied). */

@@ -115,7 +115,6 @@ static struct {
 	uint32_t *sent; /* [mgr * nodes + k]: what node mgr has of our log */
 	uint32_t *told; /* node 0: [node * nodes + k], told at CREATE */
 	uint8_t *buf;	/* one payload being built */
-	uint8_t *page;	/* one page being served */
 	uint32_t ended; /* node 0: threads ended */
 	struct dsm_pt *end_waiter;
 	uint32_t end_want;
@@ -340,9 +339,8 @@ int su_dsm_open(struct earth_node *n)
 	sd.buf = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
-	sd.page = malloc(dsm_g.region.page_size);
-	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.page ||
-	    !sd.vt_tmp || !sd.early)
+	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.vt_tmp ||
+	    !sd.early)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -389,7 +387,6 @@ void su_dsm_close(void)
 		}
 	free(sd.early);
 	free(sd.buf);
-	free(sd.page);
 	memset(&sd, 0, sizeof(sd));
 }
 
@@ -804,12 +801,18 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_FETCH:
 		if (early(h, from, payload))
 			return;
-		if (h->a >= dsm_g.region.pages ||
-		    dsm_proto_serve(&sd.p, from, page, sd.page, &why))
-			bad(h, from, "a", why ? why : "no page of the region");
-		send_to(from, M_PAGE, page, 0, 0, sd.page,
-			dsm_g.region.page_size);
-		return;
+		{
+			const void *copy =
+			    h->a < dsm_g.region.pages
+				? dsm_proto_serve(&sd.p, from, page, &why)
+				: NULL;
+			if (!copy)
+				bad(h, from, "a",
+				    why ? why : "no page of the region");
+			send_to(from, M_PAGE, page, 0, 0, copy,
+				dsm_g.region.page_size);
+			return;
+		}
 	case M_PAGE: {
 		if (h->a >= dsm_g.region.pages)
 			bad(h, from, "a", "no page of the region");
