@@ -257,3 +257,37 @@ Test(dsm_node, trace_names_faults_fetches_and_thread_runs)
 		cr_assert(strstr(js, want[i]), "no %s in the trace", want[i]);
 	t_remove_dir(dir);
 }
+
+/* On one host under earthrun (shm) a page is read one-sided from its
+ * home's region; over tcp it comes through the home's SU. */
+Test(dsm_node, fetches_are_one_sided_on_one_host)
+{
+	char dir[256], path[512];
+	t_scratch_dir(dir, sizeof(dir), "dsm_direct");
+	snprintf(path, sizeof(path), "%s/s.json", dir);
+	for (int ti = 0; ti < 2; ti++) {
+		t_sh(&cmd, 120,
+		     "%s -n 2 --transport %s --stats-json=%s %s/dsm_basic -p 4",
+		     T_EARTHRUN, transports[ti], path, T_PROG_DIR);
+		cr_assert_eq(cmd.status, 0, "%s", cmd.err);
+		static char js[1 << 16];
+		t_slurp(path, js, sizeof(js));
+		const char *n1 = strstr(js, "\"node\":1");
+		cr_assert(n1, "%s", js);
+		unsigned long long f = 0, d = 0;
+		const char *p = strstr(n1, "\"fetches\":");
+		cr_assert(
+		    p && sscanf(p, "\"fetches\":%llu,\"fetches_direct\":%llu",
+				&f, &d) == 2,
+		    "%s", js);
+		cr_assert(f > 0, "%s: no fetches", transports[ti]);
+		/* (A fault while a diff of the node is out fetches through
+		 * the home's SU, behind the diff.) */
+		if (ti == 0)
+			cr_assert(d > 0 && d * 2 >= f,
+				  "shm: %llu of %llu one-sided", d, f);
+		else
+			cr_assert_eq(d, 0, "tcp: %llu one-sided", d);
+	}
+	t_remove_dir(dir);
+}

@@ -55,6 +55,7 @@ struct dsm_stats {
 	/* The protocol (dsm/proto.h). */
 	uint64_t read_faults, write_faults, fetches, twins, twin_bytes, diffs,
 	    diff_bytes, invalidations, intervals;
+	uint64_t fetches_direct; /* of the fetches, read one-sided */
 	/* Sent by this node: write notices' bytes, messages, of which for
 	 * barriers (arrivals and their grants). */
 	uint64_t notice_bytes, msgs_sent, barrier_msgs;
@@ -120,6 +121,11 @@ struct dsm_node {
 	/* Node 0: main's thread (slot 0), made before the units start. */
 	struct dsm_pt *main_pt;
 	size_t stack_size; /* of each program thread */
+	/* On one host under earthrun: every node's region, read-only,
+	 * node k's at peer_base + k * peer_seg (pages fetched one-sided);
+	 * NULL otherwise. */
+	const uint8_t *peer_base;
+	uint64_t peer_seg;
 	uint64_t start_ns;
 };
 

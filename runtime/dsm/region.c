@@ -46,6 +46,13 @@ void dsm_map_count(long *have, long *most)
 int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		   size_t page_size, char *err, size_t errlen)
 {
+	return dsm_region_map_fd(r, at, size, page_size, -1, 0, err, errlen);
+}
+
+int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
+		      size_t page_size, int shared_fd, uint64_t shared_off,
+		      char *err, size_t errlen)
+{
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	size_t sys = (size_t)sysconf(_SC_PAGESIZE);
@@ -82,24 +89,28 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		return -1;
 	}
 	size_t bytes = pages * page_size;
-	int fd = memfd_create("earth-dsm", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)bytes)) {
+	bool own = shared_fd < 0;
+	int fd = own ? memfd_create("earth-dsm", MFD_CLOEXEC) : shared_fd;
+	off_t off = own ? 0 : (off_t)shared_off;
+	if (fd < 0 || (own && ftruncate(fd, (off_t)bytes))) {
 		snprintf(err, errlen,
 			 "shared memory: cannot make %zu bytes of memory "
 			 "(memfd_create, ftruncate): %s",
 			 bytes, strerror(errno));
-		if (fd >= 0)
+		if (own && fd >= 0)
 			close(fd);
 		return -1;
 	}
-	void *p = mmap(
-	    at, bytes, PROT_NONE,
-	    MAP_SHARED | MAP_NORESERVE | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0);
+	void *p =
+	    mmap(at, bytes, PROT_NONE,
+		 MAP_SHARED | MAP_NORESERVE | (at ? MAP_FIXED_NOREPLACE : 0),
+		 fd, off);
 	if (p == MAP_FAILED || (at && p != at)) {
 		int e = p == MAP_FAILED ? errno : EEXIST;
 		if (p != MAP_FAILED)
 			munmap(p, bytes);
-		close(fd);
+		if (own)
+			close(fd);
 		snprintf(err, errlen,
 			 "shared memory: cannot map %zu bytes at %p: %s%s",
 			 bytes, at, strerror(e),
@@ -112,21 +123,23 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		return -1;
 	}
 	void *alias = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_NORESERVE, fd, 0);
+			   MAP_SHARED | MAP_NORESERVE, fd, off);
 	if (alias == MAP_FAILED) {
 		snprintf(err, errlen,
 			 "shared memory: cannot map the %zu bytes a second "
 			 "time: %s",
 			 bytes, strerror(errno));
 		munmap(p, bytes);
-		close(fd);
+		if (own)
+			close(fd);
 		return -1;
 	}
 	r->state = calloc(pages, 1);
 	if (!r->state) {
 		munmap(p, bytes);
 		munmap(alias, bytes);
-		close(fd);
+		if (own)
+			close(fd);
 		snprintf(err, errlen,
 			 "shared memory: no memory for the states of %zu "
 			 "pages",
@@ -135,7 +148,7 @@ int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 	}
 	r->base = p;
 	r->alias = alias;
-	r->fd = fd;
+	r->fd = own ? fd : -1; /* a shared one stays its owner's */
 	r->size = bytes;
 	r->page_size = page_size;
 	r->pages = (uint32_t)pages;
@@ -148,7 +161,8 @@ void dsm_region_unmap(struct dsm_region *r)
 	if (r->base) {
 		munmap(r->base, r->size);
 		munmap(r->alias, r->size);
-		close(r->fd);
+		if (r->fd >= 0)
+			close(r->fd);
 	}
 	free(r->state);
 	memset(r, 0, sizeof(*r));

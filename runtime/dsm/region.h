@@ -49,6 +49,13 @@ struct dsm_region {
 int dsm_region_map(struct dsm_region *r, void *at, size_t size,
 		   size_t page_size, char *err, size_t errlen);
 
+/* The same, on bytes [shared_off, shared_off + size) of a file another
+ * owns (earthrun's job mapping: other nodes map it too and read this
+ * node's pages one-sided); fd stays open when the region goes. */
+int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
+		      size_t page_size, int shared_fd, uint64_t shared_off,
+		      char *err, size_t errlen);
+
 /* Unmaps the region. */
 void dsm_region_unmap(struct dsm_region *r);
 

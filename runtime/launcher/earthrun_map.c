@@ -33,6 +33,18 @@ int er_map_job(const struct er_opts *o, struct er_job *j)
 	uint64_t goff = shm_gmem_off((uint32_t)o->nodes, ring);
 	/* tcp nodes map their own segment privately: no shared one here. */
 	uint64_t fsize = o->tcp ? total : goff + (uint64_t)o->nodes * gseg;
+	/* The nodes' shared-memory regions (EARTH_DSM_MB, as the nodes read
+	 * it; a value they refuse leaves none here, and they say why). The
+	 * file is sparse: a program without shared memory costs nothing. */
+	uint64_t dseg = 0, doff = 0;
+	const char *dmb = getenv("EARTH_DSM_MB");
+	char *end = NULL;
+	unsigned long long mb = dmb ? strtoull(dmb, &end, 10) : 64;
+	if (!o->tcp && (!dmb || (*dmb && !*end)) && mb >= 1 && mb <= 786432) {
+		dseg = (uint64_t)mb << 20;
+		doff = (fsize + GMEM_ALIGN - 1) & ~(uint64_t)(GMEM_ALIGN - 1);
+		fsize = doff + (uint64_t)o->nodes * dseg;
+	}
 	j->fd = memfd_create("earth-job", 0);
 	if (j->fd < 0 || ftruncate(j->fd, (off_t)fsize) != 0) {
 		fprintf(stderr,
@@ -53,6 +65,8 @@ int er_map_job(const struct er_opts *o, struct er_job *j)
 	job->total = total;
 	job->gmem_seg = o->tcp ? 0 : gseg;
 	job->gmem_off = goff;
+	job->dsm_seg = dseg;
+	job->dsm_off = doff;
 	atomic_store(&job->dead_node, -1);
 	atomic_store(&job->dead_how, 0);
 	job->magic = SHM_MAGIC;

@@ -51,6 +51,11 @@ struct shm_job {
 	 * node 0's segment (node k's follows at + k * gmem_seg). */
 	uint64_t gmem_seg;
 	uint64_t gmem_off;
+	/* Shared memory's regions (earth_dsm.h): bytes per node (0: none)
+	 * and the file offset of node 0's (node k's follows at + k *
+	 * dsm_seg), so that a node reads a page of another one-sided. */
+	uint64_t dsm_seg;
+	uint64_t dsm_off;
 } __attribute__((aligned(SHM_LINE)));
 
 struct shm_node {

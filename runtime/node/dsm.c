@@ -12,6 +12,7 @@
 
 #include "base/settings.h"
 #include "dsm/pt.h"
+#include "net/shm_layout.h"
 #include "eu/eu.h"
 #include "node/node.h"
 #include "su/su.h"
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,13 +113,51 @@ static void globals_find(void)
 	    !(me >= (const char *)dsm_g.bss && me < bss_end);
 }
 
+/* earthrun's job mapping, when it holds a region per node (a job on one
+ * host): the file, and where node 0's region starts and how far apart
+ * they are; -1 when there is none, or it does not fit `bytes`. */
+static int shared_regions(uint32_t nodes, size_t bytes, size_t page,
+			  uint64_t *off, uint64_t *seg)
+{
+	if (!earth_setting_given(EARTH_SET_SHM_FD))
+		return -1;
+	int fd = (int)earth_setting_u64(EARTH_SET_SHM_FD);
+	struct shm_job hdr;
+	struct stat st;
+	if (pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    hdr.magic != SHM_MAGIC || hdr.nodes != nodes || !hdr.dsm_seg ||
+	    hdr.dsm_seg < bytes || hdr.dsm_seg % page || hdr.dsm_off % page ||
+	    fstat(fd, &st) != 0 || st.st_size < 0 ||
+	    hdr.dsm_off > (uint64_t)st.st_size ||
+	    hdr.dsm_seg > ((uint64_t)st.st_size - hdr.dsm_off) / nodes)
+		return -1;
+	*off = hdr.dsm_off;
+	*seg = hdr.dsm_seg;
+	return fd;
+}
+
 int node_dsm_open(struct earth_node *n)
 {
 	size_t page = earth_setting_u64(EARTH_SET_DSM_PAGE);
 	size_t bytes = (size_t)earth_setting_u64(EARTH_SET_DSM_MB) << 20;
 	char err[512];
-	if (dsm_region_map(&dsm_g.region, DSM_BASE, bytes, page, err,
-			   sizeof(err))) {
+	uint64_t off = 0, seg = 0;
+	int fd = n->num_nodes > 1
+		     ? shared_regions(n->num_nodes, bytes, page, &off, &seg)
+		     : -1;
+	if (fd >= 0) {
+		/* Every node's region, read-only: pages fetched one-sided. */
+		void *all = mmap(NULL, (size_t)seg * n->num_nodes, PROT_READ,
+				 MAP_SHARED | MAP_NORESERVE, fd, (off_t)off);
+		if (all == MAP_FAILED) {
+			fd = -1;
+		} else {
+			dsm_g.peer_base = all;
+			dsm_g.peer_seg = seg;
+		}
+	}
+	if (dsm_region_map_fd(&dsm_g.region, DSM_BASE, bytes, page, fd,
+			      off + (uint64_t)n->id * seg, err, sizeof(err))) {
 		fprintf(stderr, "earth: node %u: %s\n", n->id, err);
 		return -1;
 	}
@@ -165,6 +205,9 @@ static void node_dsm_close(void)
 		dsm_thread_destroy(&dsm_g.main_pt->t);
 	free(dsm_g.main_pt);
 	dsm_region_unmap(&dsm_g.region);
+	if (dsm_g.peer_base)
+		munmap((void *)(uintptr_t)dsm_g.peer_base,
+		       (size_t)dsm_g.peer_seg * dsm_g.nodes);
 	memset(&dsm_g, 0, sizeof(dsm_g));
 }
 

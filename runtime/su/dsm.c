@@ -122,6 +122,7 @@ static struct {
 	uint64_t msgs[M_COUNT_];
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
+	uint64_t fetch_direct;
 	uint64_t wait_ticks[DSM_WAIT_CAUSES_];
 	/* Barriers made here, the episode under way (made at first use):
 	 * per node, the threads arrived and the threads it said it runs,
@@ -272,6 +273,25 @@ static size_t notices_for(uint32_t to, size_t off)
 static void op_fetch(void *ctx, uint32_t home, uint32_t page)
 {
 	(void)ctx;
+	/* On one host the home's copy is read one-sided, as the PAGE the
+	 * home would send, handled after this handler like one; unless a
+	 * diff of this node is out, which must reach its home first (the
+	 * FETCH message queues behind it). */
+	if (dsm_g.peer_base && !sd.p.diffs_out) {
+		size_t ps = dsm_g.region.page_size;
+		struct wire_hdr h = {.magic = WIRE_MAGIC,
+				     .version = WIRE_VERSION,
+				     .type = W_DSM,
+				     .src = (uint16_t)home,
+				     .n = M_PAGE,
+				     .len = (uint32_t)ps,
+				     .a = page};
+		keep(&sd.local, home, &h,
+		     dsm_g.peer_base + home * dsm_g.peer_seg +
+			 (size_t)page * ps);
+		sd.fetch_direct++;
+		return;
+	}
 	send_to(home, M_FETCH, page, 0, 0, NULL, 0);
 }
 
@@ -1144,6 +1164,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->read_faults = p->read_faults;
 	st->write_faults = p->write_faults;
 	st->fetches = p->fetches;
+	st->fetches_direct = sd.fetch_direct;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;
