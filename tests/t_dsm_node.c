@@ -245,8 +245,9 @@ Test(dsm_node, trace_names_faults_fetches_and_thread_runs)
 	char dir[256], path[512];
 	t_scratch_dir(dir, sizeof(dir), "dsm_trace");
 	snprintf(path, sizeof(path), "%s/t.json", dir);
-	t_sh(&cmd, 120, "%s -n 2 --trace=%s %s/dsm_basic -p 4 -r 5", T_EARTHRUN,
-	     path, T_PROG_DIR);
+	t_sh(&cmd, 120,
+	     "%s -n 2 --transport tcp --trace=%s %s/dsm_basic -p 4 -r 5",
+	     T_EARTHRUN, path, T_PROG_DIR);
 	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
 	static char js[1 << 22];
 	t_slurp(path, js, sizeof(js));
