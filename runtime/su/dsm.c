@@ -116,6 +116,7 @@ static struct {
 	uint32_t *told; /* node 0: [node * nodes + k], told at CREATE */
 	uint8_t *buf;	/* one payload being built */
 	uint32_t ended; /* node 0: threads ended */
+	uint8_t *done;	/* node 0: per thread id, ended */
 	struct dsm_pt *end_waiter;
 	uint32_t end_want;
 	bool globals_sent;
@@ -359,8 +360,9 @@ int su_dsm_open(struct earth_node *n)
 	sd.buf = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
+	sd.done = calloc((size_t)nodes * DSM_THREADS_PER_NODE, 1);
 	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.vt_tmp ||
-	    !sd.early)
+	    !sd.early || !sd.done)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -406,6 +408,7 @@ void su_dsm_close(void)
 			free(m);
 		}
 	free(sd.early);
+	free(sd.done);
 	free(sd.buf);
 	memset(&sd, 0, sizeof(sd));
 }
@@ -939,6 +942,12 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_GRANT: {
+		/* For the object the thread waits on, from its manager. */
+		if (h->b < DSM_THREADS_PER_NODE && sd.by_slot[h->b] &&
+		    (h->c != sd.by_slot[h->b]->wait_id ||
+		     id_node(h->c) != from))
+			bad(h, from, "c",
+			    "a grant of an object the thread does not wait on");
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
 		if (h->a & GRANT_COLLECT) {
 			if (h->len < vt_len)
@@ -1018,6 +1027,13 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_DONE:
 		if (sd.n->id != 0)
 			bad(h, from, "n", "only node 0 counts ended threads");
+		if (h->b == 0 ||
+		    h->b >= (uint64_t)nodes * DSM_THREADS_PER_NODE ||
+		    h->b % nodes != from || sd.done[h->b])
+			bad(h, from, "b",
+			    "not a thread of that node, or one that ended "
+			    "already");
+		sd.done[h->b] = 1;
 		learn(h, from, payload, h->len);
 		sd.ended++;
 		if (sd.end_waiter && sd.ended >= sd.end_want) {
