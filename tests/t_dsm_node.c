@@ -34,6 +34,24 @@ static void ok_run(const char *env, int n, const char *t, const char *prog,
 		  args, want, cmd.out, cmd.err);
 }
 
+/* Runs `earthrun -n N OPTS --FLAG=FILE PROG ARGS` (FLAG stats-json or
+ * trace) in a scratch folder, asserts it ended 0, and returns the file's
+ * text. */
+static const char *job_file(int n, const char *opts, const char *flag,
+			    const char *prog_args)
+{
+	static char js[1 << 22];
+	char dir[256], path[512];
+	t_scratch_dir(dir, sizeof(dir), "dsm_node");
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	t_sh(&cmd, 120, "%s -n %d %s --%s=%s %s/%s", T_EARTHRUN, n, opts, flag,
+	     path, T_PROG_DIR, prog_args);
+	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
+	t_slurp(path, js, sizeof(js));
+	t_remove_dir(dir);
+	return js;
+}
+
 static const char *const transports[] = {"shm", "tcp", "ucx"};
 
 Test(dsm_node, litmus_every_transport_1_to_4_nodes)
@@ -141,14 +159,7 @@ Test(dsm_node, deadlocks_name_the_object_and_the_waiters)
  * node 0 made the lock and the barrier). */
 Test(dsm_node, statistics_count_what_the_program_did)
 {
-	char dir[256], path[512];
-	t_scratch_dir(dir, sizeof(dir), "dsm_stats");
-	snprintf(path, sizeof(path), "%s/s.json", dir);
-	t_sh(&cmd, 120, "%s -n 2 --stats-json=%s %s/dsm_basic -p 4 -r 25",
-	     T_EARTHRUN, path, T_PROG_DIR);
-	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
-	static char js[1 << 16];
-	t_slurp(path, js, sizeof(js));
+	const char *js = job_file(2, "", "stats-json", "dsm_basic -p 4 -r 25");
 	const char *n0 = strstr(js, "\"node\":0"),
 		   *n1 = strstr(js, "\"node\":1");
 	cr_assert(n0 && n1, "%s", js);
@@ -165,7 +176,6 @@ Test(dsm_node, statistics_count_what_the_program_did)
 			  want1[i], js);
 	}
 	cr_assert(strstr(js, "\"wait_ns\":{\"page\":"), "%s", js);
-	t_remove_dir(dir);
 }
 
 /* A region that could need more mappings than the kernel allows is
@@ -183,14 +193,7 @@ Test(dsm_node, region_past_the_map_count_is_refused)
  * many notices; at the end each node holds a small part of them. */
 Test(dsm_node, notices_are_collected_at_full_barriers)
 {
-	char dir[256], path[512];
-	t_scratch_dir(dir, sizeof(dir), "dsm_gc");
-	snprintf(path, sizeof(path), "%s/s.json", dir);
-	t_sh(&cmd, 120, "%s -n 3 --stats-json=%s %s/dsm_drf -p 6 -k 30",
-	     T_EARTHRUN, path, T_PROG_DIR);
-	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
-	static char js[1 << 16];
-	t_slurp(path, js, sizeof(js));
+	const char *js = job_file(3, "", "stats-json", "dsm_drf -p 6 -k 30");
 	const char *p = js;
 	for (int node = 0; node < 3; node++) {
 		unsigned long long sent = 0, held = ~0ull;
@@ -205,7 +208,6 @@ Test(dsm_node, notices_are_collected_at_full_barriers)
 			  node, held, sent);
 		p++;
 	}
-	t_remove_dir(dir);
 }
 
 /* Placements: block, and first touch (the first node that writes a page
@@ -244,37 +246,24 @@ Test(dsm_node, node_dying_with_a_lock_is_named)
  * program thread's runs are the slices of its fiber. */
 Test(dsm_node, trace_names_faults_fetches_and_thread_runs)
 {
-	char dir[256], path[512];
-	t_scratch_dir(dir, sizeof(dir), "dsm_trace");
-	snprintf(path, sizeof(path), "%s/t.json", dir);
-	t_sh(&cmd, 120,
-	     "%s -n 2 --transport tcp --trace=%s %s/dsm_basic -p 4 -r 5",
-	     T_EARTHRUN, path, T_PROG_DIR);
-	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
-	static char js[1 << 22];
-	t_slurp(path, js, sizeof(js));
+	const char *js =
+	    job_file(2, "--transport tcp", "trace", "dsm_basic -p 4 -r 5");
 	const char *want[] = {"\"DSM FAULT\"", "\"recv DSM PAGE\"",
 			      "\"send DSM FETCH\"", "\"DSM LOCK\"",
 			      "\"eu_dsm_run\""};
 	for (int i = 0; i < 5; i++)
 		cr_assert(strstr(js, want[i]), "no %s in the trace", want[i]);
-	t_remove_dir(dir);
 }
 
 /* On one host under earthrun (shm) a page is read one-sided from its
  * home's region; over tcp it comes through the home's SU. */
 Test(dsm_node, fetches_are_one_sided_on_one_host)
 {
-	char dir[256], path[512];
-	t_scratch_dir(dir, sizeof(dir), "dsm_direct");
-	snprintf(path, sizeof(path), "%s/s.json", dir);
 	for (int ti = 0; ti < 2; ti++) {
-		t_sh(&cmd, 120,
-		     "%s -n 2 --transport %s --stats-json=%s %s/dsm_basic -p 4",
-		     T_EARTHRUN, transports[ti], path, T_PROG_DIR);
-		cr_assert_eq(cmd.status, 0, "%s", cmd.err);
-		static char js[1 << 16];
-		t_slurp(path, js, sizeof(js));
+		char opt[64];
+		snprintf(opt, sizeof(opt), "--transport %s", transports[ti]);
+		const char *js =
+		    job_file(2, opt, "stats-json", "dsm_basic -p 4");
 		const char *n1 = strstr(js, "\"node\":1");
 		cr_assert(n1, "%s", js);
 		unsigned long long f = 0, d = 0;
@@ -292,5 +281,4 @@ Test(dsm_node, fetches_are_one_sided_on_one_host)
 		else
 			cr_assert_eq(d, 0, "tcp: %llu one-sided", d);
 	}
-	t_remove_dir(dir);
 }

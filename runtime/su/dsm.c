@@ -20,6 +20,8 @@
  *   GRANT      a = kind, b = slot, c = object, the notices it lacks
  *   ALLOC      a = pages, b = place | arg << 8, c = slot (to node 0)
  *   PLACED     the placement (from node 0, to every node)
+ *   PLACED_ACK a = the placement's first page (to node 0, which answers
+ *              ALLOCATED once every node has the homes)
  *   ALLOCATED  a = first page, or ~0 with errno in b; c = slot
  *   FREE       a = first page (to node 0)
  *   GLOBALS    a = offset, b = 0 (.data) or 1 (.bss), the bytes (node 0)
@@ -67,20 +69,32 @@ enum dsm_msg {
 	M_DONE,
 	M_CLAIM,
 	M_HOME,
+	M_PLACED_ACK,
 	M_COUNT_
 };
 
 static const char *const msg_names[M_COUNT_] = {
-    [M_FETCH] = "DSM FETCH",	     [M_PAGE] = "DSM PAGE",
-    [M_DIFF] = "DSM DIFF",	     [M_ACK] = "DSM ACK",
-    [M_LOCK] = "DSM LOCK",	     [M_UNLOCK] = "DSM UNLOCK",
-    [M_BARRIER] = "DSM BARRIER",     [M_FLAG_SET] = "DSM FLAG_SET",
-    [M_FLAG_WAIT] = "DSM FLAG_WAIT", [M_FLAG_CLEAR] = "DSM FLAG_CLEAR",
-    [M_GRANT] = "DSM GRANT",	     [M_ALLOC] = "DSM ALLOC",
-    [M_PLACED] = "DSM PLACED",	     [M_ALLOCATED] = "DSM ALLOCATED",
-    [M_FREE] = "DSM FREE",	     [M_GLOBALS] = "DSM GLOBALS",
-    [M_CREATE] = "DSM CREATE",	     [M_DONE] = "DSM DONE",
-    [M_CLAIM] = "DSM CLAIM",	     [M_HOME] = "DSM HOME",
+    [M_FETCH] = "DSM FETCH",
+    [M_PAGE] = "DSM PAGE",
+    [M_DIFF] = "DSM DIFF",
+    [M_ACK] = "DSM ACK",
+    [M_LOCK] = "DSM LOCK",
+    [M_UNLOCK] = "DSM UNLOCK",
+    [M_BARRIER] = "DSM BARRIER",
+    [M_FLAG_SET] = "DSM FLAG_SET",
+    [M_FLAG_WAIT] = "DSM FLAG_WAIT",
+    [M_FLAG_CLEAR] = "DSM FLAG_CLEAR",
+    [M_GRANT] = "DSM GRANT",
+    [M_ALLOC] = "DSM ALLOC",
+    [M_PLACED] = "DSM PLACED",
+    [M_ALLOCATED] = "DSM ALLOCATED",
+    [M_FREE] = "DSM FREE",
+    [M_GLOBALS] = "DSM GLOBALS",
+    [M_CREATE] = "DSM CREATE",
+    [M_DONE] = "DSM DONE",
+    [M_CLAIM] = "DSM CLAIM",
+    [M_HOME] = "DSM HOME",
+    [M_PLACED_ACK] = "DSM PLACED_ACK",
 };
 
 /* A message kept for later, its payload after it. */
@@ -117,6 +131,12 @@ static struct {
 	uint8_t *buf;	/* one payload being built */
 	uint32_t ended; /* node 0: threads ended */
 	uint8_t *done;	/* node 0: per thread id, ended */
+	/* Node 0: allocations waiting for every node to have their homes. */
+	struct placing {
+		struct placing *next;
+		uint32_t first, acks, from;
+		uint64_t slot;
+	} * placing;
 	struct dsm_pt *end_waiter;
 	uint32_t end_want;
 	bool globals_sent;
@@ -409,6 +429,10 @@ void su_dsm_close(void)
 		}
 	free(sd.early);
 	free(sd.done);
+	for (struct placing *w = sd.placing, *nx; w; w = nx) {
+		nx = w->next;
+		free(w);
+	}
 	free(sd.buf);
 	memset(&sd, 0, sizeof(sd));
 }
@@ -983,9 +1007,18 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 					  (uint32_t)(h->b >> 8), &pl, &why)) {
 			err = ENOMEM; /* the caller checked place and arg */
 		} else {
+			/* Every node learns the homes, and says so, before the
+			 * memory is handed out: a node may fetch a page from
+			 * its home as soon as it has the address. */
+			struct placing *w = malloc(sizeof(*w));
+			if (!w)
+				earth_fatal("shared memory: out of memory");
+			*w = (struct placing){sd.placing, pl.first, 0, from,
+					      h->c};
+			sd.placing = w;
 			for (uint32_t k = 0; k < nodes; k++)
 				send_to(k, M_PLACED, 0, 0, 0, &pl, sizeof(pl));
-			first = pl.first;
+			return;
 		}
 		send_to(from, M_ALLOCATED, first, err, h->c, NULL, 0);
 		return;
@@ -994,7 +1027,27 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		if (from != 0)
 			bad(h, from, "src", "only node 0 places pages");
 		placed(h, from, payload, h->len);
+		{
+			struct dsm_placement pl; /* placed() checked its size */
+			memcpy(&pl, payload, sizeof(pl));
+			send_to(0, M_PLACED_ACK, pl.first, 0, 0, NULL, 0);
+		}
 		return;
+	case M_PLACED_ACK: {
+		struct placing **at = &sd.placing;
+		while (*at && (*at)->first != h->a)
+			at = &(*at)->next;
+		if (sd.n->id != 0 || !*at)
+			bad(h, from, "a", "no placement waits for that");
+		struct placing *w = *at;
+		if (++w->acks == nodes) {
+			*at = w->next;
+			send_to(w->from, M_ALLOCATED, w->first, 0, w->slot,
+				NULL, 0);
+			free(w);
+		}
+		return;
+	}
 	case M_ALLOCATED: {
 		struct dsm_pt *pt =
 		    waiting_thread(h, from, "c", h->c, M_ALLOCATED);
