@@ -176,8 +176,8 @@ static void gate_fiber(void *frame)
 	 * it here. */
 	while (atomic_load_explicit(&su_g.pub_handled, memory_order_relaxed) <
 	       m->base_handled + (uint64_t)burst_len + 3) {
-		if (eu_g.ovf_len)
-			eu_ovf_drain(&eu_g);
+		if (eu_self->ovf_len)
+			eu_ovf_drain(eu_self);
 		q_cpu_relax();
 	}
 	m->t0 = q_tsc_ordered();

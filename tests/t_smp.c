@@ -7,7 +7,8 @@
  * the node starts with what to give instead (a node of several EUs is not
  * built yet), a single-core node's one EU, and k = 1 and auto running the
  * programs with exact results on one node and under earthrun, each node's
- * JSON statistics naming its EUs.
+ * JSON statistics naming its EUs; and each EU's state reached through the
+ * thread-local eu_self (white box: eu/eu.h).
  */
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
@@ -15,9 +16,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "eu/eu.h"
 #include "job.h"
 #include "json.h"
 #include "node/node.h"
+
+#include <pthread.h>
 
 TestSuite(smp, .timeout = 120);
 
@@ -218,4 +222,50 @@ Test(smp, statistics_name_the_eus)
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	eus_in_stats(path, 2);
 	cr_expect_eq(t_remove_dir(dir), 0);
+}
+
+/* eu_self: EU 0's state on the EU thread and on every other thread; a
+ * thread that points it elsewhere (as EU i's thread will) changes only its
+ * own. */
+static struct eu_state *self_in_fiber, *self_in_other, *self_after;
+static struct eu_state self_fake;
+
+static void *self_other(void *arg)
+{
+	struct eu_state *seen = eu_self;
+	eu_self = arg;
+	return seen;
+}
+
+struct self_frame {
+	struct earth_main_args a;
+};
+
+static void self_entry(void *f)
+{
+	self_in_fiber = eu_self;
+	pthread_t t;
+	void *seen = NULL;
+	if (pthread_create(&t, NULL, self_other, &self_fake) == 0 &&
+	    pthread_join(t, &seen) == 0)
+		self_in_other = seen;
+	self_after = eu_self;
+	EARTH_END_FUNCTION(f);
+}
+EARTH_THREADED_FUNCTION(self_main, self_entry, struct self_frame,
+			sizeof(struct earth_main_args));
+
+Test(smp, each_eu_thread_reaches_its_own_state)
+{
+	struct earth_options o;
+	earth_options_default(&o);
+	struct earth_main_args a = {0, NULL};
+	cr_assert_eq(earth_run(&o, &self_main, &a, sizeof(a)), 0);
+	cr_expect_eq(self_in_fiber, &eu_first);
+	cr_expect_eq(self_in_other, &eu_first);
+	cr_expect_eq(self_after, &eu_first);
+	cr_expect_eq(eu_self, &eu_first);
+	/* the EU counted main's END_FUNCTION in its own state */
+	cr_expect_eq(eu_first.ops[EARTH_OP_END_FUNCTION], 1);
+	cr_expect_eq(self_fake.ops[EARTH_OP_END_FUNCTION], 0);
 }

@@ -64,7 +64,7 @@ void eu_dsm_run(void *arg)
 	if (pt->id == 0 && dsm_g.self == 0) {
 		/* main returned: the job ends with its value. */
 		earth_set_exit_status((int)pt->result);
-		earth_end_function(eu_g.main_frame);
+		earth_end_function(eu_self->main_frame);
 		return;
 	}
 	/* Its writes are released, node 0 told; the SU frees the record. */

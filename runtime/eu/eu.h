@@ -93,8 +93,17 @@ struct eu_state {
 	struct reg_cache regs;
 } q_aligned_line;
 
-/* The EU of this process's node. */
-extern struct eu_state eu_g EARTH_HIDDEN;
+/* EU 0's state: the one EU of a node of one, and the EU the node's own
+ * thread sets up and reads back (node/node.c, stats.c, stuck.c). */
+extern struct eu_state eu_first EARTH_HIDDEN;
+/* The calling thread's EU: an EU thread points it at its own state as it
+ * starts (eu_thread); on every other thread (the node's, the SU's, a
+ * single-core node's one thread, a program's own) it stays at its initial
+ * value, EU 0's. An initial-exec thread-local: one %fs-relative load, read
+ * once into a local by each operation (post.c) and never by the loop,
+ * which is given its EU. */
+extern __thread struct eu_state *eu_self EARTH_HIDDEN
+    __attribute__((tls_model("initial-exec")));
 
 /* The fibers the SU makes ready for the EU (unit.h: invoke_fiber,
  * token_gone_fiber): a remote INVOKE's trampoline allocates the frame,

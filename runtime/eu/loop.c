@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct eu_state eu_g;
+struct eu_state eu_first;
+__thread struct eu_state *eu_self __attribute__((tls_model("initial-exec"))) =
+    &eu_first;
 
 __thread bool eu_in_fiber __attribute__((tls_model("initial-exec")));
 __thread earth_fiber_fn eu_cur_fiber __attribute__((tls_model("initial-exec")));
@@ -110,7 +112,7 @@ void eu_invoke_trampoline(void *buf)
 {
 	struct eu_invoke_buf *b = buf;
 	const struct earth_tfunc *f = b->fn;
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	void *frame = eu_frame_alloc(eu, f);
 	if (f->args_size)
 		memcpy(frame, b->args, f->args_size);
@@ -121,14 +123,15 @@ void eu_invoke_trampoline(void *buf)
 
 void eu_token_gone(void *frame)
 {
-	eu_frame_free(&eu_g, frame);
+	eu_frame_free(eu_self, frame);
 }
 
 void *eu_thread(void *arg)
 {
 	struct eu_start *st = arg;
 	struct earth_node *n = st->node;
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = &eu_first;
+	eu_self = eu;
 	earth_pin_cpu(n->eu_cpu);
 	eu_cur_fiber_at = &eu_cur_fiber;
 

@@ -89,7 +89,7 @@ static __attribute__((noinline)) void post_remote(enum su_op op, unsigned size,
 						  uint64_t slot, uint64_t a,
 						  uint64_t b)
 {
-	post_wide(&eu_g, op, size, flags, n, slot, a, b, 0,
+	post_wide(eu_self, op, size, flags, n, slot, a, b, 0,
 		  (uintptr_t)eu_cur_fiber, true);
 }
 
@@ -236,7 +236,7 @@ static EARTH_COLD void unregistered(const char *op, const char *what,
 static inline __attribute__((always_inline)) void
 check_mine(const char *op, const char *what, const void *addr, uint64_t len)
 {
-	if (q_unlikely(!reg_mem_cached(&eu_g.regs, (uintptr_t)addr, len)))
+	if (q_unlikely(!reg_mem_cached(&eu_self->regs, (uintptr_t)addr, len)))
 		unregistered(op, what, (uintptr_t)addr, len);
 }
 
@@ -259,7 +259,7 @@ static EARTH_COLD void get_dst_unregistered(const char *op, const void *dst,
 static inline __attribute__((always_inline)) void
 check_get_dst(const char *op, const void *dst, unsigned size)
 {
-	if (q_unlikely(!reg_mem_cached(&eu_g.regs, (uintptr_t)dst, size)))
+	if (q_unlikely(!reg_mem_cached(&eu_self->regs, (uintptr_t)dst, size)))
 		get_dst_unregistered(op, dst, size);
 }
 
@@ -277,8 +277,9 @@ static EARTH_COLD void not_a_slot_here(const char *op, const void *s)
  * node's SU would check it (su/remote.c). */
 static inline void check_slot_mine(const char *op, const earth_slot *s)
 {
-	if (q_unlikely(((uintptr_t)s & 7) ||
-		       !reg_mem_cached(&eu_g.regs, (uintptr_t)s, sizeof(*s))))
+	if (q_unlikely(
+		((uintptr_t)s & 7) ||
+		!reg_mem_cached(&eu_self->regs, (uintptr_t)s, sizeof(*s))))
 		not_a_slot_here(op, s);
 }
 
@@ -310,7 +311,7 @@ void earth_slot_init(earth_slot *slot, int32_t count, int32_t reset,
 		eu_misuse("INIT_SYNC", "null fiber for slot %p", (void *)slot);
 	/* Signals the fiber gave before count against the old arming. */
 	if (eu_in_fiber)
-		eu_comb_perform(&eu_g);
+		eu_comb_perform(eu_self);
 	slot->count = count;
 	slot->reset = reset;
 	slot->fiber = fiber;
@@ -432,7 +433,7 @@ void eu_ready_grow(struct eu_state *eu)
 static inline void post_sync(enum su_op op, unsigned flags, int32_t n,
 			     uint64_t slot)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (op == SU_OP_SYNC)
 		post_small(eu, op, 0, flags, slot, 0, 0, 0);
 	else
@@ -497,7 +498,7 @@ static __attribute__((noinline)) void sync_full(earth_slot *slot)
 {
 	EU_CHECK_IN_FIBER("SYNC");
 	check_slot("SYNC", slot);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (eu_local_ok(eu))
 		signal_here(eu, slot, su_op_names[SU_OP_SYNC]);
 	else
@@ -507,7 +508,7 @@ static __attribute__((noinline)) void sync_full(earth_slot *slot)
 
 void earth_sync(earth_slot *slot)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (fast_ok(eu, slot)) {
 		fast_sig(eu, slot, su_op_names[SU_OP_SYNC]);
 		eu->ops[EARTH_OP_SYNC]++;
@@ -519,7 +520,7 @@ void earth_sync(earth_slot *slot)
 void earth_rsync(earth_gslot slot)
 {
 	EU_CHECK_IN_FIBER("RSYNC");
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (q_unlikely(!gslot_here(slot))) {
 		check_gslot("RSYNC", slot);
 		post_remote(SU_OP_SYNC, 0, SU_REQ_GSLOT, 0, slot.bits, 0, 0);
@@ -543,7 +544,7 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 	check_slot("INCR_SYNC", slot);
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (eu_local_ok(eu)) {
 		eu_comb_perform(eu);
 		slot_incr(slot, n, su_op_names[SU_OP_INCR_SYNC]);
@@ -560,7 +561,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 	check_gslot_here("INCR_SYNC", slot);
 	if (q_unlikely(n < 1))
 		eu_misuse("INCR_SYNC", "increment %d: must be >= 1", n);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (q_unlikely(!gslot_here(slot)))
 		post_remote(SU_OP_INCR_SYNC, 0, SU_REQ_GSLOT, n, slot.bits, 0,
 			    0);
@@ -578,7 +579,7 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	EU_CHECK_IN_FIBER("SPAWN");
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (eu_local_ok(eu))
 		eu_ready_local(eu, fiber, frame);
 	else
@@ -598,7 +599,7 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 		check_mine(op, "the source", earth_gptr_addr(src), n);
 	if (earth_gptr_node(dst) == earth_node_g.id)
 		check_mine(op, "the destination", earth_gptr_addr(dst), n);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	/* The posting fiber rides along (a whole message anyway): used only
 	 * when the move involves another node. */
 	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits, dst.bits,
@@ -618,7 +619,7 @@ static inline __attribute__((always_inline)) bool blkmov_end_ok(earth_gptr g,
 	uint64_t a = (uintptr_t)earth_gptr_addr(g);
 	if (earth_gptr_node(g) != earth_node_g.id)
 		return earth_gptr_node(g) < earth_node_g.num_nodes && a;
-	return reg_mem_hit(&eu_g.regs, a, n);
+	return reg_mem_hit(&eu_self->regs, a, n);
 }
 
 enum fast { FAST_NO, FAST_DONE, FAST_WAKE };
@@ -636,7 +637,7 @@ static inline __attribute__((always_inline)) enum fast
 blkmov_fast(earth_gptr src, earth_gptr dst, size_t n, unsigned flags,
 	    uint64_t slot)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (q_unlikely(!eu_in_fiber || !slot || acct_on))
 		return FAST_NO;
 	if (q_unlikely(!blkmov_end_ok(src, n) || !blkmov_end_ok(dst, n)))
@@ -732,7 +733,7 @@ static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
 	if (q_unlikely(!dst))
 		eu_misuse(op, "null destination address");
 	check_get_dst(op, dst, size);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	uint32_t node = earth_gptr_node(src);
 	uint64_t a = (uintptr_t)earth_gptr_addr(src);
 	if (node != earth_node_g.id) {
@@ -765,7 +766,7 @@ post_get(const char *op, earth_gptr src, void *dst, unsigned size,
 	 unsigned flags, uint64_t slot)
 {
 	EU_CHECK_IN_FIBER(op);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	eu->ops[EARTH_OP_GET_SYNC]++;
 	if (q_unlikely(earth_gptr_node(src) != earth_node_g.id ||
 		       slot_remote(flags, slot))) {
@@ -793,7 +794,7 @@ post_data(const char *op, uint64_t value, earth_gptr dst, unsigned size,
 	  unsigned flags, uint64_t slot)
 {
 	EU_CHECK_IN_FIBER(op);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	eu->ops[EARTH_OP_DATA_SYNC]++;
 	if (q_unlikely(earth_gptr_node(dst) != earth_node_g.id ||
 		       slot_remote(flags, slot))) {
@@ -888,7 +889,7 @@ static inline __attribute__((always_inline)) void
 get_op(const char *op, earth_gptr src, void *dst, unsigned size, unsigned flags,
        uint64_t slot)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	earth_slot *s = get_fast(eu, src, dst, size, flags, slot);
 	if (s) {
 		req_value_copy(dst, earth_gptr_addr(src), size);
@@ -903,7 +904,7 @@ static inline __attribute__((always_inline)) void
 data_op(const char *op, uint64_t value, earth_gptr dst, unsigned size,
 	unsigned flags, uint64_t slot)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	earth_slot *s = data_fast(eu, dst, size, flags, slot);
 	if (s) {
 		req_value_copy(earth_gptr_addr(dst), &value, size);
@@ -958,7 +959,7 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 			  rop);
 	if (q_unlikely(type && !result))
 		eu_misuse(op, "null result address");
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	post_wide(eu, SU_OP_COLL, type, 0, rop, (uintptr_t)done, value,
 		  (uintptr_t)result, 0, 0, false);
 	eu->ops[EARTH_OP_COLLECTIVE]++;
@@ -992,8 +993,8 @@ void earth_allreduce_d(double value, enum earth_reduce_op op, double *result,
 /* ---- INVOKE, TOKEN, END_FUNCTION ---- */
 
 static inline __attribute__((always_inline)) void *
-new_frame(const char *op, const struct earth_tfunc *f, const void *args,
-	  size_t size)
+new_frame(struct eu_state *eu, const char *op, const struct earth_tfunc *f,
+	  const void *args, size_t size)
 {
 	if (q_unlikely(!f || !f->entry))
 		eu_misuse(op, "null threaded function (define it with "
@@ -1008,7 +1009,7 @@ new_frame(const char *op, const struct earth_tfunc *f, const void *args,
 			  size, f->name, f->args_size);
 	if (q_unlikely(size && !args))
 		eu_misuse(op, "null argument block for %s", f->name);
-	void *frame = eu_frame_alloc(&eu_g, f);
+	void *frame = eu_frame_alloc(eu, f);
 	eu_copy_args(frame, args, size);
 	return frame;
 }
@@ -1032,7 +1033,7 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 			  "functions: define it with EARTH_THREADED_FUNCTION "
 			  "so every node numbers it the same way",
 			  f->name);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (size <= SU_REQ_INLINE_MAX) {
 		/* Small arguments ride in the request: no allocation here,
 		 * no free on the SU (the common spawn and call cases). */
@@ -1060,11 +1061,11 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		bad_node("INVOKE", "the target", node);
 	if (q_unlikely(node != earth_node_g.id)) {
 		invoke_remote(node, f, args, size);
-		eu_g.ops[EARTH_OP_INVOKE]++;
+		eu_self->ops[EARTH_OP_INVOKE]++;
 		return;
 	}
-	void *frame = new_frame("INVOKE", f, args, size);
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
+	void *frame = new_frame(eu, "INVOKE", f, args, size);
 	if (eu_local_ok(eu))
 		eu_ready_local(eu, f->entry, frame);
 	else
@@ -1074,21 +1075,22 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 
 static __attribute__((noinline)) void token_push(void *frame)
 {
-	if (q_unlikely(!deque_push(eu_g.tokens, frame)))
+	struct eu_state *eu = eu_self;
+	if (q_unlikely(!deque_push(eu->tokens, frame)))
 		eu_misuse("TOKEN",
 			  "%zu tokens already wait on node %u, the most "
 			  "EARTH_TOKEN_DEQUE_MAX allows (or out of memory): "
 			  "post fewer tokens before running them, or rebuild "
 			  "with a larger EARTH_TOKEN_DEQUE_MAX",
-			  deque_size(eu_g.tokens), earth_node_g.id);
-	eu_g.ops[EARTH_OP_TOKEN]++;
+			  deque_size(eu->tokens), earth_node_g.id);
+	eu->ops[EARTH_OP_TOKEN]++;
 }
 
 static __attribute__((noinline)) void token_full(const struct earth_tfunc *f,
 						 const void *args, size_t size)
 {
 	EU_CHECK_IN_FIBER("TOKEN");
-	token_push(new_frame("TOKEN", f, args, size));
+	token_push(new_frame(eu_self, "TOKEN", f, args, size));
 }
 
 /*
@@ -1098,7 +1100,7 @@ static __attribute__((noinline)) void token_full(const struct earth_tfunc *f,
  */
 void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (q_likely(eu_in_fiber) && f && f->entry && size == f->args_size &&
 	    size <= f->frame_size && (size == 0 || (args && size >= 4)) &&
 	    size <= 64) {
@@ -1122,7 +1124,7 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 
 static inline __attribute__((always_inline)) void end_function(void *frame)
 {
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = eu_self;
 	if (q_unlikely(!frame))
 		eu_misuse("END_FUNCTION", "null frame");
 	if (q_unlikely(frame == eu->main_frame)) {
@@ -1136,14 +1138,14 @@ static inline __attribute__((always_inline)) void end_function(void *frame)
 /* A combined signal may name a slot in the frame: performed first. */
 static __attribute__((noinline)) void end_function_signalled(void *frame)
 {
-	eu_comb_perform_slow(&eu_g);
+	eu_comb_perform_slow(eu_self);
 	end_function(frame);
 }
 
 void earth_end_function(void *frame)
 {
 	EU_CHECK_IN_FIBER("END_FUNCTION");
-	if (q_unlikely(eu_g.comb_count))
+	if (q_unlikely(eu_self->comb_count))
 		end_function_signalled(frame);
 	else
 		end_function(frame);
@@ -1159,6 +1161,6 @@ void earth_set_exit_status(int status)
 
 void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b, uint64_t c)
 {
-	post_wide(&eu_g, SU_OP_DSM, 0, SU_REQ_NOSLOT, (int32_t)what, 0, thread,
-		  b, c, 0, false);
+	post_wide(eu_self, SU_OP_DSM, 0, SU_REQ_NOSLOT, (int32_t)what, 0,
+		  thread, b, c, 0, false);
 }

@@ -156,7 +156,7 @@ static void node_single_cpu(struct earth_node *n)
 
 static void node_free(struct earth_node *n)
 {
-	eu_frames_release_all(&eu_g);
+	eu_frames_release_all(&eu_first);
 	gmem_close();
 	reg_mem_clear();
 	if (su_g.out_head) {
@@ -174,8 +174,8 @@ static void node_free(struct earth_node *n)
 	if (n->net)
 		n->net->ops->fini(n->net);
 	n->net = NULL;
-	free(eu_g.ovf);
-	free(eu_g.own_ready);
+	free(eu_first.ovf);
+	free(eu_first.own_ready);
 	free(su_g.rovf);
 	deque_free(&n->tokens);
 	q_ring_fini(&n->req);
@@ -273,7 +273,7 @@ static int node_check_call(const struct earth_tfunc *main_fn, const void *args,
 static int node_init(struct earth_node *n, const struct earth_options *opts)
 {
 	memset(n, 0, sizeof(*n));
-	memset(&eu_g, 0, sizeof(eu_g));
+	memset(&eu_first, 0, sizeof(eu_first));
 	memset(&su_g, 0, sizeof(su_g));
 	n->invoke_fiber = eu_invoke_trampoline;
 	n->token_gone_fiber = eu_token_gone;
@@ -381,9 +381,9 @@ static int node_open_queues(struct earth_node *n, bool single)
 		return -1;
 	}
 	q_ring_set_batches(&n->ready, 32, EARTH_READY_CREDIT_BATCH);
-	eu_g.req = su_g.req = &n->req;
-	eu_g.ready = su_g.ready = &n->ready;
-	eu_g.tokens = &n->tokens;
+	eu_first.req = su_g.req = &n->req;
+	eu_first.ready = su_g.ready = &n->ready;
+	eu_first.tokens = &n->tokens;
 	return 0;
 }
 
@@ -395,8 +395,8 @@ static void node_unit_policy(struct earth_node *n, bool single)
 	 * anyway, an observed run shows every signal on the SU, and
 	 * EARTH_EU_SIGNALS=0 sends them all there (docs/architecture.md,
 	 * "Signals on the EU"). */
-	eu_g.local_sig = !single && !acct_on && !trace_on &&
-			 earth_setting_on(EARTH_SET_EU_SIGNALS);
+	eu_first.local_sig = !single && !acct_on && !trace_on &&
+			     earth_setting_on(EARTH_SET_EU_SIGNALS);
 	/* An idle SU sleeps while the EU computes (su/loop.c, su_try_sleep): on
 	 * one dual node, where the EU is the only one that gives it work
 	 * without waking it (peers' transports poll and wake on their own

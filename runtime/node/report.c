@@ -82,7 +82,8 @@ static void blk_bytes(const struct earth_node *n, struct net_blk_bytes *b)
  * the EU counts them. */
 static uint64_t handled_of(unsigned op)
 {
-	return op == SU_OP_TOKEN ? eu_g.ops[EARTH_OP_TOKEN] : acct_su.ops[op];
+	return op == SU_OP_TOKEN ? eu_first.ops[EARTH_OP_TOKEN]
+				 : acct_su.ops[op];
 }
 
 /* Requests of kind op that stayed on this node, and those that needed

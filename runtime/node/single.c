@@ -171,14 +171,14 @@ void *eu_single_thread(void *arg)
 		irq = irq_start(n);
 	}
 	if (irq)
-		single_loop_irq(n, &eu_g, st);
+		single_loop_irq(n, &eu_first, st);
 	else
-		single_loop_poll(n, &eu_g, st);
+		single_loop_poll(n, &eu_first, st);
 	if (irq)
 		irq_stop(n);
 	atomic_store_explicit(&n->shutdown, true, memory_order_release);
 	/* What the last fibers posted, then the end of the job. */
-	for (unsigned i = 0; i < 1024 && single_su(n, &eu_g, false); i++)
+	for (unsigned i = 0; i < 1024 && single_su(n, &eu_first, false); i++)
 		;
 	if (n->net)
 		su_end_job(n);

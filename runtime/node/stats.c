@@ -35,7 +35,7 @@ const char *earth_op_name(enum earth_op op)
 void earth_stats_get(struct earth_stats *st)
 {
 	struct earth_node *n = &earth_node_g;
-	struct eu_state *eu = &eu_g;
+	struct eu_state *eu = &eu_first;
 	struct su_state *su = &su_g;
 	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
 	memset(st, 0, sizeof(*st));

@@ -284,7 +284,7 @@ static unsigned scan_frame(struct earth_node *n, uintptr_t body,
 
 static bool is_chunk(uintptr_t b)
 {
-	for (struct frame_chunk *c = eu_g.chunks; c; c = c->next)
+	for (struct frame_chunk *c = eu_first.chunks; c; c = c->next)
 		if ((uintptr_t)c == b)
 			return true;
 	return false;
