@@ -268,7 +268,7 @@ static void access_page(struct node *x, uint32_t a, bool write)
 	uint32_t page = a / PSZ;
 	for (;;) {
 		uint8_t st = x->r.state[page];
-		if (st == DSM_PAGE_WRITE || (st == DSM_PAGE_READ && !write))
+		if (dsm_page_allows(st, write))
 			return;
 		if (dsm_proto_access(&x->p, page, write) == DSM_ACCESS_OK)
 			continue;

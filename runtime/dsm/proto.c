@@ -71,7 +71,7 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 			p->fetching[i] = FETCH_NONE;
 	}
 	return dsm_region_set(
-	    p->r, first, n, home == p->self ? DSM_PAGE_READ : DSM_PAGE_INVALID);
+	    p->r, first, n, home == p->self ? DSM_PAGE_HOME : DSM_PAGE_INVALID);
 }
 
 static void mark_dirty(struct dsm_proto *p, uint32_t page)
@@ -223,11 +223,18 @@ int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
 	if (home == p->self) {
 		/* The first writer: the home copy starts as zeros. */
 		memset(dsm_region_alias(p->r, page), 0, p->r->page_size);
-		dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
+		dsm_region_set(p->r, page, 1, DSM_PAGE_HOME);
 	} else {
 		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
 	}
 	return 1;
+}
+
+void dsm_proto_home_written(struct dsm_proto *p, uint32_t page)
+{
+	if (page < p->r->pages && p->home[page] == p->self &&
+	    p->r->state[page] == DSM_PAGE_WRITE)
+		mark_dirty(p, page);
 }
 
 bool dsm_proto_claiming(const struct dsm_proto *p, uint32_t page)
@@ -273,7 +280,7 @@ int dsm_proto_release(struct dsm_proto *p)
 				return -1;
 		} else if (p->home[page] == p->self &&
 			   p->r->state[page] == DSM_PAGE_WRITE &&
-			   dsm_region_set(p->r, page, 1, DSM_PAGE_READ)) {
+			   dsm_region_set(p->r, page, 1, DSM_PAGE_HOME)) {
 			return -1;
 		}
 		p->dirty[page] = 0;

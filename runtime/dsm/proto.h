@@ -121,6 +121,11 @@ int dsm_proto_apply(struct dsm_proto *p, uint32_t from, uint32_t page,
 int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
 		    const char **why);
 
+/* The EU made page, homed here, writable at its first write in this
+ * interval (dsm/pt.h): it is noted as written (a notice at the release,
+ * which makes it read-only again). */
+void dsm_proto_home_written(struct dsm_proto *p, uint32_t page);
+
 /* Whether this node claimed first-touch page to write and waits for node
  * 0's word (a fetch or a diff for it may come first). */
 bool dsm_proto_claiming(const struct dsm_proto *p, uint32_t page);

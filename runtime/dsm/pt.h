@@ -68,6 +68,7 @@ struct dsm_stats {
 	uint64_t barriers; /* episodes completed by barriers made here */
 	/* The EU: faults taken, program threads switched out. */
 	uint64_t eu_faults, switches;
+	uint64_t home_writes_eu; /* home pages' first writes the EU took */
 	uint64_t wait_ns[DSM_WAIT_CAUSES_]; /* by cause, every thread */
 };
 
@@ -75,6 +76,9 @@ struct dsm_stats {
 #define DSM_THREADS_PER_NODE 64
 /* Objects one node manages at most, of each kind. */
 #define DSM_OBJECTS_PER_NODE 4096
+/* Home pages the EU may note written before the SU takes them. */
+#define DSM_HOME_W_CAP 1024u
+
 /* An object's id: the managing node, then its number there. */
 #define DSM_ID_SHIFT 16
 
@@ -126,6 +130,12 @@ struct dsm_node {
 	 * NULL otherwise. */
 	const uint8_t *peer_base;
 	uint64_t peer_seg;
+	/* Pages homed here the EU made writable at their first write in an
+	 * interval (mprotect, state, then here): the SU notes them before
+	 * it performs the next request, so before any release. One
+	 * producer (the EU), one consumer (the SU). */
+	uint32_t home_w[DSM_HOME_W_CAP];
+	_Atomic uint32_t home_w_head, home_w_tail;
 	uint64_t start_ns;
 };
 

@@ -21,6 +21,7 @@ static const int prot_of[] = {
     [DSM_PAGE_INVALID] = PROT_NONE,
     [DSM_PAGE_READ] = PROT_READ,
     [DSM_PAGE_WRITE] = PROT_READ | PROT_WRITE,
+    [DSM_PAGE_HOME] = PROT_READ,
 };
 
 void dsm_map_count(long *have, long *most)

@@ -27,7 +27,18 @@ enum dsm_page_state {
 	DSM_PAGE_INVALID = 0, /* PROT_NONE: any access faults */
 	DSM_PAGE_READ = 1,    /* PROT_READ: a write faults */
 	DSM_PAGE_WRITE = 2,   /* PROT_READ | PROT_WRITE */
+	/* PROT_READ, a page homed on this node: its first write in an
+	 * interval makes it writable and is noted (the EU may do it
+	 * itself, dsm/pt.h), no twin. */
+	DSM_PAGE_HOME = 3,
 };
+
+/* Whether an access may run on a page in state st. */
+static inline bool dsm_page_allows(uint8_t st, bool write)
+{
+	return st == DSM_PAGE_WRITE ||
+	       (!write && (st == DSM_PAGE_READ || st == DSM_PAGE_HOME));
+}
 
 struct dsm_region {
 	uint8_t *base;	  /* the program's view: protected page by page */

@@ -17,7 +17,28 @@
  * program thread it runs. */
 static struct dsm_faults eu_faults;
 static bool eu_faults_ready;
-static uint64_t eu_calls; /* a thread's waits through eu_dsm_call */
+static uint64_t eu_calls;	/* a thread's waits through eu_dsm_call */
+static uint64_t eu_home_writes; /* home pages made writable here */
+
+/* The first write to a page homed here in an interval: made writable
+ * here (no twin: the page is the home's copy), then noted for the SU,
+ * which makes it read-only again at the next release: so the SU never
+ * sees a writable page it was not told of. False when the list is full
+ * (the SU does it then). */
+static bool home_written(uint32_t page)
+{
+	uint32_t t =
+	    atomic_load_explicit(&dsm_g.home_w_tail, memory_order_relaxed);
+	uint32_t h =
+	    atomic_load_explicit(&dsm_g.home_w_head, memory_order_acquire);
+	if (t - h >= DSM_HOME_W_CAP ||
+	    dsm_region_set(&dsm_g.region, page, 1, DSM_PAGE_WRITE))
+		return false;
+	dsm_g.home_w[t % DSM_HOME_W_CAP] = page;
+	atomic_store_explicit(&dsm_g.home_w_tail, t + 1, memory_order_release);
+	eu_home_writes++;
+	return true;
+}
 
 /* A fault on page of the region (in the handler, on the EU). */
 static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
@@ -27,8 +48,10 @@ static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
 		return DSM_FAULT_BUG; /* shared memory outside a thread */
 	uint8_t st =
 	    __atomic_load_n(&dsm_g.region.state[page], __ATOMIC_RELAXED);
-	if (st == DSM_PAGE_WRITE || (st == DSM_PAGE_READ && !write))
+	if (dsm_page_allows(st, write))
 		return DSM_FAULT_RETRY; /* the SU made it usable meanwhile */
+	if (st == DSM_PAGE_HOME && home_written(page))
+		return DSM_FAULT_RETRY;
 	eu_post_dsm(DSM_R_FAULT, (uintptr_t)dsm_pt_of(f->cur), page, write);
 	return DSM_FAULT_WAIT;
 }
@@ -75,6 +98,7 @@ void eu_dsm_stats(struct dsm_stats *st)
 {
 	st->eu_faults = eu_faults.faults;
 	st->switches = eu_faults.waits + eu_calls;
+	st->home_writes_eu = eu_home_writes;
 }
 
 void eu_dsm_fini(void)
@@ -82,6 +106,8 @@ void eu_dsm_fini(void)
 	if (eu_faults_ready)
 		dsm_faults_fini(&eu_faults);
 	eu_faults_ready = false;
+	eu_calls = 0;
+	eu_home_writes = 0;
 }
 
 int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b, uint64_t c)

@@ -153,23 +153,24 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 {
 	struct dsm_stats d;
 	dsm_stats_of(n, &d);
-	fprintf(f,
-		",\"dsm\":{\"read_faults\":%" PRIu64
-		",\"write_faults\":%" PRIu64 ",\"eu_faults\":%" PRIu64
-		",\"fetches\":%" PRIu64 ",\"fetches_direct\":%" PRIu64
-		",\"twins\":%" PRIu64 ",\"twin_bytes\":%" PRIu64
-		",\"diffs\":%" PRIu64 ",\"diff_bytes\":%" PRIu64
-		",\"intervals\":%" PRIu64 ",\"invalidations\":%" PRIu64
-		",\"notice_bytes\":%" PRIu64 ",\"notices_held\":%" PRIu64
-		",\"msgs_sent\":%" PRIu64 ",\"barrier_msgs\":%" PRIu64
-		",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
-		",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
-		",\"switches\":%" PRIu64 ",\"wait_ns\":{",
-		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
-		d.fetches_direct, d.twins, d.twin_bytes, d.diffs, d.diff_bytes,
-		d.intervals, d.invalidations, d.notice_bytes, d.notices_held,
-		d.msgs_sent, d.barrier_msgs, d.lock_local, d.lock_remote,
-		d.lock_handoffs, d.barriers, d.switches);
+	fprintf(
+	    f,
+	    ",\"dsm\":{\"read_faults\":%" PRIu64 ",\"write_faults\":%" PRIu64
+	    ",\"eu_faults\":%" PRIu64 ",\"fetches\":%" PRIu64
+	    ",\"fetches_direct\":%" PRIu64 ",\"home_writes_eu\":%" PRIu64
+	    ",\"twins\":%" PRIu64 ",\"twin_bytes\":%" PRIu64
+	    ",\"diffs\":%" PRIu64 ",\"diff_bytes\":%" PRIu64
+	    ",\"intervals\":%" PRIu64 ",\"invalidations\":%" PRIu64
+	    ",\"notice_bytes\":%" PRIu64 ",\"notices_held\":%" PRIu64
+	    ",\"msgs_sent\":%" PRIu64 ",\"barrier_msgs\":%" PRIu64
+	    ",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
+	    ",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
+	    ",\"switches\":%" PRIu64 ",\"wait_ns\":{",
+	    d.read_faults, d.write_faults, d.eu_faults, d.fetches,
+	    d.fetches_direct, d.home_writes_eu, d.twins, d.twin_bytes, d.diffs,
+	    d.diff_bytes, d.intervals, d.invalidations, d.notice_bytes,
+	    d.notices_held, d.msgs_sent, d.barrier_msgs, d.lock_local,
+	    d.lock_remote, d.lock_handoffs, d.barriers, d.switches);
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",
 			dsm_cause_names[k], d.wait_ns[k]);

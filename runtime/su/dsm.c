@@ -624,8 +624,21 @@ static void fault(struct dsm_pt *pt, uint64_t page, bool write)
 	sd.pwait[page] = pt;
 }
 
+/* The home pages the EU made writable (dsm/pt.h), noted as written. */
+static void home_writes_take(void)
+{
+	uint32_t h =
+	    atomic_load_explicit(&dsm_g.home_w_head, memory_order_relaxed);
+	uint32_t t =
+	    atomic_load_explicit(&dsm_g.home_w_tail, memory_order_acquire);
+	for (; h != t; h++)
+		dsm_proto_home_written(&sd.p, dsm_g.home_w[h % DSM_HOME_W_CAP]);
+	atomic_store_explicit(&dsm_g.home_w_head, h, memory_order_release);
+}
+
 static void request(const struct su_req *r)
 {
+	home_writes_take();
 	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)r->a;
 	unsigned req = (unsigned)r->n;
 	if (req != DSM_R_END) {
