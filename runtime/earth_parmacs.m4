@@ -58,10 +58,11 @@ dnl               matters is BARRIER's, as earth_dsm_barrier() takes it.
 dnl PAUSEDEC(f) PAUSEINIT(f) SETPAUSE(f) WAITPAUSE(f) CLEARPAUSE(f)
 dnl               an earth_dsm_flag_t: set releases, wait acquires once
 dnl               the flag is set (and leaves it set), clear resets it.
-dnl GSDEC(g) GSINIT(g) GETSUB(g, sub, max, pid), and the NU_ forms
-dnl               a self-scheduled loop counter: sub gets 0, 1, ... max,
-dnl               then -1 once (and the counter starts over), under a lock
-dnl               of its own. g must live in G_MALLOC'd memory (as the
+dnl GSDEC(g) GSINIT(g) GETSUB(g, sub, max, nprocs), and the NU_ forms
+dnl               a self-scheduled loop counter: sub gets 0, 1, ... max
+dnl               (each once, over all threads), then -1; the counter
+dnl               starts over when nprocs threads have got their -1, so
+dnl               the loop can run again. Under a lock of its own. g must live in G_MALLOC'd memory (as the
 dnl               convention's programs keep it: in their global struct).
 dnl CLOCK(t)      t = microseconds since the node started (wall clock).
 dnl GET_PID(id)   id = this program thread's id (main: 0).
@@ -105,6 +106,7 @@ define(`EARTH_PARMACS_HEADERS', `
 struct earth_parmacs_gs {
 	earth_dsm_lock_t lock;
 	long next;
+	long done;
 };
 extern unsigned earth_parmacs_created_;
 ')
@@ -181,6 +183,7 @@ define(`GSDEC', `struct earth_parmacs_gs $1;')
 define(`GSINIT', `{
 	($1).lock = earth_dsm_lock_new();
 	($1).next = 0;
+	($1).done = 0;
 }')
 define(`GETSUB', `{
 	earth_dsm_lock(($1).lock);
@@ -188,7 +191,10 @@ define(`GETSUB', `{
 		($2) = ($1).next++;
 	} else {
 		($2) = -1;
-		($1).next = 0;
+		if (++($1).done >= (long)($4)) {
+			($1).next = 0;
+			($1).done = 0;
+		}
 	}
 	earth_dsm_unlock(($1).lock);
 }')
