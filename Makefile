@@ -431,6 +431,12 @@ test-install:
 # cannot run on one host is marked in the page and listed.
 test-docs: tc $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	$(Q)BUILD=$(BUILD) EARTH_BUILD=$(abspath $(BUILD)) tests/docs.sh
+# The PARMACS programs of tests/parmacs, built with their own Makefile
+# through earthcc and m4, run on 1-4 nodes once libearth has earth_dsm.h's
+# functions (tests/t_parmacs.sh).
+.PHONY: test-parmacs
+test-parmacs: tc $(BUILD)/rel/bin/earthrun
+	$(Q)BUILD=$(BUILD) tests/t_parmacs.sh
 # Every man page formats without a warning; every function of earth.h has
 # a page (tests/man.sh).
 test-man:
