@@ -437,8 +437,8 @@ test-docs: tc $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 .PHONY: test-parmacs
 test-parmacs: tc $(BUILD)/rel/bin/earthrun
 	$(Q)BUILD=$(BUILD) tests/t_parmacs.sh
-# Every man page formats without a warning; every function of earth.h has
-# a page (tests/man.sh).
+# Every man page formats without a warning; every function of earth.h and
+# earth_dsm.h has a page (tests/man.sh).
 test-man:
 	$(Q)tests/man.sh
 

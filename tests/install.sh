@@ -27,7 +27,7 @@ want=(include/earth.h lib/libearth.a lib/libearth.so "lib/$so"
       bin/earthcc include/threadedc.h include/tc_stats.h lib/libearth_tc.a
       lib/pkgconfig/earth-tc.pc include/earth_dsm.h share/earth/earth_dsm.ld
       share/earth/earth_parmacs.m4)
-for m in man/man1/*.1 man/man3/*.3; do want+=("share/$m"); done
+for m in man/man1/*.1 man/man3/*.3 man/man7/*.7; do want+=("share/$m"); done
 for f in "${want[@]}"; do
 	[ -e "$tmp/$f" ] || fail "$f was not installed"
 done
