@@ -20,6 +20,10 @@ dnl               renames the program's main that follows to the function
 dnl               node 0 runs as program thread 0 (#define main ...). Every
 dnl               other node serves; the job's exit status is what the
 dnl               program's main returns.
+dnl               The renamed main is declared without a prototype, so
+dnl               that every form of main fits: (void), (), (int, char **)
+dnl               and the K&R one; -Wstrict-prototypes is kept quiet on
+dnl               that line, -Wmissing-prototypes warns once on main.
 dnl EXTERN_ENV    (file scope, every other file) the same headers.
 dnl MAIN_INITENV  nothing: the shared region's size is the node's setting
 dnl               EARTH_DSM_MB, not a number the program passes.
@@ -113,7 +117,10 @@ extern unsigned earth_parmacs_created_;
 
 define(`MAIN_ENV', `EARTH_PARMACS_HEADERS
 unsigned earth_parmacs_created_;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 int earth_parmacs_main_();
+#pragma GCC diagnostic pop
 int main(int argc, char **argv)
 {
 	return earth_dsm_main(argc, argv,
