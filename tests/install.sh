@@ -89,6 +89,11 @@ m4file=$("$tmp/bin/earthcc" --showme:parmacs) ||
 tclibs=$(pkg-config --libs earth-tc)
 [[ " $tclibs " == *" -Wl,-rpath,$tmp/lib "* ]] ||
 	fail "earth-tc.pc: no run path for $tmp/lib in: $tclibs"
+# and earthcc's linker script and macro file, as earthcc has them
+[[ " $tclibs " == *" -Wl,-T,$tmp/share/earth/earth_dsm.ld "* ]] ||
+	fail "earth-tc.pc: no earth_dsm.ld in: $tclibs"
+[ "$(pkg-config --variable=parmacs earth-tc)" = "$m4file" ] ||
+	fail "earth-tc.pc: parmacs is not $m4file"
 # A prefix the loader searches (staged with DESTDIR: nothing is written
 # outside $tmp) gets no run path: ldconfig's cache finds the library.
 make --no-print-directory -s install PREFIX=/usr/local DESTDIR="$tmp/stage" \
