@@ -417,6 +417,10 @@ static const char parmacs_c_in[] =
     "\tLOCKINIT(g->l) ALOCKINIT(g->al, 4) BARINIT(g->b, P) PAUSEINIT(g->f)\n"
     "\tGSINIT(g->gs)\n"
     "\tCREATE(Work, P)\n\tWAIT_FOR_END(P)\n"
+    "\tBARINIT(g->b) CREATE(Work) Work(); WAIT_FOR_END(1)\n"
+    "\tSPLASH3_ROI_BEGIN SPLASH3_ROI_END NEWPROC AUG_ON AUG_OFF\n"
+    "\tearth_dsm_lock_t l1 = AGETL(g->al, 1); (void)l1;\n"
+    "\tG_FREE(NU_MALLOC(4096, 1));\n"
     "\tSETPAUSE(g->f) WAITPAUSE(g->f) CLEARPAUSE(g->f)\n"
     "\tprintf(\"ok sum=%ld t=%lu argc=%d\\n\", g->sum, t, argc);\n"
     "\t(void)argv;\n\tG_FREE(g);\n\tMAIN_END\n}\n";
