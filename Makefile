@@ -374,13 +374,16 @@ $(BUILD)/rel/bench/lib/median.sh: benchmarks/lib/median.sh
 # removes exactly those (README.md, "Install").
 MAN1 := $(wildcard man/man1/*.1)
 MAN3 := $(wildcard man/man3/*.3)
+MAN7 := $(wildcard man/man7/*.7)
 INST_LIB := $(DESTDIR)$(PREFIX)/lib
-INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/lib/libearth.a \
+INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/include/earth_dsm.h \
+              $(PREFIX)/lib/libearth.a \
               $(PREFIX)/lib/$(SO_REAL) $(PREFIX)/lib/$(SO_NAME) \
               $(PREFIX)/lib/libearth.so $(PREFIX)/lib/pkgconfig/earth.pc \
               $(PREFIX)/bin/earthrun $(PREFIX)/bin/earthtrace \
               $(MAN1:man/%=$(PREFIX)/share/man/%) \
-              $(MAN3:man/%=$(PREFIX)/share/man/%)
+              $(MAN3:man/%=$(PREFIX)/share/man/%) \
+              $(MAN7:man/%=$(PREFIX)/share/man/%)
 # The folders the dynamic loader searches untold (ld.so.conf and its
 # trusted folders): a libearth.so installed there is found through
 # ldconfig's cache, which install refreshes; one installed elsewhere
@@ -403,8 +406,9 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/li
          $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	install -d $(DESTDIR)$(PREFIX)/include $(INST_LIB)/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 644 runtime/include/earth.h $(DESTDIR)$(PREFIX)/include/
+	  $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 644 runtime/include/earth.h runtime/include/earth_dsm.h \
+	  $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/rel/lib/libearth.a $(INST_LIB)/
 	install -m 755 $(BUILD)/pic/lib/$(SO_REAL) $(INST_LIB)/
 	ln -sf $(SO_REAL) $(INST_LIB)/$(SO_NAME)
@@ -416,6 +420,7 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/li
 	  runtime/earth.pc.in > $(INST_LIB)/pkgconfig/earth.pc
 	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3/
+	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7/)
 	$(INST_LDCONFIG)
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
@@ -428,8 +433,14 @@ test-install:
 # cannot run on one host is marked in the page and listed.
 test-docs: tc $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
 	$(Q)BUILD=$(BUILD) EARTH_BUILD=$(abspath $(BUILD)) tests/docs.sh
-# Every man page formats without a warning; every function of earth.h has
-# a page (tests/man.sh).
+# The PARMACS programs of tests/parmacs, built with their own Makefile
+# through earthcc and m4, run on 1-4 nodes once libearth has earth_dsm.h's
+# functions (tests/t_parmacs.sh).
+.PHONY: test-parmacs
+test-parmacs: tc $(BUILD)/rel/bin/earthrun
+	$(Q)BUILD=$(BUILD) tests/t_parmacs.sh
+# Every man page formats without a warning; every function of earth.h and
+# earth_dsm.h has a page (tests/man.sh).
 test-man:
 	$(Q)tests/man.sh
 

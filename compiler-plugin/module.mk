@@ -63,7 +63,9 @@ all: tc
 TC_INST_FILES := $(PREFIX)/bin/earthcc $(PREFIX)/include/threadedc.h \
                  $(PREFIX)/include/tc_stats.h $(PREFIX)/lib/libearth_tc.a \
                  $(PREFIX)/lib/earth/earth_tc.so \
-                 $(PREFIX)/lib/pkgconfig/earth-tc.pc
+                 $(PREFIX)/lib/pkgconfig/earth-tc.pc \
+                 $(PREFIX)/share/earth/earth_dsm.ld \
+                 $(PREFIX)/share/earth/earth_parmacs.m4
 install: install-tc
 uninstall: uninstall-tc
 install-tc: tc install-tc-pc
@@ -75,6 +77,9 @@ install-tc: tc install-tc-pc
 	install -m 644 threaded-c/include/threadedc.h threaded-c/include/tc_stats.h \
 	  $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(TC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/share/earth
+	install -m 644 runtime/earth_dsm.ld runtime/earth_parmacs.m4 \
+	  $(DESTDIR)$(PREFIX)/share/earth/
 	$(Q)if [ -f $(TC_PLUGIN) ]; then \
 	  install -d $(DESTDIR)$(PREFIX)/lib/earth && \
 	  install -m 644 $(TC_PLUGIN) $(DESTDIR)$(PREFIX)/lib/earth/; \
@@ -88,6 +93,7 @@ install-tc-pc:
 uninstall-tc:
 	rm -f $(addprefix $(DESTDIR),$(TC_INST_FILES))
 	$(Q)rmdir $(DESTDIR)$(PREFIX)/lib/earth 2>/dev/null || true
+	$(Q)rmdir $(DESTDIR)$(PREFIX)/share/earth 2>/dev/null || true
 
 # table3.sh finds the plugin and the libraries through EARTH_BUILD.
 bench-tc: export EARTH_BUILD := $(abspath $(BUILD))

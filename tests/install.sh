@@ -25,8 +25,9 @@ so=libearth.so.${ver%.*}
 want=(include/earth.h lib/libearth.a lib/libearth.so "lib/$so"
       "lib/libearth.so.$ver" lib/pkgconfig/earth.pc bin/earthrun bin/earthtrace
       bin/earthcc include/threadedc.h include/tc_stats.h lib/libearth_tc.a
-      lib/pkgconfig/earth-tc.pc)
-for m in man/man1/*.1 man/man3/*.3; do want+=("share/$m"); done
+      lib/pkgconfig/earth-tc.pc include/earth_dsm.h share/earth/earth_dsm.ld
+      share/earth/earth_parmacs.m4)
+for m in man/man1/*.1 man/man3/*.3 man/man7/*.7; do want+=("share/$m"); done
 for f in "${want[@]}"; do
 	[ -e "$tmp/$f" ] || fail "$f was not installed"
 done
@@ -76,10 +77,23 @@ for p in prog-static prog-shared; do
 		fail "$p: exit $?: $out"
 	grep -q "installed earth: 42" <<<"$out" || fail "$p printed: $out"
 done
+# The installed earthcc names the installed PARMACS macros and links with
+# the installed earth_dsm.ld.
+m4file=$("$tmp/bin/earthcc" --showme:parmacs) ||
+	fail "earthcc --showme:parmacs: exit $?"
+[ "$m4file" = "$tmp/share/earth/earth_parmacs.m4" ] ||
+	fail "earthcc --showme:parmacs names $m4file, not the installed one"
+[[ "$("$tmp/bin/earthcc" --showme:link)" == *"-Wl,-T,$tmp/share/earth/earth_dsm.ld"* ]] ||
+	fail "earthcc --showme:link lacks the installed earth_dsm.ld"
 # earth-tc.pc likewise.
 tclibs=$(pkg-config --libs earth-tc)
 [[ " $tclibs " == *" -Wl,-rpath,$tmp/lib "* ]] ||
 	fail "earth-tc.pc: no run path for $tmp/lib in: $tclibs"
+# and earthcc's linker script and macro file, as earthcc has them
+[[ " $tclibs " == *" -Wl,-T,$tmp/share/earth/earth_dsm.ld "* ]] ||
+	fail "earth-tc.pc: no earth_dsm.ld in: $tclibs"
+[ "$(pkg-config --variable=parmacs earth-tc)" = "$m4file" ] ||
+	fail "earth-tc.pc: parmacs is not $m4file"
 # A prefix the loader searches (staged with DESTDIR: nothing is written
 # outside $tmp) gets no run path: ldconfig's cache finds the library.
 make --no-print-directory -s install PREFIX=/usr/local DESTDIR="$tmp/stage" \

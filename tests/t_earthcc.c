@@ -393,3 +393,91 @@ Test(earthcc, help_and_version)
 	cr_expect_eq(rc, 0, "%s", out);
 	cr_expect(strstr(out, want), "--version: wanted %s:\n%s", want, out);
 }
+
+/*
+ * The PARMACS side: --showme:parmacs names the macro file; a program in
+ * the convention (*.c.in through m4) compiles as plain C with the flags
+ * SPLASH-style Makefiles pass; every link takes earth_dsm.ld, so that the
+ * program's own globals lie below the libraries' (__earth_rt_data_start,
+ * __earth_rt_bss_start), which is what CREATE copies to other nodes.
+ */
+static const char parmacs_c_in[] =
+    "#include <stdio.h>\n"
+    "MAIN_ENV\n"
+    "struct G { LOCKDEC(l) ALOCKDEC(al, 4) BARDEC(b) PAUSEDEC(f) GSDEC(gs)\n"
+    "\tlong sum; } *g;\n"
+    "long P = 2;\n"
+    "void Work()\n{\n\tlong id, sub;\n\tGET_PID(id);\n"
+    "\tLOCK(g->l) g->sum += id; UNLOCK(g->l)\n"
+    "\tALOCK(g->al, 1) AULOCK(g->al, 1) BARRIER(g->b, P)\n"
+    "\tGETSUB(g->gs, sub, 10, id) (void)sub;\n}\n"
+    "int main(int argc, char *argv[])\n{\n\tunsigned long t;\n"
+    "\tMAIN_INITENV(,1000000)\n\tCLOCK(t)\n"
+    "\tg = (struct G *)G_MALLOC(sizeof(*g));\n"
+    "\tLOCKINIT(g->l) ALOCKINIT(g->al, 4) BARINIT(g->b, P) PAUSEINIT(g->f)\n"
+    "\tGSINIT(g->gs)\n"
+    "\tCREATE(Work, P)\n\tWAIT_FOR_END(P)\n"
+    "\tBARINIT(g->b) CREATE(Work) Work(); WAIT_FOR_END(1)\n"
+    "\tSPLASH3_ROI_BEGIN SPLASH3_ROI_END NEWPROC AUG_ON AUG_OFF\n"
+    "\tearth_dsm_lock_t l1 = AGETL(g->al, 1); (void)l1;\n"
+    "\tG_FREE(NU_MALLOC(4096, 1));\n"
+    "\tSETPAUSE(g->f) WAITPAUSE(g->f) CLEARPAUSE(g->f)\n"
+    "\tprintf(\"ok sum=%ld t=%lu argc=%d\\n\", g->sum, t, argc);\n"
+    "\t(void)argv;\n\tG_FREE(g);\n\tMAIN_END\n}\n";
+
+static const char globals_c[] =
+    "#include <stdio.h>\n#include <stdint.h>\n"
+    "extern char __data_start[], __earth_rt_data_start[],\n"
+    "\t__bss_start[], __earth_rt_bss_start[];\n"
+    "int in_data = 7, in_bss;\n"
+    "int main(void)\n{\n"
+    "\tuintptr_t d = (uintptr_t)&in_data, b = (uintptr_t)&in_bss;\n"
+    "\tint ok = d >= (uintptr_t)__data_start &&\n"
+    "\t\t d < (uintptr_t)__earth_rt_data_start &&\n"
+    "\t\t b >= (uintptr_t)__bss_start &&\n"
+    "\t\t b < (uintptr_t)__earth_rt_bss_start;\n"
+    "\tprintf(\"globals %s\\n\", ok ? \"apart\" : \"mixed\");\n"
+    "\treturn !ok;\n}\n";
+
+#define SPLASH_FLAGS "-pthread -std=c11 -D_XOPEN_SOURCE=500 -O2 -g -w"
+
+Test(earthcc, parmacs, .init = setup, .fini = teardown)
+{
+	int rc = ecc("--showme:parmacs");
+	cr_assert_eq(rc, 0, "%s", out);
+	char m4file[PATH_MAX];
+	snprintf(m4file, sizeof m4file, "%.*s", (int)strcspn(out, "\n"), out);
+	cr_expect(strstr(m4file, "earth_parmacs.m4") && m4file[0] == '/',
+		  "--showme:parmacs: %s", m4file);
+	struct stat st;
+	cr_assert_eq(stat(m4file, &st), 0, "%s: no such file", m4file);
+
+	rc = ecc("--showme:link");
+	cr_expect(rc == 0 && strstr(out, "-Wl,-T,") &&
+		      strstr(out, "earth_dsm.ld"),
+		  "--showme:link lacks the linker script: %s", out);
+	rc = ecc("--showme -O2 util.c -o prog"); /* printed as %q quotes */
+	cr_expect(rc == 0 && strstr(out, "-T\\,") &&
+		      strstr(out, "earth_dsm.ld"),
+		  "the link lacks the linker script: %s", out);
+
+	/* a PARMACS program: m4, then a plain C compile with SPLASH's flags */
+	put("p.c.in", parmacs_c_in);
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof cmd, "m4 '%s' p.c.in > p.c", m4file);
+	rc = in_dir(cmd);
+	cr_assert_eq(rc, 0, "m4: %s", out);
+	rc = ecc(SPLASH_FLAGS " -Wall -Wextra -Werror -w -c p.c");
+	cr_expect_eq(rc, 0, "a PARMACS program does not compile: %s", out);
+	cr_expect(exists("p.o"), "no p.o");
+	rc = ecc("-pthread -std=c11 -D_XOPEN_SOURCE=500 -O2 -Wall -Wextra "
+		 "-Werror -c p.c -o p_warn.o");
+	cr_expect_eq(rc, 0, "the macros' code warns: %s", out);
+
+	/* the linker script on a plain C program with SPLASH's link flags */
+	put("globals.c", globals_c);
+	rc = ecc(SPLASH_FLAGS " globals.c -o globals -lm -lpthread");
+	cr_assert_eq(rc, 0, "%s", out);
+	rc = in_dir("timeout 60 ./globals");
+	cr_expect(rc == 0 && strstr(out, "globals apart"), "%s", out);
+}
