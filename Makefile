@@ -284,6 +284,8 @@ run: $(DEPS_STAMP)
 #            against it, uninstall
 #   docs     the shell blocks and complete examples of README.md, docs/
 #            and the man pages run as written (tests/docs.sh)
+#   parmacs  the PARMACS programs of tests/parmacs built with their own
+#            Makefile through earthcc, run on 1-4 nodes (tests/t_parmacs.sh)
 #   asan     every test binary of tests/table.txt under ASan+UBSan
 #   modes    those marked modes again per single-core node mode
 #   tsan     those marked tsan under TSan
@@ -297,6 +299,7 @@ test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-man
 	$(Q)$(MAKE) --no-print-directory test-install
 	$(Q)$(MAKE) --no-print-directory test-docs
+	$(Q)$(MAKE) --no-print-directory test-parmacs
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-asan-modes
 	$(Q)$(MAKE) --no-print-directory test-tsan
