@@ -26,3 +26,12 @@ $(BUILD)/rel/bench/dsm_ops: | $(BUILD)/rel/bench/progs/dsm_ops_prog $(BUILD)/rel
 $(BUILD)/rel/bench/progs/dsm_ops_prog: $(call objs,rel,$(DO_DIR)/prog.c) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(CC) $(BASE) $(OPT) $^ $(LIBS) $(DSM_LD) -o $@
+
+# tests/t_dsm_ops.c runs the program built under ASan+UBSan.
+$(BUILD)/asan/dsm_ops/dsm_ops_prog: $(call objs,asan,$(DO_DIR)/prog.c) $(BUILD)/asan/lib/libearth.a
+	@mkdir -p $(@D); $(if $(Q),echo "  LD asan $@";)
+	$(Q)$(CC) $(BASE) $(ASAN) $^ $(LIBS) $(DSM_LD) -o $@
+$(call objs,asan,$(DO_DIR)/prog.c): CFLAGS += -I$(DO_DIR)
+$(BUILD)/asan/tests/t_dsm_ops: | $(BUILD)/asan/dsm_ops/dsm_ops_prog $(BUILD)/rel/bin/earthrun
+$(BUILD)/asan/obj/tests/t_dsm_ops.o: CFLAGS += -I$(DO_DIR) \
+    -DT_DSM_OPS_PROG='"$(BUILD)/asan/dsm_ops/dsm_ops_prog"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
