@@ -477,6 +477,7 @@ clean:
 -include benchmarks/remote_load/module.mk
 -include benchmarks/apps/module.mk
 -include benchmarks/ll7/module.mk
+-include benchmarks/dsm_ops/module.mk
 -include benchmarks/compare/module.mk
 -include benchmarks/ucx_floor/module.mk
 

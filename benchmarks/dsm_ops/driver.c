@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * driver.c - dsm_ops: shared memory across two nodes (earth_dsm.h) over
+ * shm, tcp and ucx (UCX_TLS=tcp: ucx_tcp, UCX_TLS=posix,cma: ucx_shm),
+ * each figure beside its floor taken in the same run. It runs the
+ * shared-memory program prog.c (progs/dsm_ops_prog beside it) as 2-node
+ * jobs, and itself as 2-node jobs for the GET floor.
+ *
+ *   dsm_fault.<t>             a read of a page homed on the other node,
+ *                             fault to resume (ns per page)
+ *   dsm_fault_floor.<t>       dsm_fault_kernel (the dsm_fault benchmark,
+ *                             run here: the signal, the protection change,
+ *                             the 4 KiB copy) + get4k.<t>
+ *   get4k.<t>                 a raw 4 KiB GET over the transport: a block
+ *                             move of 4 KiB from node 1's static data into
+ *                             node 0's, one at a time (through node 1's
+ *                             SU, as a page fetch goes)
+ *   dsm_fault_over_floor.<t>  their ratio
+ *   dsm_lock_handoff.<t>      a lock taken in turn by a thread of each
+ *                             node, both contending: ns per acquisition
+ *   dsm_locked_incr.<t>       the same with a shared counter incremented
+ *                             under the lock: ns per increment
+ *   dsm_barrier.<t>           a barrier of one thread on each node
+ *   dsm_jacobi / pthreads_jacobi / dsm_jacobi_over_pthreads
+ *                             the 1-D Jacobi of jacobi.h over shm, each
+ *                             half homed on its writer, against two
+ *                             pthreads on this host (same results checked)
+ *   dsm_hidden.t<k>.lat<us>   latency hiding, k threads per node, the
+ *                             emulated network's one-way delay (us) over
+ *                             shm: (T1 - Tk) / (T1 - T_local), T_local the
+ *                             same work (1 thread per node, the same
+ *                             remote pages) with no emulated delay
+ *   dsm_hidden_time.t<k>.lat<us>, dsm_hidden_local   those times (ns)
+ *
+ * On fewer than 4 cores the two nodes' EUs and SUs share CPUs: the
+ * figures are reported, not judged.
+ */
+#define _GNU_SOURCE 1
+#include <earth.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "jacobi.h"
+#include "lib/job.h"
+
+/* ---- the GET floor: this program as a node of a 2-node job ---- */
+
+#define G4K 4096
+static unsigned char g_src[G4K], g_dst[G4K];
+
+struct get_frame {
+	struct earth_main_args a;
+	long i, count;
+	int rep, reps;
+	uint64_t t0;
+	double v[64];
+	earth_slot s;
+};
+
+static void get_step(void *f)
+{
+	struct get_frame *m = f;
+	if (m->i == 0)
+		m->t0 = q_tsc_ordered();
+	if (m->i == m->count) {
+		double ns = bench_ns((double)(q_tsc_ordered() - m->t0));
+		if (m->rep >= 0)
+			m->v[m->rep] = ns / (double)m->count;
+		if (++m->rep == m->reps) {
+			if (g_dst[G4K - 1] != g_src[G4K - 1]) {
+				printf("wrong get4k byte %u, want %u\n",
+				       g_dst[G4K - 1], g_src[G4K - 1]);
+				earth_set_exit_status(1);
+			} else {
+				printf("get4k %.1f\n",
+				       bench_median(m->v, m->reps));
+			}
+			EARTH_END_FUNCTION(m);
+		}
+		m->i = -1; /* a first move, not counted, each repetition */
+	}
+	m->i++;
+	earth_blkmov_sync(earth_gptr_make(1, g_src), earth_to_global(g_dst),
+			  G4K, &m->s);
+}
+
+static void get_entry(void *f)
+{
+	struct get_frame *m = f;
+	m->count = bench_quick ? 500 : 2000;
+	m->reps = bench_quick ? 5 : 9;
+	m->rep = -1;
+	m->i = -1;
+	earth_slot_init(&m->s, 1, 1, get_step, m);
+	get_step(m);
+}
+EARTH_THREADED_FUNCTION(get_main, get_entry, struct get_frame,
+			sizeof(struct earth_main_args));
+
+static int get_node(int argc, char **argv)
+{
+	const char *q = getenv("QUICK");
+	bench_quick = q && *q && strcmp(q, "0");
+	for (int i = 0; i < G4K; i++)
+		g_src[i] = (unsigned char)(i * 131 + 7);
+	return earth_main(argc, argv, &get_main);
+}
+
+/* ---- the jobs ---- */
+
+static char self[PATH_MAX], earthrun[PATH_MAX + 32], prog[PATH_MAX + 64];
+static int bad;
+
+/* Runs `earthrun -n 2 --transport tr ARGV` with env; its output in out;
+ * 0, or 1 after saying which job failed. */
+static int job(const char *tr, const char *const *env, const char *const *argv,
+	       const char *what, char *out, size_t cap)
+{
+	struct bench_job_spec s = {.earthrun = earthrun,
+				   .nodes = 2,
+				   .transport = tr,
+				   .env = env,
+				   .argv = argv,
+				   .merge_stderr = 1,
+				   .who = "dsm_ops"};
+	int st = bench_job_run(&s, out, cap);
+	if (st) {
+		printf("# dsm_ops: the %s job over %s failed (status %d):\n%s",
+		       what, tr, st, out);
+		fprintf(stderr, "dsm_ops: the %s job over %s FAILED\n", what,
+			tr);
+		bad = 1;
+	}
+	return st;
+}
+
+/* The number after "key " in text, or -1. */
+static double value_in(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+/* `prog -m mode ARGS` over tr: its "result mode NS", or -1. */
+static double prog_result(const char *tr, const char *const *env,
+			  const char *mode, const char *n, const char *k,
+			  char *out, size_t cap)
+{
+	char reps[16];
+	snprintf(reps, sizeof(reps), "%d", bench_quick ? 5 : 9);
+	const char *argv[] = {prog, "-m", mode, "-n", n,
+			      "-r", reps, "-k", k,    NULL};
+	if (job(tr, env, argv, mode, out, cap))
+		return -1;
+	char key[64];
+	snprintf(key, sizeof(key), "result %s ", mode);
+	double v = value_in(out, key);
+	if (v < 0) {
+		printf("# dsm_ops: no result from the %s job over %s:\n%s",
+		       mode, tr, out);
+		bad = 1;
+	}
+	return v;
+}
+
+/* dsm_fault_kernel from the dsm_fault benchmark beside this one. */
+static double fault_kernel(void)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	bench_beside(self, "dsm_fault", cmd, sizeof(cmd));
+	FILE *f = popen(cmd, "r");
+	double v = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		printf("# dsm_fault: %s", line);
+		if (!strncmp(line, "METRIC dsm_fault_kernel ", 24))
+			v = strtod(line + 24, NULL);
+	}
+	if (!f || pclose(f) || v <= 0) {
+		fprintf(stderr, "dsm_ops: dsm_fault (%s) FAILED\n", cmd);
+		bad = 1;
+		return -1;
+	}
+	return v;
+}
+
+static void transport(const char *tr, const char *sfx, const char *tls,
+		      double kernel)
+{
+	static char out[65536];
+	char set[64], name[96];
+	snprintf(set, sizeof(set), "UCX_TLS=%s", tls ? tls : "");
+	const char *env[] = {tls ? set : NULL, NULL};
+	const char *gargv[] = {self, NULL};
+	const char *genv[] = {"DSM_OPS_GET=1", tls ? set : NULL, NULL};
+	double get = -1;
+	if (!job(tr, genv, gargv, "get4k", out, sizeof(out))) {
+		get = value_in(out, "get4k ");
+		if (get <= 0) {
+			printf("# dsm_ops: no get4k over %s:\n%s", sfx, out);
+			bad = 1;
+		}
+	}
+	const char *npages = bench_quick ? "200" : "1000";
+	double fault =
+	    prog_result(tr, env, "fault", npages, "1", out, sizeof(out));
+	const char *nsync = bench_quick ? "500" : "2000";
+	double lock =
+		   prog_result(tr, env, "lock", nsync, "1", out, sizeof(out)),
+	       incr =
+		   prog_result(tr, env, "incr", nsync, "1", out, sizeof(out)),
+	       barrier = prog_result(tr, env, "barrier", nsync, "1", out,
+				     sizeof(out));
+	if (fault > 0) {
+		snprintf(name, sizeof(name), "dsm_fault.%s", sfx);
+		bench_metric_ns(name, fault);
+	}
+	if (get > 0) {
+		snprintf(name, sizeof(name), "get4k.%s", sfx);
+		bench_metric_ns(name, get);
+	}
+	if (get > 0 && kernel > 0) {
+		snprintf(name, sizeof(name), "dsm_fault_floor.%s", sfx);
+		bench_metric_ns(name, kernel + get);
+		if (fault > 0) {
+			snprintf(name, sizeof(name), "dsm_fault_over_floor.%s",
+				 sfx);
+			bench_metric(name, fault / (kernel + get), "x");
+		}
+	}
+	const char *nm[] = {"dsm_lock_handoff", "dsm_locked_incr",
+			    "dsm_barrier"};
+	double v[] = {lock, incr, barrier};
+	for (int i = 0; i < 3; i++)
+		if (v[i] > 0) {
+			snprintf(name, sizeof(name), "%s.%s", nm[i], sfx);
+			bench_metric_ns(name, v[i]);
+		}
+}
+
+/* ---- Jacobi with two pthreads ---- */
+
+static double pj_x[JAC_N], pj_y[JAC_N];
+static pthread_barrier_t pj_bar;
+
+/* Thread me's part: its half set up, a barrier (main's clock starts
+ * there: it is thread 0), the sweeps, each ended by a barrier. */
+static void pj_run(long me, uint64_t *t0)
+{
+	long lo = me * JAC_HALF, hi = lo + JAC_HALF;
+	for (long i = lo; i < hi; i++)
+		pj_x[i] = pj_y[i] = jac_init(i);
+	pthread_barrier_wait(&pj_bar);
+	if (t0)
+		*t0 = q_tsc_ordered();
+	for (int s = 0; s < JAC_SWEEPS; s++) {
+		double *src = s % 2 ? pj_y : pj_x, *dst = s % 2 ? pj_x : pj_y;
+		for (long i = lo; i < hi; i++) {
+			if (i == 0 || i == JAC_N - 1)
+				continue;
+			dst[i] = jac_step(src[i - 1], src[i], src[i + 1]);
+		}
+		pthread_barrier_wait(&pj_bar);
+	}
+}
+
+static void *pj_thread(void *arg)
+{
+	pj_run((long)(intptr_t)arg, NULL);
+	return NULL;
+}
+
+/* One run of two pthreads (ns from their first barrier to the end of the
+ * sweeps, main's clock) and its checksum. */
+static double pthreads_jacobi(double *checksum)
+{
+	pthread_t t;
+	uint64_t t0;
+	pthread_barrier_init(&pj_bar, NULL, 2);
+	if (pthread_create(&t, NULL, pj_thread, (void *)(intptr_t)1)) {
+		perror("dsm_ops: pthread_create");
+		exit(1);
+	}
+	pj_run(0, &t0);
+	double ns = bench_ns((double)(q_tsc_ordered() - t0));
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&pj_bar);
+	double *res = JAC_SWEEPS % 2 ? pj_y : pj_x, sum = 0;
+	for (long i = 0; i < JAC_N; i++)
+		sum += res[i] * (double)(i % 7 + 1);
+	*checksum = sum;
+	return ns;
+}
+
+static void jacobi(void)
+{
+	static char out[65536];
+	double v[64], sum = 0;
+	pthreads_jacobi(&sum); /* first touches, not counted */
+	for (int r = 0; r < bench_reps; r++)
+		v[r] = pthreads_jacobi(&sum);
+	double pt = bench_median(v, bench_reps);
+	const char *env[] = {NULL};
+	double dsm =
+	    prog_result("shm", env, "jacobi", "1", "1", out, sizeof(out));
+	if (dsm <= 0)
+		return;
+	double dsum = value_in(out, "checksum ");
+	if (dsum != sum) {
+		printf("# dsm_ops: Jacobi WRONG: checksum %.17g on shared "
+		       "memory, %.17g with pthreads\n",
+		       dsum, sum);
+		bad = 1;
+		return;
+	}
+	printf("# dsm_ops: Jacobi checksum %.17g on both\n", sum);
+	bench_metric_ns("dsm_jacobi", dsm);
+	bench_metric_ns("pthreads_jacobi", pt);
+	bench_metric("dsm_jacobi_over_pthreads", dsm / pt, "x");
+}
+
+/* ---- latency hiding ---- */
+
+static void hidden(void)
+{
+	static char out[65536];
+	const char *np = bench_quick ? "64" : "256";
+	const char *none[] = {NULL};
+	double local =
+	    prog_result("shm", none, "hidden", np, "1", out, sizeof(out));
+	if (local <= 0)
+		return;
+	bench_metric_ns("dsm_hidden_local", local);
+	static const long lat_us[] = {20, 100};
+	static const int ks[] = {1, 2, 4, 8, 16};
+	for (int l = 0; l < 2; l++) {
+		char set[64], kk[8], name[96];
+		snprintf(set, sizeof(set), "EARTH_NET_LATENCY_NS=%ld",
+			 lat_us[l] * 1000);
+		const char *env[] = {set, NULL};
+		double t1 = -1;
+		for (int i = 0; i < 5; i++) {
+			snprintf(kk, sizeof(kk), "%d", ks[i]);
+			double t = prog_result("shm", env, "hidden", np, kk,
+					       out, sizeof(out));
+			if (t <= 0)
+				continue;
+			if (ks[i] == 1)
+				t1 = t;
+			snprintf(name, sizeof(name),
+				 "dsm_hidden_time.t%d.lat%ld", ks[i],
+				 lat_us[l]);
+			bench_metric_ns(name, t);
+			if (t1 > local) {
+				snprintf(name, sizeof(name),
+					 "dsm_hidden.t%d.lat%ld", ks[i],
+					 lat_us[l]);
+				bench_metric(name, (t1 - t) / (t1 - local),
+					     "x");
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (getenv("DSM_OPS_GET") && bench_setting(EARTH_SET_NODES)->given)
+		return get_node(argc, argv);
+	bench_init("dsm_ops", argc, argv);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	printf("# dsm_ops: 2 nodes x 2 threads (EU, SU) on %ld cores%s\n",
+	       cores,
+	       cores < 4 ? " (oversubscribed: the figures are reported, not "
+			   "judged)"
+			 : "");
+	if (bench_self_and_earthrun(self, sizeof(self), earthrun,
+				    sizeof(earthrun)))
+		return 1;
+	bench_beside(self, "progs/dsm_ops_prog", prog, sizeof(prog));
+	if (access(prog, X_OK)) {
+		fprintf(stderr, "dsm_ops: %s: not found (make builds it)\n",
+			prog);
+		return 1;
+	}
+	double kernel = fault_kernel();
+	transport("shm", "shm", NULL, kernel);
+	transport("tcp", "tcp", NULL, kernel);
+	transport("ucx", "ucx_tcp", "tcp", kernel);
+	transport("ucx", "ucx_shm", "posix,cma", kernel);
+	jacobi();
+	hidden();
+	return bad;
+}
