@@ -61,7 +61,7 @@
 #define PAGE 4096u
 #define NOBJ 4 /* locks, barriers and flags each node made */
 #define REC 16
-#define MAXT 16	  /* threads the harness knows on this node */
+#define MAXT 16	    /* threads the harness knows on this node */
 #define SENT_LOG 16 /* messages this node sent, for answers */
 
 /* su/dsm.c's message kinds (enum dsm_msg there). */
@@ -179,12 +179,8 @@ static void dsm_fiber(void *frame)
 {
 	(void)frame;
 }
-static void fn_a(void)
-{
-}
-static void fn_b(void)
-{
-}
+static void fn_a(void) {}
+static void fn_b(void) {}
 static const struct earth_dsm_fn fns[2] = {{fn_a}, {fn_b}};
 
 /* The threads of this node the harness knows: running (may post a
@@ -194,6 +190,8 @@ static struct {
 	struct dsm_pt *pt;
 	int state;
 	unsigned req; /* the request it waits on */
+	uint64_t obj; /* its lock, barrier or flag */
+	bool armed;   /* the SU sent the request (not held) */
 } th[MAXT];
 static unsigned nth;
 static uint32_t created; /* node 0: threads created, main included */
@@ -221,8 +219,7 @@ static int fake_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 	if (peer >= NODES || peer == earth_node_g.id ||
 	    h->magic != WIRE_MAGIC || (h->len && !payload) ||
 	    h->type != W_DSM || h->n < 1 || h->n >= M_COUNT_ ||
-	    h->len > WIRE_MAX_PAYLOAD ||
-	    (h->n == M_PAGE && h->len != PAGE))
+	    h->len > WIRE_MAX_PAYLOAD || (h->n == M_PAGE && h->len != PAGE))
 		__builtin_trap();
 	if (sending_full)
 		return -EAGAIN;
@@ -300,6 +297,44 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
+/* After a message from node `from` (or a request: this node): a
+ * thread whose wait for a grant or an allocation ended in it was let go
+ * by the node that manages the object, or allocated by node 0 (a node's
+ * own managers answer through messages to itself, which a message may
+ * set off: this node too). */
+static void answered_by(uint32_t from)
+{
+	uint32_t self = earth_node_g.id;
+	for (unsigned i = 0; i < nth; i++) {
+		struct dsm_pt *pt = th[i].pt;
+		if (th[i].state != T_WAIT)
+			continue;
+		bool waits = false;
+		uint32_t who = self;
+		switch (th[i].req) {
+		case DSM_R_LOCK:
+		case DSM_R_BARRIER:
+		case DSM_R_FLAG_WAIT:
+			waits = pt->wait_req != 0;
+			who = (uint32_t)(th[i].obj >> 16);
+			break;
+		case DSM_R_ALLOC:
+			waits = pt->waits != 0;
+			who = 0;
+			break;
+		default:
+			continue;
+		}
+		if (waits) {
+			th[i].armed = true;
+		} else if (th[i].armed) {
+			th[i].armed = false;
+			if (from != who && from != self)
+				__builtin_trap();
+		}
+	}
+}
+
 /* ---- payloads ---- */
 
 static uint8_t pl[WIRE_MAX_PAYLOAD];
@@ -373,6 +408,7 @@ static void deliver(uint32_t from, struct wire_hdr *h, size_t len)
 	su_net_deliver(&earth_node_g, from, h, payload);
 	free(cur_payload);
 	cur_payload = NULL;
+	answered_by(from);
 }
 
 /* A message from peer `from`, as the record says. */
@@ -585,9 +621,13 @@ static void answer(const uint8_t *r)
 
 static void post(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 {
-	struct su_req q = {.op = SU_OP_DSM, .n = (int32_t)req,
-			   .a = (uintptr_t)pt, .b = b, .c = c};
+	struct su_req q = {.op = SU_OP_DSM,
+			   .n = (int32_t)req,
+			   .a = (uintptr_t)pt,
+			   .b = b,
+			   .c = c};
 	su_dsm_request(&earth_node_g, &q);
+	answered_by(earth_node_g.id);
 }
 
 /* A request of a running thread of this node, as its EU would post it
@@ -659,6 +699,8 @@ static void request(const uint8_t *r)
 	}
 	th[i].state = T_WAIT;
 	th[i].req = req;
+	th[i].obj = b;
+	th[i].armed = false;
 	post(pt, req, b, c);
 }
 
@@ -748,6 +790,7 @@ static void start(void)
 		for (unsigned i = 0; i < 3; i++) {
 			th[0].state = T_WAIT;
 			th[0].req = DSM_R_ALLOC;
+			th[0].armed = false;
 			post(&main_rec, DSM_R_ALLOC, allocs[i][0],
 			     allocs[i][1]);
 			eu_take();
@@ -755,6 +798,7 @@ static void start(void)
 		for (unsigned i = 0; i < 6; i++) {
 			th[0].state = T_WAIT;
 			th[0].req = DSM_R_CREATE;
+			th[0].armed = false;
 			post(&main_rec, DSM_R_CREATE, i & 1, created++);
 			eu_take();
 		}
@@ -779,7 +823,8 @@ static void start(void)
 	for (unsigned k = 0; k < 2; k++) {
 		size_t at = 0;
 		put32(&at, 0);
-		h = (struct wire_hdr){.n = M_CREATE, .a = k, .b = self + k * NODES};
+		h = (struct wire_hdr){
+		    .n = M_CREATE, .a = k, .b = self + k * NODES};
 		deliver(0, &h, at);
 	}
 	eu_take();
@@ -814,8 +859,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		once = true;
 		earth_fatal_hook = on_fatal;
 		char err[256];
-		if (dsm_region_map(&dsm_g.region, NULL, PAGES * PAGE, PAGE,
-				   err, sizeof(err)) ||
+		if (dsm_region_map(&dsm_g.region, NULL, PAGES * PAGE, PAGE, err,
+				   sizeof(err)) ||
 		    !__sanitizer_install_malloc_and_free_hooks(on_malloc,
 							       on_free))
 			abort();
