@@ -40,6 +40,10 @@
  * of a known kind. After a rejection the allocations the interrupted
  * handler left unreachable are freed by the harness (a real node exits).
  *
+ * tests/fuzz/corpus-dsm/ holds the cases it found (each refused now)
+ * and seed-node<k>: 80 records of threads' requests and the peers'
+ * answers on node k, none refused, for the fuzzer to start deep.
+ *
  *   make fuzz-dsm  (tests/fuzz/module.mk; part of make test with clang-14)
  */
 #define EARTH_INTERNAL 1
@@ -189,16 +193,19 @@ enum { T_RUN, T_WAIT };
 static struct {
 	struct dsm_pt *pt;
 	int state;
-	unsigned req; /* the request it waits on */
-	uint64_t obj; /* its lock, barrier or flag */
-	bool armed;   /* the SU sent the request (not held) */
+	unsigned req;  /* the request it waits on */
+	uint64_t obj;  /* its lock, barrier or flag */
+	uint64_t held; /* a lock it holds, + 1 (0: none) */
+	bool armed;    /* the SU sent the request (not held) */
 } th[MAXT];
 static unsigned nth;
-static uint32_t created; /* node 0: threads created, main included */
+static uint32_t created;	    /* node 0: threads created, main included */
+static uint32_t allocs[8], nallocs; /* allocations made, not freed */
 
 /* What this node sent, for answers. */
 static struct {
 	uint32_t to;
+	bool answered;
 	struct wire_hdr h;
 } sent_log[SENT_LOG];
 static unsigned nsent;
@@ -228,6 +235,7 @@ static int fake_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 		sink ^= ((const unsigned char *)payload)[i];
 	(void)sink;
 	sent_log[nsent % SENT_LOG].to = peer;
+	sent_log[nsent % SENT_LOG].answered = false;
 	sent_log[nsent % SENT_LOG].h = *h;
 	nsent++;
 	return 0;
@@ -259,6 +267,10 @@ static void check_ready(uint64_t fiber, uint64_t frame)
 		if (th[i].req == DSM_R_ALLOC &&
 		    !(pt->result >= -4095 && pt->result < (int64_t)PAGES))
 			__builtin_trap(); /* an allocation outside */
+		if (th[i].req == DSM_R_LOCK)
+			th[i].held = th[i].obj + 1;
+		if (th[i].req == DSM_R_ALLOC && pt->result >= 0 && nallocs < 8)
+			allocs[nallocs++] = (uint32_t)pt->result;
 		th[i].state = T_RUN;
 		return;
 	}
@@ -270,6 +282,7 @@ static void check_ready(uint64_t fiber, uint64_t frame)
 		__builtin_trap();
 	th[nth].pt = pt;
 	th[nth].state = T_RUN;
+	th[nth].held = 0;
 	nth++;
 }
 
@@ -329,7 +342,9 @@ static void answered_by(uint32_t from)
 			th[i].armed = true;
 		} else if (th[i].armed) {
 			th[i].armed = false;
-			if (from != who && from != self)
+			/* (An object of this node: its grant is a message
+			 * to itself, which any message may set off.) */
+			if (who != self && from != who && from != self)
 				__builtin_trap();
 		}
 	}
@@ -364,23 +379,28 @@ static void put_notices(size_t *at, const uint8_t *r, uint32_t *nvt)
 	for (uint32_t i = 0; i < count; i++) {
 		uint8_t s = r[1 + i];
 		uint32_t node = (self + 1 + (s & 1)) % NODES;
-		if ((s & 0x18) == 0x18)
+		bool wrong = (r[0] & 0xe0) == 0xe0;
+		if (wrong && (s & 0x18) == 0x18)
 			node = s & 0x20 ? self : NODES;
 		uint32_t seq = node < NODES ? nvt[node] + 1 : 1;
-		if ((s & 0xc0) == 0xc0)
+		if (wrong && (s & 0xc0) == 0xc0)
 			seq = s & 0x20 ? seq + 1 : seq - 1;
-		uint32_t np = (s >> 1) & 3;
+		/* Up to 3 pages, ascending, of the region (unless wrong). */
+		uint32_t np = 0, pages[3];
+		for (uint32_t k = 0, pg = r[4 + i] % PAGES; k < ((s >> 1) & 3u);
+		     k++, pg += 1 + (r[5] >> k & 3)) {
+			if (pg < PAGES || wrong)
+				pages[np++] = pg;
+		}
 		uint16_t nd = (uint16_t)node, z = 0;
 		memcpy(pl + *at, &nd, 2);
 		memcpy(pl + *at + 2, &z, 2);
 		*at += 4;
 		put32(at, seq);
 		put32(at, np);
-		uint32_t pg = r[4 + i] % PAGES;
-		for (uint32_t k = 0; k < np; k++) {
-			put32(at, (s & 0xe0) == 0xa0 ? pg + 40 : pg);
-			pg += 1 + (r[5] >> k & 3);
-		}
+		for (uint32_t k = 0; k < np; k++)
+			put32(at, wrong && (s & 0xe0) == 0xa0 ? pages[k] + 40
+							      : pages[k]);
 		if (node < NODES && seq > nvt[node])
 			nvt[node] = seq;
 	}
@@ -422,7 +442,8 @@ static void message(const uint8_t *r)
 	unsigned kind = 1 + r[0] % M_COUNT_; /* M_COUNT_: unknown */
 	h.n = (int32_t)kind;
 	uint32_t onode = r[2] & 0x80 ? (r[2] >> 4) % NODES : self;
-	uint64_t obj = (uint64_t)onode << 16 | (r[2] & 7);
+	uint64_t obj = (uint64_t)onode << 16 |
+		       ((r[2] & 0x0c) == 0x0c ? r[2] & 7 : r[2] & 3);
 	uint64_t page = r[2] % (PAGES + 2);
 	uint64_t slot = r[3] & 0x80 ? r[3] : r[3] % 8;
 	size_t at = 0;
@@ -555,10 +576,17 @@ static void message(const uint8_t *r)
 /* The answer of the peer a message this node sent went to. */
 static void answer(const uint8_t *r)
 {
-	if (!nsent)
+	unsigned logged = nsent < SENT_LOG ? nsent : SENT_LOG, open = 0;
+	unsigned back[SENT_LOG];
+	for (unsigned j = 0; j < logged; j++) {
+		unsigned k = (nsent - 1 - j) % SENT_LOG;
+		if ((r[2] & 0xe0) == 0xe0 || !sent_log[k].answered)
+			back[open++] = k;
+	}
+	if (!open)
 		return;
-	unsigned back = r[2] % (nsent < SENT_LOG ? nsent : SENT_LOG);
-	unsigned k = (nsent - 1 - back) % SENT_LOG;
+	unsigned k = back[r[2] % open];
+	sent_log[k].answered = true;
 	uint32_t to = sent_log[k].to, self = earth_node_g.id;
 	const struct wire_hdr *s = &sent_log[k].h;
 	struct wire_hdr h = {0};
@@ -654,6 +682,19 @@ static void request(const uint8_t *r)
 		break;
 	case DSM_R_LOCK:
 	case DSM_R_UNLOCK:
+		/* A thread that holds a lock unlocks it (mostly). */
+		if ((r[6] & 0xc0) == 0xc0) { /* any lock */
+			b = obj;
+		} else if (th[i].held) {
+			req = DSM_R_UNLOCK;
+			b = th[i].held - 1;
+		} else {
+			req = DSM_R_LOCK;
+			b = obj;
+		}
+		if (req == DSM_R_UNLOCK)
+			th[i].held = 0;
+		break;
 	case DSM_R_FLAG_SET:
 	case DSM_R_FLAG_WAIT:
 	case DSM_R_FLAG_CLEAR:
@@ -673,8 +714,14 @@ static void request(const uint8_t *r)
 		c = place | arg << 8;
 		break;
 	}
-	case DSM_R_FREE:
-		b = r[5] % PAGES;
+	case DSM_R_FREE: /* what an allocation returned (mostly) */
+		if (nallocs && (r[6] & 0xc0) != 0xc0) {
+			unsigned k = r[5] % nallocs;
+			b = allocs[k];
+			allocs[k] = allocs[--nallocs];
+		} else {
+			b = r[5] % PAGES;
+		}
 		break;
 	case DSM_R_CREATE:
 		if (self != 0 || created / NODES >= 8)
@@ -745,6 +792,7 @@ static void setup(uint32_t self)
 	nsent = 0;
 	nth = 0;
 	created = 1;
+	nallocs = 0;
 	memset(model_vt, 0, sizeof(model_vt));
 	memset(th, 0, sizeof(th));
 
