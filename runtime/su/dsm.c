@@ -730,6 +730,24 @@ static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
 	return pt;
 }
 
+/* A grant names the object its thread waits on, and comes from the node
+ * that manages it (waiting_thread refuses a slot that waits for none). */
+static void grant_check(const struct wire_hdr *h, uint32_t from)
+{
+	struct dsm_pt *pt =
+	    h->b < DSM_THREADS_PER_NODE ? sd.by_slot[h->b] : NULL;
+	if (!pt || pt->waits != M_GRANT)
+		return;
+	unsigned kind = pt->wait_req == DSM_R_LOCK	? DSM_SYNC_LOCK
+			: pt->wait_req == DSM_R_BARRIER ? DSM_SYNC_BARRIER
+							: DSM_SYNC_FLAG;
+	if (h->c != pt->wait_id || from != id_node(pt->wait_id) ||
+	    (h->a & ~(uint64_t)GRANT_COLLECT) != kind)
+		bad(h, from, "c",
+		    "a grant of an object the thread does not wait on, or "
+		    "not from the node that manages it");
+}
+
 /* The number, on this node, of an object a message names. */
 static uint32_t my_object(const struct wire_hdr *h, uint32_t from,
 			  _Atomic uint32_t *made)
@@ -979,12 +997,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_GRANT: {
-		/* For the object the thread waits on, from its manager. */
-		if (h->b < DSM_THREADS_PER_NODE && sd.by_slot[h->b] &&
-		    (h->c != sd.by_slot[h->b]->wait_id ||
-		     id_node(h->c) != from))
-			bad(h, from, "c",
-			    "a grant of an object the thread does not wait on");
+		grant_check(h, from);
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
 		if (h->a & GRANT_COLLECT) {
 			if (h->len < vt_len)
@@ -1062,6 +1075,12 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_ALLOCATED: {
+		/* From the allocator: a page of the region, or an errno. */
+		if (from != 0 ||
+		    (h->a == ~0ull ? h->b > 4095 : h->a >= dsm_g.region.pages))
+			bad(h, from, "a",
+			    "an allocation not from node 0, past the end of "
+			    "the region, or with no errno");
 		struct dsm_pt *pt =
 		    waiting_thread(h, from, "c", h->c, M_ALLOCATED);
 		resume(pt, h->a == ~0ull ? -(int64_t)(h->b ? h->b : ENOMEM)

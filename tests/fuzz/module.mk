@@ -9,6 +9,8 @@
 #                 (runtime/net/shm.c)
 #   fuzz-dsm_diff the page diffs a home applies (runtime/dsm/diff.c)
 #   fuzz-dsm_notice the write notices a grant carries (runtime/dsm/notice.c)
+#   fuzz-dsm      the shared-memory messages and threads' requests against a
+#                 node's state (runtime/su/dsm.c and runtime/dsm/)
 #
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
@@ -46,7 +48,9 @@ FUZZ_dsm_diff_SRC  := runtime/dsm/diff.c
 FUZZ_dsm_diff_LIBS :=
 FUZZ_dsm_notice_SRC  := runtime/dsm/notice.c
 FUZZ_dsm_notice_LIBS :=
-FUZZ_TARGETS := wire deliver hello shm dsm_diff dsm_notice
+FUZZ_dsm_SRC  := $(FUZZ_deliver_SRC)
+FUZZ_dsm_LIBS := -lnuma
+FUZZ_TARGETS := wire deliver hello shm dsm_diff dsm_notice dsm
 
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
