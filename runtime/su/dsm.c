@@ -5,32 +5,7 @@
  * locks, barriers and flags this node made (dsm/sync.h), and on node 0
  * the region's allocator and the threads' creation and end. Program
  * threads ask through their EU (dsm/pt.h, SU_OP_DSM); nodes speak through
- * W_DSM messages, `what` in field n:
- *
- *   FETCH      a = page                      -> PAGE from the home
- *   PAGE       a = page, the page's bytes
- *   DIFF       a = page, the diff            -> ACK
- *   ACK
- *   LOCK       a = lock, b = thread slot, the sender's vector time
- *   UNLOCK     a = lock, b = slot, the sender's new write notices
- *   BARRIER    a = barrier, b = slot, c = count, vector time + notices
- *   FLAG_SET   a = flag, notices
- *   FLAG_WAIT  a = flag, b = slot, vector time
- *   FLAG_CLEAR a = flag
- *   GRANT      a = kind, b = slot, c = object, the notices it lacks
- *   ALLOC      a = pages, b = place | arg << 8, c = slot (to node 0)
- *   PLACED     the placement (from node 0, to every node)
- *   PLACED_ACK a = the placement's first page (to node 0, which answers
- *              ALLOCATED once every node has the homes)
- *   ALLOCATED  a = first page, or ~0 with errno in b; c = slot
- *   FREE       a = first page (to node 0)
- *   GLOBALS    a = offset, b = 0 (.data) or 1 (.bss), the bytes (node 0)
- *   CREATE     a = function's index, b = thread id, notices (node 0)
- *   DONE       b = thread id, notices (to node 0)
- *   CLAIM      a = page, b = 1 to write (a first-touch page, to node 0)
- *   HOME       a = page, b = its home (from node 0: to the claimant, or
- *              to every node when the page gets its home), or
- *              DSM_HOME_NONE: not written yet, zeros
+ * W_DSM messages (su/dsm_msg.h).
  *
  * Everything a message says is checked before use: pages of the region,
  * homes as this node knows them, objects this node made, slots of
@@ -42,36 +17,12 @@
 #include "dsm/proto.h"
 #include "dsm/pt.h"
 #include "dsm/sync.h"
+#include "su/dsm_msg.h"
 #include "su/su.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum dsm_msg {
-	M_FETCH = 1,
-	M_PAGE,
-	M_DIFF,
-	M_ACK,
-	M_LOCK,
-	M_UNLOCK,
-	M_BARRIER,
-	M_FLAG_SET,
-	M_FLAG_WAIT,
-	M_FLAG_CLEAR,
-	M_GRANT,
-	M_ALLOC,
-	M_PLACED,
-	M_ALLOCATED,
-	M_FREE,
-	M_GLOBALS,
-	M_CREATE,
-	M_DONE,
-	M_CLAIM,
-	M_HOME,
-	M_PLACED_ACK,
-	M_COUNT_
-};
 
 static const char *const msg_names[M_COUNT_] = {
     [M_FETCH] = "DSM FETCH",
@@ -134,9 +85,12 @@ static struct {
 	/* Node 0: allocations waiting for every node to have their homes. */
 	struct placing {
 		struct placing *next;
-		uint32_t first, acks, from;
+		uint64_t id;
+		uint32_t acks, first, from;
 		uint64_t slot;
+		uint8_t *acked; /* per node: said it has the homes */
 	} * placing;
+	uint64_t place_seq;
 	struct dsm_pt *end_waiter;
 	uint32_t end_want;
 	bool globals_sent;
@@ -166,10 +120,6 @@ static struct {
 	 * hears of it from node 0, others may hear first). */
 	struct kept_list *early;
 } sd;
-
-/* GRANT's field a: the kind, and this bit when the payload ends with the
- * vector time up to which every node may drop notices. */
-#define GRANT_COLLECT 0x100u
 
 #define BUF_CAP WIRE_MAX_PAYLOAD
 
@@ -431,6 +381,7 @@ void su_dsm_close(void)
 	free(sd.done);
 	for (struct placing *w = sd.placing, *nx; w; w = nx) {
 		nx = w->next;
+		free(w->acked);
 		free(w);
 	}
 	free(sd.buf);
@@ -1037,13 +988,16 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			 * memory is handed out: a node may fetch a page from
 			 * its home as soon as it has the address. */
 			struct placing *w = malloc(sizeof(*w));
-			if (!w)
+			uint8_t *acked = calloc(nodes, 1);
+			if (!w || !acked)
 				earth_fatal("shared memory: out of memory");
-			*w = (struct placing){sd.placing, pl.first, 0, from,
-					      h->c};
+			*w = (struct placing){sd.placing, ++sd.place_seq, 0,
+					      pl.first,	  from,		  h->c,
+					      acked};
 			sd.placing = w;
 			for (uint32_t k = 0; k < nodes; k++)
-				send_to(k, M_PLACED, 0, 0, 0, &pl, sizeof(pl));
+				send_to(k, M_PLACED, 0, w->id, 0, &pl,
+					sizeof(pl));
 			return;
 		}
 		send_to(from, M_ALLOCATED, first, err, h->c, NULL, 0);
@@ -1053,23 +1007,22 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		if (from != 0)
 			bad(h, from, "src", "only node 0 places pages");
 		placed(h, from, payload, h->len);
-		{
-			struct dsm_placement pl; /* placed() checked its size */
-			memcpy(&pl, payload, sizeof(pl));
-			send_to(0, M_PLACED_ACK, pl.first, 0, 0, NULL, 0);
-		}
+		send_to(0, M_PLACED_ACK, h->b, 0, 0, NULL, 0);
 		return;
 	case M_PLACED_ACK: {
 		struct placing **at = &sd.placing;
-		while (*at && (*at)->first != h->a)
+		while (*at && (*at)->id != h->a)
 			at = &(*at)->next;
-		if (sd.n->id != 0 || !*at)
-			bad(h, from, "a", "no placement waits for that");
+		if (sd.n->id != 0 || !*at || (*at)->acked[from])
+			bad(h, from, "a",
+			    "no placement waits for that node's word");
 		struct placing *w = *at;
+		w->acked[from] = 1;
 		if (++w->acks == nodes) {
 			*at = w->next;
 			send_to(w->from, M_ALLOCATED, w->first, 0, w->slot,
 				NULL, 0);
+			free(w->acked);
 			free(w);
 		}
 		return;

@@ -51,6 +51,7 @@
 #include "dsm/alloc.h"
 #include "dsm/pt.h"
 #include "gas/gmem.h"
+#include "su/dsm_msg.h"
 #include "su/su.h"
 
 #include <earth_dsm.h>
@@ -67,32 +68,6 @@
 #define REC 16
 #define MAXT 16	    /* threads the harness knows on this node */
 #define SENT_LOG 16 /* messages this node sent, for answers */
-
-/* su/dsm.c's message kinds (enum dsm_msg there). */
-enum {
-	M_FETCH = 1,
-	M_PAGE,
-	M_DIFF,
-	M_ACK,
-	M_LOCK,
-	M_UNLOCK,
-	M_BARRIER,
-	M_FLAG_SET,
-	M_FLAG_WAIT,
-	M_FLAG_CLEAR,
-	M_GRANT,
-	M_ALLOC,
-	M_PLACED,
-	M_ALLOCATED,
-	M_FREE,
-	M_GLOBALS,
-	M_CREATE,
-	M_DONE,
-	M_CLAIM,
-	M_HOME,
-	M_COUNT_
-};
-#define GRANT_COLLECT 0x100u
 
 struct earth_node earth_node_g;
 struct su_state su_g;
@@ -841,6 +816,13 @@ static void start(void)
 			th[0].armed = false;
 			post(&main_rec, DSM_R_ALLOC, allocs[i][0],
 			     allocs[i][1]);
+			/* Every node says it has the homes (placement i + 1).
+			 */
+			for (uint32_t k = 1; k < NODES; k++) {
+				struct wire_hdr a = {.n = M_PLACED_ACK,
+						     .a = i + 1};
+				deliver(k, &a, 0);
+			}
 			eu_take();
 		}
 		for (unsigned i = 0; i < 6; i++) {
