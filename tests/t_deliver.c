@@ -9,11 +9,17 @@
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
 
+#include "dsm/alloc.h"
+#include "dsm/pt.h"
 #include "gas/registry.h"
+#include "su/dsm_msg.h"
 #include "su/su.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+static bool send_full; /* the transport has no room (the peer reads none) */
 
 static int take_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 		     const void *payload)
@@ -21,7 +27,7 @@ static int take_send(struct net *t, uint32_t peer, const struct wire_hdr *h,
 	(void)t, (void)h, (void)payload;
 	if (peer >= 2)
 		abort(); /* a message to a node the job does not have */
-	return 0;
+	return send_full ? -EAGAIN : 0;
 }
 
 static const struct net_ops ops = {.name = "test", .send = take_send};
@@ -115,4 +121,38 @@ Test(deliver, incr_of_a_negative_count_is_rejected,
 	h.a = earth_gptr_make(1, s).bits;
 	cr_assert_null(wire_check(&h, 0, 1, 2));
 	su_net_deliver(&earth_node_g, 0, &h, NULL);
+}
+
+/* Shared memory: a peer that keeps fetching a page of this node and reads
+ * none of the answers. The pages queued for it count against
+ * EARTH_PEER_QUEUE_MB (1 MiB here, 256 pages) like any answer; they did
+ * not, and the queue grew without bound. */
+Test(deliver, dsm_pages_for_a_peer_that_does_not_read_are_bounded,
+     .exit_code = EARTH_EXIT_USAGE)
+{
+	struct earth_node *n = &earth_node_g;
+	char err[256];
+	cr_assert_eq(dsm_region_map(&dsm_g.region, NULL, 16 * 4096, 4096, err,
+				    sizeof(err)),
+		     0, "%s", err);
+	dsm_g.self = 1;
+	dsm_g.nodes = 2;
+	n->dsm_fiber = fiber;
+	n->dsm_on = true;
+	cr_assert_eq(su_dsm_open(n), 0);
+	/* Node 0 places every page on node 1 (this node). */
+	struct dsm_placement pl = {0, 16, DSM_PLACE_NODE, 1};
+	struct wire_hdr h = from0(W_DSM);
+	h.n = M_PLACED;
+	h.len = sizeof(pl);
+	cr_assert_null(wire_check(&h, 0, 1, 2));
+	su_net_deliver(n, 0, &h, &pl);
+	send_full = true;
+	for (int i = 0; i < 4096; i++) {
+		h = from0(W_DSM);
+		h.n = M_FETCH;
+		h.a = (uint64_t)(i % 16);
+		su_net_deliver(n, 0, &h, NULL);
+	}
+	cr_assert_fail("4096 pages (16 MiB) queued for a peer that reads none");
 }

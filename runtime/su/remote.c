@@ -25,6 +25,7 @@
 #include "gas/registry.h"
 #include "base/srctab.h"
 #include "base/stamp.h"
+#include "su/dsm_msg.h"
 #include "su/su.h"
 #include "base/trace.h"
 
@@ -34,11 +35,14 @@
 /* ---- sending ---- */
 
 /* An answer to something peer asked of this node: the data of its
- * BLK_REQ (GET_SYNC, BLKMOV_SYNC) or the answer to its STEAL. */
+ * BLK_REQ (GET_SYNC, BLKMOV_SYNC), the answer to its STEAL, a page it
+ * fetched, the acknowledgement of its diff, a first-touch page's home. */
 static inline bool is_answer(const struct wire_hdr *h)
 {
 	return (h->type == W_BLK_DATA && (h->flags & WIRE_F_REPLY)) ||
-	       h->type == W_STEAL_NONE || h->type == W_TOKEN;
+	       h->type == W_STEAL_NONE || h->type == W_TOKEN ||
+	       (h->type == W_DSM &&
+		(h->n == M_PAGE || h->n == M_ACK || h->n == M_HOME));
 }
 
 /* The answers queued for peer outgrew EARTH_PEER_QUEUE_MB: it keeps
