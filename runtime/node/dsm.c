@@ -142,7 +142,11 @@ int node_dsm_open(struct earth_node *n)
 	size_t bytes = (size_t)earth_setting_u64(EARTH_SET_DSM_MB) << 20;
 	char err[512];
 	uint64_t off = 0, seg = 0;
-	int fd = n->num_nodes > 1
+	/* (An emulated network, EARTH_NET_LATENCY_NS or EARTH_NET_BW_MBPS,
+	 * stands for links between hosts: pages then come as messages.) */
+	bool emulated = earth_setting_u64(EARTH_SET_NET_LATENCY_NS) ||
+			earth_setting_real(EARTH_SET_NET_BW_MBPS) > 0;
+	int fd = n->num_nodes > 1 && !emulated
 		     ? shared_regions(n->num_nodes, bytes, page, &off, &seg)
 		     : -1;
 	if (fd >= 0) {
