@@ -7,6 +7,7 @@
  * program threads (eu/dsm.c); the calls of program threads, each a
  * request to the SU that the thread waits on.
  */
+#define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "earth_dsm.h"
 
@@ -18,6 +19,7 @@
 #include "su/su.h"
 
 #include <errno.h>
+#include <link.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,7 +40,10 @@
 
 /* The program's globals (earth_dsm.ld), and the thread table the linker
  * builds from EARTH_DSM_CREATE. */
-extern char __data_start[], _edata[], __bss_start[], _end[];
+extern char __data_start[] __attribute__((weak));
+extern char _edata[] __attribute__((weak));
+extern char __bss_start[] __attribute__((weak));
+extern char _end[] __attribute__((weak));
 extern char __earth_rt_data_start[] __attribute__((weak));
 extern char __earth_rt_bss_start[] __attribute__((weak));
 extern char __start_earth_rt_data[] __attribute__((weak));
@@ -89,8 +94,45 @@ static char *first_above(char *from, char *const *cand, size_t n, char *dflt)
 	return best;
 }
 
+/* The executable's writable segment less its part read-only after
+ * relocation (the runtime as a shared library does not see the
+ * executable's section symbols): .data and .bss, one range. */
+static int exe_writable(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t *r = arg;
+	uintptr_t lo = 0, hi = 0, relro_end = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t b = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+			lo = b;
+			hi = b + ph->p_memsz;
+		} else if (ph->p_type == PT_GNU_RELRO) {
+			relro_end = b + ph->p_memsz;
+		}
+	}
+	if (relro_end > lo && relro_end < hi)
+		lo = relro_end;
+	r[0] = lo;
+	r[1] = hi;
+	return 1; /* the first object is the executable */
+}
+
 static void globals_find(void)
 {
+	if (!__data_start || !__bss_start || !_end) {
+		uintptr_t r[2] = {0, 0};
+		dl_iterate_phdr(exe_writable, r);
+		dsm_g.data = (uint8_t *)r[0];
+		dsm_g.data_len = r[1] - r[0];
+		dsm_g.bss = NULL;
+		dsm_g.bss_len = 0;
+		const char *me = (const char *)&dsm_g;
+		dsm_globals_known = r[1] > r[0] && !(me >= (const char *)r[0] &&
+						     me < (const char *)r[1]);
+		return;
+	}
 	/* The Makefile renames libearth.a's .data and .bss (earth_rt_data,
 	 * earth_rt_bss, which the linker places after .data and .bss);
 	 * earth_dsm.ld moves other static libraries' after them. */
