@@ -76,11 +76,10 @@ Test(backlog, a_full_backlog_stops_taking_messages)
 	n->num_nodes = 2;
 	n->net = &fake;
 	n->su_wordp = &n->su_word;
-	cr_assert_eq(q_ring_init(&n->req, Q_MODE_SW, 8, 0, -1), 0);
-	cr_assert_eq(q_ring_init(&n->ready, Q_MODE_SW, 8, 0, -1), 0);
+	n->numa_node = -1;
+	cr_assert_eq(unit_links_init(n, Q_MODE_SW, 8), 0);
+	cr_assert_eq(su_attach(&su_g, n), 0);
 	cr_assert_eq(q_mpsc_init(&n->inbox, 8), 0);
-	su_g.req = &n->req;
-	su_g.ready = &n->ready;
 	su_g.out_head = calloc(2, sizeof(*su_g.out_head));
 	su_g.out_tail = calloc(2, sizeof(*su_g.out_tail));
 	su_g.owed = calloc(2, sizeof(*su_g.owed));
@@ -100,10 +99,10 @@ Test(backlog, a_full_backlog_stops_taking_messages)
 	for (int i = 0; i < 3; i++)
 		su_step(n, true);
 	cr_assert_eq(polls, 0, "polled %u times with %zu fibers waiting", polls,
-		     su_g.rovf_len);
+		     su_g.eu->rovf_len);
 
 	/* The EU caught up: polled again. */
-	su_g.rovf_len = 0;
+	su_g.eu->rovf_len = 0;
 	su_step(n, true);
 	cr_assert_eq(polls, 1, "not polled once the backlog drained");
 
@@ -111,8 +110,7 @@ Test(backlog, a_full_backlog_stops_taking_messages)
 	free(su_g.out_tail);
 	free(su_g.owed);
 	free(su_g.hungry);
-	free(su_g.rovf);
-	q_ring_fini(&n->req);
-	q_ring_fini(&n->ready);
+	su_detach(&su_g);
+	unit_links_fini(n);
 	q_mpsc_fini(&n->inbox);
 }

@@ -51,8 +51,9 @@ static void node_setup(void)
 	su_g.owed = calloc(2, sizeof(*su_g.owed));
 	su_g.hungry = calloc(2, sizeof(*su_g.hungry));
 	su_g.owed_max = 1u << 20;
-	cr_assert_eq(q_ring_init(&n->ready, Q_MODE_SW, 64, 0, -1), 0);
-	su_g.ready = &n->ready;
+	n->numa_node = -1;
+	cr_assert_eq(unit_links_init(n, Q_MODE_SW, 64), 0);
+	cr_assert_eq(su_attach(&su_g, n), 0);
 	cr_assert_eq(reg_mem_add(mem, sizeof(mem)), 0);
 	reg_fiber_add(fiber);
 	*(earth_slot *)(void *)&mem[0] = (earth_slot){1, 1, fiber, mem};

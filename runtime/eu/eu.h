@@ -58,7 +58,7 @@ struct eu_state {
 	/* Signals to slots of this node, SPAWN and INVOKE on it, performed
 	 * by the EU itself (post.c, eu_local_ok): allowed in this node mode
 	 * (dual, not observed); the requests posted to the SU, and the SU's
-	 * count of them performed as last seen (earth_node.req_done). */
+	 * count of them performed as last seen (eu_link.req_done). */
 	bool local_sig;
 	uint64_t req_posted, req_seen;
 	/* Something to do at the fiber's end: a request message was begun
@@ -91,6 +91,11 @@ struct eu_state {
 	uint64_t idle_ticks;
 	/* Registered segments the EU's checks found lately (post.c). */
 	struct reg_cache regs;
+	/* What it shares with the SU (earth_node.link[i]): its rings (req
+	 * and ready above point into it), its sleep word and the SU's count
+	 * of its requests performed. Last: the fields above keep their
+	 * places. */
+	struct eu_link *link;
 } q_aligned_line;
 
 /* EU 0's state: the one EU of a node of one, and the EU the node's own
@@ -305,7 +310,7 @@ static inline __attribute__((always_inline)) void
 eu_seen_refresh(struct eu_state *eu)
 {
 	if (eu->req_posted != eu->req_seen)
-		eu->req_seen = atomic_load_explicit(&earth_node_g.req_done,
+		eu->req_seen = atomic_load_explicit(&eu->link->req_done,
 						    memory_order_acquire);
 }
 

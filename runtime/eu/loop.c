@@ -78,7 +78,8 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	}
 	/* Block. Dekker with su_ready_flush: we store SLEEPING then look at
 	 * the ring; the SU stores the ring then looks at our state. */
-	atomic_store_explicit(&n->eu_word, UNIT_SLEEPING, memory_order_seq_cst);
+	atomic_store_explicit(&eu->link->word, UNIT_SLEEPING,
+			      memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* An SU dozing while we computed (su/loop.c, su_try_sleep) wakes to see
 	 * the node idle: it looks for a stuck job and sleeps on its own. */
@@ -87,9 +88,10 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	if (!q_ring_nonempty(eu->ready) &&
 	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
 		eu->sleeps++;
-		earth_futex_wait(&n->eu_word, UNIT_SLEEPING);
+		earth_futex_wait(&eu->link->word, UNIT_SLEEPING);
 	}
-	atomic_store_explicit(&n->eu_word, UNIT_RUNNING, memory_order_seq_cst);
+	atomic_store_explicit(&eu->link->word, UNIT_RUNNING,
+			      memory_order_seq_cst);
 	/* The SU may have gone to sleep seeing us asleep: wake it (Dekker
 	 * with su_try_sleep). */
 	atomic_thread_fence(memory_order_seq_cst);

@@ -82,7 +82,8 @@ static void defer_msg(uint32_t from, const struct wire_hdr *h,
 static bool irq_safe(struct earth_node *n, const struct wire_hdr *h)
 {
 	const struct su_state *su = &su_g;
-	size_t room = su->rovf_cap - su->rovf_head - su->rovf_len;
+	const struct su_eu *e = su->eu; /* the one EU */
+	size_t room = e->rovf_cap - e->rovf_head - e->rovf_len;
 	switch (h->type) {
 	case W_SYNC:
 		return h->n <= 0 || (size_t)h->n <= room;
@@ -128,7 +129,8 @@ static void irq_run(struct earth_node *n)
 	struct q_msg *m;
 	irq_more = 0;
 	while ((m = q_mpsc_peek(&n->inbox))) {
-		if (su->rovf_cap - su->rovf_head - su->rovf_len < 1) {
+		if (su->eu->rovf_cap - su->eu->rovf_head - su->eu->rovf_len <
+		    1) {
 			irq_more = 1;
 			break;
 		}
@@ -218,7 +220,8 @@ unsigned irq_safe_point(struct earth_node *n)
 	dr = dw = 0;
 	/* Room for what the next handler may spill. */
 	struct su_state *su = &su_g;
-	if (su->rovf_cap - su->rovf_head - su->rovf_len < EARTH_IRQ_READY_ROOM)
+	const struct su_eu *e = su->eu; /* the one EU */
+	if (e->rovf_cap - e->rovf_head - e->rovf_len < EARTH_IRQ_READY_ROOM)
 		su_ready_reserve(su, EARTH_IRQ_READY_ROOM);
 	return k + su_step(n, poll);
 }

@@ -176,10 +176,9 @@ static void node_free(struct earth_node *n)
 	n->net = NULL;
 	free(eu_first.ovf);
 	free(eu_first.own_ready);
-	free(su_g.rovf);
+	su_detach(&su_g);
 	deque_free(&n->tokens);
-	q_ring_fini(&n->req);
-	q_ring_fini(&n->ready);
+	unit_links_fini(n);
 	q_mpsc_fini(&n->inbox);
 }
 
@@ -358,18 +357,15 @@ static void node_place(struct earth_node *n, bool single)
 			     : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
 }
 
-/* The EU<->SU rings, the inbox and the token deque, on the node's NUMA
- * node, handed to the units. */
+/* Each EU's ring pair with the SU, the inbox and the token deque, on the node's
+ * NUMA node, handed to the units. */
 static int node_open_queues(struct earth_node *n, bool single)
 {
 	enum q_mode mode =
 	    n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
 					     : EARTH_QUEUE_SLOTS_DEFAULT;
-	if (q_ring_init(&n->req, mode, slots, n->opts.hwq_latency_ns,
-			n->numa_node) ||
-	    q_ring_init(&n->ready, mode, slots, n->opts.hwq_latency_ns,
-			n->numa_node) ||
+	if (unit_links_init(n, mode, slots) || su_attach(&su_g, n) ||
 	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS) ||
 	    deque_init(&n->tokens, EARTH_TOKEN_DEQUE_MAX,
 		       !single && n->num_nodes > 1)) {
@@ -380,9 +376,9 @@ static int node_open_queues(struct earth_node *n, bool single)
 			slots);
 		return -1;
 	}
-	q_ring_set_batches(&n->ready, 32, EARTH_READY_CREDIT_BATCH);
-	eu_first.req = su_g.req = &n->req;
-	eu_first.ready = su_g.ready = &n->ready;
+	eu_first.link = &n->link[0];
+	eu_first.req = &n->link[0].req;
+	eu_first.ready = &n->link[0].ready;
 	eu_first.tokens = &n->tokens;
 	return 0;
 }

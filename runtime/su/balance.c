@@ -68,7 +68,7 @@ void su_balance_idle(struct earth_node *n, bool at_once)
 	struct su_state *su = &su_g;
 	if (su->steal_out || su->steal_quiet)
 		return;
-	if (su->rovf_len || su->rmsg) {
+	if (su_ready_held(su)) {
 		su->dry_since = 0; /* the EU has work */
 		return;
 	}
@@ -77,7 +77,7 @@ void su_balance_idle(struct earth_node *n, bool at_once)
 	 * runs tokens, the TSC 10-20 ns a read in a VM. */
 	if (!at_once && (++su->dry_polls & 7) != 0)
 		return;
-	if (deque_size(&n->tokens) || q_ring_unconsumed(su->ready) != 0) {
+	if (deque_size(&n->tokens) || su_ready_unconsumed(su)) {
 		su->dry_since = 0; /* the EU has work */
 		return;
 	}

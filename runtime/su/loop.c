@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * loop.c - the SU thread: drain the EU's requests in batches, then the
- * inbox of other threads, hand ready fibers to the EU, steal the EU's
- * tokens for hungry peers; with nothing to do, spin, and block only when
+ * loop.c - the SU thread: drain each EU's requests, a batch at most from
+ * each in turn (the fibers they make ready go back to it), then the inbox
+ * of other threads, hand ready fibers to the EUs, steal the EU's tokens
+ * for hungry peers; with nothing to do, spin, and block only when
  * the EU is blocked too (the whole node is idle). Leaves when the EU
  * raises shutdown.
  */
@@ -90,7 +91,7 @@ static inline unsigned handle_line(struct earth_node *n, const uint64_t *w,
 		k++;
 		/* A zero head ends the message (req_decode says so too). */
 	} while (i < REQ_LINE_WORDS && w[i]);
-	su_g.eu_reqs += k; /* eu_state.req_posted's */
+	su_g.eu->reqs += k; /* eu_state.req_posted's */
 	return k;
 }
 
@@ -128,9 +129,13 @@ void su_publish_counters(struct su_state *su)
 bool su_has_pending(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
-	return su->rovf_len || su->rmsg || su->out_pending ||
-	       q_ring_nonempty(su->req) || q_mpsc_peek(&n->inbox) ||
-	       (n->net && n->net->ops->pending(n->net));
+	if (su_ready_held(su) || su->out_pending || q_mpsc_peek(&n->inbox) ||
+	    (n->net && n->net->ops->pending(n->net)))
+		return true;
+	for (unsigned i = 0; i < su->neus; i++)
+		if (q_ring_nonempty(su->eus[i].req))
+			return true;
+	return false;
 }
 
 /*
@@ -167,9 +172,7 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
 	 * with inbox producers (store message, fence, look at us). */
 	atomic_store_explicit(n->su_wordp, UNIT_SLEEPING, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	bool eu_asleep =
-	    atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
-	    UNIT_SLEEPING;
+	bool eu_asleep = su_eus_asleep(n, memory_order_relaxed);
 	bool may = eu_idle ? eu_asleep
 			   : n->su_doze && !eu_asleep && earth_fence_heavy();
 	if (may && !su_has_pending(n) &&
@@ -219,10 +222,22 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		acct_su_to(&acct_su.idle_ticks);
 		acct_su.in_step = true;
 	}
-	while (k < EARTH_SU_BATCH && (m = q_ring_peek(su->req))) {
-		k += handle_line(n, m->w, obs);
-		q_ring_release(su->req);
+	/* Each EU's request ring in turn, one batch at most: no EU's stream
+	 * holds the others back by more than a batch. The fibers its
+	 * requests make ready go back to it (su->eu). */
+	for (unsigned i = 0; i < su->neus; i++) {
+		struct su_eu *e = &su->eus[i];
+		unsigned j = 0;
+		su->eu = e;
+		while (j < EARTH_SU_BATCH && (m = q_ring_peek(e->req))) {
+			j += handle_line(n, m->w, obs);
+			q_ring_release(e->req);
+		}
+		k += j;
 	}
+	/* Everything else makes fibers ready on EU 0 until frames name
+	 * their EU. */
+	su->eu = &su->eus[0];
 	/* Requests from the EU mean this node has work: it may ask peers for
 	 * tokens again once it runs dry. Messages alone do not (a
 	 * STEAL/STEAL_NONE exchange must not restart itself). */
@@ -241,13 +256,13 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		 * the EU is far behind, peers wait (EARTH_READY_BACKLOG_MAX).
 		 */
 		if (poll_net &&
-		    q_likely(su->rovf_len <= EARTH_READY_BACKLOG_MAX))
+		    q_likely(su_ready_backlog(su) <= EARTH_READY_BACKLOG_MAX))
 			k += n->net->ops->poll(n->net, n, su_net_deliver,
 					       EARTH_SU_BATCH);
 		if (q_unlikely(obs))
 			acct_su_to(&acct_su.recv_ticks);
 	}
-	if (q_unlikely(su->rovf_len))
+	if (q_unlikely(su_ready_backlog(su)))
 		k += su_ready_drain_ovf(su);
 	/* Peers wait for work and the EU has tokens: a stolen token's frame
 	 * comes back to the EU as a ready fiber, counted there. */
@@ -256,7 +271,7 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		su_balance_token_added(n);
 		k += (unsigned)(su->fibers_ready - before);
 	}
-	if (k || su->rmsg) {
+	if (k || su_ready_open(su)) {
 		su_ready_flush();
 		if (q_unlikely(obs))
 			acct_su_to(&acct_su.serve_ticks);
@@ -375,7 +390,7 @@ void *su_thread(void *arg)
 		acct_su.mark = n->start_tsc;
 	for (;;) {
 		uint64_t t0 = n->timing ? q_tsc() : 0;
-		if (su_step(n, true) || su->rmsg) {
+		if (su_step(n, true) || su_ready_open(su)) {
 			if (q_unlikely(++su->batches % EARTH_SU_WAKE_EVERY ==
 				       0))
 				su_wake_eu(n);
@@ -432,9 +447,7 @@ void *su_thread(void *arg)
 			su_idle_step(n, true); /* never sleep without asking */
 			/* Pairs with the EU's seq_cst store before it sleeps:
 			 * what it wrote before is visible to a report. */
-			bool eu_idle = atomic_load_explicit(
-					   &n->eu_word, memory_order_acquire) ==
-				       UNIT_SLEEPING;
+			bool eu_idle = su_eus_asleep(n, memory_order_acquire);
 			bool held = su_quiet_idle(n, eu_idle);
 			su_try_sleep(n, held, eu_idle);
 			idle_since = idle_from = 0;

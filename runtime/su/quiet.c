@@ -35,7 +35,7 @@
 static bool node_idle(struct earth_node *n, bool eu_idle)
 {
 	return eu_idle && !su_has_pending(n) && !deque_size(&n->tokens) &&
-	       q_ring_unconsumed(su_g.ready) == 0 &&
+	       !su_ready_unconsumed(&su_g) &&
 	       !atomic_load_explicit(&n->stop, memory_order_acquire) &&
 	       !atomic_load_explicit(&n->shutdown, memory_order_acquire);
 }

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ready.c - fibers made ready travel to the EU three per message. When the
- * ring is full they wait in the SU's private overflow list: the SU never
- * blocks on the EU (the EU may itself be waiting for room in the request
- * ring).
+ * ready.c - fibers made ready travel to an EU three per message, on its
+ * own ready ring. When the ring is full they wait in the SU's private
+ * overflow list for that EU: the SU never blocks on an EU (the EU may
+ * itself be waiting for room in its request ring).
  */
 #define EARTH_INTERNAL 1
 #include "base/stamp.h"
 #include "su/su.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,64 +27,106 @@ static void grow(struct ready_entry **v, size_t *cap, size_t need)
 	*cap = c;
 }
 
+int su_attach(struct su_state *su, struct earth_node *n)
+{
+	unsigned k = n->eus ? n->eus : 1;
+	su->eus = aligned_alloc(Q_CACHE_LINE, k * sizeof(*su->eus));
+	if (!su->eus)
+		return -ENOMEM;
+	memset(su->eus, 0, k * sizeof(*su->eus));
+	for (unsigned i = 0; i < k; i++) {
+		su->eus[i].link = &n->link[i];
+		su->eus[i].req = &n->link[i].req;
+		su->eus[i].ready = &n->link[i].ready;
+	}
+	su->neus = k;
+	su->eu = &su->eus[0];
+	return 0;
+}
+
+void su_detach(struct su_state *su)
+{
+	for (unsigned i = 0; i < su->neus; i++)
+		free(su->eus[i].rovf);
+	free(su->eus);
+	su->eus = su->eu = NULL;
+	su->neus = 0;
+}
+
 void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
 {
-	if (su->rovf_head + su->rovf_len == su->rovf_cap && su->rovf_head) {
-		memmove(su->rovf, su->rovf + su->rovf_head,
-			su->rovf_len * sizeof(*su->rovf));
-		su->rovf_head = 0;
+	struct su_eu *e = su->eu;
+	if (e->rovf_head + e->rovf_len == e->rovf_cap && e->rovf_head) {
+		memmove(e->rovf, e->rovf + e->rovf_head,
+			e->rovf_len * sizeof(*e->rovf));
+		e->rovf_head = 0;
 	}
-	grow(&su->rovf, &su->rovf_cap, su->rovf_head + su->rovf_len + 1);
-	su->rovf[su->rovf_head + su->rovf_len++] =
+	grow(&e->rovf, &e->rovf_cap, e->rovf_head + e->rovf_len + 1);
+	e->rovf[e->rovf_head + e->rovf_len++] =
 	    (struct ready_entry){fiber, frame};
 	su->ready_overflow++;
+}
+
+static unsigned drain_ovf(struct su_eu *e)
+{
+	unsigned moved = 0;
+	while (e->rovf_len) {
+		if (!e->rmsg) {
+			e->rmsg = q_ring_reserve(e->ready);
+			if (!e->rmsg)
+				return moved;
+			e->rfill = 0;
+		}
+		struct ready_entry x = e->rovf[e->rovf_head++];
+		e->rovf_len--;
+		moved++;
+		struct ready_msg *r = ready_of(e->rmsg);
+		r->e[e->rfill].fiber = (uintptr_t)x.fiber;
+		r->e[e->rfill].frame = (uintptr_t)x.frame;
+		if (++e->rfill == READY_PER_MSG) {
+			q_ring_publish(e->ready, e->rmsg);
+			e->rmsg = NULL;
+		}
+	}
+	e->rovf_head = 0;
+	return moved;
 }
 
 unsigned su_ready_drain_ovf(struct su_state *su)
 {
 	unsigned moved = 0;
-	while (su->rovf_len) {
-		if (!su->rmsg) {
-			su->rmsg = q_ring_reserve(su->ready);
-			if (!su->rmsg)
-				return moved;
-			su->rfill = 0;
-		}
-		struct ready_entry e = su->rovf[su->rovf_head++];
-		su->rovf_len--;
-		moved++;
-		struct ready_msg *r = ready_of(su->rmsg);
-		r->e[su->rfill].fiber = (uintptr_t)e.fiber;
-		r->e[su->rfill].frame = (uintptr_t)e.frame;
-		if (++su->rfill == READY_PER_MSG) {
-			q_ring_publish(su->ready, su->rmsg);
-			su->rmsg = NULL;
-		}
-	}
-	su->rovf_head = 0;
+	for (unsigned i = 0; i < su->neus; i++)
+		if (su->eus[i].rovf_len)
+			moved += drain_ovf(&su->eus[i]);
 	return moved;
+}
+
+static void flush_one(struct su_eu *e)
+{
+	if (e->rmsg) {
+		struct ready_msg *r = ready_of(e->rmsg);
+		if (e->rfill < READY_PER_MSG)
+			r->e[e->rfill].fiber = 0;
+		q_ring_publish(e->ready, e->rmsg);
+		e->rmsg = NULL;
+	}
+	q_ring_flush(e->ready);
+	/* Every fiber those requests made ready is in the ring now (none
+	 * spilled): the EU may signal slots, SPAWN and INVOKE itself
+	 * (eu/post.c). Release: pairs with the EU's acquire load in
+	 * eu_seen_refresh (eu/eu.h). */
+	if (e->reqs != e->reqs_pub && !e->rovf_len) {
+		e->reqs_pub = e->reqs;
+		atomic_store_explicit(&e->link->req_done, e->reqs,
+				      memory_order_release);
+	}
 }
 
 void su_ready_flush(void)
 {
 	struct su_state *su = &su_g;
-	if (su->rmsg) {
-		struct ready_msg *r = ready_of(su->rmsg);
-		if (su->rfill < READY_PER_MSG)
-			r->e[su->rfill].fiber = 0;
-		q_ring_publish(su->ready, su->rmsg);
-		su->rmsg = NULL;
-	}
-	q_ring_flush(su->ready);
-	/* Every fiber those requests made ready is in the ring now (none
-	 * spilled): the EU may signal slots, SPAWN and INVOKE itself
-	 * (eu/post.c). Release: pairs with the EU's acquire load in
-	 * eu_seen_refresh (eu/loop.c). */
-	if (su->eu_reqs != su->eu_reqs_pub && !su->rovf_len) {
-		su->eu_reqs_pub = su->eu_reqs;
-		atomic_store_explicit(&earth_node_g.req_done, su->eu_reqs,
-				      memory_order_release);
-	}
+	for (unsigned i = 0; i < su->neus; i++)
+		flush_one(&su->eus[i]);
 	/* The first publish after a remote load's slot was signalled. */
 	EARTH_STAMP_IF(earth_stamp_t[STAMP_READY] <
 			   earth_stamp_t[STAMP_SIGNALLED],
@@ -94,25 +137,36 @@ void su_ready_flush(void)
 void su_wake_eu(struct earth_node *n)
 {
 	/* Dekker with eu_idle: the ring stores published before, then our
-	 * look at the EU's state; the EU stores its state, then looks at the
+	 * look at each EU's state; an EU stores its state, then looks at its
 	 * ring. */
 	atomic_thread_fence(memory_order_seq_cst);
 	su_g.wake_check = false;
-	if (atomic_load_explicit(&n->eu_word, memory_order_relaxed) ==
-	    UNIT_SLEEPING) {
-		atomic_store_explicit(&n->eu_word, UNIT_RUNNING,
-				      memory_order_relaxed);
-		earth_futex_wake(&n->eu_word);
+	for (unsigned i = 0; i < su_g.neus; i++) {
+		_Atomic uint32_t *w = &n->link[i].word;
+		if (atomic_load_explicit(w, memory_order_relaxed) ==
+		    UNIT_SLEEPING) {
+			atomic_store_explicit(w, UNIT_RUNNING,
+					      memory_order_relaxed);
+			earth_futex_wake(w);
+		}
 	}
+}
+
+bool su_eus_asleep(const struct earth_node *n, memory_order mo)
+{
+	for (unsigned i = 0; i < su_g.neus; i++)
+		if (atomic_load_explicit(&n->link[i].word, mo) != UNIT_SLEEPING)
+			return false;
+	return true;
 }
 
 void su_ready_reserve(struct su_state *su, size_t extra)
 {
-	if (su->rovf_head &&
-	    su->rovf_head + su->rovf_len + extra > su->rovf_cap) {
-		memmove(su->rovf, su->rovf + su->rovf_head,
-			su->rovf_len * sizeof(*su->rovf));
-		su->rovf_head = 0;
+	struct su_eu *e = su->eu;
+	if (e->rovf_head && e->rovf_head + e->rovf_len + extra > e->rovf_cap) {
+		memmove(e->rovf, e->rovf + e->rovf_head,
+			e->rovf_len * sizeof(*e->rovf));
+		e->rovf_head = 0;
 	}
-	grow(&su->rovf, &su->rovf_cap, su->rovf_head + su->rovf_len + extra);
+	grow(&e->rovf, &e->rovf_cap, e->rovf_head + e->rovf_len + extra);
 }

@@ -32,20 +32,37 @@ struct su_out_msg {
 	unsigned char payload[];
 };
 
-/* Owned by the SU thread; counters also published for earth_stats_get. */
-struct su_state {
+/* A ready fiber waiting for room in an EU's ready ring. */
+struct ready_entry {
+	earth_fiber_fn fiber;
+	void *frame;
+};
+
+/* The SU's side of one EU's ring pair (earth_node.link[i]). */
+struct su_eu {
 	struct q_ring *req;   /* consumer side */
 	struct q_ring *ready; /* producer side */
 	struct q_msg *rmsg;   /* ready message being filled, or NULL */
 	unsigned rfill;
+	/* Ready fibers that did not fit the ring, oldest first. */
+	struct ready_entry *rovf;
+	size_t rovf_head, rovf_len, rovf_cap;
+	/* Requests from the request ring, performed; and the value last
+	 * stored to the link's req_done. */
+	uint64_t reqs, reqs_pub;
+	struct eu_link *link;
+} q_aligned_line;
+
+/* Owned by the SU thread; counters also published for earth_stats_get. */
+struct su_state {
+	/* The EU that fibers made ready go to now (su_ready_push): the one
+	 * whose requests are being performed, EU 0 for everything else
+	 * until frames name their EU. */
+	struct su_eu *eu;
+	struct su_eu *eus; /* neus of them (su_attach) */
+	unsigned neus;
 	bool wake_check;  /* published since su_wake_eu last looked */
 	unsigned batches; /* busy batches, for EARTH_SU_WAKE_EVERY */
-	/* Ready fibers that did not fit the ring, oldest first. */
-	struct ready_entry {
-		earth_fiber_fn fiber;
-		void *frame;
-	} * rovf;
-	size_t rovf_head, rovf_len, rovf_cap;
 	/* Load balancing (su/balance.c): nodes that asked us for work in
 	 * vain, and our own asking. */
 	bool *hungry;
@@ -74,9 +91,6 @@ struct su_state {
 	 * (remote.c). */
 	struct reg_cache regs;
 	uint64_t handled, fibers_ready, slot_signals, ready_overflow, sleeps;
-	/* Requests from the request ring, performed; and the value last
-	 * stored to earth_node.req_done. */
-	uint64_t eu_reqs, eu_reqs_pub;
 	uint64_t msgs_sent, msgs_received;
 	/* The collective in progress (su/coll.c): number, what this node and
 	 * its children in the tree have contributed so far. */
@@ -128,41 +142,85 @@ uint64_t su_spin_ticks(const struct earth_node *n, struct su_state *su,
 
 /* ---- ready queue (ready.c) ---- */
 
+/* The SU's side of the node's n->eus ring pairs (unit_links_init), before
+ * the SU runs: su->eu is EU 0's. Returns 0 or -ENOMEM. su_detach frees
+ * them and what waits in them. */
+int su_attach(struct su_state *su, struct earth_node *n) EARTH_HIDDEN;
+void su_detach(struct su_state *su) EARTH_HIDDEN;
+/* Ready fibers waiting in some EU's overflow list, all EUs. */
+static inline size_t su_ready_backlog(const struct su_state *su)
+{
+	size_t b = 0;
+	for (unsigned i = 0; i < su->neus; i++)
+		b += su->eus[i].rovf_len;
+	return b;
+}
+/* Some EU's ready message is open, or fibers wait in its overflow list. */
+static inline bool su_ready_held(const struct su_state *su)
+{
+	for (unsigned i = 0; i < su->neus; i++)
+		if (su->eus[i].rmsg || su->eus[i].rovf_len)
+			return true;
+	return false;
+}
+/* Some EU has not consumed every ready message published to it. */
+static inline bool su_ready_unconsumed(const struct su_state *su)
+{
+	for (unsigned i = 0; i < su->neus; i++)
+		if (q_ring_unconsumed(su->eus[i].ready) != 0)
+			return true;
+	return false;
+}
+/* Some EU's ready message is open. */
+static inline bool su_ready_open(const struct su_state *su)
+{
+	for (unsigned i = 0; i < su->neus; i++)
+		if (su->eus[i].rmsg)
+			return true;
+	return false;
+}
+
+/* Into su->eu's overflow list. */
 void su_ready_spill(struct su_state *su, earth_fiber_fn fiber,
 		    void *frame) EARTH_HIDDEN;
-/* Publishes the ready message being filled and the SW tail. Leaves the
+/* Publishes each EU's ready message being filled and the SW tail. Leaves the
  * fence and the look at the EU's sleep state to su_wake_eu, which the SU
  * loop calls when it goes idle and every EARTH_SU_WAKE_EVERY busy batches:
  * an EU blocks only after spinning for EARTH_SPIN_US, so that delay costs a
  * sleeping EU at most a few batches, and no fence sits on the busy path. */
 void su_ready_flush(void) EARTH_HIDDEN;
 void su_wake_eu(struct earth_node *n) EARTH_HIDDEN;
-/* Moves spilled ready fibers into the ring; returns how many. */
+/* Every EU's sleep word reads UNIT_SLEEPING (loaded with mo). */
+bool su_eus_asleep(const struct earth_node *n, memory_order mo) EARTH_HIDDEN;
+/* Moves spilled ready fibers into their rings (every EU); returns how
+ * many. */
 unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
 
-/* A fiber becomes ready: into the message being filled, three per line. */
+/* A fiber becomes ready: into su->eu's message being filled, three per
+ * line. */
 static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
 				 void *frame)
 {
+	struct su_eu *e = su->eu;
 	su->fibers_ready++;
-	if (q_unlikely(su->rovf_len)) {
+	if (q_unlikely(e->rovf_len)) {
 		su_ready_spill(su, fiber, frame);
 		return;
 	}
-	if (!su->rmsg) {
-		su->rmsg = q_ring_reserve(su->ready);
-		if (q_unlikely(!su->rmsg)) {
+	if (!e->rmsg) {
+		e->rmsg = q_ring_reserve(e->ready);
+		if (q_unlikely(!e->rmsg)) {
 			su_ready_spill(su, fiber, frame);
 			return;
 		}
-		su->rfill = 0;
+		e->rfill = 0;
 	}
-	struct ready_msg *r = ready_of(su->rmsg);
-	r->e[su->rfill].fiber = (uintptr_t)fiber;
-	r->e[su->rfill].frame = (uintptr_t)frame;
-	if (++su->rfill == READY_PER_MSG) {
-		q_ring_publish(su->ready, su->rmsg);
-		su->rmsg = NULL;
+	struct ready_msg *r = ready_of(e->rmsg);
+	r->e[e->rfill].fiber = (uintptr_t)fiber;
+	r->e[e->rfill].frame = (uintptr_t)frame;
+	if (++e->rfill == READY_PER_MSG) {
+		q_ring_publish(e->ready, e->rmsg);
+		e->rmsg = NULL;
 	}
 }
 
@@ -223,11 +281,12 @@ su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
 				  uint64_t v, unsigned size)
 {
-	if (((uintptr_t)s & 7) || !s->fiber || su->rmsg || su->rovf_len ||
+	struct su_eu *e = su->eu;
+	if (((uintptr_t)s & 7) || !s->fiber || e->rmsg || e->rovf_len ||
 	    __atomic_load_n(&s->count, __ATOMIC_RELAXED) != 1 ||
 	    q_unlikely(!reg_fiber_known(s->fiber)))
 		return false; /* a forged fiber: su_slot_signal says so */
-	struct q_msg *m = q_ring_reserve(su->ready);
+	struct q_msg *m = q_ring_reserve(e->ready);
 	if (q_unlikely(!m) || !slot_fire_if_last(s))
 		return false; /* the EU signalled it meanwhile: no fire */
 	su->slot_signals++;
@@ -239,7 +298,7 @@ static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
 	r->e[1].frame = (uintptr_t)s->frame;
 	r->e[2].fiber = (uintptr_t)dst;
 	r->e[2].frame = v;
-	q_ring_publish(su->ready, m);
+	q_ring_publish(e->ready, m);
 	return true;
 }
 

@@ -6,7 +6,44 @@
 #define EARTH_INTERNAL 1
 #include "unit/unit.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 struct earth_node earth_node_g;
+
+int unit_links_init(struct earth_node *n, enum q_mode mode, uint32_t slots)
+{
+	unsigned k = n->eus ? n->eus : 1;
+	n->link = aligned_alloc(Q_CACHE_LINE, k * sizeof(*n->link));
+	if (!n->link)
+		return -ENOMEM;
+	memset(n->link, 0, k * sizeof(*n->link));
+	for (unsigned i = 0; i < k; i++) {
+		struct eu_link *l = &n->link[i];
+		int rc = q_ring_init(&l->req, mode, slots,
+				     n->opts.hwq_latency_ns, n->numa_node);
+		if (!rc)
+			rc = q_ring_init(&l->ready, mode, slots,
+					 n->opts.hwq_latency_ns, n->numa_node);
+		if (rc)
+			return rc;
+		q_ring_set_batches(&l->ready, 32, EARTH_READY_CREDIT_BATCH);
+	}
+	return 0;
+}
+
+void unit_links_fini(struct earth_node *n)
+{
+	if (!n->link)
+		return;
+	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++) {
+		q_ring_fini(&n->link[i].req);
+		q_ring_fini(&n->link[i].ready);
+	}
+	free(n->link);
+	n->link = NULL;
+}
 
 void earth_unit_wait(struct earth_node *n, _Atomic uint32_t *word,
 		     uint32_t expected)

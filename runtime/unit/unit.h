@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unit.h - what the two units of a node share: the node's identity and
- * tuning, the EU<->SU rings and the inbox, the flags that end the node,
- * each unit's sleep word, the frame header and the remote INVOKE buffer
- * (laid out by one unit, read by the other). Each unit's own state is in
- * its folder (eu/eu.h, su/su.h), out of the other's reach. Each field
- * group says which thread owns it; a field read by the other thread is
+ * unit.h - what the units of a node share: the node's identity and
+ * tuning, each EU's ring pair with the SU (eu_link) and the inbox, the
+ * flags that end the node, each unit's sleep word, the frame header and the
+ * remote INVOKE buffer (laid out by one unit, read by the other). Each unit's
+ * own state is in its folder (eu/eu.h, su/su.h), out of the other's reach. Each
+ * field group says which thread owns it; a field read by the other thread is
  * atomic and says what it pairs with.
  */
 #ifndef EARTH_UNIT_H
@@ -66,9 +66,10 @@ struct earth_node {
 	    busy_yield_ticks; /* oversubscribed: yield once per this busy */
 	double tsc_per_ns;
 	uint64_t start_tsc, end_tsc;
-	struct q_ring req q_aligned_line; /* EU -> SU */
-	struct q_ring ready;		  /* SU -> EU */
-	struct q_mpsc inbox;		  /* other threads -> SU */
+	/* What each EU shares with the SU: eus entries (node.c), EU i's
+	 * at link[i]. */
+	struct eu_link *link;
+	struct q_mpsc inbox q_aligned_line; /* other threads -> SU */
 	/* The EU's tokens: it pushes and pops at the bottom, the SU steals
 	 * the oldest for other nodes (deque.h). */
 	struct deque tokens;
@@ -101,11 +102,6 @@ struct earth_node {
 	/* Set by node 0's SU when it declares the job stuck: its end of the
 	 * job sends W_SHUTDOWN with WIRE_F_STUCK. SU only. */
 	bool stuck;
-	/* Futex word of the EU: UNIT_SLEEPING while the EU blocks. Stored
-	 * seq_cst by the EU before its last look at the ready ring; the SU
-	 * stores the ready ring, fences, then loads it (Dekker pair in
-	 * su_wake_eu). */
-	_Atomic uint32_t eu_word q_aligned_line;
 	/* Futex word of the SU, paired with the EU in earth_su_wake and with
 	 * inbox producers in earth_sync_from_thread. With a transport the SU
 	 * sleeps on su_wordp in shared memory instead, where peers can wake
@@ -116,14 +112,35 @@ struct earth_node {
 	 * node without a transport, EARTH_SU_DOZE on, and the kernel's
 	 * asymmetric fence registered. Set before the units start. */
 	bool su_doze;
-	/* Requests from the EU's request ring the SU has performed, in the
+};
+
+/* What EU i and the SU share (earth_node.link[i]): one SPSC ring pair,
+ * the EU's sleep word and the SU's count of the EU's requests performed,
+ * each on lines of its own. The SU serves the k request rings round robin
+ * (su/loop.c, su_step). */
+struct eu_link {
+	struct q_ring req;   /* EU i -> SU */
+	struct q_ring ready; /* SU -> EU i */
+	/* Futex word of EU i: UNIT_SLEEPING while it blocks. Stored seq_cst
+	 * by the EU before its last look at its ready ring; the SU stores
+	 * the ready ring, fences, then loads it (Dekker pair in su_wake_eu).
+	 */
+	_Atomic uint32_t word q_aligned_line;
+	/* Requests from EU i's request ring the SU has performed, in the
 	 * EU's posting order (eu_state.req_posted counts them as posted).
 	 * Stored release by the SU after the ready ring it filled meanwhile
-	 * is published and nothing waits in its overflow list
+	 * is published and nothing waits in its overflow list for EU i
 	 * (su_ready_flush); the EU loads it acquire before it signals a slot,
 	 * SPAWNs or INVOKEs itself (eu/post.c, eu_local_ok). */
 	_Atomic uint64_t req_done q_aligned_line;
 };
+
+/* Sets up n->link for n->eus EUs: each ring pair with `slots` messages
+ * (0: every link left empty). Returns 0 or -errno; unit_links_fini undoes
+ * it (and a partial setup). */
+int unit_links_init(struct earth_node *n, enum q_mode mode,
+		    uint32_t slots) EARTH_HIDDEN;
+void unit_links_fini(struct earth_node *n) EARTH_HIDDEN;
 
 /* A remote INVOKE on its way to the EU: the SU fills it, the EU's
  * trampoline fiber allocates the frame, copies the arguments, frees it and

@@ -44,6 +44,7 @@
 
 struct earth_node earth_node_g;
 struct su_state su_g;
+static struct eu_link link0; /* the node's one EU's (unit.c is off here) */
 
 /* What the node's other files would bring, off here: no trace, no
  * global-memory mapping (so no direct path), no local GET (su/handle.c),
@@ -176,7 +177,7 @@ static void check_ready(uint64_t fiber, uint64_t frame)
 
 static void eu_take(void)
 {
-	struct q_ring *q = &earth_node_g.ready;
+	struct q_ring *q = &earth_node_g.link[0].ready;
 	su_ready_flush();
 	struct q_msg *m;
 	while ((m = q_ring_peek(q))) {
@@ -210,11 +211,11 @@ static void setup(uint32_t self)
 	su_g.owed = calloc(NODES, sizeof(*su_g.owed));
 	su_g.hungry = calloc(NODES, sizeof(*su_g.hungry));
 	su_g.owed_max = 256u << 10;
+	n->link = &link0;
 	if (!su_g.out_head || !su_g.out_tail || !su_g.owed || !su_g.hungry ||
-	    q_ring_init(&n->ready, Q_MODE_SW, 16, 0, -1) ||
-	    deque_init(&n->tokens, DEQUE_MIN_CAP, true))
+	    q_ring_init(&link0.ready, Q_MODE_SW, 16, 0, -1) ||
+	    su_attach(&su_g, n) || deque_init(&n->tokens, DEQUE_MIN_CAP, true))
 		abort();
-	su_g.ready = &n->ready;
 	memset(arena, 0, sizeof(arena));
 	for (unsigned i = 0; i < NSLOTS; i++) {
 		earth_slot *s = (earth_slot *)(void *)(arena + 32 * i);
@@ -233,8 +234,9 @@ static void teardown(void)
 {
 	struct earth_node *n = &earth_node_g;
 	eu_take();
-	for (size_t i = 0; i < su_g.rovf_len; i++) {
-		struct ready_entry e = su_g.rovf[su_g.rovf_head + i];
+	const struct su_eu *e0 = su_g.eu;
+	for (size_t i = 0; i < e0->rovf_len; i++) {
+		struct ready_entry e = e0->rovf[e0->rovf_head + i];
 		check_ready((uintptr_t)e.fiber, (uintptr_t)e.frame);
 	}
 	for (uint32_t p = 0; p < NODES; p++)
@@ -246,9 +248,9 @@ static void teardown(void)
 	free(su_g.out_tail);
 	free(su_g.owed);
 	free(su_g.hungry);
-	free(su_g.rovf);
+	su_detach(&su_g);
 	deque_free(&n->tokens);
-	q_ring_fini(&n->ready);
+	q_ring_fini(&link0.ready);
 	free(cur_payload);
 	cur_payload = NULL;
 }
