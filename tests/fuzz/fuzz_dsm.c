@@ -71,6 +71,7 @@
 
 struct earth_node earth_node_g;
 struct su_state su_g;
+static struct eu_link link0; /* the node's one EU's (unit.c is off here) */
 
 /* What the node's other files would bring, off here (as fuzz_deliver.c):
  * no trace, no global-memory mapping, no local GET, no SU loop. */
@@ -263,7 +264,7 @@ static void check_ready(uint64_t fiber, uint64_t frame)
 
 static void eu_take(void)
 {
-	struct q_ring *q = &earth_node_g.ready;
+	struct q_ring *q = &earth_node_g.link[0].ready;
 	su_ready_flush();
 	su_ready_drain_ovf(&su_g);
 	struct q_msg *m;
@@ -759,10 +760,11 @@ static void setup(uint32_t self)
 	su_g.owed = calloc(NODES, sizeof(*su_g.owed));
 	su_g.hungry = calloc(NODES, sizeof(*su_g.hungry));
 	su_g.owed_max = 256u << 10;
+	n->link = &link0;
 	if (!su_g.out_head || !su_g.out_tail || !su_g.owed || !su_g.hungry ||
-	    q_ring_init(&n->ready, Q_MODE_SW, 16, 0, -1))
+	    q_ring_init(&link0.ready, Q_MODE_SW, 16, 0, -1) ||
+	    su_attach(&su_g, n))
 		abort();
-	su_g.ready = &n->ready;
 	sending_full = false;
 	nsent = 0;
 	nth = 0;
@@ -864,7 +866,6 @@ static void start(void)
 
 static void teardown(void)
 {
-	struct earth_node *n = &earth_node_g;
 	su_dsm_close();
 	for (uint32_t p = 0; p < NODES; p++)
 		for (struct su_out_msg *m = su_g.out_head[p], *nx; m; m = nx) {
@@ -875,8 +876,8 @@ static void teardown(void)
 	free(su_g.out_tail);
 	free(su_g.owed);
 	free(su_g.hungry);
-	free(su_g.rovf);
-	q_ring_fini(&n->ready);
+	su_detach(&su_g);
+	q_ring_fini(&link0.ready);
 	free(cur_payload);
 	cur_payload = NULL;
 }
