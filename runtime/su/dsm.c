@@ -221,20 +221,27 @@ static const uint32_t *since(const uint32_t *vt)
 
 /* The notices node `to` lacks by what we sent it, appended to buf at
  * off; what it has then is our vector time. */
-static size_t notices_for(uint32_t to, size_t off)
+/* The notices a holder of vector time vt lacks, written into sd.buf at
+ * off; their bytes. Too many for one message stops the job. */
+static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to)
 {
-	uint32_t nodes = sd.n->num_nodes;
-	uint32_t *vt = sd.sent + (size_t)to * nodes;
-	size_t len = dsm_log_size_since(&sd.p.log, since(vt));
+	const uint32_t *from = since(vt);
+	size_t len = dsm_log_size_since(&sd.p.log, from);
 	if (len > BUF_CAP - off)
 		earth_fatal("shared memory: the write notices node %u lacks "
 			    "(%zu bytes) exceed one message (%u bytes): "
 			    "synchronise more often, or write fewer pages "
 			    "between synchronisations",
 			    to, len, BUF_CAP);
-	size_t w = dsm_log_encode_since(&sd.p.log, since(vt), sd.buf + off,
-					BUF_CAP - off);
-	memcpy(vt, sd.p.log.vt, nodes * sizeof(uint32_t));
+	return dsm_log_encode_since(&sd.p.log, from, sd.buf + off,
+				    BUF_CAP - off);
+}
+
+static size_t notices_for(uint32_t to, size_t off)
+{
+	uint32_t *vt = sd.sent + (size_t)to * sd.n->num_nodes;
+	size_t w = encode_since(vt, off, to);
+	memcpy(vt, sd.p.log.vt, sd.n->num_nodes * sizeof(uint32_t));
 	sd.notice_bytes += w;
 	return w;
 }
@@ -286,13 +293,7 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
 {
 	(void)ctx;
-	their_vt = since(their_vt);
-	size_t len = dsm_log_size_since(&sd.p.log, their_vt);
-	if (len > BUF_CAP)
-		earth_fatal("shared memory: the write notices a grant to node "
-			    "%u carries (%zu bytes) exceed one message",
-			    node, len);
-	len = dsm_log_encode_since(&sd.p.log, their_vt, sd.buf, BUF_CAP);
+	size_t len = encode_since(their_vt, 0, node);
 	sd.notice_bytes += len;
 	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
 	unsigned a = kind;
@@ -536,14 +537,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 			send_globals();
 		uint32_t to = (uint32_t)(c % nodes);
 		uint32_t *vt = sd.told + (size_t)to * nodes;
-		size_t len = dsm_log_size_since(&sd.p.log, since(vt));
-		if (len > BUF_CAP)
-			earth_fatal("shared memory: the write notices a new "
-				    "thread on node %u needs exceed one "
-				    "message",
-				    to);
-		len =
-		    dsm_log_encode_since(&sd.p.log, since(vt), sd.buf, BUF_CAP);
+		size_t len = encode_since(vt, 0, to);
 		memcpy(vt, sd.p.log.vt, vt_len);
 		send_to(to, M_CREATE, b, c, 0, sd.buf, len);
 		resume(pt, 0);
