@@ -4,7 +4,8 @@
  * recording stand-in transport: nothing leaves before its time, then
  * everything leaves in order per peer with its payload; the bandwidth
  * spaces messages out; a transport without room keeps the order; a
- * shutdown releases everything; bad settings are refused naming the
+ * shutdown or the SU's end releases everything, and fini sends nothing;
+ * bad settings are refused naming the
  * variable. As jobs: every remote operation gives the right values under
  * emulation over shm and tcp, and the added delay shows in a block move's
  * latency (a lower bound only: no timing targets).
@@ -223,14 +224,39 @@ Test(netemu, shutdown_releases_everything)
 	cr_expect_eq(r.nsent, 2, "the job ended: nothing may wait 5 s");
 	cr_expect_lt(t_now_ns() - t0, 1000000000ull);
 	e->ops->fini(e);
-	/* And what fini finds still held goes out too. */
+	/* A node other than 0 ends on node 0's word: what it still holds
+	 * goes when its SU ends (end), on the SU's thread. */
 	static struct rec r2;
 	rec_init(&r2);
 	e = net_emu_wrap(&r2.base, 5000000000ull, 0);
+	cr_assert_not_null(e->ops->end, "the emulation must offer end");
 	cr_assert_eq(send_tagged(e, 1, 7, NULL, 0, W_SYNC), 0);
+	t0 = t_now_ns();
+	e->ops->end(e);
+	cr_expect_eq(r2.nsent, 1, "the SU ended: nothing may wait 5 s");
+	cr_expect_gt(r2.flushes, 0, "what end released must be flushed");
+	cr_expect_lt(t_now_ns() - t0, 1000000000ull);
 	e->ops->fini(e);
-	cr_expect_eq(r2.nsent, 1);
 	cr_expect_eq(r2.finis, 1);
+}
+
+/* fini runs on the node's thread once the SU ended, and a transport's
+ * data path is the SU thread's alone (tcp's io_uring ring refuses another
+ * thread's submission with EEXIST): what is still held is dropped, never
+ * handed to the transport from there. */
+Test(netemu, fini_sends_nothing)
+{
+	static struct rec r;
+	rec_init(&r);
+	struct net *e = net_emu_wrap(&r.base, 5000000000ull, 0);
+	cr_assert_not_null(e);
+	cr_assert_eq(send_tagged(e, 1, 7, NULL, 0, W_SYNC), 0);
+	cr_assert_eq(send_tagged(e, 2, 8, NULL, 0, W_SYNC), 0);
+	e->ops->fini(e);
+	cr_expect_eq(r.nsent, 0, "fini handed %d messages to the transport",
+		     r.nsent);
+	cr_expect_eq(r.flushes, 0, "fini flushed the transport");
+	cr_expect_eq(r.finis, 1, "fini must end the wrapped transport");
 }
 
 /* ---- settings ---- */

@@ -8,7 +8,8 @@
  * come to the real transport, in order, stopping at the first one it has
  * no room for. While anything waits, pending() says so: the SU keeps
  * polling instead of sleeping. W_SHUTDOWN ends the job, so from then on
- * nothing is held back. Only the SU thread sends, polls and flushes (net.h).
+ * nothing is held back, nor once the SU ends (end); fini, on another
+ * thread, sends nothing. Only the SU thread sends, polls and flushes (net.h).
  */
 #define EARTH_INTERNAL 1
 #include "net/emu.h"
@@ -158,13 +159,22 @@ static void emu_describe(struct net *t, char *buf, size_t len)
 	e->inner->ops->describe(e->inner, buf, len);
 }
 
-static void emu_fini(struct net *t)
+/* The SU ends: the job is over, so nothing waits for its time. */
+static void emu_end(struct net *t)
 {
 	struct emu_net *e = (struct emu_net *)t;
-	/* The job is over: what is still held goes now, best effort. */
 	e->draining = true;
 	release(e);
 	e->inner->ops->flush(e->inner);
+	if (e->inner->ops->end)
+		e->inner->ops->end(e->inner);
+}
+
+/* Not the SU's thread: what is still held (the inner transport had no
+ * room before the SU's end gave up) is dropped, never sent from here. */
+static void emu_fini(struct net *t)
+{
+	struct emu_net *e = (struct emu_net *)t;
 	for (uint32_t q = 0; q < e->base.nodes; q++) {
 		struct emu_msg *m = e->peer[q].head;
 		while (m) {
@@ -199,6 +209,7 @@ struct net *net_emu_wrap(struct net *inner, uint64_t lat_ns, double bw_mbps)
 	    .pending = emu_pending,
 	    .su_word = emu_su_word,
 	    .fini = emu_fini,
+	    .end = emu_end,
 	    .wait = inner->ops->wait ? emu_wait : NULL,
 	    .wake = inner->ops->wake ? emu_wake : NULL,
 	    .blk_bytes = inner->ops->blk_bytes ? emu_blk_bytes : NULL,

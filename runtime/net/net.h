@@ -61,7 +61,14 @@ struct net_ops {
 	/* The futex word this node's SU sleeps on, in memory peers can
 	 * reach (they wake it after sending). */
 	_Atomic uint32_t *(*su_word)(struct net *t);
+	/* Any thread, once the SU ended (the node's thread): closes the
+	 * links and frees. Sends nothing through the data path, which is
+	 * the SU thread's (end hands on what is held). */
 	void (*fini)(struct net *t);
+	/* Optional, SU thread, once as the SU ends (su_end_job): the job is
+	 * over here, so what the transport holds back (the emulated
+	 * network's delays) goes now; the SU's last flushes follow. */
+	void (*end)(struct net *t);
 	/* Optional, for a transport whose peers cannot wake the SU through
 	 * su_word (tcp): the SU blocks here instead of on the futex, until
 	 * *word != expected, a wake, or something arrived (spurious returns

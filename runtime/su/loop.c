@@ -187,8 +187,9 @@ static EARTH_COLD void su_try_sleep(struct earth_node *n, bool held,
 	atomic_store_explicit(n->su_wordp, UNIT_RUNNING, memory_order_relaxed);
 }
 
-/* Node 0: tell every node the job ended, and get the messages out (5 s at
- * most: a peer that does not read is dead or stuck). */
+/* Every node as its SU ends: node 0 tells every node the job ended; what
+ * the transport holds back goes now (net end), and the messages get out
+ * (5 s at most: a peer that does not read is dead or stuck). */
 void su_end_job(struct earth_node *n)
 {
 	struct su_state *su = &su_g;
@@ -201,6 +202,8 @@ void su_end_job(struct earth_node *n)
 			su_net_send(n, p, &h, NULL);
 		}
 	}
+	if (n->net->ops->end)
+		n->net->ops->end(n->net);
 	uint64_t deadline = q_tsc() + (uint64_t)(5e9 * n->tsc_per_ns);
 	while (su->out_pending && q_tsc() < deadline) {
 		su_net_drain(n);
