@@ -365,9 +365,10 @@ bench: $(DEPS_STAMP)
 	@echo "bench: results in $(RESULTS_DIR)"
 # What the benchmarks need beyond `make`: the other sides of the
 # comparisons and the floors (benchmarks/compare, benchmarks/ucx_floor),
-# the median helper beside the drivers that source it.
-bench-extra: compare-extra ucx-floor-extra $(BUILD)/rel/bench/lib/median.sh
-$(BUILD)/rel/bench/lib/median.sh: benchmarks/lib/median.sh
+# the helpers (median, driver) beside the drivers that source them.
+bench-extra: compare-extra ucx-floor-extra $(BUILD)/rel/bench/lib/median.sh \
+  $(BUILD)/rel/bench/lib/driver.sh
+$(BUILD)/rel/bench/lib/%.sh: benchmarks/lib/%.sh
 	@mkdir -p $(@D); cp $< $@
 
 # ---- install ----
@@ -479,6 +480,7 @@ clean:
 -include benchmarks/ll7/module.mk
 -include benchmarks/dsm_ops/module.mk
 -include benchmarks/compare/module.mk
+-include benchmarks/smp/module.mk
 -include benchmarks/ucx_floor/module.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

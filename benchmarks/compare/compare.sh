@@ -19,13 +19,11 @@
 # skipped with a message. QUICK=1: smaller problems, fewer repetitions.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-rel=$(dirname "$here")
-bin=$rel/compare
-earthrun=$rel/bin/earthrun
-quick=${QUICK:-0}
-[ "$quick" = 0 ] && quick=""
+DRIVER_NAME=compare
+# rel, bin, earthrun, quick, status; metric, ratio, grab, run
+# (benchmarks/lib/driver.sh, installed beside this driver)
+. "$here/lib/driver.sh"
 reps=${BENCH_REPS:-$([ -n "$quick" ] && echo 5 || echo 9)}
-status=0
 mpirun_=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2)
 
 cores=$(nproc)
@@ -35,23 +33,6 @@ echo "# compare: $cores usable cores; one EARTH node = 2 threads (EU + SU, only"
 
 echo "# compare: load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
 trap 'echo "# compare: load average at end $(cut -d" " -f1-3 /proc/loadavg)"' EXIT
-
-metric() { echo "METRIC $1 $2 $3"; }
-# ratio A B: A / B with 3 decimals, empty when either is missing
-ratio() {
-	[ -n "${1:-}" ] && [ -n "${2:-}" ] || return 0
-	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'
-}
-# grab "text" "pattern before the number": the number after it
-grab() { sed -n "s/.*$2 \([0-9.]*\).*/\1/p" <<<"$1" | head -n1; }
-run() { # prints the command and its output; returns its output in $out
-	echo "# compare: $*"
-	out=$("$@" 2>&1)
-	local st=$?
-	echo "$out" | grep -v '^mpirow\|^ll7row\|^METRIC' || true
-	[ $st -eq 0 ] || { echo "# compare: FAILED (status $st): $*"; status=1; }
-	return $st
-}
 
 # ---- 1. task spawning on one node ----
 # The host slows a vCPU for seconds at a time, so EARTH and oneTBB run in
