@@ -8,8 +8,9 @@
  * a read of an invalid page and a write of a read-only one reach the
  * node with the right page and kind and run again once it allows them;
  * program threads that fault and must wait give the EU to the others and
- * resume with the page's contents, 48 of them at once (the alternate
- * stacks going round); a fault outside the region, and a program
+ * resume with the page's contents, 48 of them at once, and with every
+ * register, the flags and the vector registers as they were at the
+ * faulting access; a fault outside the region, and a program
  * thread's stack overflow, end the process by SIGSEGV with a message
  * naming the address.
  */
@@ -28,7 +29,11 @@
 
 TestSuite(dsm_fault, .timeout = 30);
 
+#if defined(__SANITIZE_THREAD__)
+#define AT ((void *)0x559000000000ull) /* in TSan's application memory */
+#else
 #define AT ((void *)0x6d0000000000ull)
+#endif
 #define PG 4096u
 
 static struct dsm_region reg;
@@ -66,9 +71,11 @@ Test(dsm_fault, region_at_its_address_or_refused)
 
 /* ---- faults the node answers at once ---- */
 
-static uint32_t last_page;
-static bool last_write;
-static int calls;
+/* Written by the handler: volatile, or the compiler keeps what the test
+ * stored before the access in a register across it. */
+static volatile uint32_t last_page;
+static volatile bool last_write;
+static volatile int calls;
 
 static enum dsm_fault_do allow(void *arg, uint32_t page, bool write)
 {
@@ -93,7 +100,7 @@ Test(dsm_fault, read_then_write_reach_the_node)
 	calls = 0;
 	uint64_t v = *p; /* invalid: a read fault */
 	cr_assert_eq(v, 0);
-	cr_assert_eq(calls, 1);
+	cr_assert_eq(calls, 1, "calls %d page %u", calls, last_page);
 	cr_assert_eq(last_page, 5);
 	cr_assert(!last_write);
 	cr_assert_eq(reg.state[5], DSM_PAGE_READ);
@@ -113,8 +120,8 @@ Test(dsm_fault, read_then_write_reach_the_node)
 
 enum { NT = 48 };
 static struct dsm_thread th[NT];
-static int asked[NT], nasked, ran_while_waiting;
-static uint64_t seen[NT];
+static volatile int asked[NT], nasked, ran_while_waiting;
+static volatile uint64_t seen[NT];
 
 static enum dsm_fault_do ask(void *arg, uint32_t page, bool write)
 {
@@ -148,7 +155,7 @@ Test(dsm_fault, waiting_threads_give_the_eu_to_others)
 		cr_assert_eq(dsm_thread_init(&th[i], 0, reader,
 					     (void *)(intptr_t)i, &sched),
 			     0);
-		cr_assert_eq(dsm_faults_run(&fs, &th[i]), 0); /* waits */
+		dsm_faults_run(&fs, &th[i]); /* waits */
 		cr_assert(!th[i].finished);
 	}
 	cr_assert_eq(nasked, NT);
@@ -161,16 +168,191 @@ Test(dsm_fault, waiting_threads_give_the_eu_to_others)
 		    1000u + (unsigned)i;
 		cr_assert_eq(
 		    dsm_region_set(&reg, (uint32_t)i, 1, DSM_PAGE_READ), 0);
-		cr_assert_eq(dsm_faults_run(&fs, &th[i]), 0); /* resumes */
+		dsm_faults_run(&fs, &th[i]); /* resumes */
 		cr_assert(th[i].finished, "thread %d did not finish", i);
 		cr_assert_eq(seen[i], 1000u + (unsigned)i);
 	}
 	cr_assert_eq(fs.waits, NT);
-	cr_assert_eq(fs.nfree, DSM_ALT_STACKS - 1,
-		     "alternate stacks lost: %u free", fs.nfree);
 	cr_assert_eq(ran_while_waiting, NT * (NT - 1) / 2);
 	for (int i = 0; i < NT; i++)
 		dsm_thread_destroy(&th[i]);
+	dsm_faults_fini(&fs);
+	dsm_region_unmap(&reg);
+}
+
+/* ---- a waiting thread keeps every register ---- */
+
+/* Patterns loaded into the general registers (but rsp, rbp and rax, which
+ * the faulting load fills), the vector registers (256 bits where the CPU
+ * has AVX, else 128) and the carry and direction flags before the access;
+ * what they hold after it. */
+static uint64_t gpr_in[13], gpr_out[13], vec_in[16][4], vec_out[16][4];
+static uint64_t flags_out, loaded;
+#define REGS_PAGE 3u
+/* Statics all: the asm leaves the compiler no register to address a
+ * local with. */
+static uint64_t *regs_at;
+
+#define GPR_LOADS(src)                                                         \
+	"movq 0+" src ", %%rcx\n"                                              \
+	"movq 8+" src ", %%rdx\n"                                              \
+	"movq 16+" src ", %%rbx\n"                                             \
+	"movq 24+" src ", %%rsi\n"                                             \
+	"movq 32+" src ", %%rdi\n"                                             \
+	"movq 40+" src ", %%r8\n"                                              \
+	"movq 48+" src ", %%r9\n"                                              \
+	"movq 56+" src ", %%r10\n"                                             \
+	"movq 64+" src ", %%r11\n"                                             \
+	"movq 72+" src ", %%r12\n"                                             \
+	"movq 80+" src ", %%r13\n"                                             \
+	"movq 88+" src ", %%r14\n"                                             \
+	"movq 96+" src ", %%r15\n"
+#define GPR_STORES(dst)                                                        \
+	"movq %%rcx, 0+" dst "\n"                                              \
+	"movq %%rdx, 8+" dst "\n"                                              \
+	"movq %%rbx, 16+" dst "\n"                                             \
+	"movq %%rsi, 24+" dst "\n"                                             \
+	"movq %%rdi, 32+" dst "\n"                                             \
+	"movq %%r8, 40+" dst "\n"                                              \
+	"movq %%r9, 48+" dst "\n"                                              \
+	"movq %%r10, 56+" dst "\n"                                             \
+	"movq %%r11, 64+" dst "\n"                                             \
+	"movq %%r12, 72+" dst "\n"                                             \
+	"movq %%r13, 80+" dst "\n"                                             \
+	"movq %%r14, 88+" dst "\n"                                             \
+	"movq %%r15, 96+" dst "\n"
+#define VEC(op, i, m) op " " #i "*32+" m ", %%ymm" #i "\n"
+#define VEC_LOADS(m)                                                           \
+	VEC("vmovdqu", 0, m)                                                   \
+	VEC("vmovdqu", 1, m) VEC("vmovdqu", 2, m) VEC("vmovdqu", 3, m)         \
+	    VEC("vmovdqu", 4, m) VEC("vmovdqu", 5, m) VEC("vmovdqu", 6, m)     \
+		VEC("vmovdqu", 7, m) VEC("vmovdqu", 8, m) VEC("vmovdqu", 9, m) \
+		    VEC("vmovdqu", 10, m) VEC("vmovdqu", 11, m)                \
+			VEC("vmovdqu", 12, m) VEC("vmovdqu", 13, m)            \
+			    VEC("vmovdqu", 14, m) VEC("vmovdqu", 15, m)
+#define VECS(i, m) "vmovdqu %%ymm" #i ", " #i "*32+" m "\n"
+#define VEC_STORES(m)                                                          \
+	VECS(0, m)                                                             \
+	VECS(1, m) VECS(2, m) VECS(3, m) VECS(4, m) VECS(5, m) VECS(6, m)      \
+	    VECS(7, m) VECS(8, m) VECS(9, m) VECS(10, m) VECS(11, m)           \
+		VECS(12, m) VECS(13, m) VECS(14, m) VECS(15, m)
+#define X(i, m) "movdqu " #i "*32+" m ", %%xmm" #i "\n"
+#define XMM_LOADS(m)                                                           \
+	X(0, m)                                                                \
+	X(1, m) X(2, m) X(3, m) X(4, m) X(5, m) X(6, m) X(7, m) X(8, m)        \
+	    X(9, m) X(10, m) X(11, m) X(12, m) X(13, m) X(14, m) X(15, m)
+#define XS(i, m) "movdqu %%xmm" #i ", " #i "*32+" m "\n"
+#define XMM_STORES(m)                                                          \
+	XS(0, m)                                                               \
+	XS(1, m) XS(2, m) XS(3, m) XS(4, m) XS(5, m) XS(6, m) XS(7, m)         \
+	    XS(8, m) XS(9, m) XS(10, m) XS(11, m) XS(12, m) XS(13, m)          \
+		XS(14, m) XS(15, m)
+#define REGS_CLOBBERS                                                          \
+	"rax", "rcx", "rdx", "rbx", "rsi", "rdi", "r8", "r9", "r10", "r11",    \
+	    "r12", "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3",        \
+	    "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",  \
+	    "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory"
+
+static bool have_avx;
+
+/* Loads the patterns, sets CF and DF, reads the invalid page (a fault
+ * that waits), then stores everything back. */
+static void regs_thread(void *arg)
+{
+	(void)arg;
+	regs_at = (uint64_t *)((char *)AT + REGS_PAGE * PG);
+	if (have_avx)
+		__asm__ volatile(
+		    VEC_LOADS("%[vi]") GPR_LOADS(
+			"%[gi]") "stc\n std\n"
+				 "movq %[p], %%rax\n"
+				 "movq (%%rax), %%rax\n"
+				 "pushfq\n popq %[fl]\n cld\n"
+				 "movq %%rax, %[ld]\n" GPR_STORES("%[go]")
+				     VEC_STORES("%[vo]") "vzeroupper\n"
+		    : [fl] "=m"(flags_out), [ld] "=m"(loaded),
+		      [go] "=m"(gpr_out), [vo] "=m"(vec_out)
+		    : [gi] "m"(gpr_in), [vi] "m"(vec_in), [p] "m"(regs_at)
+		    : REGS_CLOBBERS);
+	else
+		__asm__ volatile(
+		    XMM_LOADS("%[vi]") GPR_LOADS(
+			"%[gi]") "stc\n std\n"
+				 "movq %[p], %%rax\n"
+				 "movq (%%rax), %%rax\n"
+				 "pushfq\n popq %[fl]\n cld\n"
+				 "movq %%rax, %[ld]\n" GPR_STORES("%[go]")
+				     XMM_STORES("%[vo]")
+		    : [fl] "=m"(flags_out), [ld] "=m"(loaded),
+		      [go] "=m"(gpr_out), [vo] "=m"(vec_out)
+		    : [gi] "m"(gpr_in), [vi] "m"(vec_in), [p] "m"(regs_at)
+		    : REGS_CLOBBERS);
+}
+
+/* Runs while regs_thread waits: other values in every register. */
+static void clobber_thread(void *arg)
+{
+	(void)arg;
+	static uint64_t junk[16][4];
+	memset(junk, 0x5a, sizeof(junk));
+	if (have_avx)
+		__asm__ volatile(VEC_LOADS("%[j]") GPR_LOADS(
+				     "%[j]") "stc\n"
+					     "vzeroupper\n" ::[j] "m"(junk)
+				 : REGS_CLOBBERS);
+	else
+		__asm__ volatile(XMM_LOADS("%[j]")
+				     GPR_LOADS("%[j]") "stc\n" ::[j] "m"(junk)
+				 : REGS_CLOBBERS);
+}
+
+Test(dsm_fault, a_waiting_thread_keeps_every_register)
+{
+	char err[512];
+	cr_assert_eq(dsm_region_map(&reg, AT, 8 * PG, PG, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(dsm_fault_install(), 0);
+	dsm_ctx_self(&sched);
+	cr_assert_eq(dsm_faults_init(&fs, &reg, ask, NULL, &sched, "test: "),
+		     0);
+	have_avx = __builtin_cpu_supports("avx");
+	for (unsigned i = 0; i < 13; i++)
+		gpr_in[i] = 0x0101010101010101ull * (i + 1) + 0x1000 * i;
+	for (unsigned i = 0; i < 16; i++)
+		for (unsigned w = 0; w < 4; w++)
+			vec_in[i][w] = 0xa000000000000000ull | (i << 8) | w;
+	nasked = 0;
+	static struct dsm_thread a, b;
+	cr_assert_eq(dsm_thread_init(&a, 0, regs_thread, NULL, &sched), 0);
+	cr_assert_eq(dsm_thread_init(&b, 0, clobber_thread, NULL, &sched), 0);
+	dsm_faults_run(&fs, &a); /* faults and waits */
+	cr_assert(!a.finished);
+	cr_assert_eq(nasked, 1);
+	dsm_faults_run(&fs, &b);
+	cr_assert(b.finished);
+	*(uint64_t *)dsm_region_alias(&reg, REGS_PAGE) = 0x600dull;
+	cr_assert_eq(dsm_region_set(&reg, REGS_PAGE, 1, DSM_PAGE_READ), 0);
+	dsm_faults_run(&fs, &a); /* resumes, reads, stores */
+	cr_assert(a.finished);
+	cr_assert_eq(loaded, 0x600dull);
+	const char *const names[13] = {"rcx", "rdx", "rbx", "rsi", "rdi",
+				       "r8",  "r9",  "r10", "r11", "r12",
+				       "r13", "r14", "r15"};
+	for (unsigned i = 0; i < 13; i++)
+		cr_expect_eq(gpr_out[i], gpr_in[i], "%s: %#llx, want %#llx",
+			     names[i], (unsigned long long)gpr_out[i],
+			     (unsigned long long)gpr_in[i]);
+	cr_expect(flags_out & 1, "the carry flag was lost");
+	cr_expect(flags_out & 0x400, "the direction flag was lost");
+	for (unsigned i = 0; i < 16; i++)
+		for (unsigned w = 0; w < (have_avx ? 4u : 2u); w++)
+			cr_expect_eq(vec_out[i][w], vec_in[i][w],
+				     "%smm%u word %u: %#llx, want %#llx",
+				     have_avx ? "y" : "x", i, w,
+				     (unsigned long long)vec_out[i][w],
+				     (unsigned long long)vec_in[i][w]);
+	dsm_thread_destroy(&a);
+	dsm_thread_destroy(&b);
 	dsm_faults_fini(&fs);
 	dsm_region_unmap(&reg);
 }

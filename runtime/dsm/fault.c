@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dsm/fault.c - the SIGSEGV handler of program threads, and the
- * alternate stacks it runs on (dsm/fault.h).
+ * dsm/fault.c - the SIGSEGV handler of program threads, the alternate
+ * stack it runs on, and the stub a thread that must wait goes through
+ * (dsm/fault.h).
  */
 #define _GNU_SOURCE 1
 #include "dsm/fault.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -66,15 +69,126 @@ static void fall_to_default(void)
 	sigaction(SIGSEGV, &sa, NULL);
 }
 
-/* ---- alternate stacks ---- */
+/* ---- the stub of a thread that waits ---- */
 
-static int alt_register(struct dsm_faults *f, void *s)
+#if !defined(__x86_64__)
+#error "dsm/fault.c resumes faulting threads on x86-64 only"
+#endif
+
+/* Bytes XSAVE writes for the features the kernel enabled (CPUID leaf 0xd),
+ * or 0 where the CPU has no XSAVE (then FXSAVE's 512). Set once by
+ * dsm_fault_install, read by the stub. */
+uint64_t dsm_xsave_size __attribute__((visibility("hidden")));
+
+_Static_assert(offsetof(struct dsm_fault_save, rip) == 0, "the stub reads it");
+_Static_assert(offsetof(struct dsm_fault_save, rbx) == 8, "the stub reads it");
+
+/* Entered as the handler returns, in place of the faulting access: every
+ * register is the interrupted code's but rip, rsp (the interrupted rsp
+ * less its 128-byte red zone and one slot) and rbx (the thread's
+ * dsm_fault_save, which holds the other two). It pushes the flags and
+ * the fifteen registers (the true rbx in its place, the faulting rip in
+ * the slot), XSAVEs the FP/vector state below them, 64-aligned, calls
+ * dsm_fault_wait_here, then restores all and returns to the faulting rip
+ * with `ret $128`, which also steps over the red zone: rsp is the
+ * interrupted one again and no flag changed. */
+__asm__(".text\n"
+	".globl dsm_fault_stub\n"
+	".hidden dsm_fault_stub\n"
+	".type dsm_fault_stub,@function\n"
+	"dsm_fault_stub:\n"
+	"	pushfq\n"
+	"	pushq %rax\n"
+	"	pushq %rcx\n"
+	"	pushq %rdx\n"
+	"	pushq %rbx\n"
+	"	pushq %rbp\n"
+	"	pushq %rsi\n"
+	"	pushq %rdi\n"
+	"	pushq %r8\n"
+	"	pushq %r9\n"
+	"	pushq %r10\n"
+	"	pushq %r11\n"
+	"	pushq %r12\n"
+	"	pushq %r13\n"
+	"	pushq %r14\n"
+	"	pushq %r15\n"
+	"	cld\n" /* as C expects (the flags saved have it as it was) */
+	"	movq %rsp, %rbp\n"
+	"	movq 8(%rbx), %rax\n" /* the true rbx */
+	"	movq %rax, 88(%rsp)\n"
+	"	movq 0(%rbx), %rax\n" /* the faulting rip, into the slot */
+	"	movq %rax, 128(%rsp)\n"
+	"	movq dsm_xsave_size(%rip), %rcx\n"
+	"	testq %rcx, %rcx\n"
+	"	jz 1f\n"
+	"	subq %rcx, %rsp\n"
+	"	andq $-64, %rsp\n"
+	"	xorl %eax, %eax\n" /* XSAVE leaves the header but XSTATE_BV */
+	"	movq %rax, 512(%rsp)\n"
+	"	movq %rax, 520(%rsp)\n"
+	"	movq %rax, 528(%rsp)\n"
+	"	movq %rax, 536(%rsp)\n"
+	"	movq %rax, 544(%rsp)\n"
+	"	movq %rax, 552(%rsp)\n"
+	"	movq %rax, 560(%rsp)\n"
+	"	movq %rax, 568(%rsp)\n"
+	"	movl $-1, %eax\n"
+	"	movl $-1, %edx\n"
+	"	xsave64 (%rsp)\n"
+	"	movq 16(%rbx), %rdi\n"
+	"	call dsm_fault_wait_here\n"
+	"	movl $-1, %eax\n"
+	"	movl $-1, %edx\n"
+	"	xrstor64 (%rsp)\n"
+	"	jmp 2f\n"
+	"1:	subq $512, %rsp\n"
+	"	andq $-64, %rsp\n"
+	"	fxsave64 (%rsp)\n"
+	"	movq 16(%rbx), %rdi\n"
+	"	call dsm_fault_wait_here\n"
+	"	fxrstor64 (%rsp)\n"
+	"2:	movq %rbp, %rsp\n"
+	"	popq %r15\n"
+	"	popq %r14\n"
+	"	popq %r13\n"
+	"	popq %r12\n"
+	"	popq %r11\n"
+	"	popq %r10\n"
+	"	popq %r9\n"
+	"	popq %r8\n"
+	"	popq %rdi\n"
+	"	popq %rsi\n"
+	"	popq %rbp\n"
+	"	popq %rbx\n"
+	"	popq %rdx\n"
+	"	popq %rcx\n"
+	"	popq %rax\n"
+	"	popfq\n"
+	"	ret $128\n"
+	".size dsm_fault_stub,.-dsm_fault_stub\n");
+
+void dsm_fault_stub(void);
+void dsm_fault_wait_here(struct dsm_thread *t)
+    __attribute__((visibility("hidden")));
+
+/* The thread waits as any wait does: back to its EU's scheduler, resumed
+ * by whichever EU runs it next. */
+void dsm_fault_wait_here(struct dsm_thread *t)
 {
-	stack_t ss = {.ss_sp = s, .ss_size = ALT_SIZE, .ss_flags = 0};
-	if (sigaltstack(&ss, NULL))
-		return -1;
-	f->alt_registered = s;
-	return 0;
+	struct dsm_faults *f = tls_faults;
+	f->waits++;
+	f->cur = NULL;
+	dsm_switch(&t->ctx, f->sched);
+}
+
+static void xsave_size_init(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+		return; /* FXSAVE */
+	__cpuid_count(0xd, 0, a, b, c, d);
+	dsm_xsave_size = (uint64_t)b + 64; /* and room to align it */
 }
 
 /* ---- the handler ---- */
@@ -113,27 +227,22 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		break;
 	case DSM_FAULT_WAIT: {
 		struct dsm_thread *t = f->cur;
-		if (!t || !f->nfree) {
+		if (!t) {
 			report(f, "shared memory: a fault at ", addr,
-			       t ? " must wait, and every alternate signal "
-				   "stack of this EU is held by a waiting "
-				   "thread"
-				 : " must wait, outside any program thread");
+			       " must wait, outside any program thread");
 			fall_to_default();
 			break;
 		}
-		/* Keep this alternate stack (the handler's frame is on it):
-		 * the scheduler registers another (the kernel refuses to
-		 * change it while we run on it). */
-		void *mine = f->alt_registered;
-		f->alt_swap = true;
-		f->waits++;
-		f->cur = NULL;
-		dsm_switch(&t->ctx, f->sched);
-		/* Resumed: the one registered now goes back to the pool; the
-		 * kernel registers ours again as the handler returns. */
-		f->alt_free[f->nfree++] = f->alt_registered;
-		f->alt_registered = mine;
+		/* Out of the handler into the stub, on the thread's stack
+		 * below the red zone, with the way back in t->fault. */
+		ucontext_t *uc = ucv;
+		greg_t *g = uc->uc_mcontext.gregs;
+		t->fault.rip = (uint64_t)g[REG_RIP];
+		t->fault.rbx = (uint64_t)g[REG_RBX];
+		t->fault.t = t;
+		g[REG_RBX] = (greg_t)(uintptr_t)&t->fault;
+		g[REG_RSP] -= 128 + 8;
+		g[REG_RIP] = (greg_t)(uintptr_t)&dsm_fault_stub;
 		break;
 	}
 	case DSM_FAULT_BUG:
@@ -156,10 +265,9 @@ int dsm_fault_install(void)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_segv;
-	/* NODEFER: a thread that waits leaves the handler by a switch, and
-	 * the next thread's fault must not find SIGSEGV blocked. */
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
+	xsave_size_init();
 	if (sigaction(SIGSEGV, &sa, NULL))
 		return -1;
 	done = 1;
@@ -171,20 +279,18 @@ int dsm_faults_init(struct dsm_faults *f, struct dsm_region *region,
 		    const char *prefix)
 {
 	memset(f, 0, sizeof(*f));
-	f->alt_map = mmap(NULL, (size_t)ALT_SIZE * DSM_ALT_STACKS,
-			  PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (f->alt_map == MAP_FAILED) {
-		f->alt_map = NULL;
+	f->alt = mmap(NULL, ALT_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (f->alt == MAP_FAILED) {
+		f->alt = NULL;
 		errno = ENOMEM;
 		return -1;
 	}
-	for (unsigned i = 0; i < DSM_ALT_STACKS; i++)
-		f->alt_free[f->nfree++] =
-		    (uint8_t *)f->alt_map + (size_t)ALT_SIZE * i;
-	if (alt_register(f, f->alt_free[--f->nfree])) {
+	stack_t ss = {.ss_sp = f->alt, .ss_size = ALT_SIZE, .ss_flags = 0};
+	if (sigaltstack(&ss, NULL)) {
 		int e = errno;
-		munmap(f->alt_map, (size_t)ALT_SIZE * DSM_ALT_STACKS);
+		munmap(f->alt, ALT_SIZE);
+		f->alt = NULL;
 		errno = e;
 		return -1;
 	}
@@ -204,22 +310,17 @@ void dsm_faults_fini(struct dsm_faults *f)
 {
 	stack_t ss = {.ss_flags = SS_DISABLE};
 	sigaltstack(&ss, NULL);
-	if (f->alt_map)
-		munmap(f->alt_map, (size_t)ALT_SIZE * DSM_ALT_STACKS);
+	if (f->alt)
+		munmap(f->alt, ALT_SIZE);
 	if (tls_faults == f)
 		tls_faults = NULL;
 	memset(f, 0, sizeof(*f));
 }
 
-int dsm_faults_run(struct dsm_faults *f, struct dsm_thread *t)
+void dsm_faults_run(struct dsm_faults *f, struct dsm_thread *t)
 {
 	f->cur = t;
+	t->back = f->sched; /* where it goes when it ends */
 	dsm_switch(f->sched, &t->ctx);
 	f->cur = NULL;
-	if (f->alt_swap) {
-		/* t waits in its handler, on the registered stack. */
-		f->alt_swap = false;
-		return alt_register(f, f->alt_free[--f->nfree]);
-	}
-	return 0;
 }

@@ -3,19 +3,19 @@
  * dsm/fault.h - a program thread that touches a page of the shared region
  * it may not touch yet faults (SIGSEGV on the page's protection); the
  * EU's handler asks the node for the page and, while it comes, gives the
- * EU to another thread: the faulting thread switches to the EU's scheduler
- * from inside the handler and is resumed there later; the handler then
- * returns and the access runs again.
+ * EU to another thread.
  *
- * The handler runs on an alternate signal stack, so that a thread whose
- * stack overflowed (into its guard page) still gets a report. A thread
- * that waits keeps the alternate stack its handler runs on: the EU
- * registers another one from its pool before it switches away (one
- * sigaltstack call per fault that waits, made once the thread has
- * switched away: the kernel refuses it on the stack in use), and the one
- * registered when the
- * thread resumes goes back to the pool (the kernel registers the thread's
- * own again when the handler returns).
+ * The handler itself never switches: when the thread must wait it returns
+ * into a stub on the thread's own stack (below the interrupted code's red
+ * zone), which saves every general register, the flags and the whole
+ * FP/vector state (XSAVE) there, switches to the EU's scheduler as any
+ * wait does, and once resumed (on whichever EU runs it then) restores them
+ * all and runs the faulting access again. So a waiting thread holds
+ * nothing of the EU's (no signal stack, no signal frame), and the signal
+ * is over before any switch (what TSan's signal handling needs).
+ *
+ * The handler runs on an alternate signal stack, one per EU, so that a
+ * thread whose stack overflowed (into its guard page) still gets a report.
  *
  * A fault outside the region is the program's bug: the handler writes
  * "<prefix>segmentation fault at ADDR (not in shared memory)", or names a
@@ -40,8 +40,6 @@ enum dsm_fault_do {
 };
 typedef enum dsm_fault_do (*dsm_fault_fn)(void *arg, uint32_t page, bool write);
 
-#define DSM_ALT_STACKS 64 /* threads of one EU that may wait on a fault */
-
 /* One EU's side: the region, what to call, the thread it runs. */
 struct dsm_faults {
 	struct dsm_region *region;
@@ -49,11 +47,7 @@ struct dsm_faults {
 	void *arg;
 	struct dsm_thread *cur; /* the program thread running, or NULL */
 	struct dsm_ctx *sched;	/* where a waiting thread switches to */
-	void *alt_free[DSM_ALT_STACKS];
-	unsigned nfree;
-	void *alt_registered;	/* the alternate stack registered now */
-	bool alt_swap;		/* a thread waits on it: register another */
-	void *alt_map;		/* every alternate stack, one mapping */
+	void *alt;		/* the alternate signal stack */
 	uint64_t faults, waits; /* counters */
 	char prefix[48];	/* of the crash report */
 };
@@ -62,18 +56,18 @@ struct dsm_faults {
  * nothing). Returns 0 or -1 with errno. */
 int dsm_fault_install(void);
 
-/* Readies f for the calling thread (an EU) and registers its first
- * alternate stack. Returns 0, or -1 with errno (ENOMEM). */
+/* Readies f for the calling thread (an EU) and registers its alternate
+ * stack. Returns 0, or -1 with errno (ENOMEM). */
 int dsm_faults_init(struct dsm_faults *f, struct dsm_region *region,
 		    dsm_fault_fn on_fault, void *arg, struct dsm_ctx *sched,
 		    const char *prefix);
 
-/* Unregisters and unmaps the calling thread's alternate stacks. */
+/* Unregisters and unmaps the calling thread's alternate stack. */
 void dsm_faults_fini(struct dsm_faults *f);
 
 /* Runs program thread t on the calling EU until it switches back to the
- * scheduler (it waits on a fault, or it ended: t->finished). Returns 0,
- * or -1 with errno when the next alternate stack cannot be registered. */
-int dsm_faults_run(struct dsm_faults *f, struct dsm_thread *t);
+ * scheduler, f->sched (it waits, or it ended: t->finished, having switched
+ * to t->back, which this sets to f->sched). */
+void dsm_faults_run(struct dsm_faults *f, struct dsm_thread *t);
 
 #endif

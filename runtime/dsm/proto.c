@@ -84,7 +84,7 @@ static void mark_dirty(struct dsm_proto *p, uint32_t page)
 
 enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
 {
-	uint8_t st = p->r->state[page];
+	uint8_t st = dsm_region_state(p->r, page);
 	if (write)
 		p->st.write_faults++;
 	else
@@ -233,7 +233,7 @@ int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
 void dsm_proto_home_written(struct dsm_proto *p, uint32_t page)
 {
 	if (page < p->r->pages && p->home[page] == p->self &&
-	    p->r->state[page] == DSM_PAGE_WRITE)
+	    dsm_region_state(p->r, page) == DSM_PAGE_WRITE)
 		mark_dirty(p, page);
 }
 
@@ -279,7 +279,7 @@ int dsm_proto_release(struct dsm_proto *p)
 			if (send_diff(p, page))
 				return -1;
 		} else if (p->home[page] == p->self &&
-			   p->r->state[page] == DSM_PAGE_WRITE &&
+			   dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
 			   dsm_region_set(p->r, page, 1, DSM_PAGE_HOME)) {
 			return -1;
 		}
@@ -302,7 +302,7 @@ static void invalidate(void *arg, uint32_t page)
 		send_diff(p, page); /* stays dirty: noticed at the release */
 	if (p->fetching[page] == FETCH_OUT)
 		p->fetching[page] = FETCH_STALE;
-	if (p->r->state[page] != DSM_PAGE_INVALID) {
+	if (dsm_region_state(p->r, page) != DSM_PAGE_INVALID) {
 		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
 		p->st.invalidations++;
 	}

@@ -106,9 +106,6 @@ struct dsm_pt {
 /* The node's shared-memory state (one per process). */
 struct dsm_node {
 	struct dsm_region region;
-	/* Where a thread that waits or ends switches to: the fiber that
-	 * ran it (EU only). */
-	struct dsm_ctx sched;
 	uint32_t self, nodes;
 	/* The table of functions threads may run (earth_dsm.h, CREATE):
 	 * the linker's section, the same on every node. */

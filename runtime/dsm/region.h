@@ -70,6 +70,17 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 /* Unmaps the region. */
 void dsm_region_unmap(struct dsm_region *r);
 
+/* Page's state. The EU's fault handler writes a home page's (its first
+ * write in an interval) while the SU reads and writes the others' and
+ * that one's: every access is atomic (relaxed: the page's list to the SU
+ * orders what matters, dsm/pt.h). */
+static inline enum dsm_page_state dsm_region_state(const struct dsm_region *r,
+						   uint32_t page)
+{
+	return (enum dsm_page_state)__atomic_load_n(&r->state[page],
+						    __ATOMIC_RELAXED);
+}
+
 /* Sets pages first .. first+n-1 to state (their protection and their
  * entries). Returns 0, or -1 with errno from mprotect. */
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,

@@ -29,8 +29,20 @@ struct dsm_ctx {
 	size_t san_size;
 };
 
+/* Where a thread that faulted and must wait goes on (dsm/fault.c): the
+ * handler keeps the faulting instruction and rbx here, points rbx at this
+ * record and resumes the thread in a stub on its own stack, which saves
+ * every register and the whole FP/vector state there, waits, restores
+ * them and runs the instruction again. Offsets fixed: the stub reads
+ * them. */
+struct dsm_fault_save {
+	uint64_t rip, rbx;
+	struct dsm_thread *t;
+};
+
 struct dsm_thread {
 	struct dsm_ctx ctx;
+	struct dsm_fault_save fault;
 	struct dsm_ctx *back; /* where a thread goes when its function ends */
 	void (*fn)(void *);
 	void *arg;
@@ -45,7 +57,8 @@ void dsm_ctx_self(struct dsm_ctx *c);
 
 /* Maps a stack of stack_size bytes (rounded up to pages, at least 16
  * KiB) with a guard page below, and readies t to run fn(arg) on it; when
- * fn returns the thread is finished and switches to back for good.
+ * fn returns the thread is finished and switches to back for good (NULL
+ * here: whoever runs it sets back first, as dsm_faults_run does).
  * Returns 0, or -1 with errno (ENOMEM: the mapping failed). */
 int dsm_thread_init(struct dsm_thread *t, size_t stack_size, void (*fn)(void *),
 		    void *arg, struct dsm_ctx *back);

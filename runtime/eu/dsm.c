@@ -16,6 +16,7 @@
 /* The EU's side of the fault path, set up on the EU thread at the first
  * program thread it runs. */
 static struct dsm_faults eu_faults;
+static struct dsm_ctx eu_sched; /* the EU's loop, where threads switch to */
 static bool eu_faults_ready;
 static uint64_t eu_calls;	/* a thread's waits through eu_dsm_call */
 static uint64_t eu_home_writes; /* home pages made writable here */
@@ -46,8 +47,7 @@ static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
 	struct dsm_faults *f = arg;
 	if (!f->cur)
 		return DSM_FAULT_BUG; /* shared memory outside a thread */
-	uint8_t st =
-	    __atomic_load_n(&dsm_g.region.state[page], __ATOMIC_RELAXED);
+	uint8_t st = dsm_region_state(&dsm_g.region, page);
 	if (dsm_page_allows(st, write))
 		return DSM_FAULT_RETRY; /* the SU made it usable meanwhile */
 	if (st == DSM_PAGE_HOME && home_written(page))
@@ -60,11 +60,12 @@ static EARTH_COLD void eu_faults_open(void)
 {
 	char prefix[40];
 	snprintf(prefix, sizeof(prefix), "earth: node %u: ", dsm_g.self);
+	dsm_ctx_self(&eu_sched);
 	if (dsm_fault_install() ||
 	    dsm_faults_init(&eu_faults, &dsm_g.region, eu_dsm_fault, &eu_faults,
-			    &dsm_g.sched, prefix))
+			    &eu_sched, prefix))
 		earth_fatal("shared memory: cannot set up the fault handler "
-			    "and its signal stacks: %m");
+			    "and its signal stack: %m");
 	eu_faults_ready = true;
 }
 
@@ -78,9 +79,7 @@ void eu_dsm_run(void *arg)
 	struct dsm_pt *pt = arg;
 	if (q_unlikely(!eu_faults_ready))
 		eu_faults_open();
-	if (dsm_faults_run(&eu_faults, &pt->t))
-		earth_fatal("shared memory: cannot register a signal stack "
-			    "for the next fault: %m");
+	dsm_faults_run(&eu_faults, &pt->t);
 	if (!pt->t.finished)
 		return; /* it waits: the SU runs this fiber again */
 	dsm_thread_destroy(&pt->t);
@@ -121,7 +120,7 @@ int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b, uint64_t c)
 	eu_post_dsm(req, (uintptr_t)pt, b, c);
 	eu_calls++;
 	eu_faults.cur = NULL;
-	dsm_switch(&pt->t.ctx, &dsm_g.sched);
+	dsm_switch(&pt->t.ctx, eu_faults.sched);
 	/* Resumed by eu_dsm_run (which set cur again). */
 	return pt->result;
 }

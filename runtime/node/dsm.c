@@ -222,7 +222,7 @@ int node_dsm_open(struct earth_node *n)
 	if (n->id == 0) {
 		struct dsm_pt *pt = calloc(1, sizeof(*pt));
 		if (!pt || dsm_thread_init(&pt->t, dsm_g.stack_size, main_entry,
-					   pt, &dsm_g.sched)) {
+					   pt, NULL)) {
 			fprintf(stderr,
 				"earth: node 0: no stack for main's thread "
 				"(%zu bytes)\n",

@@ -763,8 +763,7 @@ static void create_here(const struct wire_hdr *h, uint32_t from)
 	pt->slot = (uint32_t)(h->b / nodes);
 	const void *const *fns = dsm_g.fns;
 	pt->fn = (void (*)(void))fns[h->a];
-	if (dsm_thread_init(&pt->t, dsm_g.stack_size, dsm_pt_entry, pt,
-			    &dsm_g.sched))
+	if (dsm_thread_init(&pt->t, dsm_g.stack_size, dsm_pt_entry, pt, NULL))
 		earth_fatal("shared memory: no stack for thread %u (%zu "
 			    "bytes): %m",
 			    pt->id, dsm_g.stack_size);
