@@ -10,14 +10,15 @@
  * program threads that fault and must wait give the EU to the others and
  * resume with the page's contents, 48 of them at once, and with every
  * register, the flags and the vector registers as they were at the
- * faulting access; a fault outside the region, and a program
- * thread's stack overflow, end the process by SIGSEGV with a message
+ * faulting access, on the same EU or another; a fault outside the region, and a
+ * program thread's stack overflow, end the process by SIGSEGV with a message
  * naming the address.
  */
 #define EARTH_INTERNAL 1
 #define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -224,29 +225,33 @@ static uint64_t *regs_at;
 #define VEC(op, i, m) op " " #i "*32+" m ", %%ymm" #i "\n"
 #define VEC_LOADS(m)                                                           \
 	VEC("vmovdqu", 0, m)                                                   \
-	VEC("vmovdqu", 1, m) VEC("vmovdqu", 2, m) VEC("vmovdqu", 3, m)         \
-	    VEC("vmovdqu", 4, m) VEC("vmovdqu", 5, m) VEC("vmovdqu", 6, m)     \
-		VEC("vmovdqu", 7, m) VEC("vmovdqu", 8, m) VEC("vmovdqu", 9, m) \
+	VEC("vmovdqu", 1, m)                                                   \
+	VEC("vmovdqu", 2, m) VEC("vmovdqu", 3, m) VEC("vmovdqu", 4, m)         \
+	    VEC("vmovdqu", 5, m) VEC("vmovdqu", 6, m) VEC("vmovdqu", 7, m)     \
+		VEC("vmovdqu", 8, m) VEC("vmovdqu", 9, m)                      \
 		    VEC("vmovdqu", 10, m) VEC("vmovdqu", 11, m)                \
 			VEC("vmovdqu", 12, m) VEC("vmovdqu", 13, m)            \
 			    VEC("vmovdqu", 14, m) VEC("vmovdqu", 15, m)
 #define VECS(i, m) "vmovdqu %%ymm" #i ", " #i "*32+" m "\n"
 #define VEC_STORES(m)                                                          \
 	VECS(0, m)                                                             \
-	VECS(1, m) VECS(2, m) VECS(3, m) VECS(4, m) VECS(5, m) VECS(6, m)      \
-	    VECS(7, m) VECS(8, m) VECS(9, m) VECS(10, m) VECS(11, m)           \
-		VECS(12, m) VECS(13, m) VECS(14, m) VECS(15, m)
+	VECS(1, m)                                                             \
+	VECS(2, m) VECS(3, m) VECS(4, m) VECS(5, m) VECS(6, m) VECS(7, m)      \
+	    VECS(8, m) VECS(9, m) VECS(10, m) VECS(11, m) VECS(12, m)          \
+		VECS(13, m) VECS(14, m) VECS(15, m)
 #define X(i, m) "movdqu " #i "*32+" m ", %%xmm" #i "\n"
 #define XMM_LOADS(m)                                                           \
 	X(0, m)                                                                \
-	X(1, m) X(2, m) X(3, m) X(4, m) X(5, m) X(6, m) X(7, m) X(8, m)        \
-	    X(9, m) X(10, m) X(11, m) X(12, m) X(13, m) X(14, m) X(15, m)
+	X(1, m)                                                                \
+	X(2, m) X(3, m) X(4, m) X(5, m) X(6, m) X(7, m) X(8, m) X(9, m)        \
+	    X(10, m) X(11, m) X(12, m) X(13, m) X(14, m) X(15, m)
 #define XS(i, m) "movdqu %%xmm" #i ", " #i "*32+" m "\n"
 #define XMM_STORES(m)                                                          \
 	XS(0, m)                                                               \
-	XS(1, m) XS(2, m) XS(3, m) XS(4, m) XS(5, m) XS(6, m) XS(7, m)         \
-	    XS(8, m) XS(9, m) XS(10, m) XS(11, m) XS(12, m) XS(13, m)          \
-		XS(14, m) XS(15, m)
+	XS(1, m)                                                               \
+	XS(2, m) XS(3, m) XS(4, m) XS(5, m) XS(6, m) XS(7, m) XS(8, m)         \
+	    XS(9, m) XS(10, m) XS(11, m) XS(12, m) XS(13, m) XS(14, m)         \
+		XS(15, m)
 #define REGS_CLOBBERS                                                          \
 	"rax", "rcx", "rdx", "rbx", "rsi", "rdi", "r8", "r9", "r10", "r11",    \
 	    "r12", "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3",        \
@@ -354,6 +359,75 @@ Test(dsm_fault, a_waiting_thread_keeps_every_register)
 	dsm_thread_destroy(&a);
 	dsm_thread_destroy(&b);
 	dsm_faults_fini(&fs);
+	dsm_region_unmap(&reg);
+}
+
+/* A thread that waited on one EU resumes on another (a node of several
+ * EUs runs a ready thread on any): two kernel threads, each with its own
+ * handler state and scheduler context; the registers survive the move. */
+struct eu_side {
+	struct dsm_faults f;
+	struct dsm_ctx sched;
+	struct dsm_thread *t;
+	uint64_t waits; /* its handler's count, kept past fini */
+};
+
+static void *eu_side_run(void *arg)
+{
+	struct eu_side *e = arg;
+	dsm_ctx_self(&e->sched);
+	if (dsm_faults_init(&e->f, &reg, ask, NULL, &e->sched, "test: "))
+		return (void *)1;
+	dsm_faults_run(&e->f, e->t);
+	e->waits = e->f.waits;
+	dsm_faults_fini(&e->f);
+	return NULL;
+}
+
+static void on_eu(struct eu_side *e)
+{
+	pthread_t eu;
+	void *r = (void *)1;
+	cr_assert_eq(pthread_create(&eu, NULL, eu_side_run, e), 0);
+	cr_assert_eq(pthread_join(eu, &r), 0);
+	cr_assert_null(r, "the EU could not set up its fault handling");
+}
+
+Test(dsm_fault, a_waiting_thread_resumes_on_another_eu)
+{
+	char err[512];
+	cr_assert_eq(dsm_region_map(&reg, AT, 8 * PG, PG, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(dsm_fault_install(), 0);
+	have_avx = __builtin_cpu_supports("avx");
+	for (unsigned i = 0; i < 13; i++)
+		gpr_in[i] = 0x0202020202020202ull * (i + 1);
+	for (unsigned i = 0; i < 16; i++)
+		for (unsigned w = 0; w < 4; w++)
+			vec_in[i][w] = 0xb000000000000000ull | (i << 8) | w;
+	nasked = 0;
+	static struct dsm_thread a;
+	cr_assert_eq(dsm_thread_init(&a, 0, regs_thread, NULL, NULL), 0);
+	static struct eu_side one, two;
+	one.t = two.t = &a;
+	on_eu(&one); /* faults there and waits */
+	cr_assert(!a.finished);
+	cr_assert_eq(nasked, 1);
+	cr_assert_eq(one.waits, 1);
+	*(uint64_t *)dsm_region_alias(&reg, REGS_PAGE) = 0xbeefull;
+	cr_assert_eq(dsm_region_set(&reg, REGS_PAGE, 1, DSM_PAGE_READ), 0);
+	on_eu(&two); /* resumes there, ends there */
+	cr_assert(a.finished, "the thread did not end on the second EU");
+	cr_assert_eq(loaded, 0xbeefull);
+	for (unsigned i = 0; i < 13; i++)
+		cr_expect_eq(gpr_out[i], gpr_in[i], "register %u: %#llx", i,
+			     (unsigned long long)gpr_out[i]);
+	for (unsigned i = 0; i < 16; i++)
+		for (unsigned w = 0; w < (have_avx ? 4u : 2u); w++)
+			cr_expect_eq(vec_out[i][w], vec_in[i][w],
+				     "vector %u word %u", i, w);
+	cr_expect(flags_out & 1, "the carry flag was lost");
+	dsm_thread_destroy(&a);
 	dsm_region_unmap(&reg);
 }
 

@@ -308,8 +308,10 @@ int dsm_faults_init(struct dsm_faults *f, struct dsm_region *region,
 
 void dsm_faults_fini(struct dsm_faults *f)
 {
-	stack_t ss = {.ss_flags = SS_DISABLE};
-	sigaltstack(&ss, NULL);
+	if (tls_faults == f) {
+		stack_t ss = {.ss_flags = SS_DISABLE};
+		sigaltstack(&ss, NULL);
+	}
 	if (f->alt)
 		munmap(f->alt, ALT_SIZE);
 	if (tls_faults == f)

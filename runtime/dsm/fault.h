@@ -62,7 +62,8 @@ int dsm_faults_init(struct dsm_faults *f, struct dsm_region *region,
 		    dsm_fault_fn on_fault, void *arg, struct dsm_ctx *sched,
 		    const char *prefix);
 
-/* Unregisters and unmaps the calling thread's alternate stack. */
+/* Unmaps f's alternate stack, and unregisters it where it is the calling
+ * thread's (any thread, once no program thread runs on f's EU). */
 void dsm_faults_fini(struct dsm_faults *f);
 
 /* Runs program thread t on the calling EU until it switches back to the

@@ -11,7 +11,10 @@
  * lock, a barrier, a flag, the end of others) or ends. To wait it posts a
  * request (SU_OP_DSM, its kind in n, the thread in a) and switches back
  * to the fiber, which ends; the SU makes the fiber ready again with the
- * same record when the thread may go on, after writing the result.
+ * same record when the thread may go on, after writing the result. Any
+ * EU of the node may run it then: each EU has its own fault handling and
+ * scheduler context (struct dsm_eu), and a thread holds none of them
+ * while it waits (dsm/fault.h).
  */
 #ifndef EARTH_DSM_PT_H
 #define EARTH_DSM_PT_H
@@ -20,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dsm/fault.h"
 #include "dsm/region.h"
 #include "dsm/thread.h"
 
@@ -127,13 +131,27 @@ struct dsm_node {
 	 * NULL otherwise. */
 	const uint8_t *peer_base;
 	uint64_t peer_seg;
-	/* Pages homed here the EU made writable at their first write in an
-	 * interval (mprotect, state, then here): the SU notes them before
-	 * it performs the next request, so before any release. One
-	 * producer (the EU), one consumer (the SU). */
-	uint32_t home_w[DSM_HOME_W_CAP];
-	_Atomic uint32_t home_w_head, home_w_tail;
+	/* Every EU's side (struct dsm_eu), newest first: an EU pushes its
+	 * own (release) at the first thread it runs; the SU walks them
+	 * (acquire), the node frees them once the units ended. */
+	struct dsm_eu *_Atomic eus;
 	uint64_t start_ns;
+};
+
+/* One EU's side of program threads (eu/dsm.c), made on that EU. */
+struct dsm_eu {
+	struct dsm_faults faults; /* its handler's state, the thread it runs */
+	struct dsm_ctx sched;	  /* its loop: where threads switch back to */
+	uint64_t calls;		  /* waits through eu_dsm_call */
+	uint64_t home_writes;	  /* home pages made writable here */
+	struct dsm_eu *next;
+	/* Pages homed here this EU made writable at their first write in
+	 * an interval (mprotect, state, then here): the SU notes every
+	 * EU's before it performs any request, so before any release. One
+	 * producer (this EU), one consumer (the SU). */
+	_Atomic uint32_t home_w_tail __attribute__((aligned(64)));
+	_Atomic uint32_t home_w_head __attribute__((aligned(64)));
+	uint32_t home_w[DSM_HOME_W_CAP];
 };
 
 /* A request's name for the trace ("DSM LOCK"), or "DSM ?". */

@@ -12,74 +12,85 @@
 #include "eu/eu.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* The EU's side of the fault path, set up on the EU thread at the first
- * program thread it runs. */
-static struct dsm_faults eu_faults;
-static struct dsm_ctx eu_sched; /* the EU's loop, where threads switch to */
-static bool eu_faults_ready;
-static uint64_t eu_calls;	/* a thread's waits through eu_dsm_call */
-static uint64_t eu_home_writes; /* home pages made writable here */
+/* This EU's side (dsm/pt.h), made at the first program thread it runs. */
+static __thread struct dsm_eu *eu_dsm_mine
+    __attribute__((tls_model("initial-exec")));
 
 /* The first write to a page homed here in an interval: made writable
  * here (no twin: the page is the home's copy), then noted for the SU,
  * which makes it read-only again at the next release: so the SU never
  * sees a writable page it was not told of. False when the list is full
  * (the SU does it then). */
-static bool home_written(uint32_t page)
+static bool home_written(struct dsm_eu *e, uint32_t page)
 {
 	uint32_t t =
-	    atomic_load_explicit(&dsm_g.home_w_tail, memory_order_relaxed);
+	    atomic_load_explicit(&e->home_w_tail, memory_order_relaxed);
 	uint32_t h =
-	    atomic_load_explicit(&dsm_g.home_w_head, memory_order_acquire);
+	    atomic_load_explicit(&e->home_w_head, memory_order_acquire);
 	if (t - h >= DSM_HOME_W_CAP ||
 	    dsm_region_set(&dsm_g.region, page, 1, DSM_PAGE_WRITE))
 		return false;
-	dsm_g.home_w[t % DSM_HOME_W_CAP] = page;
-	atomic_store_explicit(&dsm_g.home_w_tail, t + 1, memory_order_release);
-	eu_home_writes++;
+	e->home_w[t % DSM_HOME_W_CAP] = page;
+	atomic_store_explicit(&e->home_w_tail, t + 1, memory_order_release);
+	e->home_writes++;
 	return true;
 }
 
 /* A fault on page of the region (in the handler, on the EU). */
 static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
 {
-	struct dsm_faults *f = arg;
-	if (!f->cur)
+	struct dsm_eu *e = arg;
+	if (!e->faults.cur)
 		return DSM_FAULT_BUG; /* shared memory outside a thread */
 	uint8_t st = dsm_region_state(&dsm_g.region, page);
 	if (dsm_page_allows(st, write))
 		return DSM_FAULT_RETRY; /* the SU made it usable meanwhile */
-	if (st == DSM_PAGE_HOME && home_written(page))
+	if (st == DSM_PAGE_HOME && home_written(e, page))
 		return DSM_FAULT_RETRY;
-	eu_post_dsm(DSM_R_FAULT, (uintptr_t)dsm_pt_of(f->cur), page, write);
+	eu_post_dsm(DSM_R_FAULT, (uintptr_t)dsm_pt_of(e->faults.cur), page,
+		    write);
 	return DSM_FAULT_WAIT;
 }
 
-static EARTH_COLD void eu_faults_open(void)
+static EARTH_COLD struct dsm_eu *eu_dsm_open(void)
 {
+	struct dsm_eu *e = NULL;
+	if (posix_memalign((void **)&e, 64, sizeof(*e)))
+		earth_fatal("shared memory: out of memory");
+	memset(e, 0, sizeof(*e));
 	char prefix[40];
 	snprintf(prefix, sizeof(prefix), "earth: node %u: ", dsm_g.self);
-	dsm_ctx_self(&eu_sched);
+	dsm_ctx_self(&e->sched);
 	if (dsm_fault_install() ||
-	    dsm_faults_init(&eu_faults, &dsm_g.region, eu_dsm_fault, &eu_faults,
-			    &eu_sched, prefix))
+	    dsm_faults_init(&e->faults, &dsm_g.region, eu_dsm_fault, e,
+			    &e->sched, prefix))
 		earth_fatal("shared memory: cannot set up the fault handler "
 			    "and its signal stack: %m");
-	eu_faults_ready = true;
+	e->next = atomic_load_explicit(&dsm_g.eus, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&dsm_g.eus, &e->next, e,
+						      memory_order_release,
+						      memory_order_relaxed))
+		;
+	eu_dsm_mine = e;
+	return e;
 }
 
 struct dsm_pt *eu_dsm_self(void)
 {
-	return eu_faults.cur ? dsm_pt_of(eu_faults.cur) : NULL;
+	struct dsm_eu *e = eu_dsm_mine;
+	return e && e->faults.cur ? dsm_pt_of(e->faults.cur) : NULL;
 }
 
 void eu_dsm_run(void *arg)
 {
 	struct dsm_pt *pt = arg;
-	if (q_unlikely(!eu_faults_ready))
-		eu_faults_open();
-	dsm_faults_run(&eu_faults, &pt->t);
+	struct dsm_eu *e = eu_dsm_mine;
+	if (q_unlikely(!e))
+		e = eu_dsm_open();
+	dsm_faults_run(&e->faults, &pt->t);
 	if (!pt->t.finished)
 		return; /* it waits: the SU runs this fiber again */
 	dsm_thread_destroy(&pt->t);
@@ -95,18 +106,24 @@ void eu_dsm_run(void *arg)
 
 void eu_dsm_stats(struct dsm_stats *st)
 {
-	st->eu_faults = eu_faults.faults;
-	st->switches = eu_faults.waits + eu_calls;
-	st->home_writes_eu = eu_home_writes;
+	st->eu_faults = st->switches = st->home_writes_eu = 0;
+	for (struct dsm_eu *e = atomic_load(&dsm_g.eus); e; e = e->next) {
+		st->eu_faults += e->faults.faults;
+		st->switches += e->faults.waits + e->calls;
+		st->home_writes_eu += e->home_writes;
+	}
 }
 
 void eu_dsm_fini(void)
 {
-	if (eu_faults_ready)
-		dsm_faults_fini(&eu_faults);
-	eu_faults_ready = false;
-	eu_calls = 0;
-	eu_home_writes = 0;
+	struct dsm_eu *e = atomic_exchange(&dsm_g.eus, NULL);
+	while (e) {
+		struct dsm_eu *next = e->next;
+		dsm_faults_fini(&e->faults);
+		free(e);
+		e = next;
+	}
+	eu_dsm_mine = NULL;
 }
 
 int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b, uint64_t c)
@@ -117,10 +134,11 @@ int64_t eu_dsm_call(const char *what, unsigned req, uint64_t b, uint64_t c)
 				"memory (earth_dsm.h: main under "
 				"earth_dsm_main, or a thread started by "
 				"EARTH_DSM_CREATE)");
+	struct dsm_eu *e = eu_dsm_mine;
 	eu_post_dsm(req, (uintptr_t)pt, b, c);
-	eu_calls++;
-	eu_faults.cur = NULL;
-	dsm_switch(&pt->t.ctx, eu_faults.sched);
-	/* Resumed by eu_dsm_run (which set cur again). */
+	e->calls++;
+	e->faults.cur = NULL;
+	dsm_switch(&pt->t.ctx, &e->sched);
+	/* Resumed by eu_dsm_run, on this EU or another (which set its cur). */
 	return pt->result;
 }

@@ -569,16 +569,21 @@ static void fault(struct dsm_pt *pt, uint64_t page, bool write)
 	sd.pwait[page] = pt;
 }
 
-/* The home pages the EU made writable (dsm/pt.h), noted as written. */
+/* The home pages every EU made writable (dsm/pt.h), noted as written. */
 static void home_writes_take(void)
 {
-	uint32_t h =
-	    atomic_load_explicit(&dsm_g.home_w_head, memory_order_relaxed);
-	uint32_t t =
-	    atomic_load_explicit(&dsm_g.home_w_tail, memory_order_acquire);
-	for (; h != t; h++)
-		dsm_proto_home_written(&sd.p, dsm_g.home_w[h % DSM_HOME_W_CAP]);
-	atomic_store_explicit(&dsm_g.home_w_head, h, memory_order_release);
+	for (struct dsm_eu *e =
+		 atomic_load_explicit(&dsm_g.eus, memory_order_acquire);
+	     e; e = e->next) {
+		uint32_t h =
+		    atomic_load_explicit(&e->home_w_head, memory_order_relaxed);
+		uint32_t t =
+		    atomic_load_explicit(&e->home_w_tail, memory_order_acquire);
+		for (; h != t; h++)
+			dsm_proto_home_written(&sd.p,
+					       e->home_w[h % DSM_HOME_W_CAP]);
+		atomic_store_explicit(&e->home_w_head, h, memory_order_release);
+	}
 }
 
 static void request(const struct su_req *r)
