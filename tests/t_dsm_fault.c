@@ -194,6 +194,7 @@ static uint64_t flags_out, loaded;
  * local with. */
 static uint64_t *regs_at;
 
+/* clang-format off: one instruction a line */
 #define GPR_LOADS(src)                                                         \
 	"movq 0+" src ", %%rcx\n"                                              \
 	"movq 8+" src ", %%rdx\n"                                              \
@@ -222,36 +223,76 @@ static uint64_t *regs_at;
 	"movq %%r13, 80+" dst "\n"                                             \
 	"movq %%r14, 88+" dst "\n"                                             \
 	"movq %%r15, 96+" dst "\n"
-#define VEC(op, i, m) op " " #i "*32+" m ", %%ymm" #i "\n"
 #define VEC_LOADS(m)                                                           \
-	VEC("vmovdqu", 0, m)                                                   \
-	VEC("vmovdqu", 1, m)                                                   \
-	VEC("vmovdqu", 2, m) VEC("vmovdqu", 3, m) VEC("vmovdqu", 4, m)         \
-	    VEC("vmovdqu", 5, m) VEC("vmovdqu", 6, m) VEC("vmovdqu", 7, m)     \
-		VEC("vmovdqu", 8, m) VEC("vmovdqu", 9, m)                      \
-		    VEC("vmovdqu", 10, m) VEC("vmovdqu", 11, m)                \
-			VEC("vmovdqu", 12, m) VEC("vmovdqu", 13, m)            \
-			    VEC("vmovdqu", 14, m) VEC("vmovdqu", 15, m)
-#define VECS(i, m) "vmovdqu %%ymm" #i ", " #i "*32+" m "\n"
+	"vmovdqu 0+" m ", %%ymm0\n"                                            \
+	"vmovdqu 32+" m ", %%ymm1\n"                                           \
+	"vmovdqu 64+" m ", %%ymm2\n"                                           \
+	"vmovdqu 96+" m ", %%ymm3\n"                                           \
+	"vmovdqu 128+" m ", %%ymm4\n"                                          \
+	"vmovdqu 160+" m ", %%ymm5\n"                                          \
+	"vmovdqu 192+" m ", %%ymm6\n"                                          \
+	"vmovdqu 224+" m ", %%ymm7\n"                                          \
+	"vmovdqu 256+" m ", %%ymm8\n"                                          \
+	"vmovdqu 288+" m ", %%ymm9\n"                                          \
+	"vmovdqu 320+" m ", %%ymm10\n"                                         \
+	"vmovdqu 352+" m ", %%ymm11\n"                                         \
+	"vmovdqu 384+" m ", %%ymm12\n"                                         \
+	"vmovdqu 416+" m ", %%ymm13\n"                                         \
+	"vmovdqu 448+" m ", %%ymm14\n"                                         \
+	"vmovdqu 480+" m ", %%ymm15\n"
 #define VEC_STORES(m)                                                          \
-	VECS(0, m)                                                             \
-	VECS(1, m)                                                             \
-	VECS(2, m) VECS(3, m) VECS(4, m) VECS(5, m) VECS(6, m) VECS(7, m)      \
-	    VECS(8, m) VECS(9, m) VECS(10, m) VECS(11, m) VECS(12, m)          \
-		VECS(13, m) VECS(14, m) VECS(15, m)
-#define X(i, m) "movdqu " #i "*32+" m ", %%xmm" #i "\n"
+	"vmovdqu %%ymm0, 0+" m "\n"                                            \
+	"vmovdqu %%ymm1, 32+" m "\n"                                           \
+	"vmovdqu %%ymm2, 64+" m "\n"                                           \
+	"vmovdqu %%ymm3, 96+" m "\n"                                           \
+	"vmovdqu %%ymm4, 128+" m "\n"                                          \
+	"vmovdqu %%ymm5, 160+" m "\n"                                          \
+	"vmovdqu %%ymm6, 192+" m "\n"                                          \
+	"vmovdqu %%ymm7, 224+" m "\n"                                          \
+	"vmovdqu %%ymm8, 256+" m "\n"                                          \
+	"vmovdqu %%ymm9, 288+" m "\n"                                          \
+	"vmovdqu %%ymm10, 320+" m "\n"                                         \
+	"vmovdqu %%ymm11, 352+" m "\n"                                         \
+	"vmovdqu %%ymm12, 384+" m "\n"                                         \
+	"vmovdqu %%ymm13, 416+" m "\n"                                         \
+	"vmovdqu %%ymm14, 448+" m "\n"                                         \
+	"vmovdqu %%ymm15, 480+" m "\n"
 #define XMM_LOADS(m)                                                           \
-	X(0, m)                                                                \
-	X(1, m)                                                                \
-	X(2, m) X(3, m) X(4, m) X(5, m) X(6, m) X(7, m) X(8, m) X(9, m)        \
-	    X(10, m) X(11, m) X(12, m) X(13, m) X(14, m) X(15, m)
-#define XS(i, m) "movdqu %%xmm" #i ", " #i "*32+" m "\n"
+	"movdqu 0+" m ", %%xmm0\n"                                             \
+	"movdqu 32+" m ", %%xmm1\n"                                            \
+	"movdqu 64+" m ", %%xmm2\n"                                            \
+	"movdqu 96+" m ", %%xmm3\n"                                            \
+	"movdqu 128+" m ", %%xmm4\n"                                           \
+	"movdqu 160+" m ", %%xmm5\n"                                           \
+	"movdqu 192+" m ", %%xmm6\n"                                           \
+	"movdqu 224+" m ", %%xmm7\n"                                           \
+	"movdqu 256+" m ", %%xmm8\n"                                           \
+	"movdqu 288+" m ", %%xmm9\n"                                           \
+	"movdqu 320+" m ", %%xmm10\n"                                          \
+	"movdqu 352+" m ", %%xmm11\n"                                          \
+	"movdqu 384+" m ", %%xmm12\n"                                          \
+	"movdqu 416+" m ", %%xmm13\n"                                          \
+	"movdqu 448+" m ", %%xmm14\n"                                          \
+	"movdqu 480+" m ", %%xmm15\n"
 #define XMM_STORES(m)                                                          \
-	XS(0, m)                                                               \
-	XS(1, m)                                                               \
-	XS(2, m) XS(3, m) XS(4, m) XS(5, m) XS(6, m) XS(7, m) XS(8, m)         \
-	    XS(9, m) XS(10, m) XS(11, m) XS(12, m) XS(13, m) XS(14, m)         \
-		XS(15, m)
+	"movdqu %%xmm0, 0+" m "\n"                                             \
+	"movdqu %%xmm1, 32+" m "\n"                                            \
+	"movdqu %%xmm2, 64+" m "\n"                                            \
+	"movdqu %%xmm3, 96+" m "\n"                                            \
+	"movdqu %%xmm4, 128+" m "\n"                                           \
+	"movdqu %%xmm5, 160+" m "\n"                                           \
+	"movdqu %%xmm6, 192+" m "\n"                                           \
+	"movdqu %%xmm7, 224+" m "\n"                                           \
+	"movdqu %%xmm8, 256+" m "\n"                                           \
+	"movdqu %%xmm9, 288+" m "\n"                                           \
+	"movdqu %%xmm10, 320+" m "\n"                                          \
+	"movdqu %%xmm11, 352+" m "\n"                                          \
+	"movdqu %%xmm12, 384+" m "\n"                                          \
+	"movdqu %%xmm13, 416+" m "\n"                                          \
+	"movdqu %%xmm14, 448+" m "\n"                                          \
+	"movdqu %%xmm15, 480+" m "\n"
+/* clang-format on */
+
 #define REGS_CLOBBERS                                                          \
 	"rax", "rcx", "rdx", "rbx", "rsi", "rdi", "r8", "r9", "r10", "r11",    \
 	    "r12", "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3",        \
