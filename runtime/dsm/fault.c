@@ -76,9 +76,12 @@ static void fall_to_default(void)
 #endif
 
 /* Bytes XSAVE writes for the features the kernel enabled (CPUID leaf 0xd),
- * or 0 where the CPU has no XSAVE (then FXSAVE's 512). Set once by
- * dsm_fault_install, read by the stub. */
+ * or 0 where the CPU has no XSAVE (then FXSAVE's 512); and whether it has
+ * XSAVEC, which writes only the components in use (not AVX-512's or AMX's
+ * registers a program has not touched: 11 KiB of AMX state here, so a
+ * tenth of the stores). Set once by dsm_fault_install, read by the stub. */
 uint64_t dsm_xsave_size __attribute__((visibility("hidden")));
+uint64_t dsm_xsave_compact __attribute__((visibility("hidden")));
 
 _Static_assert(offsetof(struct dsm_fault_save, rip) == 0, "the stub reads it");
 _Static_assert(offsetof(struct dsm_fault_save, rbx) == 8, "the stub reads it");
@@ -135,8 +138,12 @@ __asm__(".text\n"
 	"	movq %rax, 568(%rsp)\n"
 	"	movl $-1, %eax\n"
 	"	movl $-1, %edx\n"
-	"	xsave64 (%rsp)\n"
-	"	movq 16(%rbx), %rdi\n"
+	"	cmpq $0, dsm_xsave_compact(%rip)\n"
+	"	je 3f\n"
+	"	xsavec64 (%rsp)\n" /* XRSTOR reads either form */
+	"	jmp 4f\n"
+	"3:	xsave64 (%rsp)\n"
+	"4:	movq 16(%rbx), %rdi\n"
 	"	call dsm_fault_wait_here\n"
 	"	movl $-1, %eax\n"
 	"	movl $-1, %edx\n"
@@ -188,7 +195,14 @@ static void xsave_size_init(void)
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
 		return; /* FXSAVE */
 	__cpuid_count(0xd, 0, a, b, c, d);
-	dsm_xsave_size = (uint64_t)b + 64; /* and room to align it */
+	uint64_t size = b;
+	__cpuid_count(0xd, 1, a, b, c, d);
+	if (a & 2) { /* XSAVEC; b: the compacted size of what is enabled */
+		dsm_xsave_compact = 1;
+		if (b > size)
+			size = b;
+	}
+	dsm_xsave_size = size + 64; /* and room to align it */
 }
 
 /* ---- the handler ---- */
