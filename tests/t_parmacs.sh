@@ -6,10 +6,13 @@
 # SPLASH-2 / Splash-3 suite is built (CC=earthcc MACROS=$(earthcc
 # --showme:parmacs), m4 then earthcc), then each run with
 # `earthrun -n N PROG -pP` for N = 1..4 nodes and P = N and 2N + 1
-# threads, over each transport of T_PARMACS_TRANSPORTS (EARTH_TRANSPORT;
-# default "shm tcp"; one node: the default only): each must exit 0 and print its "ok PROG p=P ..." line (every
-# program checks its own result exactly against a sequential run on node
-# 0), and a bad -p must be refused with exit status 2. `make test-parmacs`.
+# threads, over each transport of T_PARMACS_TRANSPORTS (earthrun
+# --transport; default "shm tcp"; one node: the default only): each must
+# exit 0 and print its "ok PROG p=P ..." line (every program checks its
+# own result exactly against a sequential run on node 0), each run on
+# several nodes must show the protocol counts its layout fixes
+# (check_counts, from --stats-json), and a bad -p must be refused with
+# exit status 2. `make test-parmacs`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -170,10 +173,12 @@ check_counts() {
 # run_one PROG NODES THREADS TRANSPORT ("" for the default)
 run_one() {
 	local p=$1 n=$2 np=$3 t=$4 rc=0 log=$out/$1.n$2.p$3${4:+.$4}.log
-	local what="${t:+EARTH_TRANSPORT=$t }earthrun -n $n $p -p$np"
+	local what="earthrun -n $n${t:+ --transport $t} $p -p$np"
 	runs=$((runs + 1))
 	if [ -n "$t" ]; then
-		EARTH_TRANSPORT=$t timeout 300 "$earthrun" -n "$n" \
+		# (--transport: earthrun sets EARTH_TRANSPORT for its nodes,
+		# shm without it.)
+		timeout 300 "$earthrun" -n "$n" --transport "$t" \
 			--stats-json="${log%.log}.json" "$out/$p" "-p$np" \
 			>"$log" 2>&1 || rc=$?
 	else
