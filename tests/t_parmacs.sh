@@ -147,6 +147,13 @@ check_counts() {
 		want "node 0 fetches" "${F[0]}" == 0
 		want "node 0 diffs" "${D[0]}" == 0
 		want "job fetches" $ft '<=' $((lt - LL[0]))
+		# Every critical section writes that page (the sums, the
+		# chunk counter; a GETSUB that gets -1 counts the threads that
+		# saw it): with one thread per node, each release of another
+		# node sends one diff.
+		for ((k = 1; k < n && np == n; k++)); do
+			want "node $k diffs" "${D[k]}" == "${LR[k]}"
+		done
 		;;
 	pipeline)
 		# Slots and flags on node 0's page (main wrote it). Stage 0 is
