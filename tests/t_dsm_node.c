@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -263,18 +264,29 @@ Test(dsm_node, trace_names_faults_fetches_and_thread_runs)
 }
 
 /* On one host under earthrun (shm) a page is read one-sided from its
- * home's region; over tcp it comes through the home's SU. */
+ * home's region; over ucx one-sided too (ucp_get_nbx from the home's
+ * registered copy) where UCX has a lane that reads another process's
+ * memory itself (UCX_TLS=posix,cma: cma), through the home's SU over tcp
+ * and over ucx without one (UCX_TLS=tcp: UCX would emulate the read with
+ * a message the home's worker answers). */
 Test(dsm_node, fetches_are_one_sided_on_one_host)
 {
-	/* shm, tcp, then shm under an emulated network (which stands for
-	 * links between hosts: pages come as messages). */
-	for (int ti = 0; ti < 3; ti++) {
-		char opt[96];
-		snprintf(opt, sizeof(opt), "--transport %s",
-			 transports[ti % 2]);
-		const char *js =
-		    job_file(ti == 2 ? "EARTH_NET_LATENCY_NS=1000" : "", 2, opt,
-			     "stats-json", "dsm_basic -p 4");
+	/* shm, tcp, shm under an emulated network (which stands for links
+	 * between hosts: pages come as messages), ucx over cma, ucx over
+	 * tcp. */
+	static const struct {
+		const char *env, *opt;
+		bool one_sided;
+	} runs[] = {
+	    {"", "--transport shm", true},
+	    {"", "--transport tcp", false},
+	    {"EARTH_NET_LATENCY_NS=1000", "--transport shm", false},
+	    {"UCX_TLS=posix,cma", "--transport ucx", true},
+	    {"UCX_TLS=tcp", "--transport ucx", false},
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		const char *js = job_file(runs[i].env, 2, runs[i].opt,
+					  "stats-json", "dsm_basic -p 4");
 		const char *n1 = strstr(js, "\"node\":1");
 		cr_assert(n1, "%s", js);
 		unsigned long long f = 0, d = 0;
@@ -283,14 +295,29 @@ Test(dsm_node, fetches_are_one_sided_on_one_host)
 		    p && sscanf(p, "\"fetches\":%llu,\"fetches_direct\":%llu",
 				&f, &d) == 2,
 		    "%s", js);
-		cr_assert(f > 0, "%s: no fetches", transports[ti]);
+		cr_assert(f > 0, "%s %s: no fetches", runs[i].env, runs[i].opt);
 		/* (A fault while a diff of the node is out fetches through
 		 * the home's SU, behind the diff.) */
-		if (ti == 0)
+		if (runs[i].one_sided)
 			cr_assert(d > 0 && d * 2 >= f,
-				  "shm: %llu of %llu one-sided", d, f);
+				  "%s %s: %llu of %llu one-sided", runs[i].env,
+				  runs[i].opt, d, f);
 		else
-			cr_assert_eq(d, 0, "%s: %llu one-sided",
-				     ti == 1 ? "tcp" : "emulated network", d);
+			cr_assert_eq(d, 0, "%s %s: %llu one-sided", runs[i].env,
+				     runs[i].opt, d);
+	}
+}
+
+/* Pages read one-sided over ucx (cma) give the same results as pages
+ * sent by their homes: the random data-race-free programs against a
+ * sequential run, on 2 and 4 nodes, block and first-touch homes. */
+Test(dsm_node, ucx_one_sided_fetches_keep_results_exact)
+{
+	for (unsigned s = 1; s <= 4; s++) {
+		char args[96];
+		snprintf(args, sizeof(args), "-p %d -s %u -c 12000 -k 4 -a %s",
+			 s <= 2 ? 4 : 8, s, s & 1 ? "first" : "block");
+		ok_run("UCX_TLS=posix,cma", s <= 2 ? 2 : 4, "ucx", "dsm_drf",
+		       args, "dsm_drf ok");
 	}
 }

@@ -120,6 +120,21 @@ struct net_ops {
 	 * transport (valid until fini); NULL where it is not (the peer is
 	 * not reached through shared memory, or exposed nothing). */
 	void *(*rma_ptr)(struct net *t, uint32_t peer);
+	/* Optional, one-sided page fetches of shared memory across nodes
+	 * (earth_dsm.h): the earth_run thread, once after rma_expose on
+	 * every node of a job that uses it, registers [base, base + len)
+	 * (this node's copy of the region, readable whatever the pages'
+	 * protections: the home copies peers read) and learns the peers'
+	 * (blocking until every peer's came). NULL, or what went wrong. */
+	const char *(*dsm_expose)(struct net *t, void *base, uint64_t len);
+	/* Optional (with dsm_expose), SU thread: starts reading len bytes at
+	 * offset off of peer's registered region into dst; done(arg) once
+	 * they are there (from poll, as rma_get's). 0, or -1 when it cannot
+	 * (no lane that reads peer's memory itself, nothing registered,
+	 * outside the region): nothing started, the caller sends a request
+	 * instead. */
+	int (*dsm_get)(struct net *t, uint32_t peer, void *dst, uint64_t off,
+		       uint64_t len, net_rma_done_fn done, void *arg);
 };
 
 struct net {

@@ -139,11 +139,16 @@ static void ucx_fini(struct net *nt)
 	uint32_t nodes = t->base.nodes;
 	if (t->worker && t->peer) {
 		void **req = calloc(nodes, sizeof(*req));
-		for (uint32_t p = 0; p < nodes; p++)
+		for (uint32_t p = 0; p < nodes; p++) {
 			if (t->peer[p].rkey) {
 				ucp_rkey_destroy(t->peer[p].rkey);
 				t->peer[p].rkey = NULL;
 			}
+			if (t->peer[p].dsm_rkey) {
+				ucp_rkey_destroy(t->peer[p].dsm_rkey);
+				t->peer[p].dsm_rkey = NULL;
+			}
+		}
 		if (req) {
 			if (t->ending)
 				send_byes(t, req);
@@ -182,6 +187,8 @@ static void ucx_fini(struct net *nt)
 		ucp_worker_destroy(t->worker);
 	if (t->memh)
 		ucp_mem_unmap(t->ctx, t->memh);
+	if (t->dsm_memh)
+		ucp_mem_unmap(t->ctx, t->dsm_memh);
 	if (t->ctx)
 		ucp_cleanup(t->ctx);
 	ucx_boot_fini(&t->boot, nodes);
@@ -260,6 +267,8 @@ static const struct net_ops ucx_ops = {
     .rma_get = ucx_rma_get,
     .rma_put = ucx_rma_put,
     .rma_ptr = ucx_rma_ptr,
+    .dsm_expose = ucx_dsm_expose,
+    .dsm_get = ucx_dsm_get,
 };
 
 /* ---- opening (earth_run thread) ---- */

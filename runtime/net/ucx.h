@@ -25,7 +25,9 @@
 #include "net/proof.h"
 
 #define UCX_CARD_MAGIC 0x58435545u /* "EUCX" */
-#define UCX_ADDR_MAX 8192u	   /* bytes of a worker address */
+/* AM_RKEY's magic for the shared-memory region's key (ucx_dsm_expose). */
+#define UCX_DSM_MAGIC 0x4d534445u /* "EDSM" */
+#define UCX_ADDR_MAX 8192u	  /* bytes of a worker address */
 
 /* What each node publishes to the others before they connect: its
  * worker's address and a fresh nonce its peers' proofs cover. */
@@ -102,8 +104,9 @@ struct ucx_msg {
 	struct ucx_net *t;
 };
 
-/* What AM_RKEY's header says: the sender's exposed global segment; the
- * data is its packed rkey (none when len is 0). */
+/* What AM_RKEY's header says: the sender's exposed global segment
+ * (magic UCX_CARD_MAGIC) or its copy of the shared-memory region
+ * (UCX_DSM_MAGIC); the data is its packed rkey (none when len is 0). */
 struct ucx_rkey_hdr {
 	uint32_t magic, node;
 	uint64_t base, len;
@@ -138,6 +141,11 @@ struct ucx_peer {
 	bool rkey_in, rma_lane;
 	ucp_rkey_h rkey;
 	uint64_t rbase, rlen;
+	/* Its copy of the shared-memory region (ucx_dsm_expose): the home
+	 * copies of its pages, read one-sided. */
+	bool dsm_key_in;
+	ucp_rkey_h dsm_rkey;
+	uint64_t dsm_rbase, dsm_rlen;
 };
 
 struct ucx_net {
@@ -175,6 +183,11 @@ struct ucx_net {
 	bool seg_by_ucx; /* memh allocated by UCX (map_segment) */
 	struct ucx_rkey_hdr rkey_hdr;
 	uint32_t rkeys_in;
+	/* The shared-memory region registered (ucx_dsm_expose), the peers'
+	 * keys received. */
+	ucp_mem_h dsm_memh;
+	struct ucx_rkey_hdr dsm_hdr;
+	uint32_t dsm_keys_in;
 	struct ucx_rma *done_head, *done_tail;
 	struct ucx_rma *free_rma; /* records of finished reads, reused */
 	uint32_t rma_out;	  /* reads and writes UCX has not finished */
@@ -266,5 +279,9 @@ int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 int ucx_rma_put(struct net *nt, uint32_t peer, const void *src, uint64_t raddr,
 		uint64_t len, net_rma_done_fn done, void *arg) EARTH_HIDDEN;
 void *ucx_rma_ptr(struct net *nt, uint32_t peer) EARTH_HIDDEN;
+const char *ucx_dsm_expose(struct net *nt, void *base,
+			   uint64_t len) EARTH_HIDDEN;
+int ucx_dsm_get(struct net *nt, uint32_t peer, void *dst, uint64_t off,
+		uint64_t len, net_rma_done_fn done, void *arg) EARTH_HIDDEN;
 
 #endif

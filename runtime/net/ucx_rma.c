@@ -5,7 +5,9 @@
  * its key sent to every peer (rma_expose), the peers' keys received
  * (AM_RKEY), reads (rma_get) and writes (rma_put) of a peer's segment
  * through a lane that accesses its memory itself, and a peer's segment
- * mapped here (rma_ptr). UCX's callbacks only queue a finished access;
+ * mapped here (rma_ptr); the same for this node's copy of shared memory
+ * across nodes, a second registration (dsm_expose), whose pages peers
+ * read one-sided (dsm_get). UCX's callbacks only queue a finished access;
  * poll (ucx_am.c) runs its completion outside progress, since it may
  * send. Opening and closing: ucx.c.
  * Details: docs/architecture.md, "Between nodes: ucx".
@@ -23,6 +25,31 @@
 #include <sys/mman.h>
 #include <ucp/api/ucp.h>
 
+/* Peer p's key for the memory rh names (what), unpacked into *key with
+ * where that memory lies (none when rh->len is 0); *in and *count say it
+ * came. bad: rh names memory p may not offer. */
+static void key_take(struct ucx_net *t, uint32_t p,
+		     const struct ucx_rkey_hdr *rh, void *data, bool bad,
+		     const char *what, ucp_rkey_h *key, uint64_t *base,
+		     uint64_t *rlen, bool *in, uint32_t *count)
+{
+	if (bad)
+		earth_fatal("ucx: node %u offered a memory key for something "
+			    "other than %s",
+			    p, what);
+	if (rh->len) {
+		ucs_status_t st = ucp_ep_rkey_unpack(t->peer[p].ep, data, key);
+		if (st != UCS_OK)
+			earth_fatal("ucx: cannot unpack node %u's key for %s: "
+				    "%s",
+				    p, what, ucs_status_string(st));
+		*base = rh->base;
+		*rlen = rh->len;
+	}
+	*in = true;
+	(*count)++;
+}
+
 ucs_status_t ucx_on_rkey(void *arg, const void *header, size_t hlen, void *data,
 			 size_t len, const ucp_am_recv_param_t *param)
 {
@@ -33,27 +60,32 @@ ucs_status_t ucx_on_rkey(void *arg, const void *header, size_t hlen, void *data,
 		return UCS_OK;
 	memcpy(&rh, header, sizeof(rh));
 	uint32_t p = ucx_sender(t, rh.node, param, "a memory key");
-	if (p == UINT32_MAX || !t->peer[p].proven || t->peer[p].rkey_in)
+	if (p == UINT32_MAX || !t->peer[p].proven)
 		return UCS_OK;
 	struct ucx_peer *pp = &t->peer[p];
-	uint64_t seg = t->mine->gmem_seg;
-	uint64_t want = GMEM_BASE + (uint64_t)p * seg;
-	if (rh.magic != UCX_CARD_MAGIC ||
-	    (rh.len && (rh.base != want || rh.len != seg || !len)))
-		earth_fatal("ucx: node %u offered a memory key for something "
-			    "other than its global memory segment",
-			    p);
-	if (rh.len) {
-		ucs_status_t st = ucp_ep_rkey_unpack(pp->ep, data, &pp->rkey);
-		if (st != UCS_OK)
-			earth_fatal("ucx: cannot unpack node %u's memory key: "
-				    "%s",
-				    p, ucs_status_string(st));
-		pp->rbase = rh.base;
-		pp->rlen = rh.len;
+	if (rh.magic == UCX_DSM_MAGIC) {
+		/* Where it lies is the peer's business (its own mapping);
+		 * its length, every node's, is checked once this node's is
+		 * known (ucx_dsm_expose). */
+		if (!pp->dsm_key_in)
+			key_take(t, p, &rh, data,
+				 rh.len &&
+				     (!len || rh.base > UINT64_MAX - rh.len),
+				 "its copy of shared memory", &pp->dsm_rkey,
+				 &pp->dsm_rbase, &pp->dsm_rlen, &pp->dsm_key_in,
+				 &t->dsm_keys_in);
+		return UCS_OK;
 	}
-	pp->rkey_in = true;
-	t->rkeys_in++;
+	if (!pp->rkey_in) {
+		uint64_t seg = t->mine->gmem_seg;
+		uint64_t want = GMEM_BASE + (uint64_t)p * seg;
+		key_take(
+		    t, p, &rh, data,
+		    rh.magic != UCX_CARD_MAGIC ||
+			(rh.len && (rh.base != want || rh.len != seg || !len)),
+		    "its global memory segment", &pp->rkey, &pp->rbase,
+		    &pp->rlen, &pp->rkey_in, &t->rkeys_in);
+	}
 	return UCS_OK;
 }
 
@@ -106,16 +138,18 @@ static void rma_cb(void *req, ucs_status_t st, void *user)
 	rma_queue(t, r);
 }
 
-/* Peer p's exposed segment, reached through a lane that accesses its
- * memory itself, holds [raddr, raddr + len): a record for the access
- * (else NULL: the caller sends a message instead). */
-static struct ucx_rma *rma_new(struct ucx_net *t, uint32_t peer, uint64_t raddr,
+/* Peer p's exposed memory [rbase, rbase + rlen) under key, reached
+ * through a lane that accesses its memory itself, holds [raddr, raddr +
+ * len): a record for the access (else NULL: the caller sends a message
+ * instead). */
+static struct ucx_rma *rma_new(struct ucx_net *t, uint32_t peer, ucp_rkey_h key,
+			       uint64_t rbase, uint64_t rlen, uint64_t raddr,
 			       uint64_t len, net_rma_done_fn done, void *arg,
 			       bool write)
 {
 	struct ucx_peer *pp = &t->peer[peer];
-	if (!pp->rkey || !pp->rma_lane || pp->lost || raddr < pp->rbase ||
-	    len > pp->rlen || raddr - pp->rbase > pp->rlen - len)
+	if (!key || !pp->rma_lane || pp->lost || raddr < rbase || len > rlen ||
+	    raddr - rbase > rlen - len)
 		return NULL;
 	struct ucx_rma *r = t->free_rma;
 	if (r)
@@ -130,18 +164,21 @@ static struct ucx_rma *rma_new(struct ucx_net *t, uint32_t peer, uint64_t raddr,
 	return r;
 }
 
-int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
-		uint64_t len, net_rma_done_fn done, void *arg)
+/* Starts reading [raddr, raddr + len) of peer's memory under key
+ * (exposed: [rbase, rbase + rlen)) into dst: 0, or -1 (nothing
+ * started). */
+static int rma_read(struct ucx_net *t, uint32_t peer, ucp_rkey_h key,
+		    uint64_t rbase, uint64_t rlen, void *dst, uint64_t raddr,
+		    uint64_t len, net_rma_done_fn done, void *arg)
 {
-	struct ucx_net *t = (struct ucx_net *)nt;
-	struct ucx_peer *pp = &t->peer[peer];
-	struct ucx_rma *r = rma_new(t, peer, raddr, len, done, arg, false);
+	struct ucx_rma *r =
+	    rma_new(t, peer, key, rbase, rlen, raddr, len, done, arg, false);
 	if (!r)
 		return -1;
 	ucp_request_param_t rp;
 	rma_param(&rp, r);
 	ucs_status_ptr_t sp =
-	    ucp_get_nbx(pp->ep, dst, (size_t)len, raddr, pp->rkey, &rp);
+	    ucp_get_nbx(t->peer[peer].ep, dst, (size_t)len, raddr, key, &rp);
 	if (UCS_PTR_IS_ERR(sp)) {
 		ucx_rma_free(t, r);
 		return -1;
@@ -149,6 +186,30 @@ int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
 	t->rma_reads++;
 	rma_started(t, r, sp);
 	return 0;
+}
+
+int ucx_rma_get(struct net *nt, uint32_t peer, void *dst, uint64_t raddr,
+		uint64_t len, net_rma_done_fn done, void *arg)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	return rma_read(t, peer, pp->rkey, pp->rbase, pp->rlen, dst, raddr, len,
+			done, arg);
+}
+
+/* net_ops.dsm_get: a page of peer's copy of shared memory, as rma_get
+ * (only over a lane that reads peer's memory itself: a read UCX emulates
+ * with a message peer's worker answers is no better than asking its
+ * SU). */
+int ucx_dsm_get(struct net *nt, uint32_t peer, void *dst, uint64_t off,
+		uint64_t len, net_rma_done_fn done, void *arg)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	struct ucx_peer *pp = &t->peer[peer];
+	if (peer == t->base.self || off > pp->dsm_rlen)
+		return -1;
+	return rma_read(t, peer, pp->dsm_rkey, pp->dsm_rbase, pp->dsm_rlen, dst,
+			pp->dsm_rbase + off, len, done, arg);
 }
 
 /* A write is done when its data is in the peer's memory, not when UCX
@@ -168,7 +229,8 @@ int ucx_rma_put(struct net *nt, uint32_t peer, const void *src, uint64_t raddr,
 {
 	struct ucx_net *t = (struct ucx_net *)nt;
 	struct ucx_peer *pp = &t->peer[peer];
-	struct ucx_rma *r = rma_new(t, peer, raddr, len, done, arg, true);
+	struct ucx_rma *r = rma_new(t, peer, pp->rkey, pp->rbase, pp->rlen,
+				    raddr, len, done, arg, true);
 	if (!r)
 		return -1;
 	ucp_request_param_t rp;
@@ -278,33 +340,17 @@ static const char *map_segment(struct ucx_net *t, void *base, uint64_t len,
 	return NULL;
 }
 
-/* Registers [base, base + len) once and sends every peer its key; waits
- * (progressing) until every peer's key came (EARTH_CONNECT_TIMEOUT). */
-const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len,
-			   bool *taken)
+/* Sends every peer hdr and the packed key (plen bytes; none: NULL, 0),
+ * then waits (progressing) until *keys_in counts every peer's
+ * (EARTH_CONNECT_TIMEOUT). NULL, or what went wrong. */
+static const char *keys_swap(struct ucx_net *t, const struct ucx_rkey_hdr *hdr,
+			     const void *packed, size_t plen,
+			     const uint32_t *keys_in)
 {
-	struct ucx_net *t = (struct ucx_net *)nt;
 	uint32_t nodes = t->base.nodes;
-	void *packed = NULL;
-	size_t plen = 0;
-	if (base && len) {
-		const char *e = map_segment(t, base, len, taken);
-		if (e)
-			return e;
-		ucs_status_t st;
-		st = ucp_rkey_pack(t->ctx, t->memh, &packed, &plen);
-		if (st != UCS_OK)
-			return ucx_fail("packing the global memory key", st);
-	}
-	t->rkey_hdr = (struct ucx_rkey_hdr){UCX_CARD_MAGIC, t->base.self,
-					    packed ? (uintptr_t)base : 0,
-					    packed ? len : 0};
 	void **req = calloc(nodes, sizeof(*req));
-	if (!req) {
-		if (packed)
-			ucp_rkey_buffer_release(packed);
+	if (!req)
 		return "out of memory";
-	}
 	ucp_request_param_t rp;
 	memset(&rp, 0, sizeof(rp));
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -314,10 +360,10 @@ const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len,
 		if (p == t->base.self)
 			continue;
 		ucs_status_ptr_t sp =
-		    ucp_am_send_nbx(t->peer[p].ep, AM_RKEY, &t->rkey_hdr,
-				    sizeof(t->rkey_hdr), packed, plen, &rp);
+		    ucp_am_send_nbx(t->peer[p].ep, AM_RKEY, hdr, sizeof(*hdr),
+				    packed, plen, &rp);
 		if (UCS_PTR_IS_ERR(sp))
-			e = ucx_fail("sending the global memory key",
+			e = ucx_fail("sending a memory key",
 				     UCS_PTR_STATUS(sp));
 		else
 			req[p] = sp;
@@ -334,14 +380,79 @@ const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len,
 				    "reach every node in time";
 		}
 	free(req);
-	if (packed)
-		ucp_rkey_buffer_release(packed);
-	while (!e && t->rkeys_in < nodes - 1) {
+	while (!e && *keys_in < nodes - 1) {
 		ucp_worker_progress(t->worker);
 		ucx_fault_check(t);
 		if (ucx_mono_ns() > deadline)
 			e = "ucx transport: not every node's memory key came "
 			    "in time (EARTH_CONNECT_TIMEOUT)";
 	}
+	return e;
+}
+
+/* Registers [base, base + len) once and sends every peer its key; waits
+ * (progressing) until every peer's key came (EARTH_CONNECT_TIMEOUT). */
+const char *ucx_rma_expose(struct net *nt, void *base, uint64_t len,
+			   bool *taken)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	void *packed = NULL;
+	size_t plen = 0;
+	if (base && len) {
+		const char *e = map_segment(t, base, len, taken);
+		if (e)
+			return e;
+		ucs_status_t st;
+		st = ucp_rkey_pack(t->ctx, t->memh, &packed, &plen);
+		if (st != UCS_OK)
+			return ucx_fail("packing the global memory key", st);
+	}
+	t->rkey_hdr = (struct ucx_rkey_hdr){UCX_CARD_MAGIC, t->base.self,
+					    packed ? (uintptr_t)base : 0,
+					    packed ? len : 0};
+	const char *e = keys_swap(t, &t->rkey_hdr, packed, plen, &t->rkeys_in);
+	if (packed)
+		ucp_rkey_buffer_release(packed);
+	return e;
+}
+
+/* net_ops.dsm_expose: this node's copy of shared memory registered as it
+ * is (memory the region made: no pages are touched, none pinned over the
+ * lanes that read another process's memory, cma and tcp) for peers to
+ * read; its key sent to every peer as the global segment's is. A node
+ * that cannot register it says so with an empty key (peers then fetch
+ * its pages by message). */
+const char *ucx_dsm_expose(struct net *nt, void *base, uint64_t len)
+{
+	struct ucx_net *t = (struct ucx_net *)nt;
+	void *packed = NULL;
+	size_t plen = 0;
+	ucp_mem_map_params_t mp;
+	memset(&mp, 0, sizeof(mp));
+	mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+			UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+			UCP_MEM_MAP_PARAM_FIELD_PROT;
+	mp.address = base;
+	mp.length = (size_t)len;
+	mp.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
+		  UCP_MEM_MAP_PROT_REMOTE_READ;
+	if (base && len && ucp_mem_map(t->ctx, &mp, &t->dsm_memh) == UCS_OK &&
+	    ucp_rkey_pack(t->ctx, t->dsm_memh, &packed, &plen) != UCS_OK)
+		packed = NULL;
+	t->dsm_hdr = (struct ucx_rkey_hdr){UCX_DSM_MAGIC, t->base.self,
+					   packed ? (uintptr_t)base : 0,
+					   packed ? len : 0};
+	const char *e =
+	    keys_swap(t, &t->dsm_hdr, packed, plen, &t->dsm_keys_in);
+	if (packed)
+		ucp_rkey_buffer_release(packed);
+	for (uint32_t p = 0; p < t->base.nodes && !e; p++)
+		if (t->peer[p].dsm_rlen && t->peer[p].dsm_rlen != len)
+			earth_fatal("ucx: node %u offered a key for %llu bytes "
+				    "of shared memory, and this node's region "
+				    "has %llu (EARTH_DSM_MB must be the same "
+				    "on every node)",
+				    p, (unsigned long long)t->peer[p].dsm_rlen,
+				    (unsigned long long)len);
 	return e;
 }

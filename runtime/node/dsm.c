@@ -207,6 +207,20 @@ int node_dsm_open(struct earth_node *n)
 		fprintf(stderr, "earth: node %u: %s\n", n->id, err);
 		return -1;
 	}
+	/* Between hosts, the transport's one-sided reads where it has them
+	 * (ucx over a lane that reads a peer's memory itself): every node
+	 * registers its copy of the region, through the alias, which is
+	 * readable whatever the pages' protections (net_ops.dsm_expose). */
+	if (n->net && n->net->ops->dsm_expose) {
+		const char *e = n->net->ops->dsm_expose(
+		    n->net, dsm_g.region.alias, dsm_g.region.size);
+		if (e) {
+			fprintf(stderr, "earth: node %u: shared memory: %s\n",
+				n->id, e);
+			dsm_region_unmap(&dsm_g.region);
+			return -1;
+		}
+	}
 	dsm_g.self = n->id;
 	dsm_g.nodes = n->num_nodes;
 	dsm_g.stack_size = (size_t)earth_setting_u64(EARTH_SET_DSM_STACK_KB)

@@ -98,6 +98,13 @@ static struct {
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
 	uint64_t fetch_direct;
+	/* Pages being read one-sided through the transport (dsm_get), and
+	 * records of finished ones, reused. */
+	struct rfetch {
+		struct rfetch *next;
+		uint32_t home, page;
+		uint8_t data[];
+	} * rfree;
 	uint64_t wait_ticks[DSM_WAIT_CAUSES_];
 	/* Barriers made here, the episode under way (made at first use):
 	 * per node, the threads arrived and the threads it said it runs,
@@ -248,6 +255,50 @@ static size_t notices_for(uint32_t to, size_t off)
 
 /* ---- the protocol's sends ---- */
 
+/* A page read one-sided from its home's copy is there: handled as the
+ * PAGE the home would have sent (from the transport's poll, as a
+ * message is). */
+static void rfetch_done(void *arg)
+{
+	struct rfetch *f = arg;
+	struct wire_hdr h = {.magic = WIRE_MAGIC,
+			     .version = WIRE_VERSION,
+			     .type = W_DSM,
+			     .src = (uint16_t)f->home,
+			     .n = M_PAGE,
+			     .len = (uint32_t)dsm_g.region.page_size,
+			     .a = f->page};
+	receive(f->home, &h, f->data);
+	f->next = sd.rfree;
+	sd.rfree = f;
+	drain_local();
+}
+
+/* Starts reading page from its home's copy through the transport
+ * (net_ops.dsm_get: the SU does not wait; the transport's poll ends
+ * it); false when it cannot. */
+static bool rfetch_start(uint32_t home, uint32_t page)
+{
+	struct net *t = sd.n->net;
+	size_t ps = dsm_g.region.page_size;
+	if (!t || !t->ops->dsm_get)
+		return false;
+	struct rfetch *f = sd.rfree;
+	if (f)
+		sd.rfree = f->next;
+	else if (!(f = malloc(sizeof(*f) + ps)))
+		return false;
+	f->home = home;
+	f->page = page;
+	if (t->ops->dsm_get(t, home, f->data, (uint64_t)page * ps, ps,
+			    rfetch_done, f)) {
+		f->next = sd.rfree;
+		sd.rfree = f;
+		return false;
+	}
+	return true;
+}
+
 static void op_fetch(void *ctx, uint32_t home, uint32_t page)
 {
 	(void)ctx;
@@ -267,6 +318,12 @@ static void op_fetch(void *ctx, uint32_t home, uint32_t page)
 		keep(&sd.local, home, &h,
 		     dsm_g.peer_base + home * dsm_g.peer_seg +
 			 (size_t)page * ps);
+		sd.fetch_direct++;
+		return;
+	}
+	/* Between hosts, read one-sided by the transport where it can, on
+	 * the same condition. */
+	if (!sd.p.diffs_out && home != sd.n->id && rfetch_start(home, page)) {
 		sd.fetch_direct++;
 		return;
 	}
@@ -386,6 +443,11 @@ void su_dsm_close(void)
 		free(w);
 	}
 	free(sd.buf);
+	while (sd.rfree) {
+		struct rfetch *f = sd.rfree;
+		sd.rfree = f->next;
+		free(f);
+	}
 	memset(&sd, 0, sizeof(sd));
 }
 
