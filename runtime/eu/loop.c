@@ -15,6 +15,7 @@
 #include <string.h>
 
 struct eu_state eu_first;
+struct eu_state *eu_rest;
 __thread struct eu_state *eu_self __attribute__((tls_model("initial-exec"))) =
     &eu_first;
 

@@ -156,7 +156,9 @@ static void node_single_cpu(struct earth_node *n)
 
 static void node_free(struct earth_node *n)
 {
-	eu_frames_release_all(&eu_first);
+	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++)
+		eu_frames_release_all(eu_at(i));
+	eu_frames_release_large();
 	gmem_close();
 	reg_mem_clear();
 	if (su_g.out_head) {

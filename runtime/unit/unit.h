@@ -31,13 +31,29 @@
 
 /* Frame header, 16 bytes before the frame a fiber sees: the EU lays it
  * out (eu/frame.c); the SU reads the function of a token's frame it sends
- * to another node. */
+ * to another node, and the EU whose frame it is (frame_owner) to make a
+ * fiber of it ready there. */
 struct frame_hdr {
 	const struct earth_tfunc *fn;
-	uint32_t cls;	/* size class, or FRAME_CLASS_LARGE */
+	/* The size class (FRAME_CLASS_BITS low bits), or FRAME_CLASS_LARGE;
+	 * the EU whose lists it came from above them (FRAME_OWNER_SHIFT).
+	 * Written by the allocating EU only. */
+	uint32_t cls;
 	uint32_t magic; /* FRAME_LIVE or FRAME_FREE */
 };
-#define FRAME_CLASS_LARGE 0xffffffffu
+#define FRAME_CLASS_BITS 8u
+#define FRAME_OWNER_SHIFT FRAME_CLASS_BITS
+#define FRAME_CLASS_MASK ((1u << FRAME_CLASS_BITS) - 1)
+#define FRAME_CLASS_LARGE FRAME_CLASS_MASK
+_Static_assert(EARTH_FRAME_CLASSES < FRAME_CLASS_MASK,
+	       "size classes fit below FRAME_CLASS_LARGE");
+_Static_assert(EARTH_EUS_MAX < (1u << (32 - FRAME_OWNER_SHIFT)),
+	       "an EU's number fits above the size class");
+/* The EU whose lists frame header h came from. */
+static inline unsigned frame_owner(const struct frame_hdr *h)
+{
+	return h->cls >> FRAME_OWNER_SHIFT;
+}
 #define FRAME_LIVE 0x4541524cu /* "EARL" */
 #define FRAME_FREE 0x46524545u /* "FREE" */
 
