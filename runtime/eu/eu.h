@@ -118,6 +118,8 @@ extern struct eu_state eu_first EARTH_HIDDEN;
 /* EU i's state, i < the node's eus: EU 0's is eu_first, the others' are
  * allocated by the node before it starts them (node/node.c). */
 extern struct eu_state *eu_rest EARTH_HIDDEN;
+/* Their token deques (EU i's at eu_rest_tokens[i - 1]). */
+extern struct deque *eu_rest_tokens EARTH_HIDDEN;
 static inline struct eu_state *eu_at(unsigned i)
 {
 	return i ? &eu_rest[i - 1] : &eu_first;
@@ -505,9 +507,17 @@ static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 
 struct eu_start {
 	struct earth_node *node;
+	/* Main's function and arguments: node 0's EU 0 runs its entry fiber
+	 * (NULL for every other EU). */
 	const struct earth_tfunc *main_fn;
 	const void *args;
 	size_t size;
+	/* The EU this thread is (eu_at(index)). */
+	unsigned index;
+	/* Main's frame when the node allocated it before the EU threads
+	 * started (node 0, k > 1: every EU knows it, eu_state.main_frame);
+	 * NULL: EU 0 allocates it as it starts. */
+	void *main_frame;
 };
 void *eu_thread(void *start) EARTH_HIDDEN;
 

@@ -170,15 +170,7 @@ void su_wake_eu(struct earth_node *n)
 	 * ring. */
 	atomic_thread_fence(memory_order_seq_cst);
 	su_g.wake_check = false;
-	for (unsigned i = 0; i < su_g.neus; i++) {
-		_Atomic uint32_t *w = &n->link[i].word;
-		if (atomic_load_explicit(w, memory_order_relaxed) ==
-		    UNIT_SLEEPING) {
-			atomic_store_explicit(w, UNIT_RUNNING,
-					      memory_order_relaxed);
-			earth_futex_wake(w);
-		}
-	}
+	earth_eus_wake(n);
 }
 
 bool su_eus_asleep(const struct earth_node *n, memory_order mo)

@@ -85,6 +85,8 @@ struct earth_node {
 	/* What each EU shares with the SU: eus entries (node.c), EU i's
 	 * at link[i]. */
 	struct eu_link *link;
+	/* EU i's CPU (eus entries, node/topology.c; eu_cpus[0] is eu_cpu). */
+	int *eu_cpus;
 	struct q_mpsc inbox q_aligned_line; /* other threads -> SU */
 	/* The EU's tokens: it pushes and pops at the bottom, the SU steals
 	 * the oldest for other nodes (deque.h). */
@@ -172,6 +174,10 @@ extern struct earth_node earth_node_g EARTH_HIDDEN;
 /* Wakes the SU if it sleeps. Any thread; the caller has already made its
  * work visible and issued a seq_cst fence. */
 void earth_su_wake(struct earth_node *n) EARTH_HIDDEN;
+/* Wakes every EU that sleeps on its word (n->link[i].word). Any thread;
+ * the caller has made its work (ready ring, stop) visible and issued a
+ * seq_cst fence: the Dekker pair of the EU's idle wait. */
+void earth_eus_wake(struct earth_node *n) EARTH_HIDDEN;
 /* The calling unit blocks on its word while it holds expected (unit.c):
  * the SU's word under a transport that wakes the SU its own way (tcp)
  * blocks in the transport, which also wakes on arrivals; otherwise a
