@@ -377,6 +377,11 @@ Test(smp, a_slot_signalled_from_every_eu_and_another_node_at_once)
 			unsigned long sum;
 			unsigned busy = eus_that_worked(c.out, k, &sum);
 			cr_expect_eq(sum, 3000, "%s", c.out);
+			/* earth_stats_get sums every EU of node 0 */
+			cr_expect(strstr(c.out, "smpslot: node 0 ran 3002 "
+						"fibers, 3001 frames, 3001 "
+						"END_FUNCTIONs"),
+				  "k=%u %s: %s", k, tr[t], c.out);
 			/* new frames went to the shortest ready ring: more
 			 * than one EU ran them */
 			cr_expect_geq(busy, 2, "k=%u %s: %s", k, tr[t], c.out);

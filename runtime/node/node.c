@@ -178,14 +178,17 @@ static void node_free(struct earth_node *n)
 	n->net = NULL;
 	free(eu_first.ovf);
 	free(eu_first.own_ready);
+	/* EUs 1 to k - 1: their states stay, with their counters, for
+	 * earth_stats_get after the run (freed when the next run starts, or
+	 * at exit). */
 	for (unsigned i = 1; eu_rest && i < n->eus; i++) {
 		free(eu_at(i)->ovf);
 		free(eu_at(i)->own_ready);
+		eu_at(i)->ovf = NULL;
+		eu_at(i)->own_ready = NULL;
 		deque_free(&eu_rest_tokens[i - 1]);
 	}
-	free(eu_rest);
 	free(eu_rest_tokens);
-	eu_rest = NULL;
 	eu_rest_tokens = NULL;
 	free(n->eu_cpus);
 	n->eu_cpus = NULL;
@@ -406,6 +409,8 @@ static void node_place(struct earth_node *n, bool single)
 static int node_open_eus(struct earth_node *n)
 {
 	unsigned k = n->eus ? n->eus : 1;
+	free(eu_rest); /* the last run's, kept for earth_stats_get */
+	eu_rest = NULL;
 	if (k == 1)
 		return 0;
 	eu_rest = aligned_alloc(Q_CACHE_LINE, (k - 1) * sizeof(*eu_rest));

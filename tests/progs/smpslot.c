@@ -6,10 +6,12 @@
  * with the shortest ready ring, and m RSYNCs of main's slot; each `work`
  * computes a little, then signals the slot itself from the EU it runs on.
  * The slot waits for exactly 2m signals. White box: each `work` counts the
- * EU it ran on (eu/eu.h), and the EU that ends main's frame is named.
+ * EU it ran on (eu/eu.h); after the run node 0 prints its statistics,
+ * every EU's summed (earth_stats_get).
  *
  *   smpslot [m]   2 nodes; node 0 prints "smpslot: 2m signals, fired 1,
- *                 work m on EUs a b c ..." and exits 0
+ *                 work m on EUs a b c ..." and "smpslot: node 0 ran m+2
+ *                 fibers, m+1 frames, m+1 END_FUNCTIONs", and exits 0
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
@@ -115,5 +117,17 @@ static void main_all(void *frame)
 
 int main(int argc, char **argv)
 {
-	return earth_main(argc, argv, &smp_main);
+	int rc = earth_main(argc, argv, &smp_main);
+	/* Node 0's counters, every EU's summed: main's two fibers and the
+	 * m trampolines; main's frame and the m work frames. */
+	if (earth_node_id() == 0 && rc == 0) {
+		struct earth_stats st;
+		earth_stats_get(&st);
+		printf("smpslot: node 0 ran %llu fibers, %llu frames, %llu "
+		       "END_FUNCTIONs\n",
+		       (unsigned long long)st.fibers_run,
+		       (unsigned long long)st.frames_allocated,
+		       (unsigned long long)st.ops[EARTH_OP_END_FUNCTION]);
+	}
+	return rc;
 }
