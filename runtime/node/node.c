@@ -186,7 +186,8 @@ static void node_free(struct earth_node *n)
 		free(eu_at(i)->own_ready);
 		eu_at(i)->ovf = NULL;
 		eu_at(i)->own_ready = NULL;
-		deque_free(&eu_rest_tokens[i - 1]);
+		if (eu_rest_tokens)
+			deque_free(&eu_rest_tokens[i - 1]);
 	}
 	free(eu_rest_tokens);
 	eu_rest_tokens = NULL;
@@ -416,13 +417,13 @@ static int node_open_eus(struct earth_node *n)
 	eu_rest = aligned_alloc(Q_CACHE_LINE, (k - 1) * sizeof(*eu_rest));
 	eu_rest_tokens = calloc(k - 1, sizeof(*eu_rest_tokens));
 	if (!eu_rest || !eu_rest_tokens)
-		return -1;
+		goto oom;
 	memset(eu_rest, 0, (k - 1) * sizeof(*eu_rest));
 	for (unsigned i = 1; i < k; i++) {
 		struct eu_state *eu = eu_at(i);
 		if (deque_init(&eu_rest_tokens[i - 1], EARTH_TOKEN_DEQUE_MAX,
 			       false))
-			return -1;
+			goto oom;
 		eu->owner_tag = i << FRAME_OWNER_SHIFT;
 		eu->link = &n->link[i];
 		eu->req = &n->link[i].req;
@@ -430,6 +431,12 @@ static int node_open_eus(struct earth_node *n)
 		eu->tokens = &eu_rest_tokens[i - 1];
 	}
 	return 0;
+oom:
+	fprintf(stderr,
+		"earth: node %u: out of memory for the state of %u Execution "
+		"Units: give fewer (EARTH_EUS)\n",
+		n->id, k);
+	return -1;
 }
 
 /* Each EU's ring pair with the SU, the inbox and the token deque, on the node's
