@@ -14,7 +14,9 @@
 #include <criterion/criterion.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "eu/eu.h"
 #include "job.h"
@@ -51,6 +53,7 @@ Test(smp, auto_takes_the_nodes_share_less_the_su)
 	cr_expect_eq(msg[0], 0, "%s", msg);
 }
 
+#if EARTH_EUS_BUILT == 1
 Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
 {
 	/* auto on a larger host: 15 EUs for 16 cores, 3 for a quarter */
@@ -85,6 +88,7 @@ Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
 	cr_expect_eq(resolve(1, 64, 1, false, NULL), 1);
 	cr_expect_eq(resolve(1, 1, 3, true, "single-poll"), 1);
 }
+#endif
 
 /* Runs `cmd` (after the program's path) on one node: status and stderr. */
 static void one_node(struct t_cmd *c, const char *env, const char *args)
@@ -132,21 +136,33 @@ Test(smp, one_node_refuses_more_eus_before_it_starts)
 	static struct t_cmd c;
 	/* environment, arguments, what is said once */
 	const char *cases[][3] = {
-	    {"EARTH_EUS=2", "10",
-	     "earth: EARTH_EUS=2: a node of more than one Execution Unit is "
-	     "not built yet"},
-	    {"EARTH_EUS=1", "--earth-eus=3 10",
-	     "earth: EARTH_EUS=3: a node of more than one"},
-	    {"EARTH_EUS=1", "--earth-eus 3 10",
-	     "earth: EARTH_EUS=3: a node of more than one"},
-	    {"EARTH_EUS=2 EARTH_MODE=single-poll", "10",
-	     "EARTH_EUS=2 with EARTH_MODE=single-poll"},
-	    {"EARTH_EUS=0", "10",
-	     "EARTH_EUS='0': not a whole number from 1 to 1023, nor auto"},
-	    {"EARTH_EUS=automatic", "10",
-	     "EARTH_EUS='automatic': not a whole number"},
-	    {"EARTH_EUS=1", "--earth-eus=1024 10",
-	     "--earth-eus=1024: not a whole number from 1 to 1023"},
+#if EARTH_EUS_BUILT == 1
+		{"EARTH_EUS=2", "10",
+		 "earth: EARTH_EUS=2: a node of more than one Execution Unit "
+		 "is "
+		 "not built yet"},
+		{"EARTH_EUS=1", "--earth-eus=3 10",
+		 "earth: EARTH_EUS=3: a node of more than one"},
+		{"EARTH_EUS=1", "--earth-eus 3 10",
+		 "earth: EARTH_EUS=3: a node of more than one"},
+#else
+		{"EARTH_EUS=1", "--earth-eus=1023 10",
+		 "earth: EARTH_EUS=1023: a node of more than one"},
+		{"EARTH_EUS=2 EARTH_STATS=1", "10",
+		 "EARTH_EUS=2 with statistics (--stats, EARTH_STATS): a node "
+		 "of "
+		 "several Execution Units does not keep"},
+		{"EARTH_EUS=3 EARTH_TRACE=/dev/null", "10",
+		 "EARTH_EUS=3 with a trace (EARTH_TRACE)"},
+#endif
+		{"EARTH_EUS=2 EARTH_MODE=single-poll", "10",
+		 "EARTH_EUS=2 with EARTH_MODE=single-poll"},
+		{"EARTH_EUS=0", "10",
+		 "EARTH_EUS='0': not a whole number from 1 to 1023, nor auto"},
+		{"EARTH_EUS=automatic", "10",
+		 "EARTH_EUS='automatic': not a whole number"},
+		{"EARTH_EUS=1", "--earth-eus=1024 10",
+		 "--earth-eus=1024: not a whole number from 1 to 1023"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		one_node(&c, cases[i][0], cases[i][1]);
@@ -165,6 +181,7 @@ Test(smp, earthrun_passes_eus_to_every_node)
 	     T_PROG_DIR);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_expect(strstr(c.out, "fib(18)=2584 correct"), "%s", c.out);
+#if EARTH_EUS_BUILT == 1
 	/* every node refuses 2, said once for the job */
 	t_sh(&c, 60, "%s -n 2 --eus=2 %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
 	cr_expect_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
@@ -175,6 +192,7 @@ Test(smp, earthrun_passes_eus_to_every_node)
 	cr_expect(at, "%s", c.err);
 	if (at)
 		cr_expect(!strstr(at + 1, p), "said twice:\n%s", c.err);
+#endif
 	/* earthrun's own usage errors, exit 2 */
 	const char *bad[][2] = {{"--eus=0", "--eus 0: not a whole number "
 					    "from 1 to 1023, nor auto"},
@@ -269,3 +287,104 @@ Test(smp, each_eu_thread_reaches_its_own_state)
 	cr_expect_eq(eu_first.ops[EARTH_OP_END_FUNCTION], 1);
 	cr_expect_eq(self_fake.ops[EARTH_OP_END_FUNCTION], 0);
 }
+
+#if EARTH_EUS_BUILT > 1
+/* ---- nodes of k EU threads (a build with -DEARTH_EUS_BUILT > 1) ---- */
+
+Test(smp, k_eus_run_programs_on_one_node)
+{
+	static struct t_cmd c;
+	for (unsigned k = 2; k <= 3; k++) {
+		t_sh(&c, 60, "env EARTH_EUS=%u %s/multinode 1000", k,
+		     T_PROG_DIR);
+		cr_expect_eq(c.status, 0, "k=%u: status %d\n%s", k, c.status,
+			     c.err);
+		cr_expect(strstr(c.out, "multinode: 1 nodes, 1000-byte "
+					"blocks: all correct"),
+			  "k=%u: %s", k, c.out);
+		t_sh(&c, 60, "env EARTH_EUS=%u %s/fibnodes 20", k, T_PROG_DIR);
+		cr_expect_eq(c.status, 0, "k=%u: status %d\n%s", k, c.status,
+			     c.err);
+		cr_expect(strstr(c.out, "fib(20)=6765 correct, collectives "
+					"correct"),
+			  "k=%u: %s", k, c.out);
+		/* more units than this machine's CPUs: said once */
+		if (sysconf(_SC_NPROCESSORS_ONLN) < (long)k + 1) {
+			const char *p = "Execution Units and the SU on";
+			const char *at = strstr(c.err, p);
+			cr_expect(at, "k=%u: %s", k, c.err);
+			if (at)
+				cr_expect(!strstr(at + 1, p), "%s", c.err);
+		}
+	}
+}
+
+/* A job of 2 nodes of k EUs over transport tr: status 0, `want` said. */
+static void two_nodes(struct t_cmd *c, const char *tr, unsigned k,
+		      const char *prog, const char *want)
+{
+	t_sh(c, 90, "%s --transport %s -n 2 --eus=%u %s/%s", T_EARTHRUN, tr, k,
+	     T_PROG_DIR, prog);
+	cr_expect_eq(c->status, 0, "k=%u %s %s: status %d\n%s", k, tr, prog,
+		     c->status, c->err);
+	cr_expect(strstr(c->out, want), "k=%u %s: %s", k, tr, c->out);
+}
+
+Test(smp, k_eus_in_jobs_of_two_nodes_over_shm_and_tcp)
+{
+	static struct t_cmd c;
+	const char *tr[] = {"shm", "tcp"};
+	for (unsigned k = 2; k <= 3; k++)
+		for (size_t t = 0; t < 2; t++) {
+			two_nodes(&c, tr[t], k, "fibnodes 20",
+				  "fib(20)=6765 correct, collectives correct");
+			two_nodes(&c, tr[t], k, "multinode 1000",
+				  "multinode: 2 nodes, 1000-byte blocks: all "
+				  "correct");
+		}
+}
+
+/* smpslot's line: the work each EU of node 0 ran. */
+static unsigned eus_that_worked(const char *out, unsigned k, unsigned long *sum)
+{
+	const char *p = strstr(out, " on EUs");
+	unsigned busy = 0;
+	*sum = 0;
+	if (!p)
+		return 0;
+	p += strlen(" on EUs");
+	for (unsigned i = 0; i < k; i++) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p)
+			return 0;
+		*sum += v;
+		busy += v != 0;
+		p = end;
+	}
+	return busy;
+}
+
+Test(smp, a_slot_signalled_from_every_eu_and_another_node_at_once)
+{
+	static struct t_cmd c;
+	const char *tr[] = {"shm", "tcp"};
+	for (unsigned k = 2; k <= 3; k++)
+		for (size_t t = 0; t < 2; t++) {
+			two_nodes(&c, tr[t], k, "smpslot 3000",
+				  "smpslot: 6000 signals, fired 1, work 3000 "
+				  "on EUs");
+			unsigned long sum;
+			unsigned busy = eus_that_worked(c.out, k, &sum);
+			cr_expect_eq(sum, 3000, "%s", c.out);
+			/* earth_stats_get sums every EU of node 0 */
+			cr_expect(strstr(c.out, "smpslot: node 0 ran 3002 "
+						"fibers, 3001 frames, 3001 "
+						"END_FUNCTIONs"),
+				  "k=%u %s: %s", k, tr[t], c.out);
+			/* new frames went to the shortest ready ring: more
+			 * than one EU ran them */
+			cr_expect_geq(busy, 2, "k=%u %s: %s", k, tr[t], c.out);
+		}
+}
+#endif

@@ -6,8 +6,10 @@
  * ready by an EU's request goes back on that EU's ready ring, each EU's
  * count of requests performed (eu_link.req_done) is its own and waits
  * while fibers for that EU wait beyond its ring, and the SU wakes each
- * sleeping EU. White box: k ring pairs driven by hand and by k posting
- * threads, with no EU thread (a node of k EU threads is not built yet).
+ * sleeping EU; outside the request rings (a peer's message, the inbox) a
+ * fiber for a slot goes to the EU whose frame it is, a new frame to the
+ * EU with the shortest ready ring. White box: k ring pairs driven by hand
+ * and by k posting threads, with no EU thread.
  */
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
@@ -240,5 +242,85 @@ Test(su_rings, k_eus_post_at_once_and_each_gets_its_own_back)
 		cr_expect_eq(done(i), (uint64_t)ROUNDS * REQ_LINE_WORDS,
 			     "EU %d", i);
 	}
+	node_down();
+}
+
+/* ---- a peer's readiness routed by the frame's EU ---- */
+
+/* Frames as the EUs lay them out: a header naming the EU, then the body
+ * (a slot in it), in registered memory. */
+static struct {
+	struct frame_hdr h;
+	earth_slot s;
+	char pad[40];
+} __attribute__((aligned(64))) frames[K];
+
+/* The frames' bodies on EU i's ready ring; a fiber for another frame or
+ * another function counts as wrong. */
+static unsigned take_frames(int i, void *want)
+{
+	struct q_ring *q = &earth_node_g.link[i].ready;
+	struct q_msg *m;
+	unsigned got = 0;
+	while ((m = q_ring_peek(q))) {
+		struct ready_msg *r = ready_of(m);
+		for (int e = 0; e < READY_PER_MSG && r->e[e].fiber; e++) {
+			if (r->e[e].fiber != (uintptr_t)fiber ||
+			    (want && r->e[e].frame != (uintptr_t)want))
+				atomic_fetch_add(&wrong, 1);
+			got++;
+		}
+		q_ring_release(q);
+	}
+	return got;
+}
+
+Test(su_rings, a_peers_signal_goes_to_the_frames_eu_a_new_frame_to_the_idlest)
+{
+	node_up(64);
+	cr_assert_eq(reg_mem_add(frames, sizeof(frames)), 0);
+	/* frame j is EU (2 - j)'s */
+	for (int j = 0; j < K; j++) {
+		frames[j].h = (struct frame_hdr){
+		    NULL, (uint32_t)(K - 1 - j) << FRAME_OWNER_SHIFT,
+		    FRAME_LIVE};
+		frames[j].s = (earth_slot){1, 1, fiber, &frames[j].s};
+	}
+	/* requests: back to the poster, whatever the frame */
+	su_step(&earth_node_g, false);
+	cr_assert(su_g.by_frame, "outside the request rings with 3 EUs");
+	for (int j = 0; j < K; j++)
+		su_slot_signal(&su_g, &frames[j].s, "RSYNC");
+	/* a slot outside any frame: EU 0 */
+	su_slot_signal(&su_g, &slot[1], "RSYNC");
+	su_ready_flush();
+	cr_expect_eq(take_frames(2, &frames[0].s), 1);
+	cr_expect_eq(take_frames(1, &frames[1].s), 1);
+	cr_expect_eq(take_frames(0, NULL), 2); /* frame 2's, slot[1]'s */
+	cr_expect_eq(atomic_load(&wrong), 0);
+	/* new frames: EU 0 has 3 messages more unconsumed, EU 2 has 2, EU 1
+	 * none */
+	su_g.eu = &su_g.eus[0];
+	for (int f = 0; f < 3 * READY_PER_MSG; f++)
+		su_ready_push(&su_g, fiber, &tag[0]);
+	su_g.eu = &su_g.eus[2];
+	for (int f = 0; f < 2 * READY_PER_MSG; f++)
+		su_ready_push(&su_g, fiber, &tag[2]);
+	su_g.eu = &su_g.eus[0];
+	su_ready_push_new(&su_g, fiber, &tag[1]);
+	su_ready_push_new(&su_g, fiber, &tag[1]);
+	su_ready_flush();
+	/* both went to EU 1, whose ring stayed the shortest (one message,
+	 * open, then published) */
+	cr_expect_eq(take_frames(1, &tag[1]), 2);
+	cr_expect_eq(take_frames(0, &tag[0]), 3 * READY_PER_MSG);
+	cr_expect_eq(take_frames(2, &tag[2]), 2 * READY_PER_MSG);
+	/* a request's fiber still goes back to the EU that posted it */
+	post(2, 1);
+	su_step(&earth_node_g, false);
+	cr_expect_eq(take_frames(2, &tag[2]), REQ_LINE_WORDS);
+	cr_expect_eq(take_frames(0, NULL), 0);
+	cr_expect_eq(take_frames(1, NULL), 0);
+	reg_mem_remove(frames);
 	node_down();
 }

@@ -52,6 +52,9 @@ struct eu_state {
 	void *main_frame;
 	bool main_done;
 	bool in_fiber;
+	/* This EU's number, shifted to where a frame header keeps its owner
+	 * (frame_hdr.cls): in the padding here, so no field moves. */
+	uint32_t owner_tag;
 	uint64_t ops[EARTH_OP_COUNT_];
 	uint64_t fibers_run, req_overflow, frames_allocated, sleeps;
 	uint64_t tokens_run; /* taken from its own deque */
@@ -96,11 +99,31 @@ struct eu_state {
 	 * of its requests performed. Last: the fields above keep their
 	 * places. */
 	struct eu_link *link;
+	/* Frames of other EUs' lists this EU ended and sent back to them
+	 * (eu_frame_free_foreign), and lists of its own frames it took back
+	 * from remote_free (eu_frame_refill). */
+	uint64_t frames_sent_back, remote_lists_taken;
+	/* Frames of this EU's lists that ended on another EU, per size
+	 * class: a Treiber stack other EUs push on (compare-and-swap,
+	 * release), which this EU takes whole with one exchange (acquire)
+	 * when its own list of the class is empty, before it refills from
+	 * the heap (eu/frame.c). A line of its own: the only field of
+	 * eu_state other threads write. */
+	_Atomic(void *) remote_free[EARTH_FRAME_CLASSES] q_aligned_line;
 } q_aligned_line;
 
 /* EU 0's state: the one EU of a node of one, and the EU the node's own
  * thread sets up and reads back (node/node.c, stats.c, stuck.c). */
 extern struct eu_state eu_first EARTH_HIDDEN;
+/* EU i's state, i < the node's eus: EU 0's is eu_first, the others' are
+ * allocated by the node before it starts them (node/node.c). */
+extern struct eu_state *eu_rest EARTH_HIDDEN;
+/* Their token deques (EU i's at eu_rest_tokens[i - 1]). */
+extern struct deque *eu_rest_tokens EARTH_HIDDEN;
+static inline struct eu_state *eu_at(unsigned i)
+{
+	return i ? &eu_rest[i - 1] : &eu_first;
+}
 /* The calling thread's EU: an EU thread points it at its own state as it
  * starts (eu_thread); on every other thread (the node's, the SU's, a
  * single-core node's one thread, a program's own) it stays at its initial
@@ -155,7 +178,14 @@ void *eu_frame_refill(struct eu_state *eu, unsigned cls) EARTH_HIDDEN;
 void *eu_frame_alloc_large(struct eu_state *eu,
 			   const struct earth_tfunc *f) EARTH_HIDDEN;
 void eu_frame_free_large(struct frame_hdr *h) EARTH_HIDDEN;
+/* A frame that is not of this EU's lists (another EU's: back onto its
+ * remote-free list), or a large one. */
+void eu_frame_free_foreign(struct eu_state *eu,
+			   struct frame_hdr *h) EARTH_HIDDEN;
+/* Frees EU eu's chunks (its frames are gone with them). */
 void eu_frames_release_all(struct eu_state *eu) EARTH_HIDDEN;
+/* Frees the node's large frames, live and ended (after every EU ended). */
+void eu_frames_release_large(void) EARTH_HIDDEN;
 
 static inline unsigned eu_frame_class(size_t total)
 {
@@ -180,7 +210,7 @@ eu_frame_take(struct eu_state *eu, const struct earth_tfunc *f, unsigned cls,
 	}
 	EU_UNPOISON(h + 1, f->frame_size);
 	h->fn = f;
-	h->cls = cls;
+	h->cls = cls | eu->owner_tag;
 	h->magic = FRAME_LIVE;
 	eu->frames_allocated++;
 	return h + 1;
@@ -208,14 +238,19 @@ static inline void eu_frame_free(struct eu_state *eu, void *frame)
 			  "the frame of a threaded function)",
 			  frame);
 	h->magic = FRAME_FREE;
-	if (q_unlikely(h->cls == FRAME_CLASS_LARGE)) {
-		eu_frame_free_large(h);
+	/* One test for both slow cases: the class of a frame of this EU's
+	 * lists is below EARTH_FRAME_CLASSES once its owner is taken out; a
+	 * large frame's (FRAME_CLASS_LARGE) and another EU's frame's are not.
+	 */
+	unsigned cls = h->cls ^ eu->owner_tag;
+	if (q_unlikely(cls >= EARTH_FRAME_CLASSES)) {
+		eu_frame_free_foreign(eu, h);
 		return;
 	}
-	size_t body = ((size_t)64 << h->cls) - sizeof(*h);
-	*(void **)frame = eu->free_list[h->cls];
+	size_t body = ((size_t)64 << cls) - sizeof(*h);
+	*(void **)frame = eu->free_list[cls];
 	EU_POISON((char *)frame + sizeof(void *), body - sizeof(void *));
-	eu->free_list[h->cls] = h;
+	eu->free_list[cls] = h;
 }
 
 /* Copies a TOKEN's or INVOKE's n argument bytes into its new frame:
@@ -472,9 +507,17 @@ static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 
 struct eu_start {
 	struct earth_node *node;
+	/* Main's function and arguments: node 0's EU 0 runs its entry fiber
+	 * (NULL for every other EU). */
 	const struct earth_tfunc *main_fn;
 	const void *args;
 	size_t size;
+	/* The EU this thread is (eu_at(index)). */
+	unsigned index;
+	/* Main's frame when the node allocated it before the EU threads
+	 * started (node 0, k > 1: every EU knows it, eu_state.main_frame);
+	 * NULL: EU 0 allocates it as it starts. */
+	void *main_frame;
 };
 void *eu_thread(void *start) EARTH_HIDDEN;
 

@@ -43,10 +43,13 @@ EU_LOOP_NAME(struct earth_node *n, struct eu_state *eu,
 	     const struct eu_start *st)
 {
 	eu_in_fiber = true;
-	if (n->id == 0) {
-		void *frame = eu_frame_alloc(eu, st->main_fn);
-		if (st->size)
-			memcpy(frame, st->args, st->size);
+	if (n->id == 0 && st->main_fn) {
+		void *frame = st->main_frame;
+		if (!frame) {
+			frame = eu_frame_alloc(eu, st->main_fn);
+			if (st->size)
+				memcpy(frame, st->args, st->size);
+		}
 		eu->main_frame = frame;
 		EU_LOOP_RUN(n, eu, st->main_fn->entry, frame);
 		if (acct_on)

@@ -15,6 +15,8 @@
 #include <string.h>
 
 struct eu_state eu_first;
+struct eu_state *eu_rest;
+struct deque *eu_rest_tokens;
 __thread struct eu_state *eu_self __attribute__((tls_model("initial-exec"))) =
     &eu_first;
 
@@ -128,18 +130,32 @@ void eu_token_gone(void *frame)
 	eu_frame_free(eu_self, frame);
 }
 
+/* Main's frame ended here on a node of several EUs: the others stop too
+ * (they check stop in their loops and before they sleep: stored, then
+ * their sleep words looked at, the Dekker pair of eu_idle). */
+static EARTH_COLD void eu_stop_siblings(struct earth_node *n)
+{
+	atomic_store_explicit(&n->stop, true, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	earth_eus_wake(n);
+}
+
 void *eu_thread(void *arg)
 {
 	struct eu_start *st = arg;
 	struct earth_node *n = st->node;
-	struct eu_state *eu = &eu_first;
+	struct eu_state *eu = eu_at(st->index);
 	eu_self = eu;
-	earth_pin_cpu(n->eu_cpu);
-	eu_cur_fiber_at = &eu_cur_fiber;
+	earth_pin_cpu(n->eu_cpus ? n->eu_cpus[st->index] : n->eu_cpu);
+	/* The stuck report names EU 0's last fiber. */
+	if (st->index == 0)
+		eu_cur_fiber_at = &eu_cur_fiber;
 
 	if (acct_on)
 		acct_eu.mark = n->start_tsc;
 	eu_loop(n, eu, st);
+	if (eu->main_done && n->eus > 1)
+		eu_stop_siblings(n);
 	/* Pairs with the SU's acquire load of shutdown. */
 	atomic_store_explicit(&n->shutdown, true, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);

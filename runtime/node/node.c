@@ -156,7 +156,9 @@ static void node_single_cpu(struct earth_node *n)
 
 static void node_free(struct earth_node *n)
 {
-	eu_frames_release_all(&eu_first);
+	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++)
+		eu_frames_release_all(eu_at(i));
+	eu_frames_release_large();
 	gmem_close();
 	reg_mem_clear();
 	if (su_g.out_head) {
@@ -176,6 +178,21 @@ static void node_free(struct earth_node *n)
 	n->net = NULL;
 	free(eu_first.ovf);
 	free(eu_first.own_ready);
+	/* EUs 1 to k - 1: their states stay, with their counters, for
+	 * earth_stats_get after the run (freed when the next run starts, or
+	 * at exit). */
+	for (unsigned i = 1; eu_rest && i < n->eus; i++) {
+		free(eu_at(i)->ovf);
+		free(eu_at(i)->own_ready);
+		eu_at(i)->ovf = NULL;
+		eu_at(i)->own_ready = NULL;
+		if (eu_rest_tokens)
+			deque_free(&eu_rest_tokens[i - 1]);
+	}
+	free(eu_rest_tokens);
+	eu_rest_tokens = NULL;
+	free(n->eu_cpus);
+	n->eu_cpus = NULL;
 	su_detach(&su_g);
 	deque_free(&n->tokens);
 	unit_links_fini(n);
@@ -191,11 +208,30 @@ static bool node_fence_ready(void)
 	return ready;
 }
 
-/* Starts the SU and EU threads and waits for both; -1 if one could not
- * start (the other has ended). */
+/* Starts the SU and the EU threads and waits for them all; -1 if one
+ * could not start (the others have ended). */
 static int node_run_dual(struct earth_node *n, struct eu_start *st)
 {
-	pthread_t eu_tid, su_tid;
+	unsigned k = n->eus ? n->eus : 1;
+	pthread_t su_tid, eu_tid[k];
+	struct eu_start eu_st[k];
+	for (unsigned i = 0; i < k; i++) {
+		eu_st[i] = *st;
+		eu_st[i].index = i;
+		if (i)
+			eu_st[i].main_fn = NULL;
+	}
+	/* Several EUs: main's frame, made before any EU runs, so the one
+	 * that ends it knows it (eu_state.main_frame). */
+	if (k > 1 && n->id == 0) {
+		void *frame = eu_frame_alloc(&eu_first, st->main_fn);
+		if (st->size)
+			memcpy(frame, st->args, st->size);
+		for (unsigned i = 0; i < k; i++) {
+			eu_st[i].main_frame = frame;
+			eu_at(i)->main_frame = frame;
+		}
+	}
 	if (pthread_create(&su_tid, NULL, su_thread_known, n) != 0) {
 		fprintf(stderr, "earth: cannot start the SU thread\n");
 		return -1;
@@ -206,16 +242,26 @@ static int node_run_dual(struct earth_node *n, struct eu_start *st)
 		while (!atomic_load_explicit(&n->su_measured,
 					     memory_order_acquire))
 			earth_futex_wait(&n->su_measured, 0);
-	if (pthread_create(&eu_tid, NULL, eu_thread_known, st) != 0) {
-		fprintf(stderr, "earth: cannot start the EU thread\n");
-		/* seq_cst store, then earth_su_wake's seq_cst load of the
-		 * SU's state (Dekker with su_try_sleep). */
+	for (unsigned i = 0; i < k; i++) {
+		if (pthread_create(&eu_tid[i], NULL, eu_thread_known,
+				   &eu_st[i]) == 0)
+			continue;
+		fprintf(stderr, "earth: cannot start EU thread %u of %u\n", i,
+			k);
+		/* The EUs started stop (they check stop); seq_cst store,
+		 * then earth_su_wake's seq_cst load of the SU's state
+		 * (Dekker with su_try_sleep). */
+		atomic_store_explicit(&n->stop, true, memory_order_seq_cst);
+		su_wake_eu(n);
+		for (unsigned j = 0; j < i; j++)
+			pthread_join(eu_tid[j], NULL);
 		atomic_store_explicit(&n->shutdown, true, memory_order_seq_cst);
 		earth_su_wake(n);
 		pthread_join(su_tid, NULL);
 		return -1;
 	}
-	pthread_join(eu_tid, NULL);
+	for (unsigned i = 0; i < k; i++)
+		pthread_join(eu_tid[i], NULL);
 	pthread_join(su_tid, NULL);
 	return 0;
 }
@@ -357,6 +403,42 @@ static void node_place(struct earth_node *n, bool single)
 			     : (uint64_t)(EARTH_YIELD_AFTER_NS * n->tsc_per_ns);
 }
 
+/* The states of EUs 1 to k - 1 (EU 0's is eu_first), each with its link
+ * and a token deque of its own: tokens posted on EU i > 0 run there (the
+ * SU steals only EU 0's for other nodes, and no EU steals from another
+ * until the per-EU deques with sibling stealing are built). */
+static int node_open_eus(struct earth_node *n)
+{
+	unsigned k = n->eus ? n->eus : 1;
+	free(eu_rest); /* the last run's, kept for earth_stats_get */
+	eu_rest = NULL;
+	if (k == 1)
+		return 0;
+	eu_rest = aligned_alloc(Q_CACHE_LINE, (k - 1) * sizeof(*eu_rest));
+	eu_rest_tokens = calloc(k - 1, sizeof(*eu_rest_tokens));
+	if (!eu_rest || !eu_rest_tokens)
+		goto oom;
+	memset(eu_rest, 0, (k - 1) * sizeof(*eu_rest));
+	for (unsigned i = 1; i < k; i++) {
+		struct eu_state *eu = eu_at(i);
+		if (deque_init(&eu_rest_tokens[i - 1], EARTH_TOKEN_DEQUE_MAX,
+			       false))
+			goto oom;
+		eu->owner_tag = i << FRAME_OWNER_SHIFT;
+		eu->link = &n->link[i];
+		eu->req = &n->link[i].req;
+		eu->ready = &n->link[i].ready;
+		eu->tokens = &eu_rest_tokens[i - 1];
+	}
+	return 0;
+oom:
+	fprintf(stderr,
+		"earth: node %u: out of memory for the state of %u Execution "
+		"Units: give fewer (EARTH_EUS)\n",
+		n->id, k);
+	return -1;
+}
+
 /* Each EU's ring pair with the SU, the inbox and the token deque, on the node's
  * NUMA node, handed to the units. */
 static int node_open_queues(struct earth_node *n, bool single)
@@ -380,7 +462,7 @@ static int node_open_queues(struct earth_node *n, bool single)
 	eu_first.req = &n->link[0].req;
 	eu_first.ready = &n->link[0].ready;
 	eu_first.tokens = &n->tokens;
-	return 0;
+	return node_open_eus(n);
 }
 
 /* How the units share the work in this run. */
@@ -393,6 +475,8 @@ static void node_unit_policy(struct earth_node *n, bool single)
 	 * "Signals on the EU"). */
 	eu_first.local_sig = !single && !acct_on && !trace_on &&
 			     earth_setting_on(EARTH_SET_EU_SIGNALS);
+	for (unsigned i = 1; i < n->eus; i++)
+		eu_at(i)->local_sig = eu_first.local_sig;
 	/* An idle SU sleeps while the EU computes (su/loop.c, su_try_sleep): on
 	 * one dual node, where the EU is the only one that gives it work
 	 * without waking it (peers' transports poll and wake on their own
@@ -407,6 +491,26 @@ static void node_unit_policy(struct earth_node *n, bool single)
 	n->su_probe = n->su_doze && n->shared_spin_ticks < n->spin_ticks;
 	n->probe_every_ticks =
 	    (uint64_t)(EARTH_SHARED_PROBE_NS * n->tsc_per_ns);
+}
+
+/* What a node of several EUs does not do yet, refused before it starts:
+ * the time breakdown and the trace keep one EU's record (acct_eu,
+ * trace_bufs[TRACE_EU]), shared memory one EU's program threads
+ * (eu/dsm.c). */
+static int node_eus_supported(const struct earth_node *n)
+{
+	const char *what = trace_on  ? "a trace (EARTH_TRACE)"
+			   : acct_on ? "statistics (--stats, EARTH_STATS)"
+			   : node_dsm_wanted ? "shared memory (earth_dsm_main)"
+					     : NULL;
+	if (n->eus <= 1 || !what)
+		return 0;
+	fprintf(stderr,
+		"earth: node %u: EARTH_EUS=%u with %s: a node of several "
+		"Execution Units does not keep %s per EU yet; give EARTH_EUS=1 "
+		"for it (docs/architecture.md, \"A node of k EUs\")\n",
+		n->id, n->eus, what, what);
+	return -1;
 }
 
 /* After the units' threads ended: the statistics and trace written, the
@@ -466,7 +570,12 @@ int earth_run(const struct earth_options *opts,
 		return EARTH_EXIT_USAGE;
 	}
 	node_unit_policy(n, single);
-	struct eu_start st = {n, main_fn, args, size};
+	if (node_eus_supported(n) != 0) {
+		trace_close();
+		node_free(n);
+		return EARTH_EXIT_USAGE;
+	}
+	struct eu_start st = {n, main_fn, args, size, 0, NULL};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);
 	if (single ? node_run_single(n, &st) : node_run_dual(n, &st)) {

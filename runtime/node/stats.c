@@ -61,6 +61,19 @@ void earth_stats_get(struct earth_stats *st)
 	    atomic_load_explicit(&su->pub_sleeps, memory_order_relaxed);
 	/* Written by the SU; exact once earth_run has returned. */
 	if (!n->start_tsc || n->end_tsc) {
+		/* The other EUs' counters, once their threads ended. */
+		for (unsigned i = 1; eu_rest && i < n->eus; i++) {
+			const struct eu_state *o = eu_at(i);
+			for (unsigned op = 0; op < EARTH_OP_COUNT_; op++)
+				st->ops[op] += o->ops[op];
+			st->fibers_run += o->fibers_run;
+			st->tokens_run += o->tokens_run;
+			st->req_overflow += o->req_overflow;
+			st->frames_allocated += o->frames_allocated;
+			st->eu_sleeps += o->sleeps;
+			st->fibers_ready += o->fibers_ready;
+			st->slot_signals += o->slot_signals;
+		}
 		st->msgs_sent = su->msgs_sent;
 		st->msgs_received = su->msgs_received;
 		st->tokens_stolen = su->tokens_stolen;

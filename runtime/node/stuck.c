@@ -284,9 +284,10 @@ static unsigned scan_frame(struct earth_node *n, uintptr_t body,
 
 static bool is_chunk(uintptr_t b)
 {
-	for (struct frame_chunk *c = eu_first.chunks; c; c = c->next)
-		if ((uintptr_t)c == b)
-			return true;
+	for (unsigned i = 0; i < earth_node_g.eus; i++)
+		for (struct frame_chunk *c = eu_at(i)->chunks; c; c = c->next)
+			if ((uintptr_t)c == b)
+				return true;
 	return false;
 }
 
@@ -313,7 +314,7 @@ static unsigned scan_segment(struct earth_node *n, uintptr_t b, uintptr_t e,
 	const size_t large_head = 32 + sizeof(struct frame_hdr);
 	if (len > large_head && readable(b + 32, sizeof(struct frame_hdr))) {
 		const struct frame_hdr *h = (const struct frame_hdr *)(b + 32);
-		if (h->cls == FRAME_CLASS_LARGE &&
+		if ((h->cls & FRAME_CLASS_MASK) == FRAME_CLASS_LARGE &&
 		    (h->magic == FRAME_LIVE || h->magic == FRAME_FREE) &&
 		    reg_tfunc_id(h->fn) >= 0 &&
 		    len == large_head + h->fn->frame_size) {

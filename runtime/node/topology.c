@@ -98,6 +98,57 @@ static int pair_score(hwloc_topology_t t, int e, int c)
 	return s;
 }
 
+/* The CPUs of a node's k EUs (n->eu_cpus): EU 0's is n->eu_cpu; EU i > 0
+ * takes the allowed CPUs that neither this node's SU nor its EU 0 has,
+ * those of the SU's NUMA node first, in order, a share of them per node
+ * of the host; with too few they wrap and share, the node counts as
+ * oversubscribed (its idle units yield, the SU dozes when idle), and the
+ * node says so once. */
+static int eu_cpus_choose(struct earth_node *n, hwloc_topology_t topo,
+			  const cpu_set_t *allowed)
+{
+	unsigned k = n->eus ? n->eus : 1;
+	n->eu_cpus = calloc(k, sizeof(*n->eu_cpus));
+	if (!n->eu_cpus) {
+		fprintf(stderr, "earth: out of memory choosing CPUs\n");
+		return -12;
+	}
+	n->eu_cpus[0] = n->eu_cpu;
+	if (k == 1)
+		return 0;
+	int cpus[CPU_SETSIZE], m = 0;
+	int su_numa = numa_of(topo, n->su_cpu);
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, allowed) && c != n->eu_cpu &&
+			    c != n->su_cpu &&
+			    (numa_of(topo, c) == su_numa) == (pass == 0))
+				cpus[m++] = c;
+	/* Nodes on one host: the free CPUs split between them. */
+	unsigned share = (unsigned)m / (n->local_size ? n->local_size : 1);
+	unsigned from = share * n->local_rank;
+	bool enough = share >= k - 1;
+	for (unsigned i = 1; i < k; i++) {
+		if (enough)
+			n->eu_cpus[i] = cpus[from + i - 1];
+		else if (m > 0)
+			n->eu_cpus[i] = cpus[(from + i - 1) % (unsigned)m];
+		else
+			n->eu_cpus[i] = n->eu_cpu;
+	}
+	if (!enough) {
+		unsigned own = share + (n->eu_cpu == n->su_cpu ? 1 : 2);
+		n->oversubscribed = true;
+		fprintf(stderr,
+			"earth: node %u: %u Execution Units and the SU on %u "
+			"CPU%s: EUs share CPUs (oversubscribed: idle units "
+			"yield, the SU dozes when idle); fewer EUs "
+			"(EARTH_EUS=auto) run each on a CPU of its own\n",
+			n->id, k, own, own == 1 ? "" : "s");
+	}
+	return 0;
+}
+
 int earth_topology_choose(struct earth_node *n)
 {
 	cpu_set_t allowed;
@@ -172,14 +223,17 @@ int earth_topology_choose(struct earth_node *n)
 		n->su_cpu = best;
 	}
 	n->numa_node = numa_of(topo, n->eu_cpu);
+	int rc = eu_cpus_choose(n, topo, &allowed);
 	if (topo)
 		hwloc_topology_destroy(topo);
-	return 0;
+	return rc;
 }
 
-/* The most EUs a node runs: one EU thread (a node of k EUs sharing one
- * SU is not built yet; more is refused as such). */
-#define EUS_BUILT 1u
+/* The most EUs a node runs (base/config.h): more is refused as not built
+ * yet. */
+#define EUS_BUILT ((unsigned)EARTH_EUS_BUILT)
+_Static_assert(EARTH_EUS_BUILT >= 1 && EARTH_EUS_BUILT <= EARTH_EUS_MAX,
+	       "EARTH_EUS_BUILT is 1 to EARTH_EUS_MAX");
 _Static_assert(EARTH_EUS_MAX <= UINT16_MAX, "earth_node.eus is 16 bits");
 
 unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,

@@ -139,7 +139,7 @@ void su_balance_receive(struct earth_node *n, uint32_t from,
 		b->fn = f;
 		if (h->len)
 			memcpy(b->args, payload, h->len);
-		su_ready_push(su, n->invoke_fiber, b);
+		su_ready_push_new(su, n->invoke_fiber, b);
 		su->steal_out = false;
 		su->steal_tries = 0;
 		su->steal_quiet = false;

@@ -245,7 +245,7 @@ static void deliver(struct earth_node *n, uint32_t from,
 		b->fn = f;
 		if (h->len)
 			memcpy(b->args, payload, h->len);
-		su_ready_push(su, n->invoke_fiber, b);
+		su_ready_push_new(su, n->invoke_fiber, b);
 		return;
 	}
 	case W_STEAL:

@@ -228,6 +228,7 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	/* Each EU's request ring in turn, one batch at most: no EU's stream
 	 * holds the others back by more than a batch. The fibers its
 	 * requests make ready go back to it (su->eu). */
+	su->by_frame = false;
 	for (unsigned i = 0; i < su->neus; i++) {
 		struct su_eu *e = &su->eus[i];
 		unsigned j = 0;
@@ -238,9 +239,12 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 		}
 		k += j;
 	}
-	/* Everything else makes fibers ready on EU 0 until frames name
-	 * their EU. */
+	/* Everything else (the inbox, peers' messages, completions,
+	 * collectives, until the next step's requests) makes a fiber for a
+	 * slot ready on the EU whose frame it is, a new frame on the EU with
+	 * the shortest ready ring; with one EU, on it. */
 	su->eu = &su->eus[0];
+	su->by_frame = su->neus > 1;
 	/* Requests from the EU mean this node has work: it may ask peers for
 	 * tokens again once it runs dry. Messages alone do not (a
 	 * STEAL/STEAL_NONE exchange must not restart itself). */

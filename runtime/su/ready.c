@@ -53,6 +53,35 @@ void su_detach(struct su_state *su)
 	su->neus = 0;
 }
 
+struct su_eu *su_eu_of_frame_slow(struct su_state *su, const void *frame)
+{
+	uintptr_t a = (uintptr_t)frame;
+	if (!a || (a & 15) ||
+	    !reg_mem_cached(&su->regs, a - sizeof(struct frame_hdr),
+			    sizeof(struct frame_hdr)))
+		return su->eus;
+	const struct frame_hdr *h = (const struct frame_hdr *)frame - 1;
+	unsigned o = frame_owner(h);
+	return h->magic == FRAME_LIVE && o < su->neus ? &su->eus[o] : su->eus;
+}
+
+struct su_eu *su_eu_new_slow(struct su_state *su)
+{
+	unsigned k = su->neus, start = su->new_next++ % k;
+	struct su_eu *best = NULL;
+	uint64_t least = UINT64_MAX;
+	for (unsigned j = 0; j < k; j++) {
+		struct su_eu *e = &su->eus[(start + j) % k];
+		uint64_t load =
+		    q_ring_unconsumed(e->ready) + e->rovf_len + (e->rmsg != 0);
+		if (load < least) {
+			least = load;
+			best = e;
+		}
+	}
+	return best;
+}
+
 void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
 {
 	struct su_eu *e = su->eu;
@@ -141,15 +170,7 @@ void su_wake_eu(struct earth_node *n)
 	 * ring. */
 	atomic_thread_fence(memory_order_seq_cst);
 	su_g.wake_check = false;
-	for (unsigned i = 0; i < su_g.neus; i++) {
-		_Atomic uint32_t *w = &n->link[i].word;
-		if (atomic_load_explicit(w, memory_order_relaxed) ==
-		    UNIT_SLEEPING) {
-			atomic_store_explicit(w, UNIT_RUNNING,
-					      memory_order_relaxed);
-			earth_futex_wake(w);
-		}
-	}
+	earth_eus_wake(n);
 }
 
 bool su_eus_asleep(const struct earth_node *n, memory_order mo)

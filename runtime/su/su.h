@@ -61,6 +61,14 @@ struct su_state {
 	struct su_eu *eu;
 	struct su_eu *eus; /* neus of them (su_attach) */
 	unsigned neus;
+	/* k > 1, outside the EUs' request rings (peers' messages, the
+	 * inbox, completions, collectives): a fiber for a slot goes to the
+	 * EU whose frame it is (su_eu_of_frame), not to su->eu; a new frame
+	 * to the EU with the shortest ready ring (su_eu_new, ties taken in
+	 * turn from new_next). False while su_step serves request rings and
+	 * whenever neus is 1. */
+	bool by_frame;
+	unsigned new_next;
 	bool wake_check;  /* published since su_wake_eu last looked */
 	unsigned batches; /* busy batches, for EARTH_SU_WAKE_EVERY */
 	/* Load balancing (su/balance.c): nodes that asked us for work in
@@ -196,6 +204,21 @@ bool su_eus_asleep(const struct earth_node *n, memory_order mo) EARTH_HIDDEN;
  * many. */
 unsigned su_ready_drain_ovf(struct su_state *su) EARTH_HIDDEN;
 
+/* The EU a fiber for a slot of `frame` goes to when su->by_frame: the one
+ * whose lists the frame came from (its header, unit.h: frame_owner), if
+ * frame is one (aligned, its header in registered memory and live); else
+ * EU 0. */
+struct su_eu *su_eu_of_frame_slow(struct su_state *su,
+				  const void *frame) EARTH_HIDDEN;
+/* The EU with the shortest ready ring (published and not consumed, what
+ * waits in its overflow list, an open message), for a new frame; ties
+ * go in turn. */
+struct su_eu *su_eu_new_slow(struct su_state *su) EARTH_HIDDEN;
+static inline struct su_eu *su_eu_new(struct su_state *su)
+{
+	return q_likely(su->neus == 1) ? su->eus : su_eu_new_slow(su);
+}
+
 /* A fiber becomes ready: into su->eu's message being filled, three per
  * line. */
 static inline void su_ready_push(struct su_state *su, earth_fiber_fn fiber,
@@ -260,12 +283,38 @@ su_slot_resolve(struct earth_node *n, const struct su_req *r, const char *op)
  * the same time); at zero the fiber becomes ready and the count reloads
  * from reset. The fiber must be one this node armed a slot with
  * (gas/registry.h): a slot lies in memory other nodes may write. */
+/* A fiber ready on EU e (not su->eu). */
+static inline void su_ready_push_to(struct su_state *su, struct su_eu *e,
+				    earth_fiber_fn fiber, void *frame)
+{
+	struct su_eu *was = su->eu;
+	su->eu = e;
+	su_ready_push(su, fiber, frame);
+	su->eu = was;
+}
+/* A new frame's fiber (a peer's INVOKE or TOKEN): on the EU with the
+ * shortest ready ring. */
+static inline void su_ready_push_new(struct su_state *su, earth_fiber_fn fiber,
+				     void *buf)
+{
+	if (q_likely(su->neus == 1))
+		su_ready_push(su, fiber, buf);
+	else
+		su_ready_push_to(su, su_eu_new_slow(su), fiber, buf);
+}
+
 static inline __attribute__((always_inline)) void
 su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 {
 	su->slot_signals++;
-	if (slot_count_down(s, op))
-		su_ready_push(su, slot_checked_fiber(s, op), s->frame);
+	if (slot_count_down(s, op)) {
+		earth_fiber_fn f = slot_checked_fiber(s, op);
+		if (q_unlikely(su->by_frame))
+			su_ready_push_to(su, su_eu_of_frame_slow(su, s->frame),
+					 f, s->frame);
+		else
+			su_ready_push(su, f, s->frame);
+	}
 }
 
 /*
@@ -281,7 +330,9 @@ su_slot_signal(struct su_state *su, earth_slot *s, const char *op)
 static inline bool su_ready_value(struct su_state *su, earth_slot *s, void *dst,
 				  uint64_t v, unsigned size)
 {
-	struct su_eu *e = su->eu;
+	struct su_eu *e = q_unlikely(su->by_frame)
+			      ? su_eu_of_frame_slow(su, s->frame)
+			      : su->eu;
 	if (((uintptr_t)s & 7) || !s->fiber || e->rmsg || e->rovf_len ||
 	    __atomic_load_n(&s->count, __ATOMIC_RELAXED) != 1 ||
 	    q_unlikely(!reg_fiber_known(s->fiber)))

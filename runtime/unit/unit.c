@@ -70,3 +70,16 @@ void earth_su_wake(struct earth_node *n)
 			earth_futex_wake(n->su_wordp);
 	}
 }
+
+void earth_eus_wake(struct earth_node *n)
+{
+	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++) {
+		_Atomic uint32_t *w = &n->link[i].word;
+		if (atomic_load_explicit(w, memory_order_relaxed) ==
+		    UNIT_SLEEPING) {
+			atomic_store_explicit(w, UNIT_RUNNING,
+					      memory_order_relaxed);
+			earth_futex_wake(w);
+		}
+	}
+}

@@ -31,13 +31,29 @@
 
 /* Frame header, 16 bytes before the frame a fiber sees: the EU lays it
  * out (eu/frame.c); the SU reads the function of a token's frame it sends
- * to another node. */
+ * to another node, and the EU whose frame it is (frame_owner) to make a
+ * fiber of it ready there. */
 struct frame_hdr {
 	const struct earth_tfunc *fn;
-	uint32_t cls;	/* size class, or FRAME_CLASS_LARGE */
+	/* The size class (FRAME_CLASS_BITS low bits), or FRAME_CLASS_LARGE;
+	 * the EU whose lists it came from above them (FRAME_OWNER_SHIFT).
+	 * Written by the allocating EU only. */
+	uint32_t cls;
 	uint32_t magic; /* FRAME_LIVE or FRAME_FREE */
 };
-#define FRAME_CLASS_LARGE 0xffffffffu
+#define FRAME_CLASS_BITS 8u
+#define FRAME_OWNER_SHIFT FRAME_CLASS_BITS
+#define FRAME_CLASS_MASK ((1u << FRAME_CLASS_BITS) - 1)
+#define FRAME_CLASS_LARGE FRAME_CLASS_MASK
+_Static_assert(EARTH_FRAME_CLASSES < FRAME_CLASS_MASK,
+	       "size classes fit below FRAME_CLASS_LARGE");
+_Static_assert(EARTH_EUS_MAX < (1u << (32 - FRAME_OWNER_SHIFT)),
+	       "an EU's number fits above the size class");
+/* The EU whose lists frame header h came from. */
+static inline unsigned frame_owner(const struct frame_hdr *h)
+{
+	return h->cls >> FRAME_OWNER_SHIFT;
+}
 #define FRAME_LIVE 0x4541524cu /* "EARL" */
 #define FRAME_FREE 0x46524545u /* "FREE" */
 
@@ -69,6 +85,8 @@ struct earth_node {
 	/* What each EU shares with the SU: eus entries (node.c), EU i's
 	 * at link[i]. */
 	struct eu_link *link;
+	/* EU i's CPU (eus entries, node/topology.c; eu_cpus[0] is eu_cpu). */
+	int *eu_cpus;
 	struct q_mpsc inbox q_aligned_line; /* other threads -> SU */
 	/* The EU's tokens: it pushes and pops at the bottom, the SU steals
 	 * the oldest for other nodes (deque.h). */
@@ -156,6 +174,10 @@ extern struct earth_node earth_node_g EARTH_HIDDEN;
 /* Wakes the SU if it sleeps. Any thread; the caller has already made its
  * work visible and issued a seq_cst fence. */
 void earth_su_wake(struct earth_node *n) EARTH_HIDDEN;
+/* Wakes every EU that sleeps on its word (n->link[i].word). Any thread;
+ * the caller has made its work (ready ring, stop) visible and issued a
+ * seq_cst fence: the Dekker pair of the EU's idle wait. */
+void earth_eus_wake(struct earth_node *n) EARTH_HIDDEN;
 /* The calling unit blocks on its word while it holds expected (unit.c):
  * the SU's word under a transport that wakes the SU its own way (tcp)
  * blocks in the transport, which also wakes on arrivals; otherwise a
