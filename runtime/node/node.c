@@ -177,7 +177,6 @@ static void node_free(struct earth_node *n)
 	free(eu_first.ovf);
 	free(eu_first.own_ready);
 	su_detach(&su_g);
-	deque_free(&n->tokens);
 	unit_links_fini(n);
 	q_mpsc_fini(&n->inbox);
 }
@@ -365,10 +364,12 @@ static int node_open_queues(struct earth_node *n, bool single)
 	    n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
 					     : EARTH_QUEUE_SLOTS_DEFAULT;
+	/* Thieves on other threads: the SU for peers, or sibling EUs; the
+	 * owner-only pop stays for one EU on one node (deque.h). */
 	if (unit_links_init(n, mode, slots) || su_attach(&su_g, n) ||
 	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS) ||
-	    deque_init(&n->tokens, EARTH_TOKEN_DEQUE_MAX,
-		       !single && n->num_nodes > 1)) {
+	    unit_tokens_init(n, EARTH_TOKEN_DEQUE_MAX,
+			     !single && (n->num_nodes > 1 || n->eus > 1))) {
 		fprintf(stderr,
 			"earth: cannot create the EU/SU queues (%u slots "
 			"of 64 bytes) or the token deque: out of memory or "
@@ -379,7 +380,8 @@ static int node_open_queues(struct earth_node *n, bool single)
 	eu_first.link = &n->link[0];
 	eu_first.req = &n->link[0].req;
 	eu_first.ready = &n->link[0].ready;
-	eu_first.tokens = &n->tokens;
+	eu_first.tokens = &n->link[0].tokens;
+	eu_first.siblings = n->eus > 1;
 	return 0;
 }
 
@@ -400,6 +402,11 @@ static void node_unit_policy(struct earth_node *n, bool single)
 	 * the EU's side a plain load (base/fence.c). */
 	n->su_doze = !single && !n->net &&
 		     earth_setting_on(EARTH_SET_SU_DOZE) && node_fence_ready();
+	/* EUs of one node sleep with the asymmetric fence against a sibling
+	 * pushing a token (eu/steal.c); without it they sleep
+	 * EU_SIB_RECHECK_NS at a time. */
+	if (n->eus > 1)
+		(void)node_fence_ready();
 	/* ... and sooner on a core it shares with the EU (su_spin_ticks). */
 	n->shared_spin_ticks =
 	    (uint64_t)((double)earth_setting_u64(EARTH_SET_SHARED_SPIN_US) *

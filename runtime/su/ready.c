@@ -53,6 +53,24 @@ void su_detach(struct su_state *su)
 	su->neus = 0;
 }
 
+struct su_eu *su_eu_shortest(struct su_state *su)
+{
+	unsigned k = su->neus, start = su->arrive_next % k, best = start;
+	uint64_t least = UINT64_MAX;
+	for (unsigned j = 0; j < k && least; j++) {
+		unsigned i = (start + j) % k;
+		struct su_eu *e = &su->eus[i];
+		uint64_t len = q_ring_unconsumed(e->ready) * READY_PER_MSG +
+			       e->rovf_len + (e->rmsg ? e->rfill : 0);
+		if (len < least) {
+			least = len;
+			best = i;
+		}
+	}
+	su->arrive_next = best + 1;
+	return &su->eus[best];
+}
+
 void su_ready_spill(struct su_state *su, earth_fiber_fn fiber, void *frame)
 {
 	struct su_eu *e = su->eu;
