@@ -34,7 +34,7 @@ struct frame_chunk {
 struct eu_state {
 	struct q_ring *req;   /* producer side */
 	struct q_ring *ready; /* consumer side */
-	struct deque *tokens; /* owner side (earth_node.tokens) */
+	struct deque *tokens; /* owner side (eu_link.tokens) */
 	/* The next word to write in the request message being filled
 	 * (queues/req_line.h), in the ring or the last of the overflow list;
 	 * NULL when none is open. The payload ends the 64-byte message, and
@@ -70,6 +70,10 @@ struct eu_state {
 	 * eu_fiber_posted). One test at the end of a fiber that posted
 	 * nothing. */
 	bool posted;
+	/* A node of k > 1 EUs (eu/steal.c): a token this EU pushes may wake
+	 * a sleeping sibling (eu_token_pushed), and an idle EU steals from
+	 * its siblings. Set before the EU starts. */
+	bool siblings;
 	/* Signals to one slot of this node, combined (post.c, signal_here):
 	 * the slot the EU signalled last, how many signals to it since are
 	 * not yet performed, and the operation of the last of them (for its
@@ -110,6 +114,10 @@ struct eu_state {
 	 * the heap (eu/frame.c). A line of its own: the only field of
 	 * eu_state other threads write. */
 	_Atomic(void *) remote_free[EARTH_FRAME_CLASSES] q_aligned_line;
+	/* Stealing between EUs (eu/steal.c): the generator that picks the
+	 * first sibling to look at (xorshift64; 0 until the first steal), and
+	 * the tokens taken from siblings. */
+	uint64_t steal_rng, tokens_taken;
 } q_aligned_line;
 
 /* EU 0's state: the one EU of a node of one, and the EU the node's own
@@ -118,8 +126,6 @@ extern struct eu_state eu_first EARTH_HIDDEN;
 /* EU i's state, i < the node's eus: EU 0's is eu_first, the others' are
  * allocated by the node before it starts them (node/node.c). */
 extern struct eu_state *eu_rest EARTH_HIDDEN;
-/* Their token deques (EU i's at eu_rest_tokens[i - 1]). */
-extern struct deque *eu_rest_tokens EARTH_HIDDEN;
 static inline struct eu_state *eu_at(unsigned i)
 {
 	return i ? &eu_rest[i - 1] : &eu_first;
@@ -503,6 +509,57 @@ static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 	eu_ready_push(eu, fiber, frame);
 }
 
+/* ---- tokens between the EUs of a node (steal.c) ---- */
+
+/* EU eu's index on its node (its link's). */
+static inline unsigned eu_index(const struct earth_node *n,
+				const struct eu_state *eu)
+{
+	return (unsigned)(eu->link - n->link);
+}
+/* The oldest token of a sibling: one pass over the others from one picked
+ * at random. NULL when each looked empty. EU eu's thread. */
+void *eu_steal_sibling(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
+/* Does a sibling's deque hold a token (a moment ago)? */
+bool eu_sib_tokens(struct earth_node *n,
+		   const struct eu_state *eu) EARTH_HIDDEN;
+/* The idle wait of a node of k > 1 EUs (loop.c, eu_idle), in order: a
+ * sibling's token onto the EU's own deque, where its loop takes it (true:
+ * one is there); into the idle count; the same steal while it spins; into
+ * the sleeping count before the last look (false: the asymmetric fence
+ * could not run, so it sleeps a while only, EU_SIB_RECHECK_NS); out of the
+ * sleeping count; out of the idle count, waking a sleeping sibling when
+ * tokens wait and no other EU spins. */
+bool eu_steal_into(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
+void eu_idle_enter(struct earth_node *n) EARTH_HIDDEN;
+bool eu_sleep_begin(struct earth_node *n) EARTH_HIDDEN;
+void eu_sleep_end(struct earth_node *n) EARTH_HIDDEN;
+void eu_idle_leave(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
+#define EU_SIB_RECHECK_NS 1000000u /* 1 ms */
+/* Wakes one sleeping sibling of eu, if one sleeps. */
+void eu_wake_sibling(struct earth_node *n,
+		     struct eu_state *eu) EARTH_HIDDEN EARTH_COLD;
+
+/* A token was pushed on this EU's deque (TOKEN): on a node of k > 1 EUs a
+ * sleeping sibling is woken when none spins (a spinning one steals it).
+ * Dekker with eu_sleep_begin: we stored the deque's bottom, then look at
+ * the count after a compiler barrier; a sleeper adds itself to the count,
+ * runs the heavy half of the asymmetric fence (base.h), then looks at our
+ * deque: one of the two sees the other's store. k = 1: one test of a field
+ * of this EU's own line. */
+static inline __attribute__((always_inline)) void
+eu_token_pushed(struct eu_state *eu)
+{
+	if (q_likely(!eu->siblings))
+		return;
+	earth_fence_light();
+	uint64_t w =
+	    atomic_load_explicit(&earth_node_g.eus_idle, memory_order_relaxed);
+	if (q_unlikely(unit_idle_asleep(w) &&
+		       unit_idle_waiting(w) == unit_idle_asleep(w)))
+		eu_wake_sibling(&earth_node_g, eu);
+}
+
 /* ---- the EU thread (loop.c) ---- */
 
 struct eu_start {
@@ -520,6 +577,10 @@ struct eu_start {
 	void *main_frame;
 };
 void *eu_thread(void *start) EARTH_HIDDEN;
+/* Nothing ready for EU eu: steal from a sibling, spin, then block until
+ * the SU or a sibling wakes it (the loop's EU_LOOP_IDLE). Returns with
+ * something to look at, or without. */
+void eu_idle(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
 
 /* Shared memory (eu/dsm.c): a request of a program thread to the SU
  * (dsm/pt.h, enum dsm_req), posted as SU_OP_DSM. */

@@ -5,7 +5,8 @@
  * SU->EU ring and run them until main's frame ends or the job stops; with
  * none there, the fibers the EU's own signals made ready (eu/post.c, dual
  * nodes only), then the newest token of its own (work first: the SU steals
- * the oldest for other nodes); with neither, idle.
+ * the oldest for other nodes, sibling EUs for themselves); with neither,
+ * idle (where an EU with siblings steals a sibling's oldest token first).
  *
  * What differs between the modes, the including file names before it
  * includes this one, which defines the loop (static, always inlined) and

@@ -16,7 +16,6 @@
 
 struct eu_state eu_first;
 struct eu_state *eu_rest;
-struct deque *eu_rest_tokens;
 __thread struct eu_state *eu_self __attribute__((tls_model("initial-exec"))) =
     &eu_first;
 
@@ -58,39 +57,57 @@ run_fiber(struct earth_node *n, struct eu_state *eu, earth_fiber_fn fiber,
 }
 
 /* Nothing ready: spin, then block until the SU wakes us (the loop's
- * EU_LOOP_IDLE). */
-static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
+ * EU_LOOP_IDLE). With siblings (k > 1, steal.c): a sibling's token first,
+ * then counted idle, stealing again while it spins, and asleep only when
+ * no sibling's deque holds a token after the count says so. */
+EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 {
+	bool sibs = eu->siblings;
+	if (sibs && eu_steal_into(n, eu))
+		return;
 	uint64_t t0 = q_tsc();
 	uint64_t deadline = t0 + n->spin_ticks;
 	unsigned i = 0;
 	bool yielding = false; /* earth_idle_pause */
 	if (trace_on)
 		trace_idle(TRACE_EU);
+	if (sibs)
+		eu_idle_enter(n);
 	for (;;) {
 		if (q_ring_peek(eu->ready) ||
 		    atomic_load_explicit(&n->stop, memory_order_acquire))
 			goto out;
 		if (eu->ovf_len) {
 			eu_ovf_drain(eu);
-		} else if ((++i & 63) == 0 && q_tsc() > deadline) {
-			break;
+		} else if ((++i & 7) == 0) {
+			if (sibs && eu_steal_into(n, eu))
+				goto out;
+			if ((i & 63) == 0 && q_tsc() > deadline)
+				break;
 		}
 		earth_idle_pause(n, t0, i, &yielding);
 	}
 	/* Block. Dekker with su_ready_flush: we store SLEEPING then look at
-	 * the ring; the SU stores the ring then looks at our state. */
+	 * the ring; the SU stores the ring then looks at our state. With
+	 * siblings, Dekker with eu_token_pushed too: we count ourselves
+	 * asleep, fence, then look at their deques. */
 	atomic_store_explicit(&eu->link->word, UNIT_SLEEPING,
 			      memory_order_seq_cst);
+	bool fenced = !sibs || eu_sleep_begin(n);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* An SU dozing while we computed (su/loop.c, su_try_sleep) wakes to see
 	 * the node idle: it looks for a stuck job and sleeps on its own. */
 	if (n->su_doze)
 		earth_su_wake(n);
 	if (!q_ring_nonempty(eu->ready) &&
-	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
+	    !atomic_load_explicit(&n->stop, memory_order_acquire) &&
+	    !(sibs && eu_sib_tokens(n, eu))) {
 		eu->sleeps++;
-		earth_futex_wait(&eu->link->word, UNIT_SLEEPING);
+		if (q_likely(fenced))
+			earth_futex_wait(&eu->link->word, UNIT_SLEEPING);
+		else /* a sibling's push may go unseen: look again soon */
+			earth_futex_wait_ns(&eu->link->word, UNIT_SLEEPING,
+					    EU_SIB_RECHECK_NS);
 	}
 	atomic_store_explicit(&eu->link->word, UNIT_RUNNING,
 			      memory_order_seq_cst);
@@ -98,7 +115,16 @@ static EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	 * with su_try_sleep). */
 	atomic_thread_fence(memory_order_seq_cst);
 	earth_su_wake(n);
+	if (sibs) {
+		eu_sleep_end(n);
+		/* Woken for a sibling's token, or it was there: take it
+		 * before leaving idle (eu_idle_leave would wake another
+		 * sleeper for it). */
+		(void)eu_steal_into(n, eu);
+	}
 out:
+	if (sibs)
+		eu_idle_leave(n, eu);
 	if (n->timing)
 		eu->idle_ticks += q_tsc() - t0;
 	if (acct_on)

@@ -1083,6 +1083,7 @@ static __attribute__((noinline)) void token_push(void *frame)
 			  "post fewer tokens before running them, or rebuild "
 			  "with a larger EARTH_TOKEN_DEQUE_MAX",
 			  deque_size(eu->tokens), earth_node_g.id);
+	eu_token_pushed(eu);
 	eu->ops[EARTH_OP_TOKEN]++;
 }
 
@@ -1115,6 +1116,7 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 				token_push(frame);
 				return;
 			}
+			eu_token_pushed(eu);
 			eu->ops[EARTH_OP_TOKEN]++;
 			return;
 		}

@@ -186,15 +186,10 @@ static void node_free(struct earth_node *n)
 		free(eu_at(i)->own_ready);
 		eu_at(i)->ovf = NULL;
 		eu_at(i)->own_ready = NULL;
-		if (eu_rest_tokens)
-			deque_free(&eu_rest_tokens[i - 1]);
 	}
-	free(eu_rest_tokens);
-	eu_rest_tokens = NULL;
 	free(n->eu_cpus);
 	n->eu_cpus = NULL;
 	su_detach(&su_g);
-	deque_free(&n->tokens);
 	unit_links_fini(n);
 	q_mpsc_fini(&n->inbox);
 }
@@ -404,9 +399,7 @@ static void node_place(struct earth_node *n, bool single)
 }
 
 /* The states of EUs 1 to k - 1 (EU 0's is eu_first), each with its link
- * and a token deque of its own: tokens posted on EU i > 0 run there (the
- * SU steals only EU 0's for other nodes, and no EU steals from another
- * until the per-EU deques with sibling stealing are built). */
+ * and the token deque in it (siblings and the SU steal from it). */
 static int node_open_eus(struct earth_node *n)
 {
 	unsigned k = n->eus ? n->eus : 1;
@@ -415,20 +408,17 @@ static int node_open_eus(struct earth_node *n)
 	if (k == 1)
 		return 0;
 	eu_rest = aligned_alloc(Q_CACHE_LINE, (k - 1) * sizeof(*eu_rest));
-	eu_rest_tokens = calloc(k - 1, sizeof(*eu_rest_tokens));
-	if (!eu_rest || !eu_rest_tokens)
+	if (!eu_rest)
 		goto oom;
 	memset(eu_rest, 0, (k - 1) * sizeof(*eu_rest));
 	for (unsigned i = 1; i < k; i++) {
 		struct eu_state *eu = eu_at(i);
-		if (deque_init(&eu_rest_tokens[i - 1], EARTH_TOKEN_DEQUE_MAX,
-			       false))
-			goto oom;
 		eu->owner_tag = i << FRAME_OWNER_SHIFT;
 		eu->link = &n->link[i];
 		eu->req = &n->link[i].req;
 		eu->ready = &n->link[i].ready;
-		eu->tokens = &eu_rest_tokens[i - 1];
+		eu->tokens = &n->link[i].tokens;
+		eu->siblings = true;
 	}
 	return 0;
 oom:
@@ -447,10 +437,12 @@ static int node_open_queues(struct earth_node *n, bool single)
 	    n->opts.queue_mode == EARTH_QUEUE_HWQ ? Q_MODE_HWQ : Q_MODE_SW;
 	uint32_t slots = n->opts.queue_slots ? n->opts.queue_slots
 					     : EARTH_QUEUE_SLOTS_DEFAULT;
+	/* Thieves on other threads: the SU for peers, or sibling EUs; the
+	 * owner-only pop stays for one EU on one node (deque.h). */
 	if (unit_links_init(n, mode, slots) || su_attach(&su_g, n) ||
 	    q_mpsc_init(&n->inbox, EARTH_INBOX_SLOTS) ||
-	    deque_init(&n->tokens, EARTH_TOKEN_DEQUE_MAX,
-		       !single && n->num_nodes > 1)) {
+	    unit_tokens_init(n, EARTH_TOKEN_DEQUE_MAX,
+			     !single && (n->num_nodes > 1 || n->eus > 1))) {
 		fprintf(stderr,
 			"earth: cannot create the EU/SU queues (%u slots "
 			"of 64 bytes) or the token deque: out of memory or "
@@ -461,7 +453,8 @@ static int node_open_queues(struct earth_node *n, bool single)
 	eu_first.link = &n->link[0];
 	eu_first.req = &n->link[0].req;
 	eu_first.ready = &n->link[0].ready;
-	eu_first.tokens = &n->tokens;
+	eu_first.tokens = &n->link[0].tokens;
+	eu_first.siblings = n->eus > 1;
 	return node_open_eus(n);
 }
 
@@ -484,6 +477,11 @@ static void node_unit_policy(struct earth_node *n, bool single)
 	 * the EU's side a plain load (base/fence.c). */
 	n->su_doze = !single && !n->net &&
 		     earth_setting_on(EARTH_SET_SU_DOZE) && node_fence_ready();
+	/* EUs of one node sleep with the asymmetric fence against a sibling
+	 * pushing a token (eu/steal.c); without it they sleep
+	 * EU_SIB_RECHECK_NS at a time. */
+	if (n->eus > 1)
+		(void)node_fence_ready();
 	/* ... and sooner on a core it shares with the EU (su_spin_ticks). */
 	n->shared_spin_ticks =
 	    (uint64_t)((double)earth_setting_u64(EARTH_SET_SHARED_SPIN_US) *

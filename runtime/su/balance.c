@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * balance.c - TOKEN load balancing between nodes. An idle node (no token,
- * nothing ready, EU drained) asks randomly chosen peers for work with
- * STEAL; a peer with tokens steals the oldest from its EU's deque (the
- * largest piece of a divide-and-conquer tree) and sends it, else answers
- * STEAL_NONE and remembers the asker as hungry, so the next token its EU
- * pushes goes there. After every peer said
- * no, a node stays quiet until it gets work again, so an idle job sends no
- * messages and can sleep. A token that leaves carries its function number
- * and arguments; its frame here goes back to the EU's free list. INVOKEd
- * work never moves.
+ * nothing ready, EUs drained, and with k > 1 EUs every EU idle) asks
+ * randomly chosen peers for work with STEAL; a peer with tokens steals the
+ * oldest from an EU's deque (the EUs round robin; the largest piece of a
+ * divide-and-conquer tree) and sends it, else answers STEAL_NONE and
+ * remembers the asker as hungry, so the next token an EU pushes goes
+ * there. After every peer said no, a node stays quiet until it gets work
+ * again, so an idle job sends no messages and can sleep. A token that
+ * leaves carries its function number and arguments; its frame here goes
+ * back to its EU's free list. A token that arrives goes to the EU with the
+ * shortest ready ring. INVOKEd work never moves.
  */
 #define EARTH_INTERNAL 1
 #include "base/acct.h"
@@ -30,12 +31,33 @@ static uint32_t random_peer(struct earth_node *n)
 	return (n->id + 1 + (uint32_t)(x % (n->num_nodes - 1))) % n->num_nodes;
 }
 
-/* Steals the EU's oldest token and sends it to `to`; its frame goes back
- * to the EU's free list. False when the deque was empty. */
+/* The oldest token of some EU's deque: the EUs round robin from the one
+ * after the last given, so that no EU's tokens alone feed the peers. Sets
+ * *eu to the EU whose deque it was (whose frame it is: only EU i pushes on
+ * deque i). NULL when each looked empty. */
+static void *take_oldest(struct earth_node *n, struct su_state *su,
+			 unsigned *eu)
+{
+	unsigned k = su->neus;
+	for (unsigned j = 0; j < k; j++) {
+		unsigned i = (su->give_next + j) % k;
+		void *frame = deque_steal(&n->link[i].tokens);
+		if (frame) {
+			su->give_next = (i + 1) % k;
+			*eu = i;
+			return frame;
+		}
+	}
+	return NULL;
+}
+
+/* Steals an EU's oldest token and sends it to `to`; its frame goes back
+ * to that EU's free list. False when every deque was empty. */
 static bool give_oldest(struct earth_node *n, uint32_t to)
 {
 	struct su_state *su = &su_g;
-	void *frame = deque_steal(&n->tokens);
+	unsigned i;
+	void *frame = take_oldest(n, su, &i);
 	if (!frame)
 		return false;
 	const struct frame_hdr *fh = (const struct frame_hdr *)frame - 1;
@@ -43,7 +65,10 @@ static bool give_oldest(struct earth_node *n, uint32_t to)
 	struct wire_hdr h = {
 	    .type = W_TOKEN, .n = reg_tfunc_id(f), .len = f->args_size};
 	su_net_send(n, to, &h, frame);
+	struct su_eu *was = su->eu;
+	su->eu = &su->eus[i];
 	su_ready_push(su, n->token_gone_fiber, frame);
+	su->eu = was;
 	su->tokens_given++;
 	if (acct_on) /* a TOKEN posted here that runs on another node */
 		acct_su.remote[SU_OP_TOKEN]++;
@@ -77,8 +102,13 @@ void su_balance_idle(struct earth_node *n, bool at_once)
 	 * runs tokens, the TSC 10-20 ns a read in a VM. */
 	if (!at_once && (++su->dry_polls & 7) != 0)
 		return;
-	if (deque_size(&n->tokens) || su_ready_unconsumed(su)) {
-		su->dry_since = 0; /* the EU has work */
+	/* A node of k > 1 EUs asks only when every EU waits in its idle
+	 * loop (unit_eus_all_idle; one running a fiber may make tokens for
+	 * the others), read last: a line the EUs write on their way into and
+	 * out of idle. */
+	if (unit_tokens_any(n) || su_ready_unconsumed(su) ||
+	    !unit_eus_all_idle(n)) {
+		su->dry_since = 0; /* an EU has work */
 		return;
 	}
 	if (!at_once) {

@@ -2,7 +2,7 @@
 /*
  * loop.c - the SU thread: drain each EU's requests, a batch at most from
  * each in turn (the fibers they make ready go back to it), then the inbox
- * of other threads, hand ready fibers to the EUs, steal the EU's tokens
+ * of other threads, hand ready fibers to the EUs, steal the EUs' tokens
  * for hungry peers; with nothing to do, spin, and block only when
  * the EU is blocked too (the whole node is idle). Leaves when the EU
  * raises shutdown.
@@ -271,9 +271,9 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	}
 	if (q_unlikely(su_ready_backlog(su)))
 		k += su_ready_drain_ovf(su);
-	/* Peers wait for work and the EU has tokens: a stolen token's frame
-	 * comes back to the EU as a ready fiber, counted there. */
-	if (q_unlikely(su->nhungry) && deque_size(&n->tokens)) {
+	/* Peers wait for work and an EU has tokens: a stolen token's frame
+	 * comes back to its EU as a ready fiber, counted there. */
+	if (q_unlikely(su->nhungry) && unit_tokens_any(n)) {
 		uint64_t before = su->fibers_ready;
 		su_balance_token_added(n);
 		k += (unsigned)(su->fibers_ready - before);

@@ -29,13 +29,13 @@
 
 #include <string.h>
 
-/* Is the node idle: EU asleep with every ready message consumed and no
- * token in its deque (work in flight), SU with nothing pending, not
- * ending? */
+/* Is the node idle: every EU asleep (eu_idle) and, with k > 1, counted
+ * idle, with every ready message consumed and no token in any deque (work
+ * in flight), SU with nothing pending, not ending? */
 static bool node_idle(struct earth_node *n, bool eu_idle)
 {
-	return eu_idle && !su_has_pending(n) && !deque_size(&n->tokens) &&
-	       !su_ready_unconsumed(&su_g) &&
+	return eu_idle && unit_eus_all_idle(n) && !su_has_pending(n) &&
+	       !unit_tokens_any(n) && !su_ready_unconsumed(&su_g) &&
 	       !atomic_load_explicit(&n->stop, memory_order_acquire) &&
 	       !atomic_load_explicit(&n->shutdown, memory_order_acquire);
 }

@@ -79,6 +79,7 @@ struct su_state {
 	bool steal_quiet;     /* every peer said no: wait for new work */
 	uint32_t steal_tries; /* NONE answers since the last success */
 	uint64_t rng;
+	unsigned give_next; /* the EU whose deque a peer's STEAL tries first */
 	uint64_t tokens_stolen, tokens_given;
 	uint64_t steal_requests; /* STEALs sent */
 	uint64_t dry_since;	 /* TSC when the node ran dry; 0: it has work */
@@ -413,8 +414,8 @@ void *su_net_place(const struct wire_hdr *h) EARTH_HIDDEN;
 
 /* ---- load balancing (balance.c) ---- */
 
-/* Peers asked in vain and the EU's deque holds tokens: steal one for
- * each hungry peer (su_step calls it while any peer is hungry). */
+/* Peers asked in vain and an EU's deque holds tokens: steal one for each
+ * hungry peer (su_step calls it while any peer is hungry). */
 void su_balance_token_added(struct earth_node *n) EARTH_HIDDEN;
 /* Nothing to do here: ask a peer for a token (at most one request out)
  * once the node has stayed dry for EARTH_STEAL_AFTER_NS, or at once (a

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * deque.c - the cold parts of the token deque (deque.h): setting up,
- * growing, freeing; and stealing, which only the SU does, a few times per
- * STEAL request.
+ * growing, freeing; and stealing, which the SU does a few times per STEAL
+ * request and an idle EU of a node of k > 1 when its own deque is empty.
  */
 #define EARTH_INTERNAL 1
 #include "unit/deque.h"

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * deque.h - the EU's tokens: a Chase-Lev work-stealing deque of frame
+ * deque.h - an EU's tokens: a Chase-Lev work-stealing deque of frame
  * pointers, with the C11 orders of Le, Pop, Cohen and Zappa Nardelli
  * ("Correct and Efficient Work-Stealing for Weak Memory Models", PPoPP
  * 2013). One owner (the EU) pushes and pops at the bottom, newest first;
- * any other thread (the SU, or on a single-core node a signal handler
- * between two instructions of the owner) steals the oldest at the top.
+ * any other thread (a sibling EU, the SU, or on a single-core node a signal
+ * handler between two instructions of the owner) steals the oldest at the
+ * top.
  *
  * Growth. The circular array starts at DEQUE_MIN_CAP entries and doubles
  * when full, up to `max` entries (EARTH_TOKEN_DEQUE_MAX); a push beyond it
@@ -14,12 +15,13 @@
  * doubling they add up to less than the current one.
  *
  * Thieves elsewhere or not. A deque made with `shared` true may be stolen
- * from by another thread (the SU of a dual node that has peers): the
- * owner's pop then uses the paper's orders below. Without (a one-node dual
- * job, whose SU never steals; a single-core node, whose thief is the owner's
- * own thread, its SU work or a signal handler between two of its
- * instructions), the owner's pop is plain loads and stores kept in program
- * order by a compiler barrier: no XCHG and no CAS, even for the last item.
+ * from by another thread (the sibling EUs of a node of k > 1, eu/steal.c;
+ * the SU of a dual node that has peers): the owner's pop then uses the
+ * paper's orders below. Without (a one-node dual job of one EU, whose SU
+ * never steals; a single-core node, whose thief is the owner's own thread,
+ * its SU work or a signal handler between two of its instructions), the
+ * owner's pop is plain loads and stores kept in program order by a compiler
+ * barrier: no XCHG and no CAS, even for the last item.
  *
  * Orders. push publishes the slot with a release store of bottom (the
  * paper's release fence plus relaxed store: the same code on x86, and a

@@ -14,7 +14,7 @@ struct earth_node earth_node_g;
 
 int unit_links_init(struct earth_node *n, enum q_mode mode, uint32_t slots)
 {
-	unsigned k = n->eus ? n->eus : 1;
+	unsigned k = unit_eus(n);
 	n->link = aligned_alloc(Q_CACHE_LINE, k * sizeof(*n->link));
 	if (!n->link)
 		return -ENOMEM;
@@ -33,13 +33,23 @@ int unit_links_init(struct earth_node *n, enum q_mode mode, uint32_t slots)
 	return 0;
 }
 
+int unit_tokens_init(struct earth_node *n, size_t max, bool shared)
+{
+	for (unsigned i = 0; i < unit_eus(n); i++)
+		if (deque_init(&n->link[i].tokens, max, shared))
+			return -1;
+	atomic_init(&n->eus_idle, 0);
+	return 0;
+}
+
 void unit_links_fini(struct earth_node *n)
 {
 	if (!n->link)
 		return;
-	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++) {
+	for (unsigned i = 0; i < unit_eus(n); i++) {
 		q_ring_fini(&n->link[i].req);
 		q_ring_fini(&n->link[i].ready);
+		deque_free(&n->link[i].tokens); /* nothing if never set up */
 	}
 	free(n->link);
 	n->link = NULL;

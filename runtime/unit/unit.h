@@ -88,9 +88,16 @@ struct earth_node {
 	/* EU i's CPU (eus entries, node/topology.c; eu_cpus[0] is eu_cpu). */
 	int *eu_cpus;
 	struct q_mpsc inbox q_aligned_line; /* other threads -> SU */
-	/* The EU's tokens: it pushes and pops at the bottom, the SU steals
-	 * the oldest for other nodes (deque.h). */
-	struct deque tokens;
+	/* The node's EUs in idle (k > 1 only; unit_idle_*): the low half
+	 * counts those in their idle wait, spinning or asleep, the high half
+	 * (UNIT_IDLE_ASLEEP each) those of them asleep or about to be. An
+	 * atomic add by an EU on its way into and out of its idle wait and
+	 * into and out of its sleep, nothing on its busy path; read by the SU
+	 * (asking peers for tokens only when every EU idles, su/balance.c;
+	 * stuck detection, su/quiet.c) and by an EU that pushed a token
+	 * (eu/steal.c: it wakes a sleeper when no sibling spins). Its own
+	 * line. */
+	_Atomic uint64_t eus_idle q_aligned_line;
 	/* Set once by the EU when main's frame ends, release; the SU loads it
 	 * acquire on each idle poll and when it wakes. */
 	_Atomic bool shutdown q_aligned_line;
@@ -151,6 +158,10 @@ struct eu_link {
 	 * (su_ready_flush); the EU loads it acquire before it signals a slot,
 	 * SPAWNs or INVOKEs itself (eu/post.c, eu_local_ok). */
 	_Atomic uint64_t req_done q_aligned_line;
+	/* EU i's tokens (deque.h): EU i pushes and pops at the bottom; its
+	 * siblings (eu/steal.c) and the SU, for other nodes (su/balance.c),
+	 * steal the oldest at the top. Its two ends on lines of their own. */
+	struct deque tokens;
 };
 
 /* Sets up n->link for n->eus EUs: each ring pair with `slots` messages
@@ -159,6 +170,51 @@ struct eu_link {
 int unit_links_init(struct earth_node *n, enum q_mode mode,
 		    uint32_t slots) EARTH_HIDDEN;
 void unit_links_fini(struct earth_node *n) EARTH_HIDDEN;
+/* Sets up each EU's token deque (after unit_links_init), holding at most
+ * max tokens; shared: thieves run on other threads (deque_init: k > 1, or
+ * peers the SU steals for). Returns 0 or -1; unit_links_fini frees them. */
+int unit_tokens_init(struct earth_node *n, size_t max,
+		     bool shared) EARTH_HIDDEN;
+
+/* The node's EUs: n->eus, or 1 where a node set up by hand left it 0. */
+static inline unsigned unit_eus(const struct earth_node *n)
+{
+	return n->eus ? n->eus : 1u;
+}
+
+/* Does any EU's deque hold a token (a moment ago)? Any thread. */
+static inline bool unit_tokens_any(struct earth_node *n)
+{
+	for (unsigned i = 0; i < unit_eus(n); i++)
+		if (deque_size(&n->link[i].tokens))
+			return true;
+	return false;
+}
+
+/* earth_node.eus_idle: one EU in its idle wait, and one of them asleep. */
+#define UNIT_IDLE_ONE 1ull
+#define UNIT_IDLE_ASLEEP (1ull << 32)
+static inline unsigned unit_idle_waiting(uint64_t w)
+{
+	return (uint32_t)w;
+}
+static inline unsigned unit_idle_asleep(uint64_t w)
+{
+	return (uint32_t)(w >> 32);
+}
+
+/* Is every EU of the node in its idle wait? k = 1 keeps no count (its EU
+ * enters and leaves idle around every remote round trip, and the SU
+ * reading a line it writes there would cost it a miss each time): true,
+ * and the callers' own tests (no token, every ready message consumed)
+ * decide as they did for the one EU. Any thread; relaxed. */
+static inline bool unit_eus_all_idle(struct earth_node *n)
+{
+	if (unit_eus(n) == 1)
+		return true;
+	return unit_idle_waiting(atomic_load_explicit(
+		   &n->eus_idle, memory_order_relaxed)) == unit_eus(n);
+}
 
 /* A remote INVOKE on its way to the EU: the SU fills it, the EU's
  * trampoline fiber allocates the frame, copies the arguments, frees it and

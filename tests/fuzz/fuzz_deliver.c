@@ -71,6 +71,11 @@ void earth_futex_wake(_Atomic uint32_t *word)
 {
 	(void)word;
 }
+/* unit/unit.c's: no EU thread sleeps here. */
+void earth_eus_wake(struct earth_node *n)
+{
+	(void)n;
+}
 /* su/loop.c's, asked by the quiescence waves (su/quiet.c): here the SU
  * has nothing pending between two messages, so a probe is answered. */
 bool su_has_pending(struct earth_node *n)
@@ -214,7 +219,8 @@ static void setup(uint32_t self)
 	n->link = &link0;
 	if (!su_g.out_head || !su_g.out_tail || !su_g.owed || !su_g.hungry ||
 	    q_ring_init(&link0.ready, Q_MODE_SW, 16, 0, -1) ||
-	    su_attach(&su_g, n) || deque_init(&n->tokens, DEQUE_MIN_CAP, true))
+	    su_attach(&su_g, n) ||
+	    deque_init(&link0.tokens, DEQUE_MIN_CAP, true))
 		abort();
 	memset(arena, 0, sizeof(arena));
 	for (unsigned i = 0; i < NSLOTS; i++) {
@@ -232,7 +238,6 @@ static void setup(uint32_t self)
 
 static void teardown(void)
 {
-	struct earth_node *n = &earth_node_g;
 	eu_take();
 	const struct su_eu *e0 = su_g.eu;
 	for (size_t i = 0; i < e0->rovf_len; i++) {
@@ -249,7 +254,7 @@ static void teardown(void)
 	free(su_g.owed);
 	free(su_g.hungry);
 	su_detach(&su_g);
-	deque_free(&n->tokens);
+	deque_free(&link0.tokens);
 	q_ring_fini(&link0.ready);
 	free(cur_payload);
 	cur_payload = NULL;
@@ -308,12 +313,12 @@ static void one(const uint8_t *r)
 		}
 		case 2: { /* a token waits on the EU's deque (full: none) */
 			unsigned i = r[2] % 4;
-			if (deque_push(&n->tokens, &token_frames[i].f))
+			if (deque_push(&link0.tokens, &token_frames[i].f))
 				su_balance_token_added(n);
 			return;
 		}
 		default: /* the EU runs its newest token; the SU idles */
-			(void)deque_pop(&n->tokens);
+			(void)deque_pop(&link0.tokens);
 			su_balance_idle(n, true);
 			return;
 		}
