@@ -68,6 +68,13 @@ struct dsm_proto {
 	uint32_t *dirty_list, ndirty;
 	uint32_t diffs_out; /* sent, not acknowledged */
 	uint8_t *dbuf;	    /* one diff */
+	/* Fibers' holds (earth_dsm_fiber.h): per page, the acquisitions
+	 * that hold it; whether an invalidation waits for the last of them
+	 * to let go; pages a release kept writable (held) meanwhile. */
+	uint16_t *pin;
+	uint8_t *deferred;
+	uint32_t *kept;
+	uint64_t deferred_n; /* invalidations and protections put off */
 	struct dsm_proto_stats st;
 };
 
@@ -138,6 +145,31 @@ int dsm_proto_diff_acked(struct dsm_proto *p);
  * completes when dsm_proto_diff_acked brings them to 0), or -1 (ENOMEM,
  * or mprotect's errno). */
 int dsm_proto_release(struct dsm_proto *p);
+
+/*
+ * Fibers hold pages (earth_dsm_fiber.h): a fiber's acquisition holds
+ * every page of its range from the moment it is usable until the fiber's
+ * release, and while a page is held nothing takes it away: an
+ * invalidation a notice asks for waits for the last hold to go (the page
+ * counts as invalid meanwhile for every new access: dsm_proto_access
+ * answers WAIT, dsm_proto_held true), and a release sends a held page's
+ * diff against its twin and twins it again instead of write-protecting
+ * it (a home page stays writable and written), so that a fiber never
+ * faults on a page it holds.
+ */
+/* Holds page (a fiber's acquisition found it usable). -1 when 65535
+ * acquisitions hold it already. */
+int dsm_proto_pin(struct dsm_proto *p, uint32_t page);
+/* Lets go of one hold of page; 1 when that was the last and the
+ * invalidation that waited for it is done now (wake the page's waiters:
+ * they ask again), 0 otherwise, -1 when the page was not held. */
+int dsm_proto_unpin(struct dsm_proto *p, uint32_t page);
+/* Whether page's invalidation waits for its holds to go (the page is
+ * invalid for any new acquisition). */
+static inline bool dsm_proto_stale(const struct dsm_proto *p, uint32_t page)
+{
+	return p->deferred[page] != 0;
+}
 
 /* An acquire: the intervals a grant carries (dsm/notice.h), checked, then
  * their pages invalidated. -1 with *f when refused (nothing changed). */

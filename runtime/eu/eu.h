@@ -482,6 +482,10 @@ void *eu_thread(void *start) EARTH_HIDDEN;
  * (dsm/pt.h, enum dsm_req), posted as SU_OP_DSM. */
 void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b,
 		 uint64_t c) EARTH_HIDDEN;
+/* A fiber's split-phase request (enum dsm_req, DSM_R_F_*): the slot the
+ * SU signals (a global slot's bits when gslot), the posting fiber in a. */
+void eu_post_dsm_fiber(unsigned what, uint64_t slot, bool gslot, uint64_t b,
+		       uint64_t c) EARTH_HIDDEN;
 struct dsm_pt;
 /* The fiber that runs a program thread (its frame: struct dsm_pt). */
 void eu_dsm_run(void *pt) EARTH_HIDDEN;

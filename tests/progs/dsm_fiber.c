@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsm_fiber.c - shared memory from fibers (earth_dsm_fiber.h): main
+ * (program thread 0 on node 0) sets up two arrays of -n doubles and
+ * INVOKEs -f workers per node; each worker sweeps its part of a 1-D
+ * Jacobi -i times as fibers that never block: acquire its range of the
+ * source for read and of the destination for write, compute, release
+ * both, take the lock and add one to a shared counter (acquire, write,
+ * release, unlock), then meet main and every other worker at a barrier
+ * (main a program thread, the workers fibers). Main checks the result
+ * bit for bit against the same sweeps run sequentially, and the counter.
+ * Prints "dsm_fiber ok counter=C sum=S" and exits 0, or names the first
+ * wrong value and exits 1.
+ *
+ * -p node0 homes every page on node 0 (the other nodes' fibers fetch
+ * all, several wanting one page at once); block (the default) homes each
+ * node's part on it. -x MISTAKE makes the first worker of the last node
+ * make one, for the tests of what the job then says: outside (acquires
+ * memory outside shared memory), unalloc (a range in the region that no
+ * allocation gave), release2 (releases a range twice), unlock2 (unlocks
+ * the lock twice).
+ */
+#include <earth.h>
+#include <earth_dsm.h>
+#include <earth_dsm_fiber.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct shared {
+	earth_dsm_lock_t lock;
+	earth_dsm_barrier_t bar;
+	long counter;
+};
+
+struct w_args {
+	struct shared *g;
+	double *a, *b;
+	long n, lo, hi; /* [lo, hi) of the n elements */
+	int iters, parties;
+	/* g's, copied: a fiber reads shared memory only inside a range it
+	 * acquired. */
+	earth_dsm_lock_t lock;
+	earth_dsm_barrier_t bar;
+	char mistake[16];
+};
+
+struct w_frame {
+	struct w_args x;
+	int it;
+	earth_slot s_acq, s_rel, s_lock, s_cnt, s_crel, s_unl, s_bar, s_bad;
+};
+
+static void w_entry(void *f);
+static void w_sweep(void *f);
+static void w_compute(void *f);
+static void w_released(void *f);
+static void w_locked(void *f);
+static void w_counted(void *f);
+static void w_unlocked(void *f);
+static void w_passed(void *f);
+static void w_again(void *f);
+EARTH_THREADED_FUNCTION(worker, w_entry, struct w_frame, sizeof(struct w_args));
+
+/* The worker's source and destination this sweep. */
+static double *src(struct w_frame *f)
+{
+	return f->it % 2 ? f->x.b : f->x.a;
+}
+static double *dst(struct w_frame *f)
+{
+	return f->it % 2 ? f->x.a : f->x.b;
+}
+
+static void w_entry(void *frame)
+{
+	struct w_frame *f = frame;
+	f->it = 0;
+	const char *m = f->x.mistake;
+	if (*m) {
+		earth_slot_init(&f->s_bad, 1, 0, w_again, f);
+		if (!strcmp(m, "outside")) {
+			earth_dsm_acquire_sync(f, sizeof(*f), EARTH_DSM_READ,
+					       &f->s_bad);
+		} else if (!strcmp(m, "unalloc")) {
+			/* Past the end of b: pages no allocation gave. */
+			earth_dsm_acquire_sync(f->x.b + f->x.n + 8192, 8,
+					       EARTH_DSM_WRITE, &f->s_bad);
+		} else if (!strcmp(m, "release2") || !strcmp(m, "unlock2")) {
+			w_sweep(f);
+			return;
+		} else {
+			fprintf(stderr, "dsm_fiber: unknown mistake %s\n", m);
+			exit(2);
+		}
+		return;
+	}
+	w_sweep(f);
+}
+
+static void w_sweep(void *frame)
+{
+	struct w_frame *f = frame;
+	long lo = f->x.lo ? f->x.lo - 1 : 0;
+	long hi = f->x.hi < f->x.n ? f->x.hi + 1 : f->x.n;
+	earth_slot_init(&f->s_acq, 2, 0, w_compute, f);
+	earth_dsm_acquire_sync(src(f) + lo, (size_t)(hi - lo) * sizeof(double),
+			       EARTH_DSM_READ, &f->s_acq);
+	earth_dsm_acquire_sync(dst(f) + f->x.lo,
+			       (size_t)(f->x.hi - f->x.lo) * sizeof(double),
+			       EARTH_DSM_WRITE, &f->s_acq);
+}
+
+static void w_compute(void *frame)
+{
+	struct w_frame *f = frame;
+	const double *s = src(f);
+	double *d = dst(f);
+	long n = f->x.n;
+	for (long i = f->x.lo; i < f->x.hi; i++)
+		d[i] = i == 0 || i == n - 1
+			   ? s[i]
+			   : (s[i - 1] + s[i] + s[i + 1]) / 3.0;
+	long lo = f->x.lo ? f->x.lo - 1 : 0;
+	long hi = f->x.hi < n ? f->x.hi + 1 : n;
+	earth_slot_init(&f->s_rel, 2, 0, w_released, f);
+	earth_dsm_release_sync(s + lo, (size_t)(hi - lo) * sizeof(double),
+			       &f->s_rel);
+	earth_dsm_release_sync(d + f->x.lo,
+			       (size_t)(f->x.hi - f->x.lo) * sizeof(double),
+			       &f->s_rel);
+	if (!strcmp(f->x.mistake, "release2"))
+		earth_dsm_release_sync(d + f->x.lo, sizeof(double), &f->s_bad);
+}
+
+static void w_released(void *frame)
+{
+	struct w_frame *f = frame;
+	earth_slot_init(&f->s_lock, 1, 0, w_locked, f);
+	earth_dsm_lock_sync(f->x.lock, &f->s_lock);
+}
+
+static void w_locked(void *frame)
+{
+	struct w_frame *f = frame;
+	earth_slot_init(&f->s_cnt, 1, 0, w_counted, f);
+	earth_dsm_acquire_sync(&f->x.g->counter, sizeof(long), EARTH_DSM_WRITE,
+			       &f->s_cnt);
+}
+
+static void w_counted(void *frame)
+{
+	struct w_frame *f = frame;
+	f->x.g->counter++;
+	earth_slot_init(&f->s_crel, 1, 0, w_unlocked, f);
+	earth_dsm_release_sync(&f->x.g->counter, sizeof(long), &f->s_crel);
+}
+
+static void w_unlocked(void *frame)
+{
+	struct w_frame *f = frame;
+	earth_slot_init(&f->s_unl, 1, 0, w_passed, f);
+	earth_dsm_unlock_sync(f->x.lock, &f->s_unl);
+	if (!strcmp(f->x.mistake, "unlock2"))
+		earth_dsm_unlock_sync(f->x.lock, &f->s_bad);
+}
+
+static void w_passed(void *frame)
+{
+	struct w_frame *f = frame;
+	earth_slot_init(&f->s_bar, 1, 0, w_again, f);
+	earth_dsm_barrier_sync(f->x.bar, (unsigned)f->x.parties, &f->s_bar);
+}
+
+static void w_again(void *frame)
+{
+	struct w_frame *f = frame;
+	if (++f->it < f->x.iters) {
+		w_sweep(f);
+		return;
+	}
+	EARTH_END_FUNCTION(f);
+}
+
+static void sequential(double *a, double *b, long n, int iters)
+{
+	for (int it = 0; it < iters; it++) {
+		const double *s = it % 2 ? b : a;
+		double *d = it % 2 ? a : b;
+		for (long i = 0; i < n; i++)
+			d[i] = i == 0 || i == n - 1
+				   ? s[i]
+				   : (s[i - 1] + s[i] + s[i + 1]) / 3.0;
+	}
+}
+
+static double start_value(long i)
+{
+	return (double)((i * 7919) % 1000) / 7.0;
+}
+
+static int program(int argc, char **argv)
+{
+	long n = 20000;
+	int per = 2, iters = 10;
+	const char *place = "block", *mistake = "";
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "-n"))
+			n = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "-f"))
+			per = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "-i"))
+			iters = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "-p"))
+			place = argv[i + 1];
+		else if (!strcmp(argv[i], "-x"))
+			mistake = argv[i + 1];
+		else
+			break;
+	}
+	unsigned nodes = earth_dsm_nodes();
+	long workers = (long)nodes * per;
+	if (n < 2 * workers || per < 1 || iters < 1 || strlen(mistake) > 15) {
+		fprintf(stderr, "usage: dsm_fiber [-n N] [-f FIBERS_PER_NODE] "
+				"[-i ITERS] [-p block|node0] [-x MISTAKE]\n");
+		return 2;
+	}
+	bool node0 = !strcmp(place, "node0");
+	struct shared *g = earth_dsm_alloc(sizeof(*g), EARTH_DSM_NODE, 0);
+	double *a =
+	    earth_dsm_alloc((size_t)n * sizeof(double),
+			    node0 ? EARTH_DSM_NODE : EARTH_DSM_BLOCK, 0);
+	double *b =
+	    earth_dsm_alloc((size_t)n * sizeof(double),
+			    node0 ? EARTH_DSM_NODE : EARTH_DSM_BLOCK, 0);
+	double *ra = malloc((size_t)n * sizeof(double));
+	double *rb = malloc((size_t)n * sizeof(double));
+	if (!g || !a || !b || !ra || !rb) {
+		perror("dsm_fiber: alloc");
+		return 1;
+	}
+	g->lock = earth_dsm_lock_new();
+	g->bar = earth_dsm_barrier_new();
+	g->counter = 0;
+	for (long i = 0; i < n; i++)
+		a[i] = ra[i] = start_value(i);
+	memset(b, 0, (size_t)n * sizeof(double));
+	memset(rb, 0, (size_t)n * sizeof(double));
+	int parties = (int)workers + 1;
+	/* Main's writes released before the workers start. */
+	earth_dsm_barrier(g->bar, 1);
+	for (long w = 0; w < workers; w++) {
+		struct w_args x = {g,
+				   a,
+				   b,
+				   n,
+				   n * w / workers,
+				   n * (w + 1) / workers,
+				   iters,
+				   parties,
+				   g->lock,
+				   g->bar,
+				   ""};
+		if (w == workers - per)
+			snprintf(x.mistake, sizeof(x.mistake), "%s", mistake);
+		earth_invoke((uint32_t)(w / per), &worker, &x, sizeof(x));
+	}
+	for (int it = 0; it < iters; it++)
+		earth_dsm_barrier(g->bar, (unsigned)parties);
+	sequential(ra, rb, n, iters);
+	const double *got = iters % 2 ? b : a, *want = iters % 2 ? rb : ra;
+	double sum = 0;
+	int rc = 0;
+	for (long i = 0; i < n && !rc; i++) {
+		if (memcmp(&got[i], &want[i], sizeof(double))) {
+			printf("dsm_fiber: element %ld = %.17g, want %.17g\n",
+			       i, got[i], want[i]);
+			rc = 1;
+		}
+		sum += got[i];
+	}
+	if (!rc && g->counter != workers * iters) {
+		printf("dsm_fiber: counter = %ld, want %ld\n", g->counter,
+		       workers * iters);
+		rc = 1;
+	}
+	free(ra);
+	free(rb);
+	if (!rc)
+		printf("dsm_fiber ok counter=%ld sum=%.6f\n", g->counter, sum);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	return earth_dsm_main(argc, argv, program);
+}
