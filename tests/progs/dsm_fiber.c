@@ -9,8 +9,11 @@
  * release, unlock), then meet main and every other worker at a barrier
  * (main a program thread, the workers fibers). Main checks the result
  * bit for bit against the same sweeps run sequentially, and the counter.
- * Prints "dsm_fiber ok counter=C sum=S" and exits 0, or names the first
- * wrong value and exits 1.
+ * Then a relay of flags: node k's fiber waits for flag k, adds k + 1 to a
+ * shared token and sets flag k + 1 (split phase, the acquire and release
+ * with global slots); main waits for the last. Prints "dsm_fiber ok
+ * counter=C token=T sum=S" and exits 0, or names the first wrong value
+ * and exits 1.
  *
  * -p node0 homes every page on node 0 (the other nodes' fibers fetch
  * all, several wanting one page at once); block (the default) homes each
@@ -32,8 +35,65 @@
 struct shared {
 	earth_dsm_lock_t lock;
 	earth_dsm_barrier_t bar;
+	earth_dsm_flag_t flag[5]; /* the relay: node k waits for flag k */
 	long counter;
+	long token;
 };
+
+/* The relay after the sweeps: node k's fiber waits for flag k, adds k + 1
+ * to the token (acquired with a global slot: the _rsync form), releases
+ * it and sets flag k + 1; main waits for the last flag. */
+struct r_args {
+	long *token;
+	earth_dsm_flag_t wait, set;
+	long add;
+};
+struct r_frame {
+	struct r_args x;
+	earth_slot s_flag, s_acq, s_rel, s_set;
+};
+static void r_entry(void *f);
+static void r_go(void *f);
+static void r_add(void *f);
+static void r_released(void *f);
+static void r_done(void *f);
+EARTH_THREADED_FUNCTION(relay, r_entry, struct r_frame, sizeof(struct r_args));
+
+static void r_entry(void *frame)
+{
+	struct r_frame *f = frame;
+	earth_slot_init(&f->s_flag, 1, 0, r_go, f);
+	earth_dsm_flag_wait_sync(f->x.wait, &f->s_flag);
+}
+
+static void r_go(void *frame)
+{
+	struct r_frame *f = frame;
+	earth_slot_init(&f->s_acq, 1, 0, r_add, f);
+	earth_dsm_acquire_rsync(f->x.token, sizeof(long), EARTH_DSM_WRITE,
+				earth_slot_global(&f->s_acq));
+}
+
+static void r_add(void *frame)
+{
+	struct r_frame *f = frame;
+	*f->x.token += f->x.add;
+	earth_slot_init(&f->s_rel, 1, 0, r_released, f);
+	earth_dsm_release_rsync(f->x.token, sizeof(long),
+				earth_slot_global(&f->s_rel));
+}
+
+static void r_released(void *frame)
+{
+	struct r_frame *f = frame;
+	earth_slot_init(&f->s_set, 1, 0, r_done, f);
+	earth_dsm_flag_set_sync(f->x.set, &f->s_set);
+}
+
+static void r_done(void *frame)
+{
+	EARTH_END_FUNCTION(frame);
+}
 
 struct w_args {
 	struct shared *g;
@@ -222,9 +282,11 @@ static int program(int argc, char **argv)
 	}
 	unsigned nodes = earth_dsm_nodes();
 	long workers = (long)nodes * per;
-	if (n < 2 * workers || per < 1 || iters < 1 || strlen(mistake) > 15) {
+	if (n < 2 * workers || per < 1 || iters < 1 || strlen(mistake) > 15 ||
+	    nodes > 4) {
 		fprintf(stderr, "usage: dsm_fiber [-n N] [-f FIBERS_PER_NODE] "
-				"[-i ITERS] [-p block|node0] [-x MISTAKE]\n");
+				"[-i ITERS] [-p block|node0] [-x MISTAKE], "
+				"on 1-4 nodes\n");
 		return 2;
 	}
 	bool node0 = !strcmp(place, "node0");
@@ -244,6 +306,9 @@ static int program(int argc, char **argv)
 	g->lock = earth_dsm_lock_new();
 	g->bar = earth_dsm_barrier_new();
 	g->counter = 0;
+	g->token = 0;
+	for (unsigned k = 0; k <= nodes; k++)
+		g->flag[k] = earth_dsm_flag_new();
 	for (long i = 0; i < n; i++)
 		a[i] = ra[i] = start_value(i);
 	memset(b, 0, (size_t)n * sizeof(double));
@@ -269,6 +334,13 @@ static int program(int argc, char **argv)
 	}
 	for (int it = 0; it < iters; it++)
 		earth_dsm_barrier(g->bar, (unsigned)parties);
+	for (unsigned k = 0; k < nodes; k++) {
+		struct r_args x = {&g->token, g->flag[k], g->flag[k + 1],
+				   (long)k + 1};
+		earth_invoke(k, &relay, &x, sizeof(x));
+	}
+	earth_dsm_flag_set(g->flag[0]);
+	earth_dsm_flag_wait(g->flag[nodes]);
 	sequential(ra, rb, n, iters);
 	const double *got = iters % 2 ? b : a, *want = iters % 2 ? rb : ra;
 	double sum = 0;
@@ -286,10 +358,17 @@ static int program(int argc, char **argv)
 		       workers * iters);
 		rc = 1;
 	}
+	long want_token = (long)nodes * (nodes + 1) / 2;
+	if (!rc && g->token != want_token) {
+		printf("dsm_fiber: token = %ld, want %ld\n", g->token,
+		       want_token);
+		rc = 1;
+	}
 	free(ra);
 	free(rb);
 	if (!rc)
-		printf("dsm_fiber ok counter=%ld sum=%.6f\n", g->counter, sum);
+		printf("dsm_fiber ok counter=%ld token=%ld sum=%.6f\n",
+		       g->counter, g->token, sum);
 	return rc;
 }
 
