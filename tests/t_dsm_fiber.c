@@ -63,6 +63,19 @@ Test(dsm_fiber, jacobi_single_core_modes_and_delay)
 	       "dsm_fiber ok counter=36 ");
 }
 
+/* Main touches no shared memory (-c 1): no page fault anywhere, the
+ * fibers fill and check; the run ThreadSanitizer judges best (the table
+ * runs this file under TSan too). */
+Test(dsm_fiber, jacobi_checked_by_the_fibers)
+{
+	ok_run("", 1, "shm", "-n 8000 -f 3 -i 3 -c 1",
+	       "dsm_fiber ok checked by the fibers");
+	ok_run("", 3, "shm", "-n 9000 -f 3 -i 3 -c 1 -p node0",
+	       "dsm_fiber ok checked by the fibers");
+	ok_run("", 2, "tcp", "-n 8000 -f 4 -i 4 -c 1",
+	       "dsm_fiber ok checked by the fibers");
+}
+
 static double num(const struct json *node, const char *key)
 {
 	const struct json *d = json_get(node, "dsm");
@@ -73,9 +86,9 @@ static double num(const struct json *node, const char *key)
 }
 
 /* Each worker acquires 3 ranges and releases 3 per sweep (its source and
- * destination, then the counter), each node's relay 1: exact. With every page on node 0 and
- * a 200 us one-way delay, 8 fibers of a node asking for the same remote
- * pages at once join the fetch the first one sent; lock grants during
+ * destination, then the counter), each node's relay 1: exact. With every page
+ * on node 0 and a 200 us one-way delay, 8 fibers of a node asking for the same
+ * remote pages at once join the fetch the first one sent; lock grants during
  * the sweeps find pages held, whose invalidation waits. */
 Test(dsm_fiber, statistics_count_acquisitions_hits_and_coalesced_waits)
 {

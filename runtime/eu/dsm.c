@@ -60,6 +60,9 @@ static EARTH_COLD void eu_faults_open(void)
 {
 	char prefix[40];
 	snprintf(prefix, sizeof(prefix), "earth: node %u: ", dsm_g.self);
+	/* The EU thread's own context, for the sanitizers' fiber switches
+	 * (TSan's fiber of this thread; ASan's stack bounds). */
+	dsm_ctx_self(&dsm_g.sched);
 	if (dsm_fault_install() ||
 	    dsm_faults_init(&eu_faults, &dsm_g.region, eu_dsm_fault, &eu_faults,
 			    &dsm_g.sched, prefix))

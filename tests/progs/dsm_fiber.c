@@ -15,6 +15,11 @@
  * counter=C token=T sum=S" and exits 0, or names the first wrong value
  * and exits 1.
  *
+ * -c 1: main touches no shared memory (no page fault anywhere, for
+ * ThreadSanitizer): the workers fill a, and after the sweeps check their
+ * part against a sequential run of their own and the first the counter;
+ * prints "dsm_fiber ok checked by the fibers".
+ *
  * -p node0 homes every page on node 0 (the other nodes' fibers fetch
  * all, several wanting one page at once); block (the default) homes each
  * node's part on it. -x MISTAKE makes the first worker of the last node
@@ -104,6 +109,9 @@ struct w_args {
 	 * acquired. */
 	earth_dsm_lock_t lock;
 	earth_dsm_barrier_t bar;
+	/* -c: the workers fill a and check the result and the counter
+	 * themselves (main touches no shared memory: no fault anywhere). */
+	int self_check;
 	char mistake[16];
 };
 
@@ -111,7 +119,28 @@ struct w_frame {
 	struct w_args x;
 	int it;
 	earth_slot s_acq, s_rel, s_lock, s_cnt, s_crel, s_unl, s_bar, s_bad;
+	earth_slot s_fill, s_filled, s_chk, s_chkrel, s_end;
 };
+static void w_fill(void *f);
+static void w_filled(void *f);
+static void w_check(void *f);
+static void w_checked(void *f);
+static void w_end(void *f);
+static double start_value(long i);
+static void sequential(double *a, double *b, long n, int iters);
+
+/* The bytes of this worker's part, [lo, hi). */
+static size_t part(const struct w_frame *f)
+{
+	return (size_t)(f->x.hi - f->x.lo) * sizeof(double);
+}
+
+/* Slot s armed for next, then the barrier with main and the others. */
+static void meet(struct w_frame *f, earth_slot *s, earth_fiber_fn next)
+{
+	earth_slot_init(s, 1, 0, next, f);
+	earth_dsm_barrier_sync(f->x.bar, (unsigned)f->x.parties, s);
+}
 
 static void w_entry(void *f);
 static void w_sweep(void *f);
@@ -157,7 +186,78 @@ static void w_entry(void *frame)
 		}
 		return;
 	}
+	if (f->x.self_check) {
+		earth_slot_init(&f->s_fill, 1, 0, w_fill, f);
+		earth_dsm_acquire_sync(f->x.a + f->x.lo, part(f),
+				       EARTH_DSM_WRITE, &f->s_fill);
+		return;
+	}
 	w_sweep(f);
+}
+
+/* -c: this worker's part of a filled, released, then the first barrier. */
+static void w_fill(void *frame)
+{
+	struct w_frame *f = frame;
+	for (long i = f->x.lo; i < f->x.hi; i++)
+		f->x.a[i] = start_value(i);
+	earth_slot_init(&f->s_filled, 1, 0, w_filled, f);
+	earth_dsm_release_sync(f->x.a + f->x.lo, part(f), &f->s_filled);
+}
+
+static void w_filled(void *frame)
+{
+	struct w_frame *f = frame;
+	meet(f, &f->s_bar, w_sweep);
+}
+
+/* -c: after the sweeps, this worker's part of the result against its own
+ * sequential run, and (the first worker) the counter. */
+static void w_check(void *frame)
+{
+	struct w_frame *f = frame;
+	long n = f->x.n;
+	double *ra = malloc((size_t)n * sizeof(double));
+	double *rb = calloc((size_t)n, sizeof(double));
+	if (!ra || !rb) {
+		perror("dsm_fiber");
+		exit(1);
+	}
+	for (long i = 0; i < n; i++)
+		ra[i] = start_value(i);
+	sequential(ra, rb, n, f->x.iters);
+	const double *want = f->x.iters % 2 ? rb : ra;
+	const double *got = f->x.iters % 2 ? f->x.b : f->x.a;
+	for (long i = f->x.lo; i < f->x.hi; i++)
+		if (memcmp(&got[i], &want[i], sizeof(double))) {
+			printf("dsm_fiber: element %ld = %.17g, want %.17g\n",
+			       i, got[i], want[i]);
+			exit(1);
+		}
+	free(ra);
+	free(rb);
+	long workers = f->x.parties - 1;
+	if (f->x.lo == 0 && f->x.g->counter != workers * f->x.iters) {
+		printf("dsm_fiber: counter = %ld, want %ld\n", f->x.g->counter,
+		       workers * f->x.iters);
+		exit(1);
+	}
+	earth_slot_init(&f->s_chkrel, f->x.lo == 0 ? 2 : 1, 0, w_checked, f);
+	earth_dsm_release_sync(got + f->x.lo, part(f), &f->s_chkrel);
+	if (f->x.lo == 0)
+		earth_dsm_release_sync(&f->x.g->counter, sizeof(long),
+				       &f->s_chkrel);
+}
+
+static void w_checked(void *frame)
+{
+	struct w_frame *f = frame;
+	meet(f, &f->s_end, w_end);
+}
+
+static void w_end(void *frame)
+{
+	EARTH_END_FUNCTION(frame);
 }
 
 static void w_sweep(void *frame)
@@ -168,9 +268,8 @@ static void w_sweep(void *frame)
 	earth_slot_init(&f->s_acq, 2, 0, w_compute, f);
 	earth_dsm_acquire_sync(src(f) + lo, (size_t)(hi - lo) * sizeof(double),
 			       EARTH_DSM_READ, &f->s_acq);
-	earth_dsm_acquire_sync(dst(f) + f->x.lo,
-			       (size_t)(f->x.hi - f->x.lo) * sizeof(double),
-			       EARTH_DSM_WRITE, &f->s_acq);
+	earth_dsm_acquire_sync(dst(f) + f->x.lo, part(f), EARTH_DSM_WRITE,
+			       &f->s_acq);
 }
 
 static void w_compute(void *frame)
@@ -188,9 +287,7 @@ static void w_compute(void *frame)
 	earth_slot_init(&f->s_rel, 2, 0, w_released, f);
 	earth_dsm_release_sync(s + lo, (size_t)(hi - lo) * sizeof(double),
 			       &f->s_rel);
-	earth_dsm_release_sync(d + f->x.lo,
-			       (size_t)(f->x.hi - f->x.lo) * sizeof(double),
-			       &f->s_rel);
+	earth_dsm_release_sync(d + f->x.lo, part(f), &f->s_rel);
 	if (!strcmp(f->x.mistake, "release2"))
 		earth_dsm_release_sync(d + f->x.lo, sizeof(double), &f->s_bad);
 }
@@ -230,8 +327,7 @@ static void w_unlocked(void *frame)
 static void w_passed(void *frame)
 {
 	struct w_frame *f = frame;
-	earth_slot_init(&f->s_bar, 1, 0, w_again, f);
-	earth_dsm_barrier_sync(f->x.bar, (unsigned)f->x.parties, &f->s_bar);
+	meet(f, &f->s_bar, w_again);
 }
 
 static void w_again(void *frame)
@@ -239,6 +335,16 @@ static void w_again(void *frame)
 	struct w_frame *f = frame;
 	if (++f->it < f->x.iters) {
 		w_sweep(f);
+		return;
+	}
+	if (f->x.self_check) {
+		const double *got = f->x.iters % 2 ? f->x.b : f->x.a;
+		earth_slot_init(&f->s_chk, f->x.lo == 0 ? 2 : 1, 0, w_check, f);
+		earth_dsm_acquire_sync(got + f->x.lo, part(f), EARTH_DSM_READ,
+				       &f->s_chk);
+		if (f->x.lo == 0)
+			earth_dsm_acquire_sync(&f->x.g->counter, sizeof(long),
+					       EARTH_DSM_READ, &f->s_chk);
 		return;
 	}
 	EARTH_END_FUNCTION(f);
@@ -266,6 +372,7 @@ static int program(int argc, char **argv)
 	long n = 20000;
 	int per = 2, iters = 10;
 	const char *place = "block", *mistake = "";
+	int self_check = 0;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-n"))
 			n = atol(argv[i + 1]);
@@ -277,6 +384,8 @@ static int program(int argc, char **argv)
 			place = argv[i + 1];
 		else if (!strcmp(argv[i], "-x"))
 			mistake = argv[i + 1];
+		else if (!strcmp(argv[i], "-c"))
+			self_check = atoi(argv[i + 1]);
 		else
 			break;
 	}
@@ -284,9 +393,10 @@ static int program(int argc, char **argv)
 	long workers = (long)nodes * per;
 	if (n < 2 * workers || per < 1 || iters < 1 || strlen(mistake) > 15 ||
 	    nodes > 4) {
-		fprintf(stderr, "usage: dsm_fiber [-n N] [-f FIBERS_PER_NODE] "
-				"[-i ITERS] [-p block|node0] [-x MISTAKE], "
-				"on 1-4 nodes\n");
+		fprintf(stderr,
+			"usage: dsm_fiber [-n N] [-f FIBERS_PER_NODE] "
+			"[-i ITERS] [-p block|node0] [-x MISTAKE] [-c 1], "
+			"on 1-4 nodes\n");
 		return 2;
 	}
 	bool node0 = !strcmp(place, "node0");
@@ -303,37 +413,51 @@ static int program(int argc, char **argv)
 		perror("dsm_fiber: alloc");
 		return 1;
 	}
-	g->lock = earth_dsm_lock_new();
-	g->bar = earth_dsm_barrier_new();
-	g->counter = 0;
-	g->token = 0;
-	for (unsigned k = 0; k <= nodes; k++)
-		g->flag[k] = earth_dsm_flag_new();
-	for (long i = 0; i < n; i++)
-		a[i] = ra[i] = start_value(i);
-	memset(b, 0, (size_t)n * sizeof(double));
-	memset(rb, 0, (size_t)n * sizeof(double));
+	earth_dsm_lock_t lock = earth_dsm_lock_new();
+	earth_dsm_barrier_t bar = earth_dsm_barrier_new();
 	int parties = (int)workers + 1;
-	/* Main's writes released before the workers start. */
-	earth_dsm_barrier(g->bar, 1);
+	/* -c: no access to shared memory here, the fibers fill and check
+	 * (memory from earth_dsm_alloc starts zeroed). */
+	if (!self_check) {
+		g->lock = lock;
+		g->bar = bar;
+		g->counter = 0;
+		g->token = 0;
+		for (unsigned k = 0; k <= nodes; k++)
+			g->flag[k] = earth_dsm_flag_new();
+		for (long i = 0; i < n; i++)
+			a[i] = ra[i] = start_value(i);
+		memset(b, 0, (size_t)n * sizeof(double));
+		memset(rb, 0, (size_t)n * sizeof(double));
+		/* Main's writes released before the workers start. */
+		earth_dsm_barrier(bar, 1);
+	}
 	for (long w = 0; w < workers; w++) {
-		struct w_args x = {g,
-				   a,
-				   b,
-				   n,
-				   n * w / workers,
-				   n * (w + 1) / workers,
-				   iters,
-				   parties,
-				   g->lock,
-				   g->bar,
-				   ""};
+		struct w_args x = {.g = g,
+				   .a = a,
+				   .b = b,
+				   .n = n,
+				   .lo = n * w / workers,
+				   .hi = n * (w + 1) / workers,
+				   .iters = iters,
+				   .parties = parties,
+				   .lock = lock,
+				   .bar = bar,
+				   .self_check = self_check};
 		if (w == workers - per)
 			snprintf(x.mistake, sizeof(x.mistake), "%s", mistake);
 		earth_invoke((uint32_t)(w / per), &worker, &x, sizeof(x));
 	}
+	if (self_check) {
+		for (int it = 0; it < iters + 2; it++)
+			earth_dsm_barrier(bar, (unsigned)parties);
+		free(ra);
+		free(rb);
+		printf("dsm_fiber ok checked by the fibers\n");
+		return 0;
+	}
 	for (int it = 0; it < iters; it++)
-		earth_dsm_barrier(g->bar, (unsigned)parties);
+		earth_dsm_barrier(bar, (unsigned)parties);
 	for (unsigned k = 0; k < nodes; k++) {
 		struct r_args x = {&g->token, g->flag[k], g->flag[k + 1],
 				   (long)k + 1};
