@@ -8,8 +8,9 @@
  * fibers per node, pages homed where they are written or all on node 0,
  * in every node mode; the counts --stats-json gives (acquisitions and
  * releases exact, waits joined to a fetch out under the emulated
- * network's delay, invalidations put off for held pages); and each
- * misuse ending the job naming the fiber.
+ * network's delay, invalidations put off for held pages); each
+ * misuse ending the job naming the fiber; a lock never unlocked named in
+ * the stuck report.
  */
 #include <criterion/criterion.h>
 
@@ -147,4 +148,20 @@ Test(dsm_fiber, misuse_ends_the_job_naming_the_fiber)
 	       "is not held by this node's fibers (unlocked twice, or never "
 	       "locked by a fiber)",
 	       "(in fiber w_unlocked)");
+}
+
+/* A lock the fibers never unlock: the job is stuck, and the report names
+ * the lock, who holds it and the fibers waiting. */
+Test(dsm_fiber, a_lock_never_unlocked_is_named)
+{
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_fiber -n 4000 -f 2 -i 2 -x nounlock",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 75, "status %d\n%s", cmd.status, cmd.err);
+	const char *want[] = {
+	    "lock 0x0 is held by the fibers of node 1, and 1 waits for it",
+	    "stuck: a fiber (w_released) waits for lock 0x0 (made by node 0)",
+	    "stuck: a fiber (w_passed) waits for barrier 0x0"};
+	for (int i = 0; i < 3; i++)
+		cr_assert(strstr(cmd.err, want[i]), "no \"%s\" in\n%s", want[i],
+			  cmd.err);
 }

@@ -407,6 +407,12 @@ static inline uint32_t id_node(uint64_t id)
 
 static void check_object(struct dsm_pt *pt, const char *what, uint64_t id)
 {
+	if (id_node(id) >= sd.n->num_nodes && pt->fiber)
+		earth_fatal("shared memory: fiber %s: %s %#llx was never made "
+			    "(earth_dsm_%s_new): its number names no node of "
+			    "the job",
+			    su_dsm_fiber_name(pt->ffiber), what,
+			    (unsigned long long)id, what);
 	if (id_node(id) >= sd.n->num_nodes)
 		earth_fatal("shared memory: thread %u: %s %#llx was never "
 			    "made (earth_dsm_%s_new): its number names no "
@@ -1248,6 +1254,18 @@ unsigned su_dsm_stuck_report(FILE *f)
 		int64_t h = dsm_sync_holder(&sd.sync, k);
 		if (!w)
 			continue;
+		if (h >= 0 &&
+		    h % DSM_WAITERS_PER_NODE >= DSM_THREADS_PER_NODE) {
+			fprintf(f,
+				"earth: node %u: stuck: lock 0x%x is held by "
+				"the fibers of node %u, and %u wait%s for it: "
+				"unlock it on every path "
+				"(earth_dsm_unlock_sync)\n",
+				self, self << DSM_ID_SHIFT | k,
+				(unsigned)(h / DSM_WAITERS_PER_NODE), w,
+				w == 1 ? "s" : "");
+			continue;
+		}
 		fprintf(f,
 			"earth: node %u: stuck: lock 0x%x is held by thread %u "
 			"(node %u), and %u thread%s wait%s for it: release it "

@@ -26,7 +26,7 @@
  * make one, for the tests of what the job then says: outside (acquires
  * memory outside shared memory), unalloc (a range in the region that no
  * allocation gave), release2 (releases a range twice), unlock2 (unlocks
- * the lock twice).
+ * the lock twice), nounlock (never unlocks it: the job is stuck).
  */
 #include <earth.h>
 #include <earth_dsm.h>
@@ -177,7 +177,8 @@ static void w_entry(void *frame)
 			/* Past the end of b: pages no allocation gave. */
 			earth_dsm_acquire_sync(f->x.b + f->x.n + 8192, 8,
 					       EARTH_DSM_WRITE, &f->s_bad);
-		} else if (!strcmp(m, "release2") || !strcmp(m, "unlock2")) {
+		} else if (!strcmp(m, "release2") || !strcmp(m, "unlock2") ||
+			   !strcmp(m, "nounlock")) {
 			w_sweep(f);
 			return;
 		} else {
@@ -318,6 +319,10 @@ static void w_counted(void *frame)
 static void w_unlocked(void *frame)
 {
 	struct w_frame *f = frame;
+	if (!strcmp(f->x.mistake, "nounlock")) {
+		w_passed(f); /* the lock stays held: the others wait */
+		return;
+	}
 	earth_slot_init(&f->s_unl, 1, 0, w_passed, f);
 	earth_dsm_unlock_sync(f->x.lock, &f->s_unl);
 	if (!strcmp(f->x.mistake, "unlock2"))
@@ -407,9 +412,7 @@ static int program(int argc, char **argv)
 	double *b =
 	    earth_dsm_alloc((size_t)n * sizeof(double),
 			    node0 ? EARTH_DSM_NODE : EARTH_DSM_BLOCK, 0);
-	double *ra = malloc((size_t)n * sizeof(double));
-	double *rb = malloc((size_t)n * sizeof(double));
-	if (!g || !a || !b || !ra || !rb) {
+	if (!g || !a || !b) {
 		perror("dsm_fiber: alloc");
 		return 1;
 	}
@@ -426,9 +429,8 @@ static int program(int argc, char **argv)
 		for (unsigned k = 0; k <= nodes; k++)
 			g->flag[k] = earth_dsm_flag_new();
 		for (long i = 0; i < n; i++)
-			a[i] = ra[i] = start_value(i);
+			a[i] = start_value(i);
 		memset(b, 0, (size_t)n * sizeof(double));
-		memset(rb, 0, (size_t)n * sizeof(double));
 		/* Main's writes released before the workers start. */
 		earth_dsm_barrier(bar, 1);
 	}
@@ -451,8 +453,6 @@ static int program(int argc, char **argv)
 	if (self_check) {
 		for (int it = 0; it < iters + 2; it++)
 			earth_dsm_barrier(bar, (unsigned)parties);
-		free(ra);
-		free(rb);
 		printf("dsm_fiber ok checked by the fibers\n");
 		return 0;
 	}
@@ -465,6 +465,15 @@ static int program(int argc, char **argv)
 	}
 	earth_dsm_flag_set(g->flag[0]);
 	earth_dsm_flag_wait(g->flag[nodes]);
+	/* Allocated here: a job stopped before (a mistake) leaks nothing. */
+	double *ra = malloc((size_t)n * sizeof(double));
+	double *rb = calloc((size_t)n, sizeof(double));
+	if (!ra || !rb) {
+		perror("dsm_fiber: malloc");
+		return 1;
+	}
+	for (long i = 0; i < n; i++)
+		ra[i] = start_value(i);
 	sequential(ra, rb, n, iters);
 	const double *got = iters % 2 ? b : a, *want = iters % 2 ? rb : ra;
 	double sum = 0;
