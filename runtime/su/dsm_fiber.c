@@ -39,6 +39,7 @@ struct acq {
 	bool gslot, write;
 	uint32_t first, n; /* pages */
 	uint32_t at;	   /* the page it waits for */
+	uint32_t passes;   /* over its range so far */
 };
 
 static struct {
@@ -169,33 +170,43 @@ static void range_of(uint64_t fiber, const char *op, uint64_t addr,
 }
 
 /* Whether page is usable for a's access, asking the protocol for it
- * (a fetch, a claim, a twin) when not; false: a waits on its list. */
-static bool page_ready(struct acq *a, uint32_t page, bool *waited)
+ * (a fetch, a claim, a twin) when not: on the first pass for every page,
+ * later only for pages with nothing out (a fetch or claim out is asked
+ * once). The first page that is not usable takes a on its list
+ * (*queued); a wait that joins a fetch or claim out at the first pass is
+ * counted as coalesced. */
+static bool page_ready(struct acq *a, uint32_t page, bool *queued)
 {
 	struct dsm_proto *p = su_dsm_proto();
 	uint8_t st = dsm_g.region.state[page];
 	if (!dsm_proto_stale(p, page) && dsm_page_allows(st, a->write))
 		return true;
 	bool out = p->fetching[page] != 0; /* a fetch or claim out */
-	if (dsm_proto_access(p, page, a->write) == DSM_ACCESS_OK)
+	if ((!out || !a->passes) &&
+	    dsm_proto_access(p, page, a->write) == DSM_ACCESS_OK)
 		return true;
-	if (out)
+	if (out && !a->passes)
 		fs.coalesced++;
-	*waited = true;
-	a->at = page;
-	a->next = fs.wait[page];
-	fs.wait[page] = a;
+	if (!*queued) {
+		*queued = true;
+		a->at = page;
+		a->next = fs.wait[page];
+		fs.wait[page] = a;
+	}
 	return false;
 }
 
 /* Tries acquisition a: every page usable in one pass (nothing can change
- * in between: the SU alone changes pages) -> held, slot signalled. */
+ * in between: the SU alone changes pages) -> held, slot signalled; else
+ * every page not usable asked for at once, a waiting for the first. */
 static void acq_try(struct acq *a)
 {
-	bool waited = false;
+	bool queued = false, all = true;
 	for (uint32_t k = a->first; k < a->first + a->n; k++)
-		if (!page_ready(a, k, &waited))
-			return;
+		all &= page_ready(a, k, &queued);
+	a->passes++;
+	if (!all)
+		return;
 	struct dsm_proto *p = su_dsm_proto();
 	for (uint32_t k = a->first; k < a->first + a->n; k++)
 		if (dsm_proto_pin(p, k))
