@@ -90,7 +90,8 @@ static double num(const struct json *node, const char *key)
  * destination, then the counter), each node's relay 1: exact. With every page
  * on node 0 and a 200 us one-way delay, 8 fibers of a node asking for the same
  * remote pages at once join the fetch the first one sent; lock grants during
- * the sweeps find pages held, whose invalidation waits. */
+ * the sweeps find pages held, whose invalidation waits; node 0's reads
+ * of its own pages are hits the EU finds without a request. */
 Test(dsm_fiber, statistics_count_acquisitions_hits_and_coalesced_waits)
 {
 	char dir[256], path[512], err[256];
@@ -105,7 +106,7 @@ Test(dsm_fiber, statistics_count_acquisitions_hits_and_coalesced_waits)
 	cr_assert(js, "%s", err);
 	const struct json *nodes = json_get(js, "nodes");
 	cr_assert(nodes && nodes->n == 3);
-	double coalesced = 0, deferred = 0;
+	double coalesced = 0, deferred = 0, hits_eu = 0;
 	for (size_t k = 0; k < 3; k++) {
 		const struct json *n = &nodes->v[k];
 		cr_assert_eq(num(n, "fiber_acquires"), 8 * 3 * 3 + 1,
@@ -113,12 +114,15 @@ Test(dsm_fiber, statistics_count_acquisitions_hits_and_coalesced_waits)
 		cr_assert_eq(num(n, "fiber_releases"), 8 * 3 * 3 + 1,
 			     "node %zu", k);
 		cr_assert_leq(num(n, "fiber_hits"), num(n, "fiber_acquires"));
+		cr_assert_leq(num(n, "fiber_hits_eu"), num(n, "fiber_hits"));
+		hits_eu += num(n, "fiber_hits_eu");
 		if (k)
 			coalesced += num(n, "fiber_coalesced");
 		deferred += num(n, "fiber_deferred");
 	}
 	cr_assert_gt(coalesced, 0, "no wait joined a fetch out");
 	cr_assert_gt(deferred, 0, "no invalidation waited for a hold");
+	cr_assert_gt(hits_eu, 0, "no acquisition was a hit on the EU");
 	json_free(js);
 	t_remove_dir(dir);
 }

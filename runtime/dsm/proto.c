@@ -35,9 +35,11 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->dbuf = malloc(dsm_diff_bound(r->page_size));
 	p->pin = calloc(n, sizeof(*p->pin));
 	p->deferred = calloc(n, 1);
+	p->shrinking = calloc(n, 1);
 	p->kept = calloc(n, sizeof(*p->kept));
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
-	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred || !p->kept) {
+	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
+	    !p->shrinking || !p->kept) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -58,6 +60,7 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->dbuf);
 	free(p->pin);
 	free(p->deferred);
+	free(p->shrinking);
 	free(p->kept);
 	dsm_log_fini(&p->log);
 	memset(p, 0, sizeof(*p));
@@ -80,6 +83,25 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 	    p->r, first, n, home == p->self ? DSM_PAGE_HOME : DSM_PAGE_INVALID);
 }
 
+static void invalidate(void *arg, uint32_t page);
+
+/* The SU is about to take access to page away: false when a fiber holds
+ * it (nothing changes then); true: go on, then shrunk (dsm_hold_try says
+ * why this order). */
+static bool may_shrink(struct dsm_proto *p, uint32_t page)
+{
+	atomic_store(&p->shrinking[page], 1);
+	if (!atomic_load(&p->pin[page]))
+		return true;
+	atomic_store_explicit(&p->shrinking[page], 0, memory_order_release);
+	return false;
+}
+
+static void shrunk(struct dsm_proto *p, uint32_t page)
+{
+	atomic_store_explicit(&p->shrinking[page], 0, memory_order_release);
+}
+
 static void mark_dirty(struct dsm_proto *p, uint32_t page)
 {
 	if (!p->dirty[page]) {
@@ -95,8 +117,15 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
 		p->st.write_faults++;
 	else
 		p->st.read_faults++;
-	if (p->deferred[page])
-		return DSM_ACCESS_WAIT; /* dsm_proto_unpin wakes it */
+	if (atomic_load(&p->deferred[page])) {
+		/* Its holds gone (an EU's hit that backed off may have
+		 * put it off): done now; else dsm_proto_unpin wakes it. */
+		if (!atomic_load(&p->pin[page]))
+			invalidate(p, page);
+		if (atomic_load(&p->deferred[page]))
+			return DSM_ACCESS_WAIT;
+		st = p->r->state[page];
+	}
 	if (p->home[page] == DSM_HOME_NONE) {
 		if (st == DSM_PAGE_READ && !write)
 			return DSM_ACCESS_OK; /* zeros: no home yet */
@@ -305,7 +334,8 @@ int dsm_proto_release(struct dsm_proto *p)
 	uint32_t nkept = 0;
 	for (uint32_t i = 0; i < p->ndirty; i++) {
 		uint32_t page = p->dirty_list[i];
-		if (p->pin[page] && p->r->state[page] == DSM_PAGE_WRITE) {
+		if (p->r->state[page] == DSM_PAGE_WRITE &&
+		    !may_shrink(p, page)) {
 			/* Held by a fiber: noticed now, written on. */
 			if (p->twin[page] && send_diff_held(p, page))
 				return -1;
@@ -321,6 +351,7 @@ int dsm_proto_release(struct dsm_proto *p)
 			   dsm_region_set(p->r, page, 1, DSM_PAGE_HOME)) {
 			return -1;
 		}
+		shrunk(p, page);
 		p->dirty[page] = 0;
 	}
 	if (dsm_log_close(&p->log, p->dirty_list, p->ndirty))
@@ -337,10 +368,10 @@ static void invalidate(void *arg, uint32_t page)
 	struct dsm_proto *p = arg;
 	if (p->home[page] == p->self)
 		return;
-	if (p->pin[page]) { /* held by a fiber: when it lets go */
-		if (!p->deferred[page])
+	if (!may_shrink(p, page)) { /* held by a fiber: when it lets go */
+		if (!atomic_load(&p->deferred[page]))
 			p->deferred_n++;
-		p->deferred[page] = 1;
+		atomic_store(&p->deferred[page], 1);
 		return;
 	}
 	if (p->twin[page])
@@ -351,25 +382,27 @@ static void invalidate(void *arg, uint32_t page)
 		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
 		p->st.invalidations++;
 	}
+	atomic_store(&p->deferred[page], 0); /* done: after the state */
+	shrunk(p, page);
 }
 
 int dsm_proto_pin(struct dsm_proto *p, uint32_t page)
 {
-	if (p->pin[page] == UINT16_MAX)
+	if (atomic_load(&p->pin[page]) >= UINT16_MAX)
 		return -1;
-	p->pin[page]++;
+	atomic_fetch_add(&p->pin[page], 1);
 	return 0;
 }
 
 int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
 {
-	if (!p->pin[page])
+	if (!atomic_load(&p->pin[page]))
 		return -1;
-	if (--p->pin[page] || !p->deferred[page])
+	if (atomic_fetch_sub(&p->pin[page], 1) != 1 ||
+	    !atomic_load(&p->deferred[page]))
 		return 0;
-	p->deferred[page] = 0;
 	invalidate(p, page);
-	return 1;
+	return !atomic_load(&p->deferred[page]);
 }
 
 int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,

@@ -29,6 +29,7 @@
 #ifndef EARTH_DSM_PROTO_H
 #define EARTH_DSM_PROTO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,8 +72,11 @@ struct dsm_proto {
 	/* Fibers' holds (earth_dsm_fiber.h): per page, the acquisitions
 	 * that hold it; whether an invalidation waits for the last of them
 	 * to let go; pages a release kept writable (held) meanwhile. */
-	uint16_t *pin;
-	uint8_t *deferred;
+	_Atomic uint32_t *pin;	   /* the EU adds its hits' holds too */
+	_Atomic uint8_t *deferred; /* read by the EU too */
+	/* Per page: the SU is taking access away (an invalidation, a write
+	 * protection); the EU's hit backs off (dsm_proto_may_shrink). */
+	_Atomic uint8_t *shrinking;
 	uint32_t *kept;
 	uint64_t deferred_n; /* invalidations and protections put off */
 	struct dsm_proto_stats st;
@@ -168,7 +172,30 @@ int dsm_proto_unpin(struct dsm_proto *p, uint32_t page);
  * invalid for any new acquisition). */
 static inline bool dsm_proto_stale(const struct dsm_proto *p, uint32_t page)
 {
-	return p->deferred[page] != 0;
+	return atomic_load_explicit(&p->deferred[page], memory_order_relaxed);
+}
+
+/*
+ * Holds the EU takes itself (a hit: every page of a fiber's range usable,
+ * no request): it adds one to each page's pin, then reads shrinking,
+ * deferred and the state (all seq_cst); the SU, before it takes access to
+ * a page away, sets shrinking, then reads the pin. One of the two sees
+ * the other: either the SU leaves the page as it is (the hold stands), or
+ * the EU takes its holds back and asks the SU (a miss). A page whose
+ * invalidation waits keeps deferred set until the invalidation is done.
+ */
+static inline bool dsm_hold_try(_Atomic uint32_t *pin,
+				const _Atomic uint8_t *shrinking,
+				const _Atomic uint8_t *deferred,
+				const uint8_t *state, uint32_t page, bool write)
+{
+	atomic_fetch_add(&pin[page], 1);
+	if (!atomic_load(&shrinking[page]) && !atomic_load(&deferred[page]) &&
+	    dsm_page_allows(__atomic_load_n(&state[page], __ATOMIC_SEQ_CST),
+			    write))
+		return true;
+	atomic_fetch_sub(&pin[page], 1);
+	return false;
 }
 
 /* An acquire: the intervals a grant carries (dsm/notice.h), checked, then

@@ -85,6 +85,7 @@ struct dsm_stats {
 	 * joined a fetch or claim another acquisition had out (coalesced);
 	 * invalidations and write protections a fiber's hold put off. */
 	uint64_t f_acquires, f_hits, f_coalesced, f_deferred, f_releases;
+	uint64_t f_hits_eu; /* of the hits, found by the EU (no request) */
 };
 
 /* Threads one node runs at most (one waiting slot each at the managers). */
@@ -163,6 +164,12 @@ struct dsm_node {
 	uint32_t home_w[DSM_HOME_W_CAP];
 	_Atomic uint32_t home_w_head, home_w_tail;
 	uint64_t start_ns;
+	/* Fibers' holds (dsm/proto.h, dsm_hold_try), the SU's arrays the
+	 * EU's hits use, and per page whether an allocation gave it (SU
+	 * writes, EU reads). Set by the SU's opening. */
+	_Atomic uint32_t *hold;
+	const _Atomic uint8_t *shrinking, *deferred;
+	uint8_t *placed;
 };
 
 /* A request's name for the trace ("DSM LOCK"), or "DSM ?". */

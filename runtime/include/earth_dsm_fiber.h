@@ -44,7 +44,8 @@ extern "C" {
 enum earth_dsm_mode { EARTH_DSM_READ = 0, EARTH_DSM_WRITE = 1 };
 
 /* Pages [p, p + len) usable (written too with EARTH_DSM_WRITE), then
- * slot signalled; held until released. */
+ * slot signalled; held until released. When every page is usable now
+ * (a hit) the EU signals at once, with no request to the SU. */
 void earth_dsm_acquire_sync(const void *p, size_t len, enum earth_dsm_mode mode,
 			    earth_slot *slot);
 void earth_dsm_acquire_rsync(const void *p, size_t len,

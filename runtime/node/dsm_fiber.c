@@ -9,11 +9,52 @@
 #define EARTH_INTERNAL 1
 #include "earth_dsm_fiber.h"
 
+#include "dsm/proto.h"
 #include "dsm/pt.h"
 #include "eu/eu.h"
 #include "node/node.h"
 
 struct earth_dsm_view earth_dsm_view_;
+
+/* Acquisitions the EU found every page of usable (no request). */
+static uint64_t eu_hits;
+
+/* Ranges of at most this many pages may be hits (the EU's work stays
+ * short); longer ones go to the SU. */
+#define HIT_PAGES_MAX 64
+
+void node_dsm_fiber_stats(struct dsm_stats *st)
+{
+	st->f_acquires += eu_hits;
+	st->f_hits += eu_hits;
+	st->f_hits_eu = eu_hits;
+}
+
+/* Every page of [p, p + len) usable now and allocated: held (the SU never
+ * takes it away until the release), true; else nothing held, false (the
+ * SU decides, and names a bad range). */
+static bool hit(const void *p, size_t len, bool write)
+{
+	uintptr_t off = (uintptr_t)p - earth_dsm_view_.base;
+	if (!dsm_g.hold || !len || off >= earth_dsm_view_.size ||
+	    len > earth_dsm_view_.size - off)
+		return false;
+	uint32_t first = (uint32_t)(off >> earth_dsm_view_.page_shift);
+	uint32_t last =
+	    (uint32_t)((off + len - 1) >> earth_dsm_view_.page_shift);
+	if (last - first >= HIT_PAGES_MAX)
+		return false;
+	for (uint32_t k = first; k <= last; k++)
+		if (!__atomic_load_n(&dsm_g.placed[k], __ATOMIC_RELAXED) ||
+		    !dsm_hold_try(dsm_g.hold, dsm_g.shrinking, dsm_g.deferred,
+				  dsm_g.region.state, k, write)) {
+			while (k-- > first)
+				atomic_fetch_sub(&dsm_g.hold[k], 1);
+			return false;
+		}
+	eu_hits++;
+	return true;
+}
 
 void node_dsm_fiber_open(void)
 {
@@ -59,8 +100,13 @@ void earth_dsm_acquire_sync(const void *p, size_t len, enum earth_dsm_mode mode,
 {
 	const char *op = "earth_dsm_acquire_sync";
 	check(op, slot);
+	uint64_t lm = mode_len(op, len, mode);
+	if (hit(p, len, mode == EARTH_DSM_WRITE)) {
+		earth_sync(slot);
+		return;
+	}
 	eu_post_dsm_fiber(DSM_R_F_ACQUIRE, (uintptr_t)slot, false, (uintptr_t)p,
-			  mode_len(op, len, mode));
+			  lm);
 }
 
 void earth_dsm_acquire_rsync(const void *p, size_t len,
@@ -68,8 +114,12 @@ void earth_dsm_acquire_rsync(const void *p, size_t len,
 {
 	const char *op = "earth_dsm_acquire_rsync";
 	check_g(op, slot);
-	eu_post_dsm_fiber(DSM_R_F_ACQUIRE, slot.bits, true, (uintptr_t)p,
-			  mode_len(op, len, mode));
+	uint64_t lm = mode_len(op, len, mode);
+	if (hit(p, len, mode == EARTH_DSM_WRITE)) {
+		earth_rsync(slot);
+		return;
+	}
+	eu_post_dsm_fiber(DSM_R_F_ACQUIRE, slot.bits, true, (uintptr_t)p, lm);
 }
 
 void earth_dsm_release_sync(const void *p, size_t len, earth_slot *slot)

@@ -101,6 +101,11 @@ int su_dsm_fiber_open(uint32_t pages)
 {
 	fs.wait = calloc(pages, sizeof(*fs.wait));
 	fs.placed = calloc(pages, 1);
+	struct dsm_proto *p = su_dsm_proto();
+	dsm_g.hold = p->pin;
+	dsm_g.shrinking = p->shrinking;
+	dsm_g.deferred = p->deferred;
+	dsm_g.placed = fs.placed;
 	return fs.wait && fs.placed ? 0 : -1;
 }
 
@@ -118,13 +123,16 @@ void su_dsm_fiber_close(void)
 	}
 	free(fs.wait);
 	free(fs.placed);
+	dsm_g.hold = NULL;
+	dsm_g.shrinking = dsm_g.deferred = NULL;
+	dsm_g.placed = NULL;
 	memset(&fs, 0, sizeof(fs));
 }
 
 void su_dsm_fiber_placed(uint32_t first, uint32_t n)
 {
-	if (fs.placed)
-		memset(fs.placed + first, 1, n);
+	for (uint32_t k = 0; fs.placed && k < n; k++)
+		__atomic_store_n(&fs.placed[first + k], 1, __ATOMIC_RELAXED);
 }
 
 void su_dsm_fiber_stats(struct dsm_stats *st)
@@ -158,7 +166,7 @@ static void range_of(uint64_t fiber, const char *op, uint64_t addr,
 	uint32_t last = (uint32_t)((addr - base + len - 1) >> r->page_shift);
 	*n = last - *first + 1;
 	for (uint32_t k = *first; k <= last; k++)
-		if (!fs.placed[k])
+		if (!__atomic_load_n(&fs.placed[k], __ATOMIC_RELAXED))
 			misuse(
 			    fiber, op,
 			    "the range [%#llx, +%llu) reaches page %u (at "
