@@ -51,8 +51,10 @@ Test(dsm_ops, every_mode_every_transport)
 		 * busy time of each (both words checked by the job). */
 		ok_mode("UCX_TLS=tcp EARTH_TIMING=1", tr[t], "miss_eu",
 			"-n 40 -r 2");
-		cr_assert(strstr(cmd.out, "result miss_eu_thread "), "%s",
-			  cmd.out);
+		cr_assert(strstr(cmd.out, "result miss_eu_thread ") &&
+			      strstr(cmd.out, "result miss_eu_hit ") &&
+			      strstr(cmd.out, "result miss_eu_check "),
+			  "%s", cmd.out);
 	}
 }
 

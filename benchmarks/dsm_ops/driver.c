@@ -28,6 +28,10 @@
  *   dsm_fault_eu.<t>          the same for a program thread's fault in
  *                             the same job (the signal, the handler, the
  *                             request, the switch out and back)
+ *   tc_dsm_hit_acquire.<t>    an acquisition of a page usable already,
+ *                             taken by the EU with no request (ns)
+ *   tc_dsm_check.<t>          the inline check earth_dsm_usable (ns, with
+ *                             its loop)
  *   dsm_jacobi / pthreads_jacobi / dsm_jacobi_over_pthreads
  *                             the 1-D Jacobi of jacobi.h over shm, each
  *                             half homed on its writer, against two
@@ -253,6 +257,12 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 		bench_metric_ns(name, miss);
 		snprintf(name, sizeof(name), "dsm_fault_eu.%s", sfx);
 		bench_metric_ns(name, miss_thread);
+		double hit = value_in(out, "result miss_eu_hit "),
+		       check = value_in(out, "result miss_eu_check ");
+		snprintf(name, sizeof(name), "tc_dsm_hit_acquire.%s", sfx);
+		bench_metric_ns(name, hit);
+		snprintf(name, sizeof(name), "tc_dsm_check.%s", sfx);
+		bench_metric_ns(name, check);
 	} else if (miss > 0) {
 		printf("# dsm_ops: no miss_eu_thread over %s:\n%s", sfx, out);
 		bad = 1;

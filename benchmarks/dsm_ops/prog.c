@@ -39,7 +39,11 @@
  *               reads its word: a request, a fiber's end and start),
  *               thread 1 waiting for the chain's flag; node 1's EU busy
  *               time (earth_stats_get) over each phase per page: "result
- *               miss_eu NS" (fibers) and "result miss_eu_thread NS"
+ *               miss_eu NS" (fibers) and "result miss_eu_thread NS";
+ *               then, the chain's range released, 1000 acquisitions of
+ *               its first page (each a hit the EU takes itself) and
+ *               100000 inline checks (earth_dsm_usable) of its pages,
+ *               timed: "result miss_eu_hit NS", "result miss_eu_check NS"
  */
 #include <earth.h>
 #include <earth_dsm.h>
@@ -61,6 +65,7 @@ struct shared {
 	earth_dsm_barrier_t bar;
 	earth_dsm_flag_t chain_done;	/* miss_eu: the fibers' chain ended */
 	double ns_thread[MAX_REPS + 1]; /* miss_eu: the threads' phase */
+	double ns_hit[MAX_REPS + 1], ns_check[MAX_REPS + 1]; /* miss_eu */
 	long counter;
 	long wrong;
 	double ns[MAX_REPS + 1];
@@ -136,6 +141,14 @@ static void fault_thread(unsigned me)
 /* ---- miss_eu ---- */
 
 static long chain_wrong = -1; /* node 1: a page whose word was wrong */
+/* Node 1, the last chain: ns per hit (an acquisition of a page usable
+ * already: no request) and per inline check (earth_dsm_usable). */
+static double chain_hit_ns, chain_check_ns;
+static double chain_busy; /* node 1's EU busy ns when the chain's misses
+			   * were done (the hits and checks after it not
+			   * counted) */
+static double eu_busy(void);
+enum { HITS = 1000, CHECKS = 100000 };
 
 struct chain_args {
 	uint8_t *pages;
@@ -145,8 +158,10 @@ struct chain_args {
 struct chain_frame {
 	struct chain_args x;
 	long k;
-	earth_slot s_page, s_rel, s_set;
+	earth_slot s_page, s_rel, s_set, s_hits, s_unhit;
 };
+static void chain_hits(void *f);
+static void chain_unhit(void *f);
 static void chain_entry(void *f);
 static void chain_page(void *f);
 static void chain_released(void *f);
@@ -182,7 +197,37 @@ static void chain_page(void *frame)
 			       &f->s_rel);
 }
 
+/* The range released; its first page still usable here: HITS
+ * acquisitions of it (each a hit on the EU), timed, and CHECKS inline
+ * checks of the range's pages, timed. */
 static void chain_released(void *frame)
+{
+	struct chain_frame *f = frame;
+	chain_busy = eu_busy();
+	earth_slot_init(&f->s_hits, HITS, 0, chain_hits, f);
+	double t0 = now_ns();
+	for (int i = 0; i < HITS; i++)
+		earth_dsm_acquire_sync(f->x.pages, sizeof(long), EARTH_DSM_READ,
+				       &f->s_hits);
+	chain_hit_ns = (now_ns() - t0) / HITS;
+	uint64_t ok = 0;
+	t0 = now_ns();
+	for (long i = 0; i < CHECKS; i++)
+		ok += earth_dsm_usable(f->x.pages + (i % f->x.n) * f->x.pg,
+				       false);
+	chain_check_ns = (now_ns() - t0) / CHECKS;
+	sink += ok;
+}
+
+static void chain_hits(void *frame)
+{
+	struct chain_frame *f = frame;
+	earth_slot_init(&f->s_unhit, HITS, 0, chain_unhit, f);
+	for (int i = 0; i < HITS; i++)
+		earth_dsm_release_sync(f->x.pages, sizeof(long), &f->s_unhit);
+}
+
+static void chain_unhit(void *frame)
 {
 	struct chain_frame *f = frame;
 	earth_slot_init(&f->s_set, 1, 0, chain_end, f);
@@ -218,7 +263,10 @@ static void miss_eu_thread(unsigned me)
 					    pages, n, pg, want0, g->chain_done};
 					earth_invoke(1, &chain, &x, sizeof(x));
 					earth_dsm_flag_wait(g->chain_done);
-					g->ns[r] = (eu_busy() - b0) / (double)n;
+					g->ns[r] =
+					    (chain_busy - b0) / (double)n;
+					g->ns_hit[r] = chain_hit_ns;
+					g->ns_check[r] = chain_check_ns;
 					earth_dsm_flag_clear(g->chain_done);
 					if (chain_wrong >= 0)
 						wrong("a page's word (fibers)",
@@ -440,6 +488,12 @@ static int program(int argc, char **argv)
 		for (int r = 0; r < reps; r++)
 			v[r] = g->ns_thread[r + 1];
 		printf("result miss_eu_thread %.1f\n", median(v, reps));
+		for (int r = 0; r < reps; r++)
+			v[r] = g->ns_hit[r + 1];
+		printf("result miss_eu_hit %.2f\n", median(v, reps));
+		for (int r = 0; r < reps; r++)
+			v[r] = g->ns_check[r + 1];
+		printf("result miss_eu_check %.2f\n", median(v, reps));
 	}
 	if (!strcmp(mode, "jacobi"))
 		printf("checksum %.17g\n", g->checksum);
