@@ -169,3 +169,22 @@ Test(dsm_fiber, a_lock_never_unlocked_is_named)
 		cr_assert(strstr(cmd.err, want[i]), "no \"%s\" in\n%s", want[i],
 			  cmd.err);
 }
+
+/* The timeline names the fibers' requests as the SU performs them. */
+Test(dsm_fiber, trace_names_the_fibers_requests)
+{
+	static char js[1 << 22];
+	char dir[256], path[512];
+	t_scratch_dir(dir, sizeof(dir), "dsm_fiber_trace");
+	snprintf(path, sizeof(path), "%s/t.json", dir);
+	t_sh(&cmd, 120, "%s -n 2 --trace=%s %s/dsm_fiber -n 4000 -f 2 -i 2",
+	     T_EARTHRUN, path, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 0, "%s", cmd.err);
+	t_slurp(path, js, sizeof(js));
+	t_remove_dir(dir);
+	const char *want[] = {"\"DSM ACQUIRE\"",      "\"DSM RELEASE\"",
+			      "\"DSM LOCK_SYNC\"",    "\"DSM UNLOCK_SYNC\"",
+			      "\"DSM BARRIER_SYNC\"", "\"DSM FLAG_WAIT_SYNC\""};
+	for (int i = 0; i < 6; i++)
+		cr_assert(strstr(js, want[i]), "no %s in the trace", want[i]);
+}
