@@ -188,3 +188,19 @@ Test(dsm_fiber, trace_names_the_fibers_requests)
 	for (int i = 0; i < 6; i++)
 		cr_assert(strstr(js, want[i]), "no %s in the trace", want[i]);
 }
+
+/* A fiber that touches a page it did not acquire (and that is not there)
+ * ends the job saying so, never a hang or a stale value. */
+Test(dsm_fiber, a_page_touched_without_acquiring_is_named)
+{
+	t_sh(&cmd, 60,
+	     "%s -n 2 %s/dsm_fiber -n 4000 -f 2 -i 2 -p node0 -x "
+	     "noacquire",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0, "%s", cmd.err);
+	cr_assert(strstr(cmd.err, "node 1: shared memory: a fiber touched "),
+		  "%s", cmd.err);
+	cr_assert(strstr(cmd.err, ", a page it did not acquire: acquire the "
+				  "range first"),
+		  "%s", cmd.err);
+}

@@ -44,8 +44,8 @@ static bool home_written(uint32_t page)
 static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
 {
 	struct dsm_faults *f = arg;
-	if (!f->cur)
-		return DSM_FAULT_BUG; /* shared memory outside a thread */
+	if (!f->cur) /* a fiber's: it must acquire (earth_dsm_fiber.h) */
+		return dsm_g.hold ? DSM_FAULT_FIBER : DSM_FAULT_BUG;
 	uint8_t st =
 	    __atomic_load_n(&dsm_g.region.state[page], __ATOMIC_RELAXED);
 	if (dsm_page_allows(st, write))
@@ -69,6 +69,12 @@ static EARTH_COLD void eu_faults_open(void)
 		earth_fatal("shared memory: cannot set up the fault handler "
 			    "and its signal stacks: %m");
 	eu_faults_ready = true;
+}
+
+void eu_dsm_faults_on(void)
+{
+	if (q_unlikely(!eu_faults_ready))
+		eu_faults_open();
 }
 
 struct dsm_pt *eu_dsm_self(void)

@@ -491,6 +491,10 @@ struct dsm_pt;
 void eu_dsm_run(void *pt) EARTH_HIDDEN;
 /* The program thread running now, or NULL. */
 struct dsm_pt *eu_dsm_self(void) EARTH_HIDDEN;
+/* The EU's fault handler installed (at a fiber's first operation on
+ * shared memory too: a fiber that touches a page it did not acquire is
+ * named, eu/dsm.c). */
+void eu_dsm_faults_on(void) EARTH_HIDDEN;
 /* From a program thread: posts request req (enum dsm_req) with b and c,
  * waits until the SU lets the thread go on; its answer. `what` names the
  * call for a misuse message. */

@@ -72,6 +72,7 @@ static void check(const char *op, const void *slot)
 			      "earth_dsm_main (earth_dsm.h)");
 	if (q_unlikely(!slot))
 		eu_misuse(op, "a null slot");
+	eu_dsm_faults_on();
 }
 
 static void check_g(const char *op, earth_gslot slot)

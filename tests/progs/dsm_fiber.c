@@ -26,7 +26,9 @@
  * make one, for the tests of what the job then says: outside (acquires
  * memory outside shared memory), unalloc (a range in the region that no
  * allocation gave), release2 (releases a range twice), unlock2 (unlocks
- * the lock twice), nounlock (never unlocks it: the job is stuck).
+ * the lock twice), nounlock (never unlocks it: the job is stuck),
+ * noacquire (reads its part of b without acquiring it: with -p node0 the
+ * page is not there).
  */
 #include <earth.h>
 #include <earth_dsm.h>
@@ -151,7 +153,17 @@ static void w_counted(void *f);
 static void w_unlocked(void *f);
 static void w_passed(void *f);
 static void w_again(void *f);
+static void w_noacquire(void *f);
 EARTH_THREADED_FUNCTION(worker, w_entry, struct w_frame, sizeof(struct w_args));
+
+/* -x noacquire: a[lo] acquired, b[lo] read without acquiring it. */
+static void w_noacquire(void *frame)
+{
+	struct w_frame *f = frame;
+	volatile double *v = f->x.b + f->x.lo;
+	printf("dsm_fiber: read %g\n", *v);
+	EARTH_END_FUNCTION(f);
+}
 
 /* The worker's source and destination this sweep. */
 static double *src(struct w_frame *f)
@@ -177,6 +189,10 @@ static void w_entry(void *frame)
 			/* Past the end of b: pages no allocation gave. */
 			earth_dsm_acquire_sync(f->x.b + f->x.n + 8192, 8,
 					       EARTH_DSM_WRITE, &f->s_bad);
+		} else if (!strcmp(m, "noacquire")) {
+			earth_slot_init(&f->s_bad, 1, 0, w_noacquire, f);
+			earth_dsm_acquire_sync(f->x.a + f->x.lo, sizeof(double),
+					       EARTH_DSM_READ, &f->s_bad);
 		} else if (!strcmp(m, "release2") || !strcmp(m, "unlock2") ||
 			   !strcmp(m, "nounlock")) {
 			w_sweep(f);
