@@ -381,6 +381,7 @@ MAN3 := $(wildcard man/man3/*.3)
 MAN7 := $(wildcard man/man7/*.7)
 INST_LIB := $(DESTDIR)$(PREFIX)/lib
 INST_FILES := $(PREFIX)/include/earth.h $(PREFIX)/include/earth_dsm.h \
+              $(PREFIX)/include/earth_dsm_fiber.h \
               $(PREFIX)/lib/libearth.a \
               $(PREFIX)/lib/$(SO_REAL) $(PREFIX)/lib/$(SO_NAME) \
               $(PREFIX)/lib/libearth.so $(PREFIX)/lib/pkgconfig/earth.pc \
@@ -412,6 +413,7 @@ install: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/li
 	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 runtime/include/earth.h runtime/include/earth_dsm.h \
+	  runtime/include/earth_dsm_fiber.h \
 	  $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/rel/lib/libearth.a $(INST_LIB)/
 	install -m 755 $(BUILD)/pic/lib/$(SO_REAL) $(INST_LIB)/

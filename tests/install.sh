@@ -25,7 +25,8 @@ so=libearth.so.${ver%.*}
 want=(include/earth.h lib/libearth.a lib/libearth.so "lib/$so"
       "lib/libearth.so.$ver" lib/pkgconfig/earth.pc bin/earthrun bin/earthtrace
       bin/earthcc include/threadedc.h include/tc_stats.h lib/libearth_tc.a
-      lib/pkgconfig/earth-tc.pc include/earth_dsm.h share/earth/earth_dsm.ld
+      lib/pkgconfig/earth-tc.pc include/earth_dsm.h include/earth_dsm_fiber.h
+      share/earth/earth_dsm.ld
       share/earth/earth_parmacs.m4)
 for m in man/man1/*.1 man/man3/*.3 man/man7/*.7; do want+=("share/$m"); done
 for f in "${want[@]}"; do

@@ -4,7 +4,7 @@
 # warning (-ww: all of them, as errors), each .so alias names a page that
 # exists, and every function earth.h declares (after the preprocessor,
 # which spells out the GET_SYNC/DATA_SYNC families) and every function
-# earth_dsm.h declares has a page or alias in man/man3, and every page's
+# earth_dsm.h and earth_dsm_fiber.h declare has a page or alias in man/man3, and every page's
 # footer names the version in VERSION. Run by
 # `make test-man` (and `make test`).
 set -euo pipefail
@@ -47,6 +47,7 @@ pages earth.h 50
 nf=$np
 pages earth_dsm.h 10
 nd=$np
+pages earth_dsm_fiber.h 10
 [ "$bad" = 0 ] || exit 1
-echo "test-man: $n pages format cleanly; the $nf functions of earth.h and the" \
-	"$nd of earth_dsm.h all have one"
+echo "test-man: $n pages format cleanly; the $nf functions of earth.h, the" \
+	"$nd of earth_dsm.h and those of earth_dsm_fiber.h all have one"

@@ -47,6 +47,14 @@ Test(dsm_ops, every_mode_every_transport)
 		ok_mode("UCX_TLS=tcp", tr[t], "lock", "-n 50 -r 2");
 		ok_mode("UCX_TLS=tcp", tr[t], "incr", "-n 50 -r 2");
 		ok_mode("UCX_TLS=tcp", tr[t], "barrier", "-n 50 -r 2");
+		/* Fibers' acquisitions against a thread's faults, the EU's
+		 * busy time of each (both words checked by the job). */
+		ok_mode("UCX_TLS=tcp EARTH_TIMING=1", tr[t], "miss_eu",
+			"-n 40 -r 2");
+		cr_assert(strstr(cmd.out, "result miss_eu_thread ") &&
+			      strstr(cmd.out, "result miss_eu_hit ") &&
+			      strstr(cmd.out, "result miss_eu_check "),
+			  "%s", cmd.out);
 	}
 }
 

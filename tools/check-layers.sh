@@ -52,7 +52,7 @@ for layer in "${!rank[@]}"; do
 				continue
 			fi
 			case $inc in
-			earth.h | earth_dsm.h) continue ;; # the public API
+			earth.h | earth_dsm.h | earth_dsm_fiber.h) continue ;; # the public API
 			*/*) to=${inc%%/*} ;;
 			*) fail "$f:$line: #include \"$inc\": include runtime headers by layer folder (\"layer/file.h\")"; continue ;;
 			esac

@@ -21,6 +21,17 @@
  *   dsm_locked_incr.<t>       the same with a shared counter incremented
  *                             under the lock: ns per increment
  *   dsm_barrier.<t>           a barrier of one thread on each node
+ *   tc_dsm_miss_eu.<t>        the EU's time per miss of fibers (prog.c -m
+ *                             miss_eu): node 1's EU busy ns per page a
+ *                             chain of fibers acquired split phase (a
+ *                             request, a fiber's end and start)
+ *   dsm_fault_eu.<t>          the same for a program thread's fault in
+ *                             the same job (the signal, the handler, the
+ *                             request, the switch out and back)
+ *   tc_dsm_hit_acquire.<t>    an acquisition of a page usable already,
+ *                             taken by the EU with no request (ns)
+ *   tc_dsm_check.<t>          the inline check earth_dsm_usable (ns, with
+ *                             its loop)
  *   dsm_jacobi / pthreads_jacobi / dsm_jacobi_over_pthreads
  *                             the 1-D Jacobi of jacobi.h over shm, each
  *                             half homed on its writer, against two
@@ -233,6 +244,28 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 				 sfx);
 			bench_metric(name, fault / (kernel + get), "x");
 		}
+	}
+	/* The EU's time per miss: fibers' split-phase acquisition against a
+	 * program thread's fault, node 1's EU busy time in the same job. */
+	const char *tenv[] = {"EARTH_TIMING=1", tls ? set : NULL, NULL};
+	double miss = prog_result(tr, tenv, "miss_eu", npages, "1", out,
+				  sizeof(out)),
+	       miss_thread =
+		   miss > 0 ? value_in(out, "result miss_eu_thread ") : -1;
+	if (miss > 0 && miss_thread > 0) {
+		snprintf(name, sizeof(name), "tc_dsm_miss_eu.%s", sfx);
+		bench_metric_ns(name, miss);
+		snprintf(name, sizeof(name), "dsm_fault_eu.%s", sfx);
+		bench_metric_ns(name, miss_thread);
+		double hit = value_in(out, "result miss_eu_hit "),
+		       check = value_in(out, "result miss_eu_check ");
+		snprintf(name, sizeof(name), "tc_dsm_hit_acquire.%s", sfx);
+		bench_metric_ns(name, hit);
+		snprintf(name, sizeof(name), "tc_dsm_check.%s", sfx);
+		bench_metric_ns(name, check);
+	} else if (miss > 0) {
+		printf("# dsm_ops: no miss_eu_thread over %s:\n%s", sfx, out);
+		bad = 1;
 	}
 	const char *nm[] = {"dsm_lock_handoff", "dsm_locked_incr",
 			    "dsm_barrier"};

@@ -30,8 +30,24 @@
  *               read every page (-n per node) homed on the other node, in
  *               turn, and sum its words, between two barriers: ns from the
  *               first barrier to the second (main's clock)
+ *   -m miss_eu  the EU's time per miss (EARTH_TIMING=1): main writes a
+ *               word of each of -n pages homed on node 0, a barrier,
+ *               thread 1 reads them (each a fault: signal, handler,
+ *               request, switch out and back), then again with the
+ *               pages fetched for a chain of fibers on node 1 instead
+ *               (earth_dsm_acquire_sync of each page, the next fiber
+ *               reads its word: a request, a fiber's end and start),
+ *               thread 1 waiting for the chain's flag; node 1's EU busy
+ *               time (earth_stats_get) over each phase per page: "result
+ *               miss_eu NS" (fibers) and "result miss_eu_thread NS";
+ *               then, the chain's range released, 1000 acquisitions of
+ *               its first page (each a hit the EU takes itself) and
+ *               100000 inline checks (earth_dsm_usable) of its pages,
+ *               timed: "result miss_eu_hit NS", "result miss_eu_check NS"
  */
+#include <earth.h>
 #include <earth_dsm.h>
+#include <earth_dsm_fiber.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +63,9 @@ enum { MAX_REPS = 64 };
 struct shared {
 	earth_dsm_lock_t lock;
 	earth_dsm_barrier_t bar;
+	earth_dsm_flag_t chain_done;	/* miss_eu: the fibers' chain ended */
+	double ns_thread[MAX_REPS + 1]; /* miss_eu: the threads' phase */
+	double ns_hit[MAX_REPS + 1], ns_check[MAX_REPS + 1]; /* miss_eu */
 	long counter;
 	long wrong;
 	double ns[MAX_REPS + 1];
@@ -117,6 +136,159 @@ static void fault_thread(unsigned me)
 		}
 		earth_dsm_barrier(g->bar, 2);
 	}
+}
+
+/* ---- miss_eu ---- */
+
+static long chain_wrong = -1; /* node 1: a page whose word was wrong */
+/* Node 1, the last chain: ns per hit (an acquisition of a page usable
+ * already: no request) and per inline check (earth_dsm_usable). */
+static double chain_hit_ns, chain_check_ns;
+static double chain_busy; /* node 1's EU busy ns when the chain's misses
+			   * were done (the hits and checks after it not
+			   * counted) */
+static double eu_busy(void);
+enum { HITS = 1000, CHECKS = 100000 };
+
+struct chain_args {
+	uint8_t *pages;
+	long n, pg, want0;
+	earth_dsm_flag_t done;
+};
+struct chain_frame {
+	struct chain_args x;
+	long k;
+	earth_slot s_page, s_rel, s_set, s_hits, s_unhit;
+};
+static void chain_hits(void *f);
+static void chain_unhit(void *f);
+static void chain_entry(void *f);
+static void chain_page(void *f);
+static void chain_released(void *f);
+static void chain_end(void *f);
+EARTH_THREADED_FUNCTION(chain, chain_entry, struct chain_frame,
+			sizeof(struct chain_args));
+
+static void chain_entry(void *frame)
+{
+	struct chain_frame *f = frame;
+	f->k = 0;
+	earth_slot_init(&f->s_page, 1, 1, chain_page, f);
+	earth_dsm_acquire_sync(f->x.pages, sizeof(long), EARTH_DSM_READ,
+			       &f->s_page);
+}
+
+/* Page k usable: its word checked, the next one asked for (the pages
+ * stay held until the chain's end). */
+static void chain_page(void *frame)
+{
+	struct chain_frame *f = frame;
+	long at = f->k;
+	if (*(long *)(f->x.pages + at * f->x.pg) != f->x.want0 + at)
+		chain_wrong = at;
+	if (++f->k < f->x.n) {
+		earth_dsm_acquire_sync(f->x.pages + f->k * f->x.pg,
+				       sizeof(long), EARTH_DSM_READ,
+				       &f->s_page);
+		return;
+	}
+	earth_slot_init(&f->s_rel, 1, 0, chain_released, f);
+	earth_dsm_release_sync(f->x.pages, (size_t)(f->x.n * f->x.pg),
+			       &f->s_rel);
+}
+
+/* The range released; its first page still usable here: HITS
+ * acquisitions of it (each a hit on the EU), timed, and CHECKS inline
+ * checks of the range's pages, timed. */
+static void chain_released(void *frame)
+{
+	struct chain_frame *f = frame;
+	chain_busy = eu_busy();
+	earth_slot_init(&f->s_hits, HITS, 0, chain_hits, f);
+	double t0 = now_ns();
+	for (int i = 0; i < HITS; i++)
+		earth_dsm_acquire_sync(f->x.pages, sizeof(long), EARTH_DSM_READ,
+				       &f->s_hits);
+	chain_hit_ns = (now_ns() - t0) / HITS;
+	uint64_t ok = 0;
+	t0 = now_ns();
+	for (long i = 0; i < CHECKS; i++)
+		ok += earth_dsm_usable(f->x.pages + (i % f->x.n) * f->x.pg,
+				       false);
+	chain_check_ns = (now_ns() - t0) / CHECKS;
+	sink += ok;
+}
+
+static void chain_hits(void *frame)
+{
+	struct chain_frame *f = frame;
+	earth_slot_init(&f->s_unhit, HITS, 0, chain_unhit, f);
+	for (int i = 0; i < HITS; i++)
+		earth_dsm_release_sync(f->x.pages, sizeof(long), &f->s_unhit);
+}
+
+static void chain_unhit(void *frame)
+{
+	struct chain_frame *f = frame;
+	earth_slot_init(&f->s_set, 1, 0, chain_end, f);
+	earth_dsm_flag_set_sync(f->x.done, &f->s_set);
+}
+
+static void chain_end(void *frame)
+{
+	EARTH_END_FUNCTION(frame);
+}
+
+/* Node 1's EU busy time so far, ns (EARTH_TIMING=1). */
+static double eu_busy(void)
+{
+	struct earth_stats st;
+	earth_stats_get(&st);
+	return (double)st.eu_busy_ns;
+}
+
+static void miss_eu_thread(unsigned me)
+{
+	for (int r = 0; r <= reps; r++)
+		for (int fib = 0; fib < 2; fib++) {
+			long want0 = (2 * r + fib) * 1000003L;
+			if (me == 0)
+				for (long p = 0; p < n; p++)
+					*(long *)(pages + p * pg) = want0 + p;
+			earth_dsm_barrier(g->bar, 2);
+			if (me == 1) {
+				double b0 = eu_busy();
+				if (fib) {
+					struct chain_args x = {
+					    pages, n, pg, want0, g->chain_done};
+					earth_invoke(1, &chain, &x, sizeof(x));
+					earth_dsm_flag_wait(g->chain_done);
+					g->ns[r] =
+					    (chain_busy - b0) / (double)n;
+					g->ns_hit[r] = chain_hit_ns;
+					g->ns_check[r] = chain_check_ns;
+					earth_dsm_flag_clear(g->chain_done);
+					if (chain_wrong >= 0)
+						wrong("a page's word (fibers)",
+						      chain_wrong, -1);
+				} else {
+					long bad = -1;
+					for (long p = 0; p < n; p++)
+						if (*(volatile long
+							  *)(pages + p * pg) !=
+						    want0 + p)
+							bad = p;
+					g->ns_thread[r] =
+					    (eu_busy() - b0) / (double)n;
+					if (bad >= 0)
+						wrong("a page's word", bad, -1);
+				}
+				if (b0 <= 0 && eu_busy() <= 0)
+					wrong("EU busy time (EARTH_TIMING=1)",
+					      0, 1);
+			}
+			earth_dsm_barrier(g->bar, 2);
+		}
 }
 
 /* ---- lock, incr, barrier ---- */
@@ -224,6 +396,8 @@ static void run(void)
 	unsigned me = earth_dsm_thread_id();
 	if (!strcmp(mode, "fault"))
 		fault_thread(me);
+	else if (!strcmp(mode, "miss_eu"))
+		miss_eu_thread(me);
 	else if (!strcmp(mode, "jacobi"))
 		jacobi_thread(me);
 	else if (!strcmp(mode, "hidden"))
@@ -257,18 +431,19 @@ static int program(int argc, char **argv)
 		else
 			return 2;
 	}
-	static const char *const modes[] = {"fault",   "lock",	 "incr",
-					    "barrier", "jacobi", "hidden"};
+	static const char *const modes[] = {
+	    "fault", "lock", "incr", "barrier", "jacobi", "hidden", "miss_eu"};
 	int known = 0;
 	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes); i++)
 		known |= !strcmp(mode, modes[i]);
 	if (!known || n < 1 || reps < 1 || reps > MAX_REPS || k < 1 || k > 32 ||
 	    earth_dsm_nodes() != 2) {
-		fprintf(stderr,
-			"dsm_ops_prog: usage: earthrun -n 2 dsm_ops_prog -m "
-			"fault|lock|incr|barrier|jacobi|hidden [-n count] "
-			"[-r 1..%d] [-k threads per node, 1..32]\n",
-			MAX_REPS);
+		fprintf(
+		    stderr,
+		    "dsm_ops_prog: usage: earthrun -n 2 dsm_ops_prog -m "
+		    "fault|lock|incr|barrier|jacobi|hidden|miss_eu [-n count] "
+		    "[-r 1..%d] [-k threads per node, 1..32]\n",
+		    MAX_REPS);
 		return 2;
 	}
 	const char *ps = getenv("EARTH_DSM_PAGE");
@@ -277,7 +452,8 @@ static int program(int argc, char **argv)
 	g = alloc_or_die(sizeof(*g), EARTH_DSM_NODE, 0);
 	g->lock = earth_dsm_lock_new();
 	g->bar = earth_dsm_barrier_new();
-	if (!strcmp(mode, "fault"))
+	g->chain_done = earth_dsm_flag_new();
+	if (!strcmp(mode, "fault") || !strcmp(mode, "miss_eu"))
 		pages = alloc_or_die((size_t)n * (size_t)pg, EARTH_DSM_NODE, 0);
 	if (!strcmp(mode, "hidden")) {
 		P = 2 * k;
@@ -308,6 +484,17 @@ static int program(int argc, char **argv)
 	double v[MAX_REPS];
 	memcpy(v, g->ns + 1, sizeof(double) * (size_t)reps);
 	printf("result %s %.1f\n", mode, median(v, reps));
+	if (!strcmp(mode, "miss_eu")) {
+		for (int r = 0; r < reps; r++)
+			v[r] = g->ns_thread[r + 1];
+		printf("result miss_eu_thread %.1f\n", median(v, reps));
+		for (int r = 0; r < reps; r++)
+			v[r] = g->ns_hit[r + 1];
+		printf("result miss_eu_hit %.2f\n", median(v, reps));
+		for (int r = 0; r < reps; r++)
+			v[r] = g->ns_check[r + 1];
+		printf("result miss_eu_check %.2f\n", median(v, reps));
+	}
 	if (!strcmp(mode, "jacobi"))
 		printf("checksum %.17g\n", g->checksum);
 	return 0;

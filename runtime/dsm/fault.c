@@ -259,6 +259,13 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		g[REG_RIP] = (greg_t)(uintptr_t)&dsm_fault_stub;
 		break;
 	}
+	case DSM_FAULT_FIBER:
+		report(f, "shared memory: a fiber touched ", addr,
+		       ", a page it did not acquire: acquire the range "
+		       "first (earth_dsm_acquire_sync, EARTH_DSM_WRITE when "
+		       "it writes) and touch it only until its release");
+		fall_to_default();
+		break;
 	case DSM_FAULT_BUG:
 	default:
 		report(f,

@@ -37,6 +37,9 @@ enum dsm_fault_do {
 	DSM_FAULT_RETRY, /* the page is usable now: run the access again */
 	DSM_FAULT_WAIT,	 /* the page was asked for: the thread waits */
 	DSM_FAULT_BUG,	 /* no access the program may make: end it */
+	/* A fiber (no program thread) touched a page it may not use now:
+	 * it did not acquire it (earth_dsm_fiber.h); end it saying so. */
+	DSM_FAULT_FIBER,
 };
 typedef enum dsm_fault_do (*dsm_fault_fn)(void *arg, uint32_t page, bool write);
 

@@ -33,8 +33,13 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->dirty = calloc(n, 1);
 	p->dirty_list = calloc(n, sizeof(*p->dirty_list));
 	p->dbuf = malloc(dsm_diff_bound(r->page_size));
+	p->pin = calloc(n, sizeof(*p->pin));
+	p->deferred = calloc(n, 1);
+	p->shrinking = calloc(n, 1);
+	p->kept = calloc(n, sizeof(*p->kept));
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
-	    !p->dirty_list || !p->dbuf) {
+	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
+	    !p->shrinking || !p->kept) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -53,6 +58,10 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->dirty);
 	free(p->dirty_list);
 	free(p->dbuf);
+	free(p->pin);
+	free(p->deferred);
+	free(p->shrinking);
+	free(p->kept);
 	dsm_log_fini(&p->log);
 	memset(p, 0, sizeof(*p));
 }
@@ -74,6 +83,25 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 	    p->r, first, n, home == p->self ? DSM_PAGE_HOME : DSM_PAGE_INVALID);
 }
 
+static void invalidate(void *arg, uint32_t page);
+
+/* The SU is about to take access to page away: false when a fiber holds
+ * it (nothing changes then); true: go on, then shrunk (dsm_hold_try says
+ * why this order). */
+static bool may_shrink(struct dsm_proto *p, uint32_t page)
+{
+	atomic_store(&p->shrinking[page], 1);
+	if (!atomic_load(&p->pin[page]))
+		return true;
+	atomic_store_explicit(&p->shrinking[page], 0, memory_order_release);
+	return false;
+}
+
+static void shrunk(struct dsm_proto *p, uint32_t page)
+{
+	atomic_store_explicit(&p->shrinking[page], 0, memory_order_release);
+}
+
 static void mark_dirty(struct dsm_proto *p, uint32_t page)
 {
 	if (!p->dirty[page]) {
@@ -89,6 +117,15 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
 		p->st.write_faults++;
 	else
 		p->st.read_faults++;
+	if (atomic_load(&p->deferred[page])) {
+		/* Its holds gone (an EU's hit that backed off may have
+		 * put it off): done now; else dsm_proto_unpin wakes it. */
+		if (!atomic_load(&p->pin[page]))
+			invalidate(p, page);
+		if (atomic_load(&p->deferred[page]))
+			return DSM_ACCESS_WAIT;
+		st = dsm_region_state(p->r, page);
+	}
 	if (p->home[page] == DSM_HOME_NONE) {
 		if (st == DSM_PAGE_READ && !write)
 			return DSM_ACCESS_OK; /* zeros: no home yet */
@@ -251,30 +288,61 @@ int dsm_proto_diff_acked(struct dsm_proto *p)
 	return 0;
 }
 
-/* Page's diff to its home; the page is write-protected first (so no write
- * can follow the diff), its twin freed. 0 or -1. */
-static int send_diff(struct dsm_proto *p, uint32_t page)
+/* Page's diff against its twin to its home; the twin replaced by next
+ * (freed). */
+static void diff_out(struct dsm_proto *p, uint32_t page, uint8_t *next)
 {
-	if (dsm_region_set(p->r, page, 1, DSM_PAGE_READ))
-		return -1;
 	size_t len = dsm_diff_encode(dsm_region_alias(p->r, page),
 				     p->twin[page], p->r->page_size, p->dbuf,
 				     dsm_diff_bound(p->r->page_size));
 	free(p->twin[page]);
-	p->twin[page] = NULL;
+	p->twin[page] = next;
 	if (len) {
 		p->ops->diff(p->ctx, p->home[page], page, p->dbuf, len);
 		p->diffs_out++;
 		p->st.diffs++;
 		p->st.diff_bytes += len;
 	}
+}
+
+/* Page's diff to its home; the page is write-protected first (so no write
+ * can follow the diff), its twin freed. 0 or -1. */
+static int send_diff(struct dsm_proto *p, uint32_t page)
+{
+	if (dsm_region_set(p->r, page, 1, DSM_PAGE_READ))
+		return -1;
+	diff_out(p, page, NULL);
+	return 0;
+}
+
+/* A held page's diff at a release: a new twin taken first, then the diff
+ * against the old one, so that a write the holder makes meanwhile is in
+ * the next diff if not in this one; the page stays writable and
+ * written. 0 or -1 (ENOMEM). */
+static int send_diff_held(struct dsm_proto *p, uint32_t page)
+{
+	uint8_t *t = malloc(p->r->page_size);
+	if (!t)
+		return -1;
+	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
+	diff_out(p, page, t);
 	return 0;
 }
 
 int dsm_proto_release(struct dsm_proto *p)
 {
+	uint32_t nkept = 0;
 	for (uint32_t i = 0; i < p->ndirty; i++) {
 		uint32_t page = p->dirty_list[i];
+		if (dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
+		    !may_shrink(p, page)) {
+			/* Held by a fiber: noticed now, written on. */
+			if (p->twin[page] && send_diff_held(p, page))
+				return -1;
+			p->kept[nkept++] = page;
+			p->deferred_n++;
+			continue;
+		}
 		if (p->twin[page]) {
 			if (send_diff(p, page))
 				return -1;
@@ -283,13 +351,15 @@ int dsm_proto_release(struct dsm_proto *p)
 			   dsm_region_set(p->r, page, 1, DSM_PAGE_HOME)) {
 			return -1;
 		}
+		shrunk(p, page);
 		p->dirty[page] = 0;
 	}
 	if (dsm_log_close(&p->log, p->dirty_list, p->ndirty))
 		return -1;
 	if (p->ndirty)
 		p->st.intervals++;
-	p->ndirty = 0;
+	p->ndirty = nkept;
+	memcpy(p->dirty_list, p->kept, nkept * sizeof(*p->kept));
 	return (int)p->diffs_out;
 }
 
@@ -298,6 +368,12 @@ static void invalidate(void *arg, uint32_t page)
 	struct dsm_proto *p = arg;
 	if (p->home[page] == p->self)
 		return;
+	if (!may_shrink(p, page)) { /* held by a fiber: when it lets go */
+		if (!atomic_load(&p->deferred[page]))
+			p->deferred_n++;
+		atomic_store(&p->deferred[page], 1);
+		return;
+	}
 	if (p->twin[page])
 		send_diff(p, page); /* stays dirty: noticed at the release */
 	if (p->fetching[page] == FETCH_OUT)
@@ -306,6 +382,27 @@ static void invalidate(void *arg, uint32_t page)
 		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
 		p->st.invalidations++;
 	}
+	atomic_store(&p->deferred[page], 0); /* done: after the state */
+	shrunk(p, page);
+}
+
+int dsm_proto_pin(struct dsm_proto *p, uint32_t page)
+{
+	if (atomic_load(&p->pin[page]) >= UINT16_MAX)
+		return -1;
+	atomic_fetch_add(&p->pin[page], 1);
+	return 0;
+}
+
+int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
+{
+	if (!atomic_load(&p->pin[page]))
+		return -1;
+	if (atomic_fetch_sub(&p->pin[page], 1) != 1 ||
+	    !atomic_load(&p->deferred[page]))
+		return 0;
+	invalidate(p, page);
+	return !atomic_load(&p->deferred[page]);
 }
 
 int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,

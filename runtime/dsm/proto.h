@@ -29,6 +29,7 @@
 #ifndef EARTH_DSM_PROTO_H
 #define EARTH_DSM_PROTO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,16 @@ struct dsm_proto {
 	uint32_t *dirty_list, ndirty;
 	uint32_t diffs_out; /* sent, not acknowledged */
 	uint8_t *dbuf;	    /* one diff */
+	/* Fibers' holds (earth_dsm_fiber.h): per page, the acquisitions
+	 * that hold it; whether an invalidation waits for the last of them
+	 * to let go; pages a release kept writable (held) meanwhile. */
+	_Atomic uint32_t *pin;	   /* the EU adds its hits' holds too */
+	_Atomic uint8_t *deferred; /* read by the EU too */
+	/* Per page: the SU is taking access away (an invalidation, a write
+	 * protection); the EU's hit backs off (dsm_proto_may_shrink). */
+	_Atomic uint8_t *shrinking;
+	uint32_t *kept;
+	uint64_t deferred_n; /* invalidations and protections put off */
 	struct dsm_proto_stats st;
 };
 
@@ -138,6 +149,54 @@ int dsm_proto_diff_acked(struct dsm_proto *p);
  * completes when dsm_proto_diff_acked brings them to 0), or -1 (ENOMEM,
  * or mprotect's errno). */
 int dsm_proto_release(struct dsm_proto *p);
+
+/*
+ * Fibers hold pages (earth_dsm_fiber.h): a fiber's acquisition holds
+ * every page of its range from the moment it is usable until the fiber's
+ * release, and while a page is held nothing takes it away: an
+ * invalidation a notice asks for waits for the last hold to go (the page
+ * counts as invalid meanwhile for every new access: dsm_proto_access
+ * answers WAIT, dsm_proto_held true), and a release sends a held page's
+ * diff against its twin and twins it again instead of write-protecting
+ * it (a home page stays writable and written), so that a fiber never
+ * faults on a page it holds.
+ */
+/* Holds page (a fiber's acquisition found it usable). -1 when 65535
+ * acquisitions hold it already. */
+int dsm_proto_pin(struct dsm_proto *p, uint32_t page);
+/* Lets go of one hold of page; 1 when that was the last and the
+ * invalidation that waited for it is done now (wake the page's waiters:
+ * they ask again), 0 otherwise, -1 when the page was not held. */
+int dsm_proto_unpin(struct dsm_proto *p, uint32_t page);
+/* Whether page's invalidation waits for its holds to go (the page is
+ * invalid for any new acquisition). */
+static inline bool dsm_proto_stale(const struct dsm_proto *p, uint32_t page)
+{
+	return atomic_load_explicit(&p->deferred[page], memory_order_relaxed);
+}
+
+/*
+ * Holds the EU takes itself (a hit: every page of a fiber's range usable,
+ * no request): it adds one to each page's pin, then reads shrinking,
+ * deferred and the state (all seq_cst); the SU, before it takes access to
+ * a page away, sets shrinking, then reads the pin. One of the two sees
+ * the other: either the SU leaves the page as it is (the hold stands), or
+ * the EU takes its holds back and asks the SU (a miss). A page whose
+ * invalidation waits keeps deferred set until the invalidation is done.
+ */
+static inline bool dsm_hold_try(_Atomic uint32_t *pin,
+				const _Atomic uint8_t *shrinking,
+				const _Atomic uint8_t *deferred,
+				const uint8_t *state, uint32_t page, bool write)
+{
+	atomic_fetch_add(&pin[page], 1);
+	if (!atomic_load(&shrinking[page]) && !atomic_load(&deferred[page]) &&
+	    dsm_page_allows(__atomic_load_n(&state[page], __ATOMIC_SEQ_CST),
+			    write))
+		return true;
+	atomic_fetch_sub(&pin[page], 1);
+	return false;
+}
 
 /* An acquire: the intervals a grant carries (dsm/notice.h), checked, then
  * their pages invalidated. -1 with *f when refused (nothing changed). */

@@ -21,6 +21,13 @@ const char *dsm_req_name(unsigned req)
 	    [DSM_R_CREATE] = "DSM CREATE",
 	    [DSM_R_END] = "DSM END",
 	    [DSM_R_WAIT_END] = "DSM WAIT_END",
+	    [DSM_R_F_ACQUIRE] = "DSM ACQUIRE",
+	    [DSM_R_F_RELEASE] = "DSM RELEASE",
+	    [DSM_R_F_LOCK] = "DSM LOCK_SYNC",
+	    [DSM_R_F_UNLOCK] = "DSM UNLOCK_SYNC",
+	    [DSM_R_F_BARRIER] = "DSM BARRIER_SYNC",
+	    [DSM_R_F_FLAG_SET] = "DSM FLAG_SET_SYNC",
+	    [DSM_R_F_FLAG_WAIT] = "DSM FLAG_WAIT_SYNC",
 	};
 	return req < DSM_R_COUNT_ && names[req] ? names[req] : "DSM ?";
 }

@@ -41,6 +41,16 @@ enum dsm_req {
 	DSM_R_CREATE,	  /* b = function's index, c = thread id (node 0) */
 	DSM_R_END,	  /* the thread ended: a release, then node 0 told */
 	DSM_R_WAIT_END,	  /* b = threads (node 0): wait until that many ended */
+	/* Fibers' split-phase operations (earth_dsm_fiber.h): a = the
+	 * posting fiber (for messages), the slot in su_req.slot (a global
+	 * slot with SU_REQ_GSLOT), b and c as said. */
+	DSM_R_F_ACQUIRE,   /* b = address, c = length << 1 | write     */
+	DSM_R_F_RELEASE,   /* b = address, c = length                  */
+	DSM_R_F_LOCK,	   /* b = lock id                              */
+	DSM_R_F_UNLOCK,	   /* b = lock id                              */
+	DSM_R_F_BARRIER,   /* b = barrier id, c = count                */
+	DSM_R_F_FLAG_SET,  /* b = flag id                            */
+	DSM_R_F_FLAG_WAIT, /* b = flag id                            */
 	DSM_R_COUNT_
 };
 
@@ -74,10 +84,20 @@ struct dsm_stats {
 	uint64_t eu_faults, switches;
 	uint64_t home_writes_eu; /* home pages' first writes the EU took */
 	uint64_t wait_ns[DSM_WAIT_CAUSES_]; /* by cause, every thread */
+	/* Fibers (earth_dsm_fiber.h): range acquisitions, of which every
+	 * page was usable at once (hits), and the waits for a page that
+	 * joined a fetch or claim another acquisition had out (coalesced);
+	 * invalidations and write protections a fiber's hold put off. */
+	uint64_t f_acquires, f_hits, f_coalesced, f_deferred, f_releases;
+	uint64_t f_hits_eu; /* of the hits, found by the EU (no request) */
 };
 
 /* Threads one node runs at most (one waiting slot each at the managers). */
 #define DSM_THREADS_PER_NODE 64
+/* Waiting slots at the managers per node: the threads', then as many for
+ * fibers' lock, barrier and flag operations (earth_dsm_fiber.h) under
+ * way at once, or locks fibers of the node hold. */
+#define DSM_WAITERS_PER_NODE (2 * DSM_THREADS_PER_NODE)
 /* Objects one node manages at most, of each kind. */
 #define DSM_OBJECTS_PER_NODE 4096
 /* Home pages the EU may note written before the SU takes them. */
@@ -105,6 +125,13 @@ struct dsm_pt {
 	/* SU: when its request came and what for (statistics). */
 	uint64_t wait_t0;
 	uint8_t wait_cause;
+	/* A fiber's operation (earth_dsm_fiber.h), not a thread: the slot
+	 * the SU signals when it is done (a global slot: fgslot), the fiber
+	 * that posted it (messages), and the lock it holds once granted
+	 * (fibers of the node hold it together until one unlocks it). */
+	bool fiber, fgslot, holds;
+	uint64_t fslot;
+	uint64_t ffiber;
 };
 
 /* The node's shared-memory state (one per process). */
@@ -136,6 +163,12 @@ struct dsm_node {
 	 * (acquire), the node frees them once the units ended. */
 	struct dsm_eu *_Atomic eus;
 	uint64_t start_ns;
+	/* Fibers' holds (dsm/proto.h, dsm_hold_try), the SU's arrays the
+	 * EU's hits use, and per page whether an allocation gave it (SU
+	 * writes, EU reads). Set by the SU's opening. */
+	_Atomic uint32_t *hold;
+	const _Atomic uint8_t *shrinking, *deferred;
+	uint8_t *placed;
 };
 
 /* One EU's side of program threads (eu/dsm.c), made on that EU. */

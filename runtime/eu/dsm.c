@@ -43,8 +43,8 @@ static bool home_written(struct dsm_eu *e, uint32_t page)
 static enum dsm_fault_do eu_dsm_fault(void *arg, uint32_t page, bool write)
 {
 	struct dsm_eu *e = arg;
-	if (!e->faults.cur)
-		return DSM_FAULT_BUG; /* shared memory outside a thread */
+	if (!e->faults.cur) /* a fiber's: it must acquire (earth_dsm_fiber.h) */
+		return dsm_g.hold ? DSM_FAULT_FIBER : DSM_FAULT_BUG;
 	uint8_t st = dsm_region_state(&dsm_g.region, page);
 	if (dsm_page_allows(st, write))
 		return DSM_FAULT_RETRY; /* the SU made it usable meanwhile */
@@ -76,6 +76,12 @@ static EARTH_COLD struct dsm_eu *eu_dsm_open(void)
 		;
 	eu_dsm_mine = e;
 	return e;
+}
+
+void eu_dsm_faults_on(void)
+{
+	if (q_unlikely(!eu_dsm_mine))
+		eu_dsm_open();
 }
 
 struct dsm_pt *eu_dsm_self(void)

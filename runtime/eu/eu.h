@@ -586,11 +586,19 @@ void eu_idle(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
  * (dsm/pt.h, enum dsm_req), posted as SU_OP_DSM. */
 void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b,
 		 uint64_t c) EARTH_HIDDEN;
+/* A fiber's split-phase request (enum dsm_req, DSM_R_F_*): the slot the
+ * SU signals (a global slot's bits when gslot), the posting fiber in a. */
+void eu_post_dsm_fiber(unsigned what, uint64_t slot, bool gslot, uint64_t b,
+		       uint64_t c) EARTH_HIDDEN;
 struct dsm_pt;
 /* The fiber that runs a program thread (its frame: struct dsm_pt). */
 void eu_dsm_run(void *pt) EARTH_HIDDEN;
 /* The program thread running now, or NULL. */
 struct dsm_pt *eu_dsm_self(void) EARTH_HIDDEN;
+/* The EU's fault handler installed (at a fiber's first operation on
+ * shared memory too: a fiber that touches a page it did not acquire is
+ * named, eu/dsm.c). */
+void eu_dsm_faults_on(void) EARTH_HIDDEN;
 /* From a program thread: posts request req (enum dsm_req) with b and c,
  * waits until the SU lets the thread go on; its answer. `what` names the
  * call for a misuse message. */

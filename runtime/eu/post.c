@@ -1166,3 +1166,11 @@ void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b, uint64_t c)
 	post_wide(eu_self, SU_OP_DSM, 0, SU_REQ_NOSLOT, (int32_t)what, 0,
 		  thread, b, c, 0, false);
 }
+
+void eu_post_dsm_fiber(unsigned what, uint64_t slot, bool gslot, uint64_t b,
+		       uint64_t c)
+{
+	void *fiber = *(void **)&eu_cur_fiber;
+	post_wide(eu_self, SU_OP_DSM, 0, gslot ? SU_REQ_GSLOT : 0,
+		  (int32_t)what, slot, (uintptr_t)fiber, b, c, 0, false);
+}

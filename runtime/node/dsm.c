@@ -10,6 +10,7 @@
 #define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "earth_dsm.h"
+#include "earth_dsm_fiber.h"
 
 #include "base/settings.h"
 #include "dsm/pt.h"
@@ -246,6 +247,7 @@ int node_dsm_open(struct earth_node *n)
 		}
 		dsm_g.main_pt = pt;
 	}
+	node_dsm_fiber_open();
 	if (su_dsm_open(n)) {
 		fprintf(stderr,
 			"earth: node %u: shared memory: out of memory\n",
@@ -264,6 +266,7 @@ static void node_dsm_close(void)
 	if (dsm_g.main_pt && !dsm_g.main_pt->t.finished)
 		dsm_thread_destroy(&dsm_g.main_pt->t);
 	free(dsm_g.main_pt);
+	memset(&earth_dsm_view_, 0, sizeof(earth_dsm_view_));
 	dsm_region_unmap(&dsm_g.region);
 	if (dsm_g.peer_base)
 		munmap((void *)(uintptr_t)dsm_g.peer_base,

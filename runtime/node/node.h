@@ -29,6 +29,11 @@ void node_same_layout(void) EARTH_HIDDEN;
  * earth_run readies it once the transport and global memory are up. */
 extern bool node_dsm_wanted EARTH_HIDDEN;
 int node_dsm_open(struct earth_node *n) EARTH_HIDDEN;
+/* The page table earth_dsm_usable reads (node/dsm_fiber.c). */
+void node_dsm_fiber_open(void) EARTH_HIDDEN;
+struct dsm_stats;
+/* The EU's hits into the fibers' counts (node/dsm_fiber.c). */
+void node_dsm_fiber_stats(struct dsm_stats *st) EARTH_HIDDEN;
 
 /* Topology: pick and validate the EU and SU CPUs (topology.c). Returns 0 or
  * -EINVAL after printing why. */

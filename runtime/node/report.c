@@ -116,6 +116,7 @@ static void dsm_stats_of(const struct earth_node *n, struct dsm_stats *st)
 	memset(st, 0, sizeof(*st));
 	su_dsm_stats(st, n->tsc_per_ns);
 	eu_dsm_stats(st);
+	node_dsm_fiber_stats(st);
 }
 
 static void print_dsm(FILE *f, const struct earth_node *n)
@@ -142,6 +143,16 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 		d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
 		d.barrier_msgs, d.msgs_sent, d.notice_bytes, d.notices_held,
 		d.switches);
+	if (d.f_acquires || d.f_releases)
+		fprintf(f,
+			"  shared memory: fibers' acquisitions %" PRIu64
+			" (%" PRIu64 " hits, %" PRIu64
+			" of them on the EU), %" PRIu64
+			" waits joined a fetch out, %" PRIu64
+			" releases; invalidations and protections put off "
+			"for held pages %" PRIu64 "\n",
+			d.f_acquires, d.f_hits, d.f_hits_eu, d.f_coalesced,
+			d.f_releases, d.f_deferred);
 	fprintf(f, "  shared memory: time waiting (every thread):");
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, " %s %.3f ms", dsm_cause_names[k],
@@ -153,24 +164,29 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 {
 	struct dsm_stats d;
 	dsm_stats_of(n, &d);
-	fprintf(
-	    f,
-	    ",\"dsm\":{\"read_faults\":%" PRIu64 ",\"write_faults\":%" PRIu64
-	    ",\"eu_faults\":%" PRIu64 ",\"fetches\":%" PRIu64
-	    ",\"fetches_direct\":%" PRIu64 ",\"home_writes_eu\":%" PRIu64
-	    ",\"twins\":%" PRIu64 ",\"twin_bytes\":%" PRIu64
-	    ",\"diffs\":%" PRIu64 ",\"diff_bytes\":%" PRIu64
-	    ",\"intervals\":%" PRIu64 ",\"invalidations\":%" PRIu64
-	    ",\"notice_bytes\":%" PRIu64 ",\"notices_held\":%" PRIu64
-	    ",\"msgs_sent\":%" PRIu64 ",\"barrier_msgs\":%" PRIu64
-	    ",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
-	    ",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
-	    ",\"switches\":%" PRIu64 ",\"wait_ns\":{",
-	    d.read_faults, d.write_faults, d.eu_faults, d.fetches,
-	    d.fetches_direct, d.home_writes_eu, d.twins, d.twin_bytes, d.diffs,
-	    d.diff_bytes, d.intervals, d.invalidations, d.notice_bytes,
-	    d.notices_held, d.msgs_sent, d.barrier_msgs, d.lock_local,
-	    d.lock_remote, d.lock_handoffs, d.barriers, d.switches);
+	fprintf(f,
+		",\"dsm\":{\"read_faults\":%" PRIu64
+		",\"write_faults\":%" PRIu64 ",\"eu_faults\":%" PRIu64
+		",\"fetches\":%" PRIu64 ",\"fetches_direct\":%" PRIu64
+		",\"home_writes_eu\":%" PRIu64 ",\"twins\":%" PRIu64
+		",\"twin_bytes\":%" PRIu64 ",\"diffs\":%" PRIu64
+		",\"diff_bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
+		",\"invalidations\":%" PRIu64 ",\"notice_bytes\":%" PRIu64
+		",\"notices_held\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
+		",\"barrier_msgs\":%" PRIu64 ",\"lock_local\":%" PRIu64
+		",\"lock_remote\":%" PRIu64 ",\"lock_handoffs\":%" PRIu64
+		",\"barriers\":%" PRIu64 ",\"switches\":%" PRIu64
+		",\"fiber_acquires\":%" PRIu64 ",\"fiber_hits\":%" PRIu64
+		",\"fiber_hits_eu\":%" PRIu64 ",\"fiber_coalesced\":%" PRIu64
+		",\"fiber_releases\":%" PRIu64 ",\"fiber_deferred\":%" PRIu64
+		",\"wait_ns\":{",
+		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
+		d.fetches_direct, d.home_writes_eu, d.twins, d.twin_bytes,
+		d.diffs, d.diff_bytes, d.intervals, d.invalidations,
+		d.notice_bytes, d.notices_held, d.msgs_sent, d.barrier_msgs,
+		d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
+		d.switches, d.f_acquires, d.f_hits, d.f_hits_eu, d.f_coalesced,
+		d.f_releases, d.f_deferred);
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",
 			dsm_cause_names[k], d.wait_ns[k]);

@@ -17,6 +17,7 @@
 #include "dsm/proto.h"
 #include "dsm/pt.h"
 #include "dsm/sync.h"
+#include "su/dsm_fiber.h"
 #include "su/dsm_msg.h"
 #include "su/su.h"
 
@@ -74,7 +75,7 @@ static struct {
 	struct dsm_sync sync;	/* the objects this node made */
 	struct dsm_alloc alloc; /* node 0 */
 	struct dsm_pt **pwait;	/* per page: threads waiting for it */
-	struct dsm_pt *by_slot[DSM_THREADS_PER_NODE];
+	struct dsm_pt *by_slot[DSM_WAITERS_PER_NODE];
 	struct held *held;
 	size_t nheld, held_cap;
 	uint32_t *sent; /* [mgr * nodes + k]: what node mgr has of our log */
@@ -211,6 +212,10 @@ static void resume(struct dsm_pt *pt, int64_t result)
 		pt->wait_t0 = 0;
 	}
 	pt->result = result;
+	if (pt->fiber) {
+		su_dsm_fiber_resume(pt);
+		return;
+	}
 	su_ready_push(&su_g, sd.n->dsm_fiber, pt);
 }
 
@@ -376,11 +381,13 @@ int su_dsm_open(struct earth_node *n)
 	sd.n = n;
 	if (dsm_proto_init(&sd.p, &dsm_g.region, n->id, nodes, &proto_ops,
 			   NULL) ||
-	    dsm_sync_init(&sd.sync, nodes, DSM_THREADS_PER_NODE,
+	    dsm_sync_init(&sd.sync, nodes, DSM_WAITERS_PER_NODE,
 			  DSM_OBJECTS_PER_NODE, DSM_OBJECTS_PER_NODE,
 			  DSM_OBJECTS_PER_NODE, mgr_go, NULL) ||
 	    (n->id == 0 &&
 	     dsm_alloc_init(&sd.alloc, dsm_g.region.pages, nodes)))
+		return -1;
+	if (su_dsm_fiber_open(dsm_g.region.pages))
 		return -1;
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
 	sd.sent = calloc((size_t)nodes * nodes, sizeof(uint32_t));
@@ -401,12 +408,14 @@ void su_dsm_close(void)
 {
 	if (!sd.n)
 		return;
-	/* Threads the job's end found waiting or running. */
-	for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++) {
+	/* Threads the job's end found waiting or running, and fibers'
+	 * records. */
+	su_dsm_fiber_close();
+	for (unsigned i = 0; i < DSM_WAITERS_PER_NODE; i++) {
 		struct dsm_pt *pt = sd.by_slot[i];
 		if (!pt || pt == dsm_g.main_pt)
 			continue;
-		if (!pt->t.finished)
+		if (!pt->fiber && !pt->t.finished)
 			dsm_thread_destroy(&pt->t);
 		free(pt);
 	}
@@ -460,6 +469,12 @@ static inline uint32_t id_node(uint64_t id)
 
 static void check_object(struct dsm_pt *pt, const char *what, uint64_t id)
 {
+	if (id_node(id) >= sd.n->num_nodes && pt->fiber)
+		earth_fatal("shared memory: fiber %s: %s %#llx was never made "
+			    "(earth_dsm_%s_new): its number names no node of "
+			    "the job",
+			    su_dsm_fiber_name(pt->ffiber), what,
+			    (unsigned long long)id, what);
 	if (id_node(id) >= sd.n->num_nodes)
 		earth_fatal("shared memory: thread %u: %s %#llx was never "
 			    "made (earth_dsm_%s_new): its number names no "
@@ -563,7 +578,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->wait_id = (uint32_t)b;
 		sd.barrier_msgs++;
 		uint64_t live = 0;
-		for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++)
+		for (unsigned i = 0; i < DSM_WAITERS_PER_NODE; i++)
 			live += sd.by_slot[i] != NULL;
 		send_to(id_node(b), M_BARRIER, b, pt->slot, c | live << 32,
 			sd.buf, len);
@@ -653,7 +668,7 @@ static void request(const struct su_req *r)
 	home_writes_take();
 	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)r->a;
 	unsigned req = (unsigned)r->n;
-	if (req != DSM_R_END) {
+	if (req != DSM_R_END && !pt->fiber) { /* a fiber's: set */
 		pt->wait_t0 = q_tsc();
 		pt->wait_cause = req == DSM_R_FAULT	  ? DSM_WAIT_PAGE
 				 : req == DSM_R_LOCK	  ? DSM_WAIT_LOCK
@@ -705,10 +720,62 @@ static void request(const struct su_req *r)
 		perform(pt, req, r->b, r->c);
 }
 
+/* ---- what fibers' operations ask of it (su/dsm_fiber.h) ---- */
+
+struct dsm_proto *su_dsm_proto(void)
+{
+	return sd.n ? &sd.p : NULL;
+}
+
+void su_dsm_sync_req(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
+{
+	struct su_req r = {.op = SU_OP_DSM,
+			   .n = (int32_t)req,
+			   .a = (uintptr_t)pt,
+			   .b = b,
+			   .c = c};
+	request(&r);
+}
+
+bool su_dsm_waiter_take(struct dsm_pt *pt)
+{
+	for (unsigned i = DSM_THREADS_PER_NODE; i < DSM_WAITERS_PER_NODE; i++)
+		if (!sd.by_slot[i]) {
+			sd.by_slot[i] = pt;
+			pt->slot = i;
+			return true;
+		}
+	return false;
+}
+
+void su_dsm_waiter_free(struct dsm_pt *pt)
+{
+	sd.by_slot[pt->slot] = NULL;
+	free(pt);
+}
+
+struct dsm_pt *su_dsm_lock_holder(uint64_t id)
+{
+	for (unsigned i = DSM_THREADS_PER_NODE; i < DSM_WAITERS_PER_NODE; i++)
+		if (sd.by_slot[i] && sd.by_slot[i]->holds &&
+		    sd.by_slot[i]->wait_id == (uint32_t)id)
+			return sd.by_slot[i];
+	return NULL;
+}
+
+bool su_dsm_releasing(void)
+{
+	return sd.p.diffs_out || sd.nheld;
+}
+
 void su_dsm_request(struct earth_node *n, const struct su_req *r)
 {
-	(void)n;
-	request(r);
+	if (r->n >= DSM_R_F_ACQUIRE) {
+		home_writes_take();
+		su_dsm_fiber_request(n, r);
+	} else {
+		request(r);
+	}
 	drain_local();
 }
 
@@ -724,6 +791,12 @@ static void page_came(uint32_t page)
 		fault(w, page, w->wait_write);
 		w = next;
 	}
+	su_dsm_fiber_page(page);
+}
+
+void su_dsm_page_came(uint32_t page)
+{
+	page_came(page);
 }
 
 /* The thread of slot that waits for an answer of this kind (the slot in
@@ -732,7 +805,7 @@ static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
 				     const char *field, uint64_t slot,
 				     unsigned what)
 {
-	if (slot >= DSM_THREADS_PER_NODE || !sd.by_slot[slot] ||
+	if (slot >= DSM_WAITERS_PER_NODE || !sd.by_slot[slot] ||
 	    sd.by_slot[slot]->waits != what)
 		bad(h, from, field,
 		    "no thread of this node with that slot waits for it");
@@ -747,7 +820,7 @@ static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
 static void grant_check(const struct wire_hdr *h, uint32_t from)
 {
 	struct dsm_pt *pt =
-	    h->b < DSM_THREADS_PER_NODE ? sd.by_slot[h->b] : NULL;
+	    h->b < DSM_WAITERS_PER_NODE ? sd.by_slot[h->b] : NULL;
 	if (!pt || pt->waits != M_GRANT)
 		return;
 	unsigned kind = pt->wait_req == DSM_R_LOCK	? DSM_SYNC_LOCK
@@ -811,6 +884,7 @@ static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
 			earth_fatal("shared memory: setting a page's home: %m");
 	}
 	free(home);
+	su_dsm_fiber_placed(pl.first, pl.pages);
 }
 
 static void create_here(const struct wire_hdr *h, uint32_t from)
@@ -927,6 +1001,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			bad(h, from, "n", "an acknowledgement of no diff");
 		if (!sd.p.diffs_out)
 			run_held();
+		if (!sd.p.diffs_out && !sd.nheld)
+			su_dsm_fiber_acked();
 		return;
 	case M_LOCK: {
 		uint32_t k = my_object(h, from, &dsm_g.nlocks);
@@ -950,7 +1026,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_BARRIER: {
 		uint32_t k = my_object(h, from, &dsm_g.nbarriers);
 		if (h->len < vt_len || !(uint32_t)h->c ||
-		    (uint32_t)h->c > (uint64_t)nodes * DSM_THREADS_PER_NODE)
+		    (uint32_t)h->c > (uint64_t)nodes * DSM_WAITERS_PER_NODE)
 			bad(h, from, "c", "a count no job's threads make");
 		uint32_t *vt = malloc(vt_len);
 		if (!vt)
@@ -960,7 +1036,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		      h->len - vt_len);
 		struct bar_ep *ep = bar_episode(k);
 		uint32_t count = (uint32_t)h->c, live = (uint32_t)(h->c >> 32);
-		if (!live || live > DSM_THREADS_PER_NODE)
+		if (!live || live > DSM_WAITERS_PER_NODE)
 			bad(h, from, "c", "a node's live threads out of range");
 		ep->arrived[from]++;
 		ep->live[from] = live;
@@ -1211,12 +1287,19 @@ unsigned su_dsm_stuck_report(FILE *f)
 	if (!sd.n)
 		return 0;
 	unsigned self = sd.n->id, waiting = 0;
-	for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++) {
+	for (unsigned i = 0; i < DSM_WAITERS_PER_NODE; i++) {
 		struct dsm_pt *pt = sd.by_slot[i];
 		if (!pt || !pt->wait_req)
 			continue;
 		waiting++;
-		if (pt->wait_req == DSM_R_WAIT_END)
+		if (pt->fiber)
+			fprintf(f,
+				"earth: node %u: stuck: a fiber (%s) waits for "
+				"%s 0x%x (made by node %u)\n",
+				self, su_dsm_fiber_name(pt->ffiber),
+				req_names[pt->wait_req], pt->wait_id,
+				id_node(pt->wait_id));
+		else if (pt->wait_req == DSM_R_WAIT_END)
 			fprintf(f,
 				"earth: node %u: stuck: thread %u waits for "
 				"%u threads to end, and %u did\n",
@@ -1237,15 +1320,27 @@ unsigned su_dsm_stuck_report(FILE *f)
 		int64_t h = dsm_sync_holder(&sd.sync, k);
 		if (!w)
 			continue;
+		if (h >= 0 &&
+		    h % DSM_WAITERS_PER_NODE >= DSM_THREADS_PER_NODE) {
+			fprintf(f,
+				"earth: node %u: stuck: lock 0x%x is held by "
+				"the fibers of node %u, and %u wait%s for it: "
+				"unlock it on every path "
+				"(earth_dsm_unlock_sync)\n",
+				self, self << DSM_ID_SHIFT | k,
+				(unsigned)(h / DSM_WAITERS_PER_NODE), w,
+				w == 1 ? "s" : "");
+			continue;
+		}
 		fprintf(f,
 			"earth: node %u: stuck: lock 0x%x is held by thread %u "
 			"(node %u), and %u thread%s wait%s for it: release it "
 			"on every path (earth_dsm_unlock, UNLOCK)\n",
 			self, self << DSM_ID_SHIFT | k,
 			h < 0 ? 0
-			      : thread_of((uint32_t)(h / DSM_THREADS_PER_NODE),
-					  (uint32_t)(h % DSM_THREADS_PER_NODE)),
-			h < 0 ? 0 : (unsigned)(h / DSM_THREADS_PER_NODE), w,
+			      : thread_of((uint32_t)(h / DSM_WAITERS_PER_NODE),
+					  (uint32_t)(h % DSM_WAITERS_PER_NODE)),
+			h < 0 ? 0 : (unsigned)(h / DSM_WAITERS_PER_NODE), w,
 			w == 1 ? "" : "s", w == 1 ? "s" : "");
 	}
 	for (uint32_t k = 0; k < nb && k < DSM_OBJECTS_PER_NODE; k++) {
@@ -1294,6 +1389,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->lock_remote = sd.lock_remote;
 	st->lock_handoffs = sd.sync.handoffs;
 	st->barriers = sd.sync.barriers_done;
+	su_dsm_fiber_stats(st);
 	for (unsigned k = 0; k < DSM_WAIT_CAUSES_; k++)
 		st->wait_ns[k] = (uint64_t)((double)sd.wait_ticks[k] /
 					    (tsc_per_ns > 0 ? tsc_per_ns : 1));

@@ -652,7 +652,9 @@ static void request(const uint8_t *r)
 		return;
 	unsigned i = run[r[2] % nrun];
 	struct dsm_pt *pt = th[i].pt;
-	unsigned req = 1 + r[3] % (DSM_R_COUNT_ - 1);
+	/* Threads' kinds only (fibers' split-phase kinds, DSM_R_F_*, come
+	 * with a slot, which these records do not have). */
+	unsigned req = 1 + r[3] % (DSM_R_F_ACQUIRE - 1);
 	uint32_t onode = r[4] & 0x80 ? (r[4] >> 4) % NODES : self;
 	uint64_t obj = (uint64_t)onode << 16 | (r[4] & 3);
 	uint64_t b = 0, c = 0;
