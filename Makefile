@@ -55,7 +55,7 @@ EXAMPLE_TF := threaded-c/examples/fib_tf.c threaded-c/examples/nqueens_tf.c
 TEST_HELPERS := $(filter-out $(TEST_SRC),$(wildcard tests/*.c)) \
                 queues/tests/qtest.c $(EXAMPLE_TF)
 # What `make test` runs and how: tests/table.txt, one row per test binary
-# (check, job, tsan, modes). A source without a row, or a row without a
+# (check, job, tsan, modes, eus). A source without a row, or a row without a
 # source, stops the build.
 TEST_TABLE := tests/table.txt
 TEST_NAMES := $(shell awk '!/^\#/ && NF { print $$1 }' $(TEST_TABLE))
@@ -65,6 +65,7 @@ CHECK_TESTS := $(call tests_with,check)
 JOB_TESTS := $(call tests_with,job)
 TSAN_TEST_NAMES := $(call tests_with,tsan)
 MODE_TESTS := $(call tests_with,modes)
+EUS_TESTS := $(call tests_with,eus)
 TSAN_JOB_TESTS := $(filter $(JOB_TESTS),$(TSAN_TEST_NAMES))
 QUEUE_TEST_SRC := $(wildcard queues/tests/t_*.c)
 QUEUE_TESTS := $(patsubst queues/tests/%.c,%,$(QUEUE_TEST_SRC))
@@ -85,7 +86,7 @@ BENCH_LIB := benchmarks/bench.c $(wildcard benchmarks/lib/*.c)
 objs = $(patsubst %.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
 .SECONDARY:
-.PHONY: all run test check soak test-asan test-asan-modes test-tsan check-asan test-layers test-format bench bench-extra install deps clean format
+.PHONY: all run test check soak test-asan test-asan-modes test-asan-eus test-tsan check-asan test-layers test-format bench bench-extra install deps clean format
 all: $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs $(BUILD)/pic/lib/$(SO_REAL) $(BUILD)/rel/bin/demo $(BUILD)/rel/bin/earthrun \
      $(BUILD)/rel/bin/earthtrace \
      $(patsubst benchmarks/%.c,$(BUILD)/rel/bench/%,$(BENCH_SRC))
@@ -260,6 +261,7 @@ ASAN_BINS := $(patsubst tests/%.c,$(BUILD)/asan/tests/%,$(TEST_SRC)) \
              $(QUEUE_TESTS:%=$(BUILD)/asan/tests/%)
 TSAN_BINS := $(TSAN_TEST_NAMES:%=$(BUILD)/tsan/tests/%)
 MODE_BINS := $(MODE_TESTS:%=$(BUILD)/asan/tests/%)
+EUS_BINS := $(EUS_TESTS:%=$(BUILD)/asan/tests/%)
 CHECK_BINS := $(CHECK_TESTS:%=$(BUILD)/asan/tests/%)
 
 # ---- main job ----
@@ -288,6 +290,7 @@ run: $(DEPS_STAMP)
 #            Makefile through earthcc, run on 1-4 nodes (tests/t_parmacs.sh)
 #   asan     every test binary of tests/table.txt under ASan+UBSan
 #   modes    those marked modes again per single-core node mode
+#   eus      those marked eus again with nodes of 2 and of 3 EUs
 #   tsan     those marked tsan under TSan
 #   fuzz     each libFuzzer target briefly (tests/fuzz/)
 # `make check`, the edit-test loop (under 3 minutes once built): format,
@@ -302,6 +305,7 @@ test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-parmacs
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-asan-modes
+	$(Q)$(MAKE) --no-print-directory test-asan-eus
 	$(Q)$(MAKE) --no-print-directory test-tsan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 check: $(DEPS_STAMP)
@@ -321,6 +325,12 @@ test-asan: $(ASAN_BINS) tc apps $(BUILD)/rel/bin/earthrun
 test-asan-modes: $(MODE_BINS)
 	$(Q)for m in single-interrupt single-poll; do \
 	  $(ASAN_ENV) EARTH_MODE=$$m tests/run.sh asan/$$m $(MODE_BINS) || exit 1; \
+	done
+# Nodes of several EUs (every node of a job: earthrun passes EARTH_EUS on).
+test-asan-eus: export EARTH_BUILD := $(abspath $(BUILD))
+test-asan-eus: $(EUS_BINS) tc apps $(BUILD)/rel/bin/earthrun
+	$(Q)for k in 2 3; do \
+	  $(ASAN_ENV) EARTH_EUS=$$k tests/run.sh asan/eus$$k $(EUS_BINS) || exit 1; \
 	done
 check-asan: $(CHECK_BINS) tc
 	$(Q)$(ASAN_ENV) tests/run.sh check $(CHECK_BINS)

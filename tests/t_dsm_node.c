@@ -115,7 +115,9 @@ Test(dsm_node, single_core_modes)
 	const char *modes[] = {"single-poll", "single-interrupt"};
 	for (int m = 0; m < 2; m++) {
 		char env[64];
-		snprintf(env, sizeof(env), "EARTH_MODE=%s", modes[m]);
+		/* one EU: a single-core node's (make test's k = 2, 3 too) */
+		snprintf(env, sizeof(env), "EARTH_EUS=1 EARTH_MODE=%s",
+			 modes[m]);
 		ok_run(env, 2, "shm", "dsm_basic", "-p 4 -r 20",
 		       "counter=80 token=6");
 		ok_run(env, 3, "tcp", "dsm_drf", "-p 6 -s 5 -k 3",

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_smp.c - nodes of k Execution Units sharing one SU, as far as they
- * are built: the setting EARTH_EUS=k|auto (--earth-eus,
- * earthrun --eus). What auto gives for a node's share of the cores (white
- * box: node/topology.c, earth_eus_resolve), every k > 1 refused before
- * the node starts with what to give instead (a node of several EUs is not
- * built yet), a single-core node's one EU, and k = 1 and auto running the
- * programs with exact results on one node and under earthrun, each node's
- * JSON statistics naming its EUs; and each EU's state reached through the
- * thread-local eu_self (white box: eu/eu.h).
+ * t_smp.c - nodes of k Execution Units sharing one SU: the setting
+ * EARTH_EUS=k|auto (--earth-eus, earthrun --eus). What auto gives for a
+ * node's share of the cores (white box: node/topology.c,
+ * earth_eus_resolve), a single-core node's one EU (k > 1 there refused as
+ * a contradiction), bad values refused before the node starts; k = 1, auto
+ * and k = 2, 3 running the programs with exact results on one node and
+ * under earthrun over shm and tcp, each node's JSON statistics naming its
+ * EUs; one slot signalled from every EU and from another node at once;
+ * and each EU's state reached through the thread-local eu_self (white
+ * box: eu/eu.h).
  */
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
@@ -53,42 +54,27 @@ Test(smp, auto_takes_the_nodes_share_less_the_su)
 	cr_expect_eq(msg[0], 0, "%s", msg);
 }
 
-#if EARTH_EUS_BUILT == 1
-Test(smp, more_than_one_eu_is_refused_as_not_built_yet)
+Test(smp, auto_on_larger_hosts_and_numbers_given)
 {
-	/* auto on a larger host: 15 EUs for 16 cores, 3 for a quarter */
-	cr_expect_eq(resolve(0, 16, 1, false, NULL), 0);
-	cr_expect(strstr(msg, "EARTH_EUS=auto gives 15 Execution Units (16 "
-			      "cores for this node, one kept for its SU)"),
-		  "%s", msg);
-	cr_expect(strstr(msg, "not built yet: give EARTH_EUS=1"), "%s", msg);
-	cr_expect(strstr(msg, "earthrun -n 8"), "%s", msg);
-	cr_expect(strstr(msg, "what is left to build: docs/architecture.md, "
-			      "\"A node of k EUs\""),
-		  "%s", msg);
-	cr_expect_eq(resolve(0, 16, 4, false, NULL), 0);
-	cr_expect(strstr(msg, "gives 3 Execution Units (4 cores"), "%s", msg);
-	/* a number: whatever the cores */
-	for (unsigned k = 2; k <= 3; k++) {
-		cr_expect_eq(resolve(k, 64, 1, false, NULL), 0);
-		char want[64];
-		snprintf(want, sizeof(want), "EARTH_EUS=%u: a node of more", k);
-		cr_expect(strstr(msg, want), "%s", msg);
-		cr_expect(strstr(msg, "not built yet"), "%s", msg);
-		cr_expect(strstr(msg, "what is left to build"), "%s", msg);
-	}
-	cr_expect_eq(resolve(1023, 2, 1, false, NULL), 0);
+	/* auto: 15 EUs for 16 cores alone, 3 for a quarter of them */
+	cr_expect_eq(resolve(0, 16, 1, false, NULL), 15);
+	cr_expect_eq(resolve(0, 16, 4, false, NULL), 3);
+	/* never more than EARTH_EUS_MAX, whatever the host */
+	cr_expect_eq(resolve(0, 5000, 1, false, NULL), EARTH_EUS_MAX);
+	/* a number: whatever the cores (more EUs than cores share them) */
+	for (unsigned k = 2; k <= 3; k++)
+		cr_expect_eq(resolve(k, 64, 1, false, NULL), k);
+	cr_expect_eq(resolve(1023, 2, 1, false, NULL), 1023);
+	cr_expect_eq(msg[0], 0, "%s", msg);
 	/* a single-core node: a contradiction, said as such */
 	cr_expect_eq(resolve(2, 64, 1, false, "single-poll"), 0);
 	cr_expect(strstr(msg, "EARTH_EUS=2 with EARTH_MODE=single-poll: a "
 			      "single-core node runs one EU"),
 		  "%s", msg);
-	cr_expect(!strstr(msg, "not built yet"), "%s", msg);
 	/* 1 asked is 1, wherever */
 	cr_expect_eq(resolve(1, 64, 1, false, NULL), 1);
 	cr_expect_eq(resolve(1, 1, 3, true, "single-poll"), 1);
 }
-#endif
 
 /* Runs `cmd` (after the program's path) on one node: status and stderr. */
 static void one_node(struct t_cmd *c, const char *env, const char *args)
@@ -136,33 +122,14 @@ Test(smp, one_node_refuses_more_eus_before_it_starts)
 	static struct t_cmd c;
 	/* environment, arguments, what is said once */
 	const char *cases[][3] = {
-#if EARTH_EUS_BUILT == 1
-		{"EARTH_EUS=2", "10",
-		 "earth: EARTH_EUS=2: a node of more than one Execution Unit "
-		 "is "
-		 "not built yet"},
-		{"EARTH_EUS=1", "--earth-eus=3 10",
-		 "earth: EARTH_EUS=3: a node of more than one"},
-		{"EARTH_EUS=1", "--earth-eus 3 10",
-		 "earth: EARTH_EUS=3: a node of more than one"},
-#else
-		{"EARTH_EUS=1", "--earth-eus=1023 10",
-		 "earth: EARTH_EUS=1023: a node of more than one"},
-		{"EARTH_EUS=2 EARTH_STATS=1", "10",
-		 "EARTH_EUS=2 with statistics (--stats, EARTH_STATS): a node "
-		 "of "
-		 "several Execution Units does not keep"},
-		{"EARTH_EUS=3 EARTH_TRACE=/dev/null", "10",
-		 "EARTH_EUS=3 with a trace (EARTH_TRACE)"},
-#endif
-		{"EARTH_EUS=2 EARTH_MODE=single-poll", "10",
-		 "EARTH_EUS=2 with EARTH_MODE=single-poll"},
-		{"EARTH_EUS=0", "10",
-		 "EARTH_EUS='0': not a whole number from 1 to 1023, nor auto"},
-		{"EARTH_EUS=automatic", "10",
-		 "EARTH_EUS='automatic': not a whole number"},
-		{"EARTH_EUS=1", "--earth-eus=1024 10",
-		 "--earth-eus=1024: not a whole number from 1 to 1023"},
+	    {"EARTH_EUS=2 EARTH_MODE=single-poll", "10",
+	     "EARTH_EUS=2 with EARTH_MODE=single-poll"},
+	    {"EARTH_EUS=0", "10",
+	     "EARTH_EUS='0': not a whole number from 1 to 1023, nor auto"},
+	    {"EARTH_EUS=automatic", "10",
+	     "EARTH_EUS='automatic': not a whole number"},
+	    {"EARTH_EUS=1", "--earth-eus=1024 10",
+	     "--earth-eus=1024: not a whole number from 1 to 1023"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		one_node(&c, cases[i][0], cases[i][1]);
@@ -181,18 +148,10 @@ Test(smp, earthrun_passes_eus_to_every_node)
 	     T_PROG_DIR);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
 	cr_expect(strstr(c.out, "fib(18)=2584 correct"), "%s", c.out);
-#if EARTH_EUS_BUILT == 1
-	/* every node refuses 2, said once for the job */
-	t_sh(&c, 60, "%s -n 2 --eus=2 %s/multinode 10", T_EARTHRUN, T_PROG_DIR);
-	cr_expect_eq(c.status, EARTH_EXIT_USAGE, "status %d\n%s", c.status,
-		     c.err);
-	const char *p = "EARTH_EUS=2: a node of more than one Execution Unit "
-			"is not built yet";
-	const char *at = strstr(c.err, p);
-	cr_expect(at, "%s", c.err);
-	if (at)
-		cr_expect(!strstr(at + 1, p), "said twice:\n%s", c.err);
-#endif
+	/* every node of 2 EUs: the same result */
+	t_sh(&c, 60, "%s -n 2 --eus=2 %s/fibnodes 18", T_EARTHRUN, T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_expect(strstr(c.out, "fib(18)=2584 correct"), "%s", c.out);
 	/* earthrun's own usage errors, exit 2 */
 	const char *bad[][2] = {{"--eus=0", "--eus 0: not a whole number "
 					    "from 1 to 1023, nor auto"},
@@ -208,8 +167,9 @@ Test(smp, earthrun_passes_eus_to_every_node)
 	}
 }
 
-/* The statistics JSON at path: `nodes` nodes, each with "eus": 1. */
-static void eus_in_stats(const char *path, size_t nodes)
+/* The statistics JSON at path: `nodes` nodes, each with "eus": k and a
+ * "per_eu" record of each EU whose fibers add up to the node's. */
+static void eus_in_stats(const char *path, size_t nodes, unsigned k)
 {
 	char err[256];
 	struct json *root = json_parse_file(path, err, sizeof(err));
@@ -217,9 +177,25 @@ static void eus_in_stats(const char *path, size_t nodes)
 	const struct json *arr = json_get(root, "nodes");
 	cr_assert(arr && arr->type == JSON_ARR && arr->n == nodes, "%s", path);
 	for (size_t i = 0; i < arr->n; i++) {
-		const struct json *k = json_get(&arr->v[i], "eus");
-		cr_expect(k && k->type == JSON_NUM && k->num == 1.0,
-			  "node %zu: no \"eus\":1 in %s", i, path);
+		const struct json *nk = json_get(&arr->v[i], "eus");
+		cr_expect(nk && nk->type == JSON_NUM && nk->num == (double)k,
+			  "node %zu: no \"eus\":%u in %s", i, k, path);
+		const struct json *per = json_get(&arr->v[i], "per_eu");
+		cr_assert(per && per->type == JSON_ARR && per->n == k,
+			  "node %zu: no per_eu of %u in %s", i, k, path);
+		double sum = 0;
+		for (size_t e = 0; e < per->n; e++) {
+			const struct json *eu = json_get(&per->v[e], "eu");
+			const struct json *fr =
+			    json_get(&per->v[e], "fibers_run");
+			cr_assert(eu && fr && eu->num == (double)e,
+				  "node %zu EU %zu in %s", i, e, path);
+			sum += fr->num;
+		}
+		const struct json *all = json_get(&arr->v[i], "fibers_run");
+		cr_expect(all && all->num == sum,
+			  "node %zu: the EUs ran %.0f fibers, the node %.0f", i,
+			  sum, all ? all->num : -1.0);
 	}
 	json_free(root);
 }
@@ -233,12 +209,63 @@ Test(smp, statistics_name_the_eus)
 	t_sh(&c, 30, "env EARTH_EUS=auto %s/multinode --earth-stats-json=%s 10",
 	     T_PROG_DIR, path);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
-	eus_in_stats(path, 1);
+	eus_in_stats(path, 1, 1);
 	snprintf(path, sizeof(path), "%s/two.json", dir);
 	t_sh(&c, 60, "%s -n 2 --eus=1 --stats-json=%s %s/multinode 10",
 	     T_EARTHRUN, path, T_PROG_DIR);
 	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
-	eus_in_stats(path, 2);
+	eus_in_stats(path, 2, 1);
+	for (unsigned k = 2; k <= 3; k++) {
+		snprintf(path, sizeof(path), "%s/k%u.json", dir, k);
+		t_sh(&c, 60, "%s -n 2 --eus=%u --stats-json=%s %s/fibnodes 18",
+		     T_EARTHRUN, k, path, T_PROG_DIR);
+		cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+		eus_in_stats(path, 2, k);
+	}
+	/* the table: the EUs' sum, then a line per EU */
+	t_sh(&c, 60, "%s -n 1 --eus=2 --stats %s/fibnodes 16", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	cr_expect(strstr(c.err, "(2 EUs)") && strstr(c.err, "  EU 0 ") &&
+		      strstr(c.err, "  EU 1 "),
+		  "%s", c.err);
+	/* the trace: a track per EU (EU 0, the SU, EU 1), each with slices */
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	t_sh(&c, 60, "%s -n 1 --eus=2 --trace=%s %s/fibnodes 22", T_EARTHRUN,
+	     path, T_PROG_DIR);
+	cr_expect_eq(c.status, 0, "status %d\n%s", c.status, c.err);
+	char err[256];
+	struct json *root = json_parse_file(path, err, sizeof(err));
+	cr_assert(root, "%s: %s", path, err);
+	const struct json *ev = json_get(root, "traceEvents");
+	cr_assert(ev && ev->type == JSON_ARR, "%s", path);
+	unsigned named = 0, slices[4] = {0};
+	for (size_t i = 0; i < ev->n; i++) {
+		const struct json *ph = json_get(&ev->v[i], "ph");
+		const struct json *tid = json_get(&ev->v[i], "tid");
+		const struct json *nm = json_get(&ev->v[i], "name");
+		if (!ph || !tid || tid->num < 1 || tid->num > 3)
+			continue;
+		unsigned t = (unsigned)tid->num;
+		if (!strcmp(ph->str, "X"))
+			slices[t]++;
+		if (!strcmp(ph->str, "M") && nm &&
+		    !strcmp(nm->str, "thread_name")) {
+			const struct json *a = json_get(&ev->v[i], "args");
+			const struct json *n = a ? json_get(a, "name") : NULL;
+			const char *want = t == 1   ? "EU 0"
+					   : t == 2 ? "SU"
+						    : "EU 1";
+			cr_expect(n && !strcmp(n->str, want), "track %u: %s", t,
+				  n ? n->str : "(none)");
+			named++;
+		}
+	}
+	json_free(root);
+	cr_expect_eq(named, 3, "%u tracks named", named);
+	cr_expect(slices[1] && slices[2] && slices[3],
+		  "slices on EU 0 %u, the SU %u, EU 1 %u", slices[1], slices[2],
+		  slices[3]);
 	cr_expect_eq(t_remove_dir(dir), 0);
 }
 
@@ -288,8 +315,7 @@ Test(smp, each_eu_thread_reaches_its_own_state)
 	cr_expect_eq(self_fake.ops[EARTH_OP_END_FUNCTION], 0);
 }
 
-#if EARTH_EUS_BUILT > 1
-/* ---- nodes of k EU threads (a build with -DEARTH_EUS_BUILT > 1) ---- */
+/* ---- nodes of k EU threads ---- */
 
 Test(smp, k_eus_run_programs_on_one_node)
 {
@@ -387,4 +413,3 @@ Test(smp, a_slot_signalled_from_every_eu_and_another_node_at_once)
 			cr_expect_geq(busy, 2, "k=%u %s: %s", k, tr[t], c.out);
 		}
 }
-#endif

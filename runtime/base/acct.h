@@ -34,7 +34,8 @@ enum acct_switch {
 /* Buckets of reads in flight: 0, 1, 2-3, 4-7, 8-15, 16+. */
 #define ACCT_OVERLAP_BUCKETS 6
 
-/* Owned by the EU thread (the thread running fibers). */
+/* Owned by one EU thread (a thread running fibers): each EU has its own
+ * (acct_eu_of), the calling EU's through acct_me. */
 struct acct_eu {
 	/* The EU's time is cut into segments: fibers, idle stretches and the
 	 * runtime between them; mark is where the last segment ended. */
@@ -47,8 +48,17 @@ struct acct_eu {
 	uint64_t overlap_sum, overlap_max;
 	/* Posted by this EU: reads from another node into this one
 	 * (GET_SYNC, BLKMOV_SYNC), and collectives. Their completions are
-	 * counted by the SU in acct_shared. */
+	 * counted by the SU in acct_shared. (A node of several EUs counts
+	 * both node-wide instead, in acct_posted.) */
 	uint64_t reads_posted, colls_posted;
+} __attribute__((aligned(64)));
+
+/* A node of several EUs: reads and collectives posted by every EU, as
+ * their completions are counted for the node (acct_shared); each EU's
+ * fiber ends are then classified by the node's reads in flight. Relaxed
+ * atomic adds, only while counting. A line of its own. */
+struct acct_posted {
+	_Atomic uint64_t reads, colls;
 } __attribute__((aligned(64)));
 
 /* The requests acct_su counts: enum su_op, and a SYNC of a global slot
@@ -101,22 +111,65 @@ struct acct_shared {
 } __attribute__((aligned(64)));
 
 extern bool acct_on __attribute__((visibility("hidden")));
-extern struct acct_eu acct_eu __attribute__((visibility("hidden")));
+/* EU 0's record, and EUs 1 to acct_eus - 1's (node/report.c allocates
+ * them when counting starts); the calling EU's: an EU thread points
+ * acct_me at its own as it starts, every other thread keeps EU 0's. */
+extern struct acct_eu acct_eu0 __attribute__((visibility("hidden")));
+extern struct acct_eu *acct_eu_rest __attribute__((visibility("hidden")));
+extern unsigned acct_eus __attribute__((visibility("hidden")));
+extern __thread struct acct_eu *acct_me
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+static inline struct acct_eu *acct_eu_of(unsigned i)
+{
+	return i ? &acct_eu_rest[i - 1] : &acct_eu0;
+}
+/* Several EUs: posted counts node-wide (acct_posted). */
+extern bool acct_node_wide __attribute__((visibility("hidden")));
+extern struct acct_posted acct_posted __attribute__((visibility("hidden")));
 extern struct acct_su acct_su __attribute__((visibility("hidden")));
 extern struct acct_shared acct_shared __attribute__((visibility("hidden")));
+
+/* EU: a read from another node into this one was posted. */
+static inline void acct_read_posted(void)
+{
+	if (acct_node_wide)
+		atomic_fetch_add_explicit(&acct_posted.reads, 1,
+					  memory_order_relaxed);
+	else
+		acct_me->reads_posted++;
+}
+
+/* EU: a collective was posted. */
+static inline void acct_coll_posted(void)
+{
+	if (acct_node_wide)
+		atomic_fetch_add_explicit(&acct_posted.colls, 1,
+					  memory_order_relaxed);
+	else
+		acct_me->colls_posted++;
+}
 
 /* EU, when a fiber ended and `more` says whether another is ready. */
 static inline void acct_switch(bool more)
 {
+	struct acct_eu *a = acct_me;
 	uint64_t done =
 	    atomic_load_explicit(&acct_shared.reads_done, memory_order_relaxed);
-	uint32_t out = (uint32_t)(acct_eu.reads_posted - done);
+	uint64_t colls_done =
+	    atomic_load_explicit(&acct_shared.colls_done, memory_order_relaxed);
+	uint64_t reads = a->reads_posted, colls = a->colls_posted;
+	if (acct_node_wide) {
+		reads = atomic_load_explicit(&acct_posted.reads,
+					     memory_order_relaxed);
+		colls = atomic_load_explicit(&acct_posted.colls,
+					     memory_order_relaxed);
+	}
+	/* (Node-wide, another EU's post may be seen after its completion.) */
+	uint32_t out = reads > done ? (uint32_t)(reads - done) : 0;
 	enum acct_switch k;
 	if (more)
 		k = ACCT_SW_READY;
-	else if (acct_eu.colls_posted >
-		 atomic_load_explicit(&acct_shared.colls_done,
-				      memory_order_relaxed))
+	else if (colls > colls_done)
 		k = ACCT_SW_TAIL;
 	else if (out > 1)
 		k = ACCT_SW_REMOTE;
@@ -124,30 +177,31 @@ static inline void acct_switch(bool more)
 		k = ACCT_SW_SAME;
 	else
 		k = ACCT_SW_IDLE;
-	acct_eu.sw[k]++;
+	a->sw[k]++;
 	unsigned b = out ? 1 + (31 - (unsigned)__builtin_clz(out)) : 0;
-	acct_eu.overlap_hist[b < ACCT_OVERLAP_BUCKETS
-				 ? b
-				 : ACCT_OVERLAP_BUCKETS - 1]++;
-	acct_eu.overlap_sum += out;
-	if (out > acct_eu.overlap_max)
-		acct_eu.overlap_max = out;
+	a->overlap_hist[b < ACCT_OVERLAP_BUCKETS ? b
+						 : ACCT_OVERLAP_BUCKETS - 1]++;
+	a->overlap_sum += out;
+	if (out > a->overlap_max)
+		a->overlap_max = out;
 }
 
 /* EU: a fiber ran from t0 to t1. */
 static inline void acct_fiber(uint64_t t0, uint64_t t1)
 {
-	acct_eu.runtime_ticks += t0 - acct_eu.mark;
-	acct_eu.fiber_ticks += t1 - t0;
-	acct_eu.mark = t1;
+	struct acct_eu *a = acct_me;
+	a->runtime_ticks += t0 - a->mark;
+	a->fiber_ticks += t1 - t0;
+	a->mark = t1;
 }
 
 /* EU: it was idle from t0 to t1. */
 static inline void acct_eu_idle(uint64_t t0, uint64_t t1)
 {
-	acct_eu.runtime_ticks += t0 - acct_eu.mark;
-	acct_eu.idle_ticks += t1 - t0;
-	acct_eu.mark = t1;
+	struct acct_eu *a = acct_me;
+	a->runtime_ticks += t0 - a->mark;
+	a->idle_ticks += t1 - t0;
+	a->mark = t1;
 }
 
 /* SU: the time since the last mark goes to `bucket`. */

@@ -23,13 +23,6 @@
 #ifndef EARTH_EUS_MAX
 #define EARTH_EUS_MAX 1023
 #endif
-/* The most EUs a node of this build runs (node/topology.c): more is
- * refused as not built yet. 1 until the k-EU node is complete (per-EU
- * token deques and stealing); a private build with -DEARTH_EUS_BUILT=4
- * runs nodes of up to 4 EU threads (tests/t_smp.c's k = 2 and 3). */
-#ifndef EARTH_EUS_BUILT
-#define EARTH_EUS_BUILT 1
-#endif
 /* Spin this long (µs) with nothing to do before blocking. */
 #ifndef EARTH_SPIN_US_DEFAULT
 #define EARTH_SPIN_US_DEFAULT 200

@@ -97,7 +97,7 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .dflt = "1",
 	 .help = "Execution Units of the node, all served by its one SU "
 		 "(auto: the cores of the node's share of the affinity set "
-		 "less one); more than 1 is not built yet and refused"},
+		 "less one)"},
     [EARTH_SET_TIMING] =
 	{.env = "EARTH_TIMING",
 	 .type = EARTH_SET_T_BOOL,

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,12 @@
 
 bool trace_on;
 struct trace_buf trace_bufs[TRACE_UNITS_];
+struct trace_buf *trace_eu_rest;
+__thread struct trace_buf *trace_eu_me
+    __attribute__((tls_model("initial-exec"))) = &trace_bufs[TRACE_EU];
+/* EUs flush their buffers from their own threads: one at a time (the
+ * fiber names' cache is shared). */
+static pthread_mutex_t eu_flush_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
 	uint32_t node, nodes;
@@ -49,7 +56,7 @@ static struct {
 	char base[3072];
 	char part[4096];
 	uint64_t *seq_out, *seq_in;
-	char *out[TRACE_UNITS_];
+	unsigned eus; /* the node's EUs: EU 0's buffer, then trace_eu_rest */
 	struct trace_name {
 		uintptr_t fn;
 		char name[64];
@@ -96,7 +103,37 @@ static void put(const char *buf, size_t len)
 	}
 }
 
-int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
+/* EU i's buffer (i < tr.eus). */
+static struct trace_buf *eu_buf(unsigned i)
+{
+	return i ? &trace_eu_rest[i - 1] : &trace_bufs[TRACE_EU];
+}
+
+void trace_eu_start(unsigned index)
+{
+	if (trace_on && index < tr.eus)
+		trace_eu_me = eu_buf(index);
+}
+
+static int buf_init(struct trace_buf *b, uint64_t cap, uint32_t tid)
+{
+	*b = (struct trace_buf){
+	    .ev = malloc(cap * sizeof(struct trace_ev)),
+	    .cap = (uint32_t)cap,
+	    .out = malloc(TRACE_OUT_BUF),
+	    .tid = tid,
+	};
+	return b->ev && b->out ? 0 : -1;
+}
+
+static void buf_fini(struct trace_buf *b)
+{
+	free(b->ev);
+	free(b->out);
+	*b = (struct trace_buf){0};
+}
+
+int trace_open(uint32_t node, uint32_t nodes, unsigned eus, double tsc_per_ns,
 	       const struct trace_names *names)
 {
 	tr.namer = *names;
@@ -127,15 +164,16 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 	tr.seq_out = calloc(nodes, sizeof(*tr.seq_out));
 	tr.seq_in = calloc(nodes, sizeof(*tr.seq_in));
 	tr.names = calloc(TRACE_NAMES, sizeof(*tr.names));
-	for (int u = 0; u < TRACE_UNITS_; u++) {
-		trace_bufs[u] = (struct trace_buf){
-		    .ev = malloc(cap * sizeof(struct trace_ev)),
-		    .cap = (uint32_t)cap,
-		};
-		tr.out[u] = malloc(TRACE_OUT_BUF);
-		if (!trace_bufs[u].ev || !tr.out[u])
+	tr.eus = eus ? eus : 1;
+	trace_eu_rest =
+	    tr.eus > 1 ? calloc(tr.eus - 1, sizeof(*trace_eu_rest)) : NULL;
+	if (tr.eus > 1 && !trace_eu_rest)
+		goto nomem;
+	if (buf_init(&trace_bufs[TRACE_SU], cap, 2))
+		goto nomem;
+	for (unsigned i = 0; i < tr.eus; i++)
+		if (buf_init(eu_buf(i), cap, i ? 2 + i : 1))
 			goto nomem;
-	}
 	if (!tr.seq_out || !tr.seq_in || !tr.names)
 		goto nomem;
 	tr.fd = open(tr.part,
@@ -160,13 +198,22 @@ int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
 			   ",{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_sort_"
 			   "index\",\"args\":{\"sort_index\":%u}}\n"
 			   ",{\"ph\":\"M\",\"pid\":%u,\"tid\":1,\"name\":"
-			   "\"thread_name\",\"args\":{\"name\":\"EU\"}}\n"
+			   "\"thread_name\",\"args\":{\"name\":\"%s\"}}\n"
 			   ",{\"ph\":\"M\",\"pid\":%u,\"tid\":2,\"name\":"
 			   "\"thread_name\",\"args\":{\"name\":\"SU\"}}\n",
 			   tr.parts ? "" : "{\"traceEvents\":[\n", node, node,
-			   node, node, node, node);
+			   node, node, node, tr.eus > 1 ? "EU 0" : "EU", node);
 	trace_on = true;
 	put(head, (size_t)len);
+	/* Several EUs: EU 0's track is "EU 0", the others' follow the SU. */
+	for (unsigned i = 1; i < tr.eus; i++) {
+		len = snprintf(head, sizeof(head),
+			       ",{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":"
+			       "\"thread_name\",\"args\":{\"name\":\"EU %u\"}}"
+			       "\n",
+			       node, eu_buf(i)->tid, i);
+		put(head, (size_t)len);
+	}
 	return 0;
 nomem:
 	fprintf(stderr,
@@ -278,9 +325,9 @@ static int put_name(char *o, size_t room, const char *s)
 	return (int)k;
 }
 
-/* One event as one or two lines of JSON at o (at most 1 KiB); returns
- * the bytes written. */
-static size_t format_ev(char *o, const struct trace_ev *e)
+/* One event of the track tid as one or two lines of JSON at o (at most
+ * 1 KiB); returns the bytes written. */
+static size_t format_ev(char *o, const struct trace_ev *e, uint32_t tid)
 {
 	char name[160];
 	char *p = o;
@@ -301,8 +348,9 @@ static size_t format_ev(char *o, const struct trace_ev *e)
 			 tr.namer.msg ? tr.namer.msg(e->aux) : "message");
 	p = put_str(p, ",{\"ph\":\"X\",\"pid\":");
 	p = put_u64(p, tr.node);
-	p = put_str(p, e->kind == TRACE_FIBER ? ",\"tid\":1,\"ts\":"
-					      : ",\"tid\":2,\"ts\":");
+	p = put_str(p, ",\"tid\":");
+	p = put_u64(p, tid);
+	p = put_str(p, ",\"ts\":");
 	p = put_us(p, t0);
 	p = put_str(p, ",\"dur\":");
 	p = put_us(p, dur);
@@ -336,9 +384,8 @@ static size_t format_ev(char *o, const struct trace_ev *e)
 	return (size_t)(p - o);
 }
 
-void trace_flush(enum trace_unit unit)
+static void flush_buf(struct trace_buf *b)
 {
-	struct trace_buf *b = &trace_bufs[unit];
 	if (!b->len || tr.fd < 0) {
 		b->len = 0;
 		return;
@@ -356,18 +403,29 @@ void trace_flush(enum trace_unit unit)
 		}
 		b->ev[j] = e;
 	}
-	char *o = tr.out[unit];
+	char *o = b->out;
 	size_t k = 0;
 	for (uint32_t i = 0; i < b->len && trace_on; i++) {
 		if (TRACE_OUT_BUF - k < 1024) {
 			put(o, k);
 			k = 0;
 		}
-		k += format_ev(o + k, &b->ev[i]);
+		k += format_ev(o + k, &b->ev[i], b->tid);
 	}
 	if (k && trace_on)
 		put(o, k);
 	b->len = 0;
+}
+
+void trace_flush(enum trace_unit unit)
+{
+	if (unit == TRACE_SU) {
+		flush_buf(&trace_bufs[TRACE_SU]);
+		return;
+	}
+	pthread_mutex_lock(&eu_flush_lock);
+	flush_buf(trace_eu_me);
+	pthread_mutex_unlock(&eu_flush_lock);
 }
 
 int trace_close(void)
@@ -375,27 +433,29 @@ int trace_close(void)
 	int bad = 0;
 	bool was_on = trace_on && tr.fd >= 0;
 	if (was_on) {
-		trace_flush(TRACE_EU);
-		trace_flush(TRACE_SU);
+		/* The units ended: every EU's buffer, then the SU's. */
+		uint64_t eu_dropped = 0;
+		for (unsigned i = 0; i < tr.eus; i++) {
+			flush_buf(eu_buf(i));
+			eu_dropped += eu_buf(i)->dropped;
+		}
+		flush_buf(&trace_bufs[TRACE_SU]);
 		char line[320];
 		int len = snprintf(
 		    line, sizeof(line),
 		    ",{\"ph\":\"M\",\"pid\":%u,\"name\":\"earth_trace_"
 		    "dropped\","
 		    "\"args\":{\"eu\":%" PRIu64 ",\"su\":%" PRIu64 "}}\n%s",
-		    tr.node, trace_bufs[TRACE_EU].dropped,
-		    trace_bufs[TRACE_SU].dropped,
+		    tr.node, eu_dropped, trace_bufs[TRACE_SU].dropped,
 		    tr.parts ? "" : "],\"displayTimeUnit\":\"ns\"}\n");
 		put(line, (size_t)len);
-		if (trace_bufs[TRACE_EU].dropped ||
-		    trace_bufs[TRACE_SU].dropped)
-			fprintf(stderr,
-				"earth: node %u: trace: %" PRIu64
-				" EU and %" PRIu64
-				" SU events dropped (buffers full between idle "
-				"moments; raise EARTH_TRACE_EVENTS)\n",
-				tr.node, trace_bufs[TRACE_EU].dropped,
-				trace_bufs[TRACE_SU].dropped);
+		if (eu_dropped || trace_bufs[TRACE_SU].dropped)
+			fprintf(
+			    stderr,
+			    "earth: node %u: trace: %" PRIu64 " EU and %" PRIu64
+			    " SU events dropped (buffers full between idle "
+			    "moments; raise EARTH_TRACE_EVENTS)\n",
+			    tr.node, eu_dropped, trace_bufs[TRACE_SU].dropped);
 	}
 	trace_on = false;
 	if (tr.fd >= 0 && close(tr.fd) != 0 && was_on && !tr.failed) {
@@ -424,12 +484,14 @@ int trace_close(void)
 	}
 	tr.fd = -1;
 	tr.failed = 0;
-	for (int u = 0; u < TRACE_UNITS_; u++) {
-		free(trace_bufs[u].ev);
-		trace_bufs[u] = (struct trace_buf){0};
-		free(tr.out[u]);
-		tr.out[u] = NULL;
-	}
+	for (unsigned i = 0; i < (tr.eus ? tr.eus : 1); i++)
+		if (i == 0 || trace_eu_rest)
+			buf_fini(eu_buf(i));
+	buf_fini(&trace_bufs[TRACE_SU]);
+	free(trace_eu_rest);
+	trace_eu_rest = NULL;
+	tr.eus = 0;
+	trace_eu_me = &trace_bufs[TRACE_EU];
 	free(tr.seq_out);
 	free(tr.seq_in);
 	free(tr.names);

@@ -42,12 +42,31 @@ struct trace_buf {
 	struct trace_ev *ev;
 	uint32_t len, cap;
 	uint64_t dropped; /* events lost to a full buffer */
+	char *out;	  /* the flush's formatting buffer */
+	uint32_t tid;	  /* the track: EU 0 1, the SU 2, EU i > 0 2 + i */
 };
 
 /* Set once before the units start, cleared after they end. */
 extern bool trace_on __attribute__((visibility("hidden")));
+/* EU 0's buffer and the SU's; EUs 1 to k - 1 have theirs in
+ * trace_eu_rest (a node of k EUs, trace_open). The calling EU's: an EU
+ * thread points trace_eu_me at its own as it starts (trace_eu_start),
+ * every other thread keeps EU 0's. */
 extern struct trace_buf trace_bufs[TRACE_UNITS_]
     __attribute__((visibility("hidden")));
+extern struct trace_buf *trace_eu_rest __attribute__((visibility("hidden")));
+extern __thread struct trace_buf *trace_eu_me
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
+/* unit's buffer on the calling thread (unit is a constant at every call:
+ * the test folds away). */
+static inline struct trace_buf *trace_buf_of(enum trace_unit unit)
+{
+	return unit == TRACE_EU ? trace_eu_me : &trace_bufs[TRACE_SU];
+}
+
+/* An EU thread of a node of several EUs, as it starts: its own buffer. */
+void trace_eu_start(unsigned index);
 
 /* Records a slice [t0, t1] on `unit`. Only the thread doing that unit's
  * work calls it. */
@@ -55,7 +74,7 @@ static inline void trace_slice(enum trace_unit unit, enum trace_kind kind,
 			       uint16_t aux, uint32_t aux2, uint64_t arg,
 			       uint64_t t0, uint64_t t1)
 {
-	struct trace_buf *b = &trace_bufs[unit];
+	struct trace_buf *b = trace_buf_of(unit);
 	if (q_unlikely(b->len == b->cap)) {
 		b->dropped++;
 		return;
@@ -81,7 +100,7 @@ struct trace_names {
 /* Node bring-up (earth_run thread, before the units start): turns tracing
  * on when EARTH_TRACE names a file. Returns 0, or -errno after printing
  * why (the node does not start). */
-int trace_open(uint32_t node, uint32_t nodes, double tsc_per_ns,
+int trace_open(uint32_t node, uint32_t nodes, unsigned eus, double tsc_per_ns,
 	       const struct trace_names *names);
 /* Writes `unit`'s buffered events to the part file. The thread doing that
  * unit's work, off its busy path (idle, node end). */
@@ -90,7 +109,8 @@ void trace_flush(enum trace_unit unit);
  * so that short idle moments stay short). */
 static inline void trace_idle(enum trace_unit unit)
 {
-	if (trace_bufs[unit].len >= trace_bufs[unit].cap / 2)
+	const struct trace_buf *b = trace_buf_of(unit);
+	if (b->len >= b->cap / 2)
 		trace_flush(unit);
 }
 

@@ -177,8 +177,11 @@ void *eu_thread(void *arg)
 	if (st->index == 0)
 		eu_cur_fiber_at = &eu_cur_fiber;
 
-	if (acct_on)
-		acct_eu.mark = n->start_tsc;
+	if (acct_on) {
+		acct_me = acct_eu_of(st->index);
+		acct_me->mark = n->start_tsc;
+	}
+	trace_eu_start(st->index);
 	eu_loop(n, eu, st);
 	if (eu->main_done && n->eus > 1)
 		eu_stop_siblings(n);

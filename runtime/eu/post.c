@@ -608,7 +608,7 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	/* Statistics: a read from another node into this one. */
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id &&
 	    earth_gptr_node(dst) == earth_node_g.id)
-		acct_eu.reads_posted++;
+		acct_read_posted();
 }
 
 /* An end of a block move that this node holds is in a segment the EU's
@@ -752,7 +752,7 @@ static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
 	post_remote(SU_OP_GET_SYNC, size, flags, 0, slot, src.bits,
 		    (uintptr_t)dst);
 	if (q_unlikely(acct_on) && node != earth_node_g.id)
-		acct_eu.reads_posted++;
+		acct_read_posted();
 }
 
 /*
@@ -964,7 +964,7 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 		  (uintptr_t)result, 0, 0, false);
 	eu->ops[EARTH_OP_COLLECTIVE]++;
 	if (q_unlikely(acct_on))
-		acct_eu.colls_posted++;
+		acct_coll_posted();
 }
 
 void earth_barrier(earth_slot *done)

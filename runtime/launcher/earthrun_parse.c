@@ -38,7 +38,7 @@ static void usage(FILE *to)
 	    "SU)\n"
 	    "  --eus=K           Execution Units of every node: 1..%d, or auto "
 	    "(the host's cores split over the nodes, one per node kept for "
-	    "its SU); sets EARTH_EUS; only 1 runs yet\n"
+	    "its SU); sets EARTH_EUS\n"
 	    "  --stats           every node prints its statistics and time "
 	    "breakdown at exit\n"
 	    "  --stats-json=FILE the statistics of all nodes as one JSON "

@@ -16,8 +16,9 @@
 
 struct earth_dsm_view earth_dsm_view_;
 
-/* Acquisitions the EU found every page of usable (no request). */
-static uint64_t eu_hits;
+/* Acquisitions an EU found every page of usable (no request): every EU
+ * of the node adds. */
+static _Atomic uint64_t eu_hits;
 
 /* Ranges of at most this many pages may be hits (the EU's work stays
  * short); longer ones go to the SU. */
@@ -25,9 +26,10 @@ static uint64_t eu_hits;
 
 void node_dsm_fiber_stats(struct dsm_stats *st)
 {
-	st->f_acquires += eu_hits;
-	st->f_hits += eu_hits;
-	st->f_hits_eu = eu_hits;
+	uint64_t h = atomic_load_explicit(&eu_hits, memory_order_relaxed);
+	st->f_acquires += h;
+	st->f_hits += h;
+	st->f_hits_eu = h;
 }
 
 /* Every page of [p, p + len) usable now and allocated: held (the SU never
@@ -52,7 +54,7 @@ static bool hit(const void *p, size_t len, bool write)
 				atomic_fetch_sub(&dsm_g.hold[k], 1);
 			return false;
 		}
-	eu_hits++;
+	atomic_fetch_add_explicit(&eu_hits, 1, memory_order_relaxed);
 	return true;
 }
 

@@ -491,26 +491,6 @@ static void node_unit_policy(struct earth_node *n, bool single)
 	    (uint64_t)(EARTH_SHARED_PROBE_NS * n->tsc_per_ns);
 }
 
-/* What a node of several EUs does not do yet, refused before it starts:
- * the time breakdown and the trace keep one EU's record (acct_eu,
- * trace_bufs[TRACE_EU]), shared memory one EU's program threads
- * (eu/dsm.c). */
-static int node_eus_supported(const struct earth_node *n)
-{
-	const char *what = trace_on  ? "a trace (EARTH_TRACE)"
-			   : acct_on ? "statistics (--stats, EARTH_STATS)"
-			   : node_dsm_wanted ? "shared memory (earth_dsm_main)"
-					     : NULL;
-	if (n->eus <= 1 || !what)
-		return 0;
-	fprintf(stderr,
-		"earth: node %u: EARTH_EUS=%u with %s: a node of several "
-		"Execution Units does not keep %s per EU yet; give EARTH_EUS=1 "
-		"for it (docs/architecture.md, \"A node of k EUs\")\n",
-		n->id, n->eus, what, what);
-	return -1;
-}
-
 /* After the units' threads ended: the statistics and trace written, the
  * node's exit status, everything freed. */
 static int node_finish(struct earth_node *n)
@@ -563,16 +543,12 @@ int earth_run(const struct earth_options *opts,
 	}
 	static const struct trace_names names = {node_tfunc_name, node_msg_name,
 						 node_op_name};
-	if (trace_open(n->id, n->num_nodes, n->tsc_per_ns, &names) != 0) {
+	if (trace_open(n->id, n->num_nodes, n->eus, n->tsc_per_ns, &names) !=
+	    0) {
 		node_free(n);
 		return EARTH_EXIT_USAGE;
 	}
 	node_unit_policy(n, single);
-	if (node_eus_supported(n) != 0) {
-		trace_close();
-		node_free(n);
-		return EARTH_EXIT_USAGE;
-	}
 	struct eu_start st = {n, main_fn, args, size, 0, NULL};
 	n->start_tsc = q_tsc();
 	atomic_store_explicit(&node_running, true, memory_order_release);

@@ -44,7 +44,7 @@ int earth_topology_choose(struct earth_node *n) EARTH_HIDDEN;
  * the process's affinity set (SMT siblings once); local_size: the nodes on
  * this host, which share them; cpus_given: EARTH_CPUS names the node's CPUs;
  * single: the name of a single-core node mode, NULL for dual. Returns k >= 1,
- * or 0 with what is wrong in msg (k > 1 is not built yet: refused). */
+ * or 0 with what is wrong in msg (k > 1 in a single-core mode). */
 unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			   bool cpus_given, const char *single, char *msg,
 			   size_t len) EARTH_HIDDEN;

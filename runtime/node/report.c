@@ -40,7 +40,25 @@ static const char *const bucket_names[ACCT_OVERLAP_BUCKETS] = {
 
 int acct_open(struct earth_node *n)
 {
-	memset(&acct_eu, 0, sizeof(acct_eu));
+	unsigned k = n->eus ? n->eus : 1;
+	memset(&acct_eu0, 0, sizeof(acct_eu0));
+	free(acct_eu_rest);
+	acct_eu_rest = NULL;
+	if (k > 1) {
+		acct_eu_rest =
+		    aligned_alloc(64, (k - 1) * sizeof(*acct_eu_rest));
+		if (!acct_eu_rest) {
+			fprintf(stderr,
+				"earth: node %u: out of memory for the "
+				"statistics of %u Execution Units\n",
+				n->id, k);
+			return -1;
+		}
+		memset(acct_eu_rest, 0, (k - 1) * sizeof(*acct_eu_rest));
+	}
+	acct_eus = k;
+	acct_node_wide = k > 1;
+	memset(&acct_posted, 0, sizeof(acct_posted));
 	memset(&acct_su, 0, sizeof(acct_su));
 	memset(&acct_shared, 0, sizeof(acct_shared));
 	/* EARTH_STATS_JSON set but empty was refused when the node started
@@ -57,13 +75,34 @@ struct breakdown {
 	double su_serve, su_recv, su_send, su_idle;
 };
 
+/* Every EU's record added up (EU 0's alone in a node of one). */
+static struct acct_eu eu_sum;
+
+static void eu_sum_up(void)
+{
+	memset(&eu_sum, 0, sizeof(eu_sum));
+	for (unsigned i = 0; i < acct_eus; i++) {
+		const struct acct_eu *a = acct_eu_of(i);
+		eu_sum.fiber_ticks += a->fiber_ticks;
+		eu_sum.runtime_ticks += a->runtime_ticks;
+		eu_sum.idle_ticks += a->idle_ticks;
+		for (int k = 0; k < ACCT_SW_KINDS_; k++)
+			eu_sum.sw[k] += a->sw[k];
+		for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
+			eu_sum.overlap_hist[k] += a->overlap_hist[k];
+		eu_sum.overlap_sum += a->overlap_sum;
+		if (a->overlap_max > eu_sum.overlap_max)
+			eu_sum.overlap_max = a->overlap_max;
+	}
+}
+
 static void breakdown_of(const struct earth_node *n, struct breakdown *b)
 {
 	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
 	b->wall = (double)(n->end_tsc - n->start_tsc) / tpn;
-	b->eu_fiber = acct_eu.fiber_ticks / tpn;
-	b->eu_runtime = acct_eu.runtime_ticks / tpn;
-	b->eu_idle = acct_eu.idle_ticks / tpn;
+	b->eu_fiber = eu_sum.fiber_ticks / tpn;
+	b->eu_runtime = eu_sum.runtime_ticks / tpn;
+	b->eu_idle = eu_sum.idle_ticks / tpn;
 	b->su_serve = acct_su.serve_ticks / tpn;
 	b->su_recv = acct_su.recv_ticks / tpn;
 	b->su_send = acct_su.send_ticks / tpn;
@@ -103,7 +142,7 @@ static uint64_t switches(void)
 {
 	uint64_t s = 0;
 	for (int k = 0; k < ACCT_SW_KINDS_; k++)
-		s += acct_eu.sw[k];
+		s += eu_sum.sw[k];
 	return s;
 }
 
@@ -218,10 +257,35 @@ static void print_table(FILE *f, const struct earth_node *n,
 		fprintf(f, "  transport %s%s%s\n", n->net->ops->name,
 			*how ? ": " : "", how);
 	}
-	fprintf(f,
-		"  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms %5.1f%%"
-		"   idle %10.3f ms %5.1f%%\n",
-		PCT(b->eu_fiber), PCT(b->eu_runtime), PCT(b->eu_idle));
+	if (acct_eus > 1) {
+		/* k EUs: their sum against k walls, then each EU. */
+		double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
+		w *= acct_eus;
+		fprintf(f,
+			"  EUs fibers  %10.3f ms %5.1f%%   runtime %10.3f ms "
+			"%5.1f%%   idle %10.3f ms %5.1f%% (%u EUs)\n",
+			PCT(b->eu_fiber), PCT(b->eu_runtime), PCT(b->eu_idle),
+			acct_eus);
+		w = b->wall > 0 ? b->wall : 1.0;
+		for (unsigned i = 0; i < acct_eus; i++) {
+			const struct acct_eu *a = acct_eu_of(i);
+			const struct eu_state *e = eu_at(i);
+			fprintf(f,
+				"  EU %-3u fibers %10.3f ms %5.1f%%   runtime "
+				"%10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%   "
+				"fibers run %" PRIu64
+				", tokens from siblings %" PRIu64 "\n",
+				i, PCT(a->fiber_ticks / tpn),
+				PCT(a->runtime_ticks / tpn),
+				PCT(a->idle_ticks / tpn), e->fibers_run,
+				e->tokens_taken);
+		}
+	} else {
+		fprintf(f,
+			"  EU  fibers  %10.3f ms %5.1f%%   runtime %10.3f ms "
+			"%5.1f%%   idle %10.3f ms %5.1f%%\n",
+			PCT(b->eu_fiber), PCT(b->eu_runtime), PCT(b->eu_idle));
+	}
 	fprintf(f,
 		"  SU  serve   %10.3f ms %5.1f%%   receive %10.3f ms %5.1f%%"
 		"   send %10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%\n",
@@ -265,15 +329,15 @@ static void print_table(FILE *f, const struct earth_node *n,
 	fprintf(f, "  fiber ends %" PRIu64 ":\n", s);
 	for (int k = 0; k < ACCT_SW_KINDS_; k++)
 		fprintf(f, "    %-42s %12" PRIu64 " %5.1f%%\n", sw_text[k],
-			acct_eu.sw[k], 100.0 * acct_eu.sw[k] / sd);
+			eu_sum.sw[k], 100.0 * eu_sum.sw[k] / sd);
 	fprintf(
 	    f,
 	    "  remote reads in flight at a fiber end: mean %.2f, max %" PRIu64
 	    ";",
-	    acct_eu.overlap_sum / sd, acct_eu.overlap_max);
+	    eu_sum.overlap_sum / sd, eu_sum.overlap_max);
 	for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
 		fprintf(f, " %s: %" PRIu64, bucket_names[k],
-			acct_eu.overlap_hist[k]);
+			eu_sum.overlap_hist[k]);
 	fputc('\n', f);
 	if (n->dsm_on)
 		print_dsm(f, n);
@@ -343,16 +407,16 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 	fprintf(f, "},\"switches\":{");
 	for (int k = 0; k < ACCT_SW_KINDS_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", sw_names[k],
-			acct_eu.sw[k]);
+			eu_sum.sw[k]);
 	uint64_t s = switches();
 	fprintf(f,
 		"},\"reads_in_flight\":{\"mean\":%.4f,\"max\":%" PRIu64
 		",\"hist\":{",
-		s ? (double)acct_eu.overlap_sum / (double)s : 0.0,
-		acct_eu.overlap_max);
+		s ? (double)eu_sum.overlap_sum / (double)s : 0.0,
+		eu_sum.overlap_max);
 	for (int k = 0; k < ACCT_OVERLAP_BUCKETS; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", bucket_names[k],
-			acct_eu.overlap_hist[k]);
+			eu_sum.overlap_hist[k]);
 	fprintf(f,
 		"}},\"fibers_run\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
 		",\"msgs_received\":%" PRIu64 ",\"tokens_run\":%" PRIu64
@@ -366,6 +430,24 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 		st.tokens_stolen, st.tokens_given, st.steal_requests,
 		bb.recv_direct, bb.recv_copied, bb.sent_ref, bb.sent_copied,
 		su_g.queued_ref, su_g.queued_copied);
+	/* Each EU: its time, fibers and tokens taken from its siblings. */
+	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
+	fprintf(f, ",\"per_eu\":[");
+	for (unsigned i = 0; i < acct_eus; i++) {
+		const struct acct_eu *a = acct_eu_of(i);
+		const struct eu_state *e = eu_at(i);
+		fprintf(f,
+			"%s{\"eu\":%u,\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,"
+			"\"idle_ns\":%.0f,\"fibers_run\":%" PRIu64
+			",\"tokens_run\":%" PRIu64
+			",\"tokens_from_siblings\":%" PRIu64
+			",\"sleeps\":%" PRIu64 "}",
+			i ? "," : "", i, a->fiber_ticks / tpn,
+			a->runtime_ticks / tpn, a->idle_ticks / tpn,
+			e->fibers_run, e->tokens_run, e->tokens_taken,
+			e->sleeps);
+	}
+	fputc(']', f);
 	if (n->dsm_on)
 		json_dsm(f, n);
 	fprintf(f, "}\n");
@@ -403,8 +485,12 @@ int acct_close(struct earth_node *n)
 		return 0;
 	/* From each unit's last segment to the node's end: the EU leaving
 	 * its loop, the SU with nothing more to do. */
-	if (n->end_tsc > acct_eu.mark)
-		acct_eu.runtime_ticks += n->end_tsc - acct_eu.mark;
+	for (unsigned i = 0; i < acct_eus; i++) {
+		struct acct_eu *a = acct_eu_of(i);
+		if (n->end_tsc > a->mark)
+			a->runtime_ticks += n->end_tsc - a->mark;
+	}
+	eu_sum_up();
 	if (n->end_tsc > acct_su.mark)
 		acct_su.idle_ticks += n->end_tsc - acct_su.mark;
 	struct breakdown b;

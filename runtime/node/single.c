@@ -164,7 +164,7 @@ void *eu_single_thread(void *arg)
 	earth_pin_cpu(n->eu_cpu);
 	eu_cur_fiber_at = &eu_cur_fiber;
 	if (acct_on)
-		acct_eu.mark = acct_su.mark = n->start_tsc;
+		acct_me->mark = acct_su.mark = n->start_tsc;
 	bool irq = n->opts.node_mode == EARTH_MODE_SINGLE_IRQ;
 	if (irq) {
 		su_step(n, true); /* the transport's state, on this thread */

@@ -229,11 +229,6 @@ int earth_topology_choose(struct earth_node *n)
 	return rc;
 }
 
-/* The most EUs a node runs (base/config.h): more is refused as not built
- * yet. */
-#define EUS_BUILT ((unsigned)EARTH_EUS_BUILT)
-_Static_assert(EARTH_EUS_BUILT >= 1 && EARTH_EUS_BUILT <= EARTH_EUS_MAX,
-	       "EARTH_EUS_BUILT is 1 to EARTH_EUS_MAX");
 _Static_assert(EARTH_EUS_MAX <= UINT16_MAX, "earth_node.eus is 16 bits");
 
 unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
@@ -248,17 +243,7 @@ unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 		unsigned k = share > 1 ? share - 1 : 1;
 		if (cpus_given || single)
 			k = 1;
-		if (k <= EUS_BUILT)
-			return k;
-		snprintf(msg, len,
-			 "EARTH_EUS=auto gives %u Execution Units (%u cores "
-			 "for this node, one kept for its SU), but a node of "
-			 "more than one EU is not built yet: give "
-			 "EARTH_EUS=1 (the default), or use the cores with "
-			 "more nodes (earthrun -n %u); what is left to build: "
-			 "docs/architecture.md, \"A node of k EUs\"",
-			 k, share, cores > 1 ? cores / 2 : 1);
-		return 0;
+		return k < EARTH_EUS_MAX ? k : EARTH_EUS_MAX;
 	}
 	if (asked > 1 && single) {
 		snprintf(msg, len,
@@ -267,16 +252,6 @@ unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			 "work too; give EARTH_EUS=1 or auto, or "
 			 "EARTH_MODE=dual",
 			 asked, single);
-		return 0;
-	}
-	if (asked > EUS_BUILT) {
-		snprintf(msg, len,
-			 "EARTH_EUS=%" PRIu64 ": a node of more than one "
-			 "Execution Unit is not built yet: give EARTH_EUS=1 "
-			 "(the default), or use the cores with more nodes "
-			 "(earthrun -n N); what is left to build: "
-			 "docs/architecture.md, \"A node of k EUs\"",
-			 asked);
 		return 0;
 	}
 	return (unsigned)asked;
