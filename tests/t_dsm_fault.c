@@ -472,6 +472,31 @@ Test(dsm_fault, a_waiting_thread_resumes_on_another_eu)
 	dsm_region_unmap(&reg);
 }
 
+/* The EUs of a node set up their fault handling at their first program
+ * thread or fiber, possibly at once: the process's handler is installed
+ * once, and no EU sees it half done (TSan). */
+static void *install_once(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)dsm_fault_install();
+}
+
+Test(dsm_fault, several_eus_install_the_handler_at_once)
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, install_once, NULL),
+			     0);
+	for (int i = 0; i < 4; i++) {
+		void *r = (void *)1;
+		cr_assert_eq(pthread_join(t[i], &r), 0);
+		cr_expect_null(r, "EU %d: dsm_fault_install failed", i);
+	}
+	struct sigaction now;
+	cr_assert_eq(sigaction(SIGSEGV, NULL, &now), 0);
+	cr_expect(now.sa_flags & SA_SIGINFO, "the handler is not installed");
+}
+
 /* ---- the program's own faults end it, named ---- */
 
 static struct dsm_thread deep_t;

@@ -52,6 +52,12 @@ Test(dsm_fiber, jacobi_every_transport_1_to_4_nodes)
 		}
 	ok_run("", 4, "shm", "-n 20000 -f 16 -i 3",
 	       "dsm_fiber ok counter=192 ");
+	/* Nodes of several EUs (also under TSan: every EU sets up its side
+	 * at its first fiber, at once). */
+	ok_run("EARTH_EUS=3", 2, "shm", "-n 12000 -f 4 -i 3",
+	       "dsm_fiber ok counter=24 ");
+	ok_run("EARTH_EUS=2", 2, "tcp", "-n 12000 -f 4 -i 3",
+	       "dsm_fiber ok counter=24 ");
 }
 
 Test(dsm_fiber, jacobi_single_core_modes_and_delay)

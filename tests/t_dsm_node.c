@@ -91,6 +91,12 @@ Test(dsm_node, random_drf_with_network_delay)
 	       "-p 6 -s 21 -k 3", "dsm_drf ok");
 	ok_run("EARTH_NET_LATENCY_NS=20000", 2, "shm", "dsm_drf",
 	       "-p 8 -s 22 -k 3", "dsm_drf ok");
+	/* Nodes of several EUs: a thread waits on one and goes on on any
+	 * (under TSan too). */
+	ok_run("EARTH_EUS=3", 2, "shm", "dsm_drf", "-p 8 -s 25 -k 3",
+	       "dsm_drf ok");
+	ok_run("EARTH_EUS=2", 3, "tcp", "dsm_drf", "-p 9 -s 26 -k 3",
+	       "dsm_drf ok");
 	/* And between hosts' transports: every node's SU hands on what the
 	 * emulation still holds as it ends, on its own thread. */
 	ok_run("EARTH_NET_LATENCY_NS=30000", 4, "tcp", "dsm_drf",

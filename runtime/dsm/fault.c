@@ -9,6 +9,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -278,21 +279,29 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 	errno = saved_errno;
 }
 
-int dsm_fault_install(void)
+/* Once for the process, whichever EU comes first (the others wait):
+ * 0, or the errno sigaction gave. */
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+static int install_errno;
+
+static void install(void)
 {
-	static int done;
-	if (done)
-		return 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_segv;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	xsave_size_init();
-	if (sigaction(SIGSEGV, &sa, NULL))
-		return -1;
-	done = 1;
-	return 0;
+	install_errno = sigaction(SIGSEGV, &sa, NULL) ? errno : 0;
+}
+
+int dsm_fault_install(void)
+{
+	pthread_once(&install_once, install);
+	if (!install_errno)
+		return 0;
+	errno = install_errno;
+	return -1;
 }
 
 int dsm_faults_init(struct dsm_faults *f, struct dsm_region *region,

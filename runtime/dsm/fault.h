@@ -55,8 +55,9 @@ struct dsm_faults {
 	char prefix[48];	/* of the crash report */
 };
 
-/* Installs the SIGSEGV handler for the process (once; later calls do
- * nothing). Returns 0 or -1 with errno. */
+/* Installs the SIGSEGV handler for the process: once, whichever of a
+ * node's EUs calls first (several may at once; the others wait for it).
+ * Returns 0 or -1 with errno. */
 int dsm_fault_install(void);
 
 /* Readies f for the calling thread (an EU) and registers its alternate
