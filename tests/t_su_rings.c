@@ -173,21 +173,33 @@ Test(su_rings, a_full_ready_ring_holds_back_only_its_eus_count)
 	node_down();
 }
 
-Test(su_rings, the_su_wakes_each_sleeping_eu)
+/* The SU wakes a sleeping EU it gave work (a ready message), not its
+ * siblings, which would spin and sleep again for nothing; the job's end
+ * wakes them all. */
+Test(su_rings, the_su_wakes_the_sleeping_eus_it_gave_work)
 {
-	node_up(8);
+	node_up(64);
 	struct earth_node *n = &earth_node_g;
-	atomic_store(&n->link[1].word, UNIT_SLEEPING);
-	cr_expect_not(su_eus_asleep(n, memory_order_relaxed));
-	su_wake_eu(n);
-	for (int i = 0; i < K; i++)
-		cr_expect_eq(atomic_load(&n->link[i].word), UNIT_RUNNING,
-			     "EU %d", i);
 	for (int i = 0; i < K; i++)
 		atomic_store(&n->link[i].word, UNIT_SLEEPING);
 	cr_expect(su_eus_asleep(n, memory_order_relaxed));
+	post(1, 1);
+	cr_assert_eq(su_step(n, false), REQ_LINE_WORDS);
 	su_wake_eu(n);
+	for (int i = 0; i < K; i++)
+		cr_expect_eq(atomic_load(&n->link[i].word),
+			     i == 1 ? UNIT_RUNNING : UNIT_SLEEPING, "EU %d %s",
+			     i,
+			     i == 1 ? "was given work but sleeps"
+				    : "was woken for nothing");
 	cr_expect_not(su_eus_asleep(n, memory_order_relaxed));
+	cr_expect_eq(take(1), REQ_LINE_WORDS);
+	atomic_store(&n->link[1].word, UNIT_SLEEPING);
+	atomic_store(&n->stop, true);
+	su_wake_eu(n);
+	for (int i = 0; i < K; i++)
+		cr_expect_eq(atomic_load(&n->link[i].word), UNIT_RUNNING,
+			     "EU %d sleeps through the job's end", i);
 	node_down();
 }
 

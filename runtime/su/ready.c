@@ -170,7 +170,28 @@ void su_wake_eu(struct earth_node *n)
 	 * ring. */
 	atomic_thread_fence(memory_order_seq_cst);
 	su_g.wake_check = false;
-	earth_eus_wake(n);
+	if (su_g.neus <= 1 ||
+	    atomic_load_explicit(&n->stop, memory_order_relaxed)) {
+		earth_eus_wake(n);
+		return;
+	}
+	/* Several EUs: only those whose ready ring holds something (what
+	 * the SU counts as not consumed is never less than what is), or
+	 * waits in their overflow list; the others would spin and sleep
+	 * again for nothing. A sibling's token wakes a sleeper its own way
+	 * (eu/steal.c). */
+	for (unsigned i = 0; i < su_g.neus; i++) {
+		struct su_eu *e = &su_g.eus[i];
+		if (!q_ring_unconsumed(e->ready) && !e->rovf_len)
+			continue;
+		_Atomic uint32_t *w = &n->link[i].word;
+		if (atomic_load_explicit(w, memory_order_relaxed) ==
+		    UNIT_SLEEPING) {
+			atomic_store_explicit(w, UNIT_RUNNING,
+					      memory_order_relaxed);
+			earth_futex_wake(w);
+		}
+	}
 }
 
 bool su_eus_asleep(const struct earth_node *n, memory_order mo)

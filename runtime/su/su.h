@@ -198,6 +198,8 @@ void su_ready_spill(struct su_state *su, earth_fiber_fn fiber,
  * an EU blocks only after spinning for EARTH_SPIN_US, so that delay costs a
  * sleeping EU at most a few batches, and no fence sits on the busy path. */
 void su_ready_flush(void) EARTH_HIDDEN;
+/* Wakes the sleeping EUs that have something in their ready ring (every
+ * sleeping EU with one EU, or once the job stops). */
 void su_wake_eu(struct earth_node *n) EARTH_HIDDEN;
 /* Every EU's sleep word reads UNIT_SLEEPING (loaded with mo). */
 bool su_eus_asleep(const struct earth_node *n, memory_order mo) EARTH_HIDDEN;
