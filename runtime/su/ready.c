@@ -182,15 +182,8 @@ void su_wake_eu(struct earth_node *n)
 	 * (eu/steal.c). */
 	for (unsigned i = 0; i < su_g.neus; i++) {
 		struct su_eu *e = &su_g.eus[i];
-		if (!q_ring_unconsumed(e->ready) && !e->rovf_len)
-			continue;
-		_Atomic uint32_t *w = &n->link[i].word;
-		if (atomic_load_explicit(w, memory_order_relaxed) ==
-		    UNIT_SLEEPING) {
-			atomic_store_explicit(w, UNIT_RUNNING,
-					      memory_order_relaxed);
-			earth_futex_wake(w);
-		}
+		if (q_ring_unconsumed(e->ready) || e->rovf_len)
+			earth_eu_wake(n, i);
 	}
 }
 

@@ -81,15 +81,17 @@ void earth_su_wake(struct earth_node *n)
 	}
 }
 
+void earth_eu_wake(struct earth_node *n, unsigned i)
+{
+	_Atomic uint32_t *w = &n->link[i].word;
+	if (atomic_load_explicit(w, memory_order_relaxed) == UNIT_SLEEPING) {
+		atomic_store_explicit(w, UNIT_RUNNING, memory_order_relaxed);
+		earth_futex_wake(w);
+	}
+}
+
 void earth_eus_wake(struct earth_node *n)
 {
-	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++) {
-		_Atomic uint32_t *w = &n->link[i].word;
-		if (atomic_load_explicit(w, memory_order_relaxed) ==
-		    UNIT_SLEEPING) {
-			atomic_store_explicit(w, UNIT_RUNNING,
-					      memory_order_relaxed);
-			earth_futex_wake(w);
-		}
-	}
+	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++)
+		earth_eu_wake(n, i);
 }

@@ -234,6 +234,8 @@ void earth_su_wake(struct earth_node *n) EARTH_HIDDEN;
  * the caller has made its work (ready ring, stop) visible and issued a
  * seq_cst fence: the Dekker pair of the EU's idle wait. */
 void earth_eus_wake(struct earth_node *n) EARTH_HIDDEN;
+/* The same for EU i alone. */
+void earth_eu_wake(struct earth_node *n, unsigned i) EARTH_HIDDEN;
 /* The calling unit blocks on its word while it holds expected (unit.c):
  * the SU's word under a transport that wakes the SU its own way (tcp)
  * blocks in the transport, which also wakes on arrivals; otherwise a

@@ -76,6 +76,10 @@ void earth_eus_wake(struct earth_node *n)
 {
 	(void)n;
 }
+void earth_eu_wake(struct earth_node *n, unsigned i)
+{
+	(void)n, (void)i;
+}
 /* su/loop.c's, asked by the quiescence waves (su/quiet.c): here the SU
  * has nothing pending between two messages, so a probe is answered. */
 bool su_has_pending(struct earth_node *n)

@@ -102,6 +102,10 @@ void earth_eus_wake(struct earth_node *n)
 {
 	(void)n;
 }
+void earth_eu_wake(struct earth_node *n, unsigned i)
+{
+	(void)n, (void)i;
+}
 bool su_has_pending(struct earth_node *n)
 {
 	(void)n;
