@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsm/fault.c - the SIGSEGV handler of program threads, the alternate
- * stack it runs on, and the stub a thread that must wait goes through
+ * stack it runs on, and the resume path a thread that must wait goes through
  * (dsm/fault.h).
  */
 #define _GNU_SOURCE 1
@@ -70,7 +70,7 @@ static void fall_to_default(void)
 	sigaction(SIGSEGV, &sa, NULL);
 }
 
-/* ---- the stub of a thread that waits ---- */
+/* ---- the resume path of a thread that waits ---- */
 
 #if !defined(__x86_64__)
 #error "dsm/fault.c resumes faulting threads on x86-64 only"
@@ -80,12 +80,15 @@ static void fall_to_default(void)
  * or 0 where the CPU has no XSAVE (then FXSAVE's 512); and whether it has
  * XSAVEC, which writes only the components in use (not AVX-512's or AMX's
  * registers a program has not touched: 11 KiB of AMX state here, so a
- * tenth of the stores). Set once by dsm_fault_install, read by the stub. */
+ * tenth of the stores). Set once by dsm_fault_install, read by the resume path.
+ */
 uint64_t dsm_xsave_size __attribute__((visibility("hidden")));
 uint64_t dsm_xsave_compact __attribute__((visibility("hidden")));
 
-_Static_assert(offsetof(struct dsm_fault_save, rip) == 0, "the stub reads it");
-_Static_assert(offsetof(struct dsm_fault_save, rbx) == 8, "the stub reads it");
+_Static_assert(offsetof(struct dsm_fault_save, rip) == 0,
+	       "the resume path reads it");
+_Static_assert(offsetof(struct dsm_fault_save, rbx) == 8,
+	       "the resume path reads it");
 
 /* Entered as the handler returns, in place of the faulting access: every
  * register is the interrupted code's but rip, rsp (the interrupted rsp
@@ -97,10 +100,10 @@ _Static_assert(offsetof(struct dsm_fault_save, rbx) == 8, "the stub reads it");
  * with `ret $128`, which also steps over the red zone: rsp is the
  * interrupted one again and no flag changed. */
 __asm__(".text\n"
-	".globl dsm_fault_stub\n"
-	".hidden dsm_fault_stub\n"
-	".type dsm_fault_stub,@function\n"
-	"dsm_fault_stub:\n"
+	".globl dsm_fault_resume\n"
+	".hidden dsm_fault_resume\n"
+	".type dsm_fault_resume,@function\n"
+	"dsm_fault_resume:\n"
 	"	pushfq\n"
 	"	pushq %rax\n"
 	"	pushq %rcx\n"
@@ -174,9 +177,9 @@ __asm__(".text\n"
 	"	popq %rax\n"
 	"	popfq\n"
 	"	ret $128\n"
-	".size dsm_fault_stub,.-dsm_fault_stub\n");
+	".size dsm_fault_resume,.-dsm_fault_resume\n");
 
-void dsm_fault_stub(void);
+void dsm_fault_resume(void);
 void dsm_fault_wait_here(struct dsm_thread *t)
     __attribute__((visibility("hidden")));
 
@@ -248,8 +251,8 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 			fall_to_default();
 			break;
 		}
-		/* Out of the handler into the stub, on the thread's stack
-		 * below the red zone, with the way back in t->fault. */
+		/* Out of the handler into the resume path, on the thread's
+		 * stack below the red zone, with the way back in t->fault. */
 		ucontext_t *uc = ucv;
 		greg_t *g = uc->uc_mcontext.gregs;
 		t->fault.rip = (uint64_t)g[REG_RIP];
@@ -257,7 +260,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		t->fault.t = t;
 		g[REG_RBX] = (greg_t)(uintptr_t)&t->fault;
 		g[REG_RSP] -= 128 + 8;
-		g[REG_RIP] = (greg_t)(uintptr_t)&dsm_fault_stub;
+		g[REG_RIP] = (greg_t)(uintptr_t)&dsm_fault_resume;
 		break;
 	}
 	case DSM_FAULT_FIBER:

@@ -6,8 +6,8 @@
  * EU to another thread.
  *
  * The handler itself never switches: when the thread must wait it returns
- * into a stub on the thread's own stack (below the interrupted code's red
- * zone), which saves every general register, the flags and the whole
+ * into a resume path on the thread's own stack (below the interrupted code's
+ * red zone), which saves every general register, the flags and the whole
  * FP/vector state (XSAVE) there, switches to the EU's scheduler as any
  * wait does, and once resumed (on whichever EU runs it then) restores them
  * all and runs the faulting access again. So a waiting thread holds

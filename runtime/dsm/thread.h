@@ -31,9 +31,9 @@ struct dsm_ctx {
 
 /* Where a thread that faulted and must wait goes on (dsm/fault.c): the
  * handler keeps the faulting instruction and rbx here, points rbx at this
- * record and resumes the thread in a stub on its own stack, which saves
+ * record and resumes the thread in a resume path on its own stack, which saves
  * every register and the whole FP/vector state there, waits, restores
- * them and runs the instruction again. Offsets fixed: the stub reads
+ * them and runs the instruction again. Offsets fixed: the resume path reads
  * them. */
 struct dsm_fault_save {
 	uint64_t rip, rbx;

@@ -42,51 +42,7 @@
 #define NSLOTS 16 /* armed slots at the start of the arena, 32 bytes apart */
 #define REC 24
 
-struct earth_node earth_node_g;
-struct su_state su_g;
-static struct eu_link link0; /* the node's one EU's (unit.c is off here) */
-
-/* What the node's other files would bring, off here: no trace, no
- * global-memory mapping (so no direct path), no local GET (su/handle.c),
- * no SU loop (su/loop.c). */
-bool trace_on;
-struct trace_buf trace_bufs[TRACE_UNITS_];
-uint64_t trace_next_seq_out(uint32_t peer)
-{
-	(void)peer;
-	return 0;
-}
-uint64_t trace_next_seq_in(uint32_t peer)
-{
-	(void)peer;
-	return 0;
-}
-struct gmem_state gmem_g;
-void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
-{
-	(void)n, (void)r, (void)src;
-	__builtin_trap();
-}
-void earth_futex_wake(_Atomic uint32_t *word)
-{
-	(void)word;
-}
-/* unit/unit.c's: no EU thread sleeps here. */
-void earth_eus_wake(struct earth_node *n)
-{
-	(void)n;
-}
-void earth_eu_wake(struct earth_node *n, unsigned i)
-{
-	(void)n, (void)i;
-}
-/* su/loop.c's, asked by the quiescence waves (su/quiet.c): here the SU
- * has nothing pending between two messages, so a probe is answered. */
-bool su_has_pending(struct earth_node *n)
-{
-	(void)n;
-	return false;
-}
+#include "fuzz_node.h"
 
 static unsigned char arena[ARENA] __attribute__((aligned(64)));
 static jmp_buf fatal_jmp;

@@ -69,48 +69,7 @@
 #define MAXT 16	    /* threads the harness knows on this node */
 #define SENT_LOG 16 /* messages this node sent, for answers */
 
-struct earth_node earth_node_g;
-struct su_state su_g;
-static struct eu_link link0; /* the node's one EU's (unit.c is off here) */
-
-/* What the node's other files would bring, off here (as fuzz_deliver.c):
- * no trace, no global-memory mapping, no local GET, no SU loop. */
-bool trace_on;
-struct trace_buf trace_bufs[TRACE_UNITS_];
-uint64_t trace_next_seq_out(uint32_t peer)
-{
-	(void)peer;
-	return 0;
-}
-uint64_t trace_next_seq_in(uint32_t peer)
-{
-	(void)peer;
-	return 0;
-}
-struct gmem_state gmem_g;
-void su_get_done(struct earth_node *n, const struct su_req *r, const void *src)
-{
-	(void)n, (void)r, (void)src;
-	__builtin_trap();
-}
-void earth_futex_wake(_Atomic uint32_t *word)
-{
-	(void)word;
-}
-/* unit/unit.c's: no EU thread sleeps here. */
-void earth_eus_wake(struct earth_node *n)
-{
-	(void)n;
-}
-void earth_eu_wake(struct earth_node *n, unsigned i)
-{
-	(void)n, (void)i;
-}
-bool su_has_pending(struct earth_node *n)
-{
-	(void)n;
-	return false;
-}
+#include "fuzz_node.h"
 
 /* ---- allocations of one input ---- */
 

@@ -55,7 +55,7 @@ FUZZ_TARGETS := wire deliver hello shm dsm_diff dsm_notice dsm
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
 $(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_$(1)_SRC) \
-  $$(wildcard runtime/*/*.h)
+  $$(wildcard runtime/*/*.h tests/fuzz/*.h)
 	@mkdir -p $$(@D); $$(if $$(Q),echo "  LD fuzz $$@";)
 	$$(Q)$$(FUZZ_CC) $$(FUZZ_FLAGS) tests/fuzz/fuzz_$(1).c \
 	  $$(FUZZ_$(1)_SRC) $$(FUZZ_$(1)_LIBS) -o $$@
