@@ -32,7 +32,9 @@
 
 TestSuite(eu_steal, .timeout = 120);
 
-static struct eu_state eus[K];
+/* EU 0 is eu_first, EU i > 0 others[i - 1] (eu_at), as the node lays
+ * them out: a frame ended on a sibling goes back to its EU. */
+static struct eu_state others[K - 1];
 
 static void fiber(void *frame)
 {
@@ -67,9 +69,12 @@ static void node_up(unsigned k)
 	cr_assert_eq(su_attach(&su_g, n), 0);
 	cr_assert_eq(q_mpsc_init(&n->inbox, 8), 0);
 	(void)earth_fence_heavy_init(); /* else EUs sleep 1 ms at a time */
+	memset(&eu_first, 0, sizeof(eu_first));
+	memset(others, 0, sizeof(others));
+	eu_rest = others;
 	for (unsigned i = 0; i < k; i++) {
-		struct eu_state *eu = &eus[i];
-		memset(eu, 0, sizeof(*eu));
+		struct eu_state *eu = eu_at(i);
+		eu->owner_tag = i << FRAME_OWNER_SHIFT;
 		eu->link = &n->link[i];
 		eu->req = &n->link[i].req;
 		eu->ready = &n->link[i].ready;
@@ -81,6 +86,10 @@ static void node_up(unsigned k)
 static void node_down(void)
 {
 	struct earth_node *n = &earth_node_g;
+	for (unsigned i = 0; i < n->eus; i++)
+		eu_frames_release_all(eu_at(i));
+	eu_frames_release_large();
+	eu_rest = NULL;
 	su_detach(&su_g);
 	unit_links_fini(n);
 	q_mpsc_fini(&n->inbox);
@@ -108,19 +117,45 @@ static void work(uint32_t i)
 		x = x * 2654435761u + 1;
 }
 
-static void run_token(unsigned e, struct tok *t)
+/* A token is a frame, as TOKEN makes it: its argument is the token's
+ * number. */
+struct tok_frame {
+	uint32_t i;
+};
+static void tok_entry(void *frame)
 {
-	uint32_t i = (uint32_t)(t - toks);
+	(void)frame;
+}
+EARTH_THREADED_FUNCTION(tok_fn, tok_entry, struct tok_frame, sizeof(uint32_t));
+/* Tokens that ran in a frame of another EU than the one running them
+ * (a stolen token moves into a frame of its thief's). */
+static _Atomic uint64_t not_runners;
+
+/* Token i onto EU e's deque, in a frame of e's (EU e's thread). */
+static bool push_tok(unsigned e, uint32_t i)
+{
+	struct tok_frame *f = eu_frame_alloc(eu_at(e), &tok_fn);
+	f->i = i;
+	return deque_push(eu_at(e)->tokens, f);
+}
+
+static void run_token(unsigned e, void *frame)
+{
+	uint32_t i = ((struct tok_frame *)frame)->i;
+	struct tok *t = &toks[i];
+	if (frame_owner((struct frame_hdr *)frame - 1) != e)
+		atomic_fetch_add(&not_runners, 1);
 	atomic_fetch_add(&t->runs, 1);
 	atomic_store(&t->ran_on, (int32_t)e);
 	ran_by[e]++;
 	work(i);
 	if (tree_grows)
 		for (uint32_t c = 2 * i; c <= 2 * i + 1 && c < tree_size; c++) {
-			if (!deque_push(eus[e].tokens, &toks[c]))
+			if (!push_tok(e, c))
 				abort(); /* not from this thread: cr_assert */
-			eu_token_pushed(&eus[e]);
+			eu_token_pushed(eu_at(e));
 		}
+	eu_frame_free(eu_at(e), frame);
 	atomic_fetch_sub(&left, 1);
 }
 
@@ -132,11 +167,11 @@ static void *eu_thread_by_hand(void *arg)
 	struct earth_node *n = &earth_node_g;
 	ran_by[e] = 0;
 	while (!atomic_load_explicit(&n->stop, memory_order_acquire)) {
-		void *t = deque_pop(eus[e].tokens);
+		void *t = deque_pop(eu_at(e)->tokens);
 		if (t)
 			run_token(e, t);
 		else
-			eu_idle(n, &eus[e]);
+			eu_idle(n, eu_at(e));
 	}
 	return NULL;
 }
@@ -182,6 +217,7 @@ static void tree_make(uint32_t size, bool grows)
 	tree_grows = grows;
 	toks = calloc(size, sizeof(*toks));
 	cr_assert_not_null(toks);
+	atomic_store(&not_runners, 0);
 }
 
 static void tree_check_each_once(uint32_t from)
@@ -192,6 +228,9 @@ static void tree_check_each_once(uint32_t from)
 			first = i;
 	cr_expect_eq(bad, 0, "%u tokens not run exactly once (token %u: %u)",
 		     bad, first, atomic_load(&toks[first].runs));
+	cr_expect_eq(atomic_load(&not_runners), 0,
+		     "%llu tokens ran in a frame of another EU",
+		     (unsigned long long)atomic_load(&not_runners));
 	free(toks);
 	toks = NULL;
 }
@@ -207,7 +246,7 @@ Test(eu_steal, k_eus_run_a_tree_of_tokens_each_exactly_once)
 	atomic_store(&left, size - 1);
 	pthread_t t[K];
 	/* The root on EU 0's deque before anyone runs. */
-	cr_assert(deque_push(eus[0].tokens, &toks[1]));
+	cr_assert(push_tok(0, 1));
 	start_eus(t, 0, K);
 	cr_assert(wait_for(&left, none_left), "%llu tokens never ran",
 		  (unsigned long long)atomic_load(&left));
@@ -216,8 +255,8 @@ Test(eu_steal, k_eus_run_a_tree_of_tokens_each_exactly_once)
 	uint64_t sum = 0, taken = 0;
 	for (int e = 0; e < K; e++) {
 		sum += ran_by[e];
-		taken += eus[e].tokens_taken;
-		cr_expect_eq(deque_size(eus[e].tokens), 0, "EU %d", e);
+		taken += eu_at(e)->tokens_taken;
+		cr_expect_eq(deque_size(eu_at(e)->tokens), 0, "EU %d", e);
 	}
 	cr_expect_eq(sum, size - 1);
 	cr_log_info(
@@ -239,8 +278,8 @@ Test(eu_steal, siblings_steal_every_token_of_an_eu_that_only_pushes)
 	pthread_t t[K];
 	start_eus(t, 1, K); /* EU 0 is this thread: it pushes, never pops */
 	for (uint32_t i = 1; i <= n; i++) {
-		cr_assert(deque_push(eus[0].tokens, &toks[i]));
-		eu_token_pushed(&eus[0]);
+		cr_assert(push_tok(0, i));
+		eu_token_pushed(eu_at(0));
 	}
 	cr_assert(wait_for(&left, none_left), "%llu tokens never ran",
 		  (unsigned long long)atomic_load(&left));
@@ -250,7 +289,7 @@ Test(eu_steal, siblings_steal_every_token_of_an_eu_that_only_pushes)
 	 * once (a stolen token waits on the thief's own deque, where the
 	 * other may take it again). */
 	cr_expect_eq(ran_by[1] + ran_by[2], n);
-	cr_expect_geq(eus[1].tokens_taken + eus[2].tokens_taken, n);
+	cr_expect_geq(eu_at(1)->tokens_taken + eu_at(2)->tokens_taken, n);
 	cr_expect_eq(atomic_load(&earth_node_g.eus_idle), 0);
 	node_down();
 }
@@ -277,8 +316,8 @@ Test(eu_steal, an_eu_asleep_wakes_for_a_siblings_token)
 	cr_expect(two_asleep(atomic_load(&earth_node_g.eus_idle)));
 	/* EU 0 pushes a token: with no sibling spinning, one is woken and
 	 * steals it. */
-	cr_assert(deque_push(eus[0].tokens, &toks[1]));
-	eu_token_pushed(&eus[0]);
+	cr_assert(push_tok(0, 1));
+	eu_token_pushed(eu_at(0));
 	cr_assert(wait_for(&left, none_left), "the token never ran");
 	int32_t on = atomic_load(&toks[1].ran_on);
 	cr_expect(on == 1 || on == 2, "run by EU %d", on);
@@ -286,9 +325,9 @@ Test(eu_steal, an_eu_asleep_wakes_for_a_siblings_token)
 	cr_expect(wait_for(&earth_node_g.eus_idle, two_asleep));
 	stop_eus(t, 1, K);
 	tree_check_each_once(1);
-	cr_expect_geq(eus[on].sleeps, 2, "EU %d slept %llu times", on,
-		      (unsigned long long)eus[on].sleeps);
-	cr_expect_eq(eus[on].tokens_taken, 1);
+	cr_expect_geq(eu_at(on)->sleeps, 2, "EU %d slept %llu times", on,
+		      (unsigned long long)eu_at(on)->sleeps);
+	cr_expect_eq(eu_at(on)->tokens_taken, 1);
 	cr_expect_eq(atomic_load(&earth_node_g.eus_idle), 0);
 	node_down();
 }
@@ -400,16 +439,16 @@ Test(eu_steal, the_su_asks_peers_only_when_every_eu_is_idle)
 		struct frame_hdr h;
 		struct tframe f;
 	} fr = {{&t_tok, 0, FRAME_LIVE}, {7, {0}}};
-	cr_assert(deque_push(eus[2].tokens, &fr.f));
+	cr_assert(deque_push(eu_at(2)->tokens, &fr.f));
 	su_balance_idle(n, true);
 	cr_expect_eq(steals_sent(), 1);
-	(void)deque_pop(eus[2].tokens);
+	(void)deque_pop(eu_at(2)->tokens);
 	/* One EU leaves idle (a ready message came): no STEAL. */
-	eu_idle_leave(n, &eus[0]);
+	eu_idle_leave(n, eu_at(0));
 	su_balance_idle(n, true);
 	cr_expect_eq(steals_sent(), 1);
-	eu_idle_leave(n, &eus[1]);
-	eu_idle_leave(n, &eus[2]);
+	eu_idle_leave(n, eu_at(1));
+	eu_idle_leave(n, eu_at(2));
 	cr_expect_eq(atomic_load(&n->eus_idle), 0);
 	node_down2();
 }
@@ -460,9 +499,9 @@ Test(eu_steal, the_su_steals_for_a_peer_from_the_eus_round_robin)
 		fr[i] = (typeof(fr[i])){{&t_tok, 0, FRAME_LIVE},
 					{100u + (unsigned)i, {0}}};
 	/* EU 1 holds tokens 100 (oldest) and 101, EU 2 holds 102. */
-	cr_assert(deque_push(eus[1].tokens, &fr[0].f));
-	cr_assert(deque_push(eus[1].tokens, &fr[1].f));
-	cr_assert(deque_push(eus[2].tokens, &fr[2].f));
+	cr_assert(deque_push(eu_at(1)->tokens, &fr[0].f));
+	cr_assert(deque_push(eu_at(1)->tokens, &fr[1].f));
+	cr_assert(deque_push(eu_at(2)->tokens, &fr[2].f));
 	struct wire_hdr steal = {.type = W_STEAL};
 	for (int i = 0; i < 4; i++)
 		su_balance_receive(n, 1, &steal, NULL);
@@ -503,7 +542,7 @@ Test(eu_steal, an_arriving_token_goes_to_the_shortest_ready_ring)
 	for (unsigned e = 0; e < 2; e++) {
 		su_g.eu = &su_g.eus[e];
 		for (unsigned i = 0; i < (2 - e) * READY_PER_MSG; i++)
-			su_ready_push(&su_g, fiber, &eus[e]);
+			su_ready_push(&su_g, fiber, eu_at(e));
 	}
 	su_g.eu = &su_g.eus[0];
 	su_ready_flush();
@@ -543,10 +582,10 @@ Test(eu_steal, a_node_is_stuck_only_when_every_eu_is_idle)
 		struct frame_hdr h;
 		struct tframe f;
 	} fr = {{&t_tok, 0, FRAME_LIVE}, {1, {0}}};
-	cr_assert(deque_push(eus[1].tokens, &fr.f));
+	cr_assert(deque_push(eu_at(1)->tokens, &fr.f));
 	cr_expect_not(su_quiet_idle(n, true));
 	cr_expect_not(atomic_load(&n->stop), "stuck with a token waiting");
-	(void)deque_pop(eus[1].tokens);
+	(void)deque_pop(eu_at(1)->tokens);
 	/* Every EU idle, nothing anywhere: stuck. */
 	su_quiet_idle(n, true);
 	cr_expect(atomic_load(&n->stop), "not declared stuck");

@@ -190,6 +190,8 @@ static void eus_in_stats(const char *path, size_t nodes, unsigned k)
 			    json_get(&per->v[e], "fibers_run");
 			cr_assert(eu && fr && eu->num == (double)e,
 				  "node %zu EU %zu in %s", i, e, path);
+			cr_expect(json_get(&per->v[e], "fibers_to_siblings"),
+				  "node %zu EU %zu in %s", i, e, path);
 			sum += fr->num;
 		}
 		const struct json *all = json_get(&arr->v[i], "fibers_run");
@@ -411,5 +413,41 @@ Test(smp, a_slot_signalled_from_every_eu_and_another_node_at_once)
 			/* new frames went to the shortest ready ring: more
 			 * than one EU ran them */
 			cr_expect_geq(busy, 2, "k=%u %s: %s", k, tr[t], c.out);
+		}
+}
+
+/* A frame's fibers run one at a time: main's join, signalled last from a
+ * sibling that stole a child, and a fiber a child SPAWNs on main's frame,
+ * wait for main's first fiber to end; a stolen token's frame is its
+ * thief's. Unobserved, the EUs signal the join's slot themselves and hand
+ * the fiber over through the SU; with statistics on, the SU performs every
+ * signal and routes the fiber by frame. */
+Test(smp, a_frames_fibers_never_run_at_once)
+{
+	static struct t_cmd c;
+	char dir[64], path[128];
+	t_scratch_dir(dir, sizeof(dir), "t_smp");
+	for (unsigned k = 2; k <= 3; k++)
+		for (int observed = 0; observed < 2; observed++) {
+			snprintf(path, sizeof(path), "%s/join%u.json", dir, k);
+			t_sh(&c, 60, "env EARTH_EUS=%u %s/smpjoin %s%s 64", k,
+			     T_PROG_DIR, observed ? "--earth-stats-json=" : "",
+			     observed ? path : "");
+			cr_expect_eq(c.status, 0, "k=%u: status %d\n%s%s", k,
+				     c.status, c.out, c.err);
+			cr_expect(strstr(c.out, "smpjoin: 64 children, on "
+						"other EUs "),
+				  "k=%u: %s", k, c.out);
+			cr_expect(strstr(c.out,
+					 "frames of their runner yes, join "
+					 "during first fiber no, spawn during "
+					 "first fiber no"),
+				  "k=%u: %s", k, c.out);
+			/* some children were stolen, else nothing was
+			 * tested */
+			cr_expect(!strstr(c.out, "on other EUs 0,"), "k=%u: %s",
+				  k, c.out);
+			if (observed)
+				eus_in_stats(path, 1, k);
 		}
 }

@@ -3,7 +3,8 @@
  * t_su_rings.c - one SU serving the request rings of k EUs (the k-EU
  * node's ring pairs, docs/architecture.md, "Serving k EUs fairly"): each
  * step takes one batch at most from each EU's ring in turn, a fiber made
- * ready by an EU's request goes back on that EU's ready ring, each EU's
+ * ready by an EU's request goes to the ready ring of its frame's EU (the
+ * poster's for its own frames), each EU's
  * count of requests performed (eu_link.req_done) is its own and waits
  * while fibers for that EU wait beyond its ring, and the SU wakes each
  * sleeping EU; outside the request rings (a peer's message, the inbox) a
@@ -25,9 +26,15 @@
 
 TestSuite(su_rings, .timeout = 60);
 
-/* Slot i is signalled by EU i only; its fiber runs with tag[i]. */
+/* Slot i is signalled by EU i only; its fiber runs on own[i].body, a
+ * frame of EU i's (a header naming the EU, in registered memory): a
+ * frame's fibers run on its EU. */
 static earth_slot slot[K] __attribute__((aligned(64)));
-static int tag[K];
+static struct {
+	struct frame_hdr h;
+	int body;
+	char pad[44];
+} __attribute__((aligned(64))) own[K];
 
 /* Fibers that reached an EU other than the one whose request made them
  * ready (any thread counts; the tests check it is 0). */
@@ -53,8 +60,12 @@ static void node_up(uint32_t slots)
 	cr_assert_eq(q_mpsc_init(&n->inbox, 8), 0);
 	reg_fiber_add(fiber);
 	atomic_store(&wrong, 0);
-	for (int i = 0; i < K; i++)
-		slot[i] = (earth_slot){1, 1, fiber, &tag[i]};
+	cr_assert_eq(reg_mem_add(own, sizeof(own)), 0);
+	for (int i = 0; i < K; i++) {
+		own[i].h = (struct frame_hdr){
+		    NULL, (uint32_t)i << FRAME_OWNER_SHIFT, FRAME_LIVE};
+		slot[i] = (earth_slot){1, 1, fiber, &own[i].body};
+	}
 }
 
 static void node_down(void)
@@ -63,6 +74,7 @@ static void node_down(void)
 	cr_expect_eq(atomic_load(&wrong), 0,
 		     "%u fibers reached another EU than the one that asked",
 		     atomic_load(&wrong));
+	reg_mem_remove(own);
 	su_detach(&su_g);
 	unit_links_fini(n);
 	q_mpsc_fini(&n->inbox);
@@ -95,7 +107,7 @@ static unsigned take(int i)
 		struct ready_msg *r = ready_of(m);
 		for (int e = 0; e < READY_PER_MSG && r->e[e].fiber; e++) {
 			if (r->e[e].fiber != (uintptr_t)fiber ||
-			    r->e[e].frame != (uintptr_t)&tag[i])
+			    r->e[e].frame != (uintptr_t)&own[i].body)
 				atomic_fetch_add(&wrong, 1);
 			got++;
 		}
@@ -298,39 +310,54 @@ Test(su_rings, a_peers_signal_goes_to_the_frames_eu_a_new_frame_to_the_idlest)
 		    FRAME_LIVE};
 		frames[j].s = (earth_slot){1, 1, fiber, &frames[j].s};
 	}
-	/* requests: back to the poster, whatever the frame */
 	su_step(&earth_node_g, false);
-	cr_assert(su_g.by_frame, "outside the request rings with 3 EUs");
+	cr_assert(su_g.by_frame, "with 3 EUs");
 	for (int j = 0; j < K; j++)
 		su_slot_signal(&su_g, &frames[j].s, "RSYNC");
-	/* a slot outside any frame: EU 0 */
-	su_slot_signal(&su_g, &slot[1], "RSYNC");
+	/* a slot whose fiber runs on memory that is not a frame: EU 0 */
+	static int loose;
+	static earth_slot outside;
+	outside = (earth_slot){1, 1, fiber, &loose};
+	su_slot_signal(&su_g, &outside, "RSYNC");
 	su_ready_flush();
 	cr_expect_eq(take_frames(2, &frames[0].s), 1);
 	cr_expect_eq(take_frames(1, &frames[1].s), 1);
-	cr_expect_eq(take_frames(0, NULL), 2); /* frame 2's, slot[1]'s */
+	cr_expect_eq(take_frames(0, NULL), 2); /* frame 2's, outside's */
 	cr_expect_eq(atomic_load(&wrong), 0);
 	/* new frames: EU 0 has 3 messages more unconsumed, EU 2 has 2, EU 1
 	 * none */
 	su_g.eu = &su_g.eus[0];
 	for (int f = 0; f < 3 * READY_PER_MSG; f++)
-		su_ready_push(&su_g, fiber, &tag[0]);
+		su_ready_push(&su_g, fiber, &own[0].body);
 	su_g.eu = &su_g.eus[2];
 	for (int f = 0; f < 2 * READY_PER_MSG; f++)
-		su_ready_push(&su_g, fiber, &tag[2]);
+		su_ready_push(&su_g, fiber, &own[2].body);
 	su_g.eu = &su_g.eus[0];
-	su_ready_push_new(&su_g, fiber, &tag[1]);
-	su_ready_push_new(&su_g, fiber, &tag[1]);
+	su_ready_push_new(&su_g, fiber, &own[1].body);
+	su_ready_push_new(&su_g, fiber, &own[1].body);
 	su_ready_flush();
 	/* both went to EU 1, whose ring stayed the shortest (one message,
 	 * open, then published) */
-	cr_expect_eq(take_frames(1, &tag[1]), 2);
-	cr_expect_eq(take_frames(0, &tag[0]), 3 * READY_PER_MSG);
-	cr_expect_eq(take_frames(2, &tag[2]), 2 * READY_PER_MSG);
-	/* a request's fiber still goes back to the EU that posted it */
+	cr_expect_eq(take_frames(1, &own[1].body), 2);
+	cr_expect_eq(take_frames(0, &own[0].body), 3 * READY_PER_MSG);
+	cr_expect_eq(take_frames(2, &own[2].body), 2 * READY_PER_MSG);
+	/* a request's fiber goes to its frame's EU: the poster's own, or a
+	 * sibling's (EU 0 signals a slot of EU 2's frame 0) */
 	post(2, 1);
 	su_step(&earth_node_g, false);
-	cr_expect_eq(take_frames(2, &tag[2]), REQ_LINE_WORDS);
+	cr_expect_eq(take_frames(2, &own[2].body), REQ_LINE_WORDS);
+	cr_expect_eq(take_frames(0, NULL), 0);
+	cr_expect_eq(take_frames(1, NULL), 0);
+	struct q_ring *q0 = &earth_node_g.link[0].req;
+	struct q_msg *msg = q_ring_reserve(q0);
+	cr_assert_not_null(msg);
+	for (unsigned w = 0; w < REQ_LINE_WORDS; w++)
+		msg->w[w] = req_head(SU_OP_SYNC, 0, 0,
+				     (uint64_t)(uintptr_t)&frames[0].s);
+	q_ring_publish(q0, msg);
+	q_ring_flush(q0);
+	su_step(&earth_node_g, false);
+	cr_expect_eq(take_frames(2, &frames[0].s), REQ_LINE_WORDS);
 	cr_expect_eq(take_frames(0, NULL), 0);
 	cr_expect_eq(take_frames(1, NULL), 0);
 	reg_mem_remove(frames);

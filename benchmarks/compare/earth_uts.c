@@ -81,8 +81,6 @@ static void uts_entry(void *frame)
 		earth_data_rsync_l(f->count, a->result, a->done);
 		EARTH_END_FUNCTION(f);
 	}
-	/* The last TOKEN may complete the join, which ends the frame (on
-	 * another EU of the node, at once): no frame field after it. */
 	int kids = f->kids;
 	earth_slot_init(&f->join, kids, 0, uts_join, f);
 	for (int k = 0; k < kids; k++)

@@ -118,6 +118,9 @@ struct eu_state {
 	 * first sibling to look at (xorshift64; 0 until the first steal), and
 	 * the tokens taken from siblings. */
 	uint64_t steal_rng, tokens_taken;
+	/* Fibers its slot signals made ready on siblings' frames, sent
+	 * through the SU (eu_ready_elsewhere). */
+	uint64_t fibers_elsewhere;
 } q_aligned_line;
 
 /* EU 0's state: the one EU of a node of one, and the EU the node's own
@@ -509,6 +512,28 @@ static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 	eu_ready_push(eu, fiber, frame);
 }
 
+/* A fiber made ready on the EU for a frame of another EU: to the SU as a
+ * SPAWN, which gives it to that EU (post.c). */
+void eu_ready_elsewhere(struct eu_state *eu, earth_fiber_fn fiber,
+			void *frame) EARTH_HIDDEN;
+/* May a fiber on `frame` run on this EU? Always on a node of one EU. */
+static inline bool eu_frame_here(struct eu_state *eu, const void *frame)
+{
+	return q_likely(!eu->siblings) ||
+	       unit_frame_eu(&eu->regs, frame, unit_eus(&earth_node_g)) ==
+		   eu->owner_tag >> FRAME_OWNER_SHIFT;
+}
+/* A fiber a signal on the EU made ready: onto its own list, or, for
+ * another EU's frame, to it through the SU. */
+static inline void eu_ready_fired(struct eu_state *eu, earth_fiber_fn fiber,
+				  void *frame)
+{
+	if (q_likely(eu_frame_here(eu, frame)))
+		eu_ready_push(eu, fiber, frame);
+	else
+		eu_ready_elsewhere(eu, fiber, frame);
+}
+
 /* ---- tokens between the EUs of a node (steal.c) ---- */
 
 /* EU eu's index on its node (its link's). */
@@ -517,8 +542,13 @@ static inline unsigned eu_index(const struct earth_node *n,
 {
 	return (unsigned)(eu->link - n->link);
 }
-/* The oldest token of a sibling: one pass over the others from one picked
- * at random. NULL when each looked empty. EU eu's thread. */
+/* A token's frame (fiber 0 not run: only its arguments written) taken
+ * from a sibling, moved into one of EU eu's lists: the token's fibers run
+ * here (unit_frame_eu); the old frame goes back to its EU. */
+void *eu_frame_rehome(struct eu_state *eu, void *frame) EARTH_HIDDEN;
+/* The oldest token of a sibling, in a frame of eu's own (eu_frame_rehome):
+ * one pass over the others from one picked at random. NULL when each
+ * looked empty. EU eu's thread. */
 void *eu_steal_sibling(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
 /* Does a sibling's deque hold a token (a moment ago)? */
 bool eu_sib_tokens(struct earth_node *n,

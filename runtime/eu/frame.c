@@ -5,7 +5,9 @@
  * first from the frames of its lists that ended on other EUs (its
  * remote-free list, one exchange), then a chunk at a time from the heap;
  * frames over the largest class come from the heap, under a lock shared
- * by the node's EUs.
+ * by the node's EUs. With k > 1 EUs, a frame's fibers run on the EU whose
+ * lists it came from (unit_frame_eu); a stolen token moves into a frame of
+ * its thief's (eu_frame_rehome).
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
@@ -124,6 +126,17 @@ void eu_frame_free_large(struct frame_hdr *h)
 	link_unlink(l);
 	link_push(&large_free, l);
 	pthread_mutex_unlock(&large_lock);
+}
+
+void *eu_frame_rehome(struct eu_state *eu, void *frame)
+{
+	struct frame_hdr *h = (struct frame_hdr *)frame - 1;
+	const struct earth_tfunc *f = h->fn;
+	void *mine = eu_frame_alloc(eu, f);
+	eu->frames_allocated--; /* the same frame of f's, moved */
+	memcpy(mine, frame, f->args_size);
+	eu_frame_free(eu, frame);
+	return mine;
 }
 
 void eu_frame_free_foreign(struct eu_state *eu, struct frame_hdr *h)

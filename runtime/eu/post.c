@@ -156,6 +156,13 @@ void eu_own_ready_to_su(struct eu_state *eu)
 	}
 }
 
+void eu_ready_elsewhere(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
+{
+	/* Counted by the SU when it makes it ready. */
+	post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
+	eu->fibers_elsewhere++;
+}
+
 void eu_ovf_drain(struct eu_state *eu)
 {
 	/* The open message may be the last of the list: it goes as it is. */
@@ -370,7 +377,7 @@ signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 	eu_comb_perform(eu);
 	eu->slot_signals++;
 	if (slot_count_down(s, op))
-		eu_ready_push(eu, slot_checked_fiber(s, op), s->frame);
+		eu_ready_fired(eu, slot_checked_fiber(s, op), s->frame);
 	eu->comb_slot = s;
 }
 
@@ -406,8 +413,8 @@ __attribute__((noinline)) void eu_comb_perform_slow(struct eu_state *eu)
 		bool fired;
 		k -= slot_count_take(s, k, &fired, eu->comb_op);
 		if (fired)
-			eu_ready_push(eu, slot_checked_fiber(s, eu->comb_op),
-				      s->frame);
+			eu_ready_fired(eu, slot_checked_fiber(s, eu->comb_op),
+				       s->frame);
 	}
 }
 
@@ -454,8 +461,10 @@ fast_sig_ok(const struct eu_state *eu, const earth_slot *s)
 {
 	if (eu->comb_slot == s)
 		return true;
+	/* With siblings, the fiber may be another EU's (eu_ready_fired). */
 	return !eu->comb_count && eu->own_ready_len < eu->own_ready_cap &&
-	       !((uintptr_t)s & 7) && s->fiber && reg_fiber_hit(s->fiber);
+	       !eu->siblings && !((uintptr_t)s & 7) && s->fiber &&
+	       reg_fiber_hit(s->fiber);
 }
 
 static inline __attribute__((always_inline)) void
@@ -580,7 +589,7 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
 	struct eu_state *eu = eu_self;
-	if (eu_local_ok(eu))
+	if (eu_local_ok(eu) && eu_frame_here(eu, frame))
 		eu_ready_local(eu, fiber, frame);
 	else
 		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);

@@ -7,9 +7,10 @@
  * wait and how many of them sleep; a token pushed while siblings sleep and
  * none spins wakes one (eu_token_pushed, eu.h), and so does the last
  * spinner leaving idle while tokens wait. docs/architecture.md, "Stealing
- * between EUs". A stolen token's frame stays its allocating EU's: it ends
- * through eu_frame_free like any other (frame.c takes a sibling's frame
- * back to its owner). None of this runs on a node of one EU.
+ * between EUs". A stolen token moves into a frame of its thief's before
+ * it runs, so that every fiber of the frame runs there (unit_frame_eu);
+ * the sibling's frame goes back to it (frame.c). None of this runs on a
+ * node of one EU.
  */
 #define EARTH_INTERNAL 1
 #include "eu/eu.h"
@@ -42,7 +43,7 @@ void *eu_steal_sibling(struct earth_node *n, struct eu_state *eu)
 		void *t = deque_steal(d);
 		if (t) {
 			eu->tokens_taken++;
-			return t;
+			return eu_frame_rehome(eu, t);
 		}
 	}
 	return NULL;

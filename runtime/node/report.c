@@ -274,11 +274,12 @@ static void print_table(FILE *f, const struct earth_node *n,
 				"  EU %-3u fibers %10.3f ms %5.1f%%   runtime "
 				"%10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%   "
 				"fibers run %" PRIu64
-				", tokens from siblings %" PRIu64 "\n",
+				", tokens from siblings %" PRIu64
+				", fibers to siblings %" PRIu64 "\n",
 				i, PCT(a->fiber_ticks / tpn),
 				PCT(a->runtime_ticks / tpn),
 				PCT(a->idle_ticks / tpn), e->fibers_run,
-				e->tokens_taken);
+				e->tokens_taken, e->fibers_elsewhere);
 		}
 	} else {
 		fprintf(f,
@@ -430,7 +431,8 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 		st.tokens_stolen, st.tokens_given, st.steal_requests,
 		bb.recv_direct, bb.recv_copied, bb.sent_ref, bb.sent_copied,
 		su_g.queued_ref, su_g.queued_copied);
-	/* Each EU: its time, fibers and tokens taken from its siblings. */
+	/* Each EU: its time, fibers, tokens taken from its siblings and
+	 * fibers its signals made ready on their frames. */
 	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
 	fprintf(f, ",\"per_eu\":[");
 	for (unsigned i = 0; i < acct_eus; i++) {
@@ -441,11 +443,12 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 			"\"idle_ns\":%.0f,\"fibers_run\":%" PRIu64
 			",\"tokens_run\":%" PRIu64
 			",\"tokens_from_siblings\":%" PRIu64
+			",\"fibers_to_siblings\":%" PRIu64
 			",\"sleeps\":%" PRIu64 "}",
 			i ? "," : "", i, a->fiber_ticks / tpn,
 			a->runtime_ticks / tpn, a->idle_ticks / tpn,
 			e->fibers_run, e->tokens_run, e->tokens_taken,
-			e->sleeps);
+			e->fibers_elsewhere, e->sleeps);
 	}
 	fputc(']', f);
 	if (n->dsm_on)

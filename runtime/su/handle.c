@@ -69,8 +69,8 @@ void su_handle(struct earth_node *n, const struct su_req *r)
 		return;
 	}
 	case SU_OP_SPAWN:
-		su_ready_push(su, (earth_fiber_fn)(uintptr_t)r->a,
-			      (void *)(uintptr_t)r->b);
+		su_ready_spawn(su, (earth_fiber_fn)(uintptr_t)r->a,
+			       (void *)(uintptr_t)r->b);
 		return;
 	case SU_OP_GET_SYNC:
 		if (q_unlikely(!is_local(n, r->a))) {

@@ -227,8 +227,11 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	}
 	/* Each EU's request ring in turn, one batch at most: no EU's stream
 	 * holds the others back by more than a batch. The fibers its
-	 * requests make ready go back to it (su->eu). */
-	su->by_frame = false;
+	 * requests make ready go to the EU whose frame they run on (a
+	 * frame's fibers run one at a time, on its EU: unit_frame_eu), a
+	 * new frame's (INVOKE) to the EU that made it (su->eu); with one
+	 * EU, to it. */
+	su->by_frame = su->neus > 1;
 	for (unsigned i = 0; i < su->neus; i++) {
 		struct su_eu *e = &su->eus[i];
 		unsigned j = 0;
@@ -244,7 +247,6 @@ unsigned su_step(struct earth_node *n, bool poll_net)
 	 * slot ready on the EU whose frame it is, a new frame on the EU with
 	 * the shortest ready ring; with one EU, on it. */
 	su->eu = &su->eus[0];
-	su->by_frame = su->neus > 1;
 	/* Requests from the EU mean this node has work: it may ask peers for
 	 * tokens again once it runs dry. Messages alone do not (a
 	 * STEAL/STEAL_NONE exchange must not restart itself). */

@@ -55,14 +55,7 @@ void su_detach(struct su_state *su)
 
 struct su_eu *su_eu_of_frame_slow(struct su_state *su, const void *frame)
 {
-	uintptr_t a = (uintptr_t)frame;
-	if (!a || (a & 15) ||
-	    !reg_mem_cached(&su->regs, a - sizeof(struct frame_hdr),
-			    sizeof(struct frame_hdr)))
-		return su->eus;
-	const struct frame_hdr *h = (const struct frame_hdr *)frame - 1;
-	unsigned o = frame_owner(h);
-	return h->magic == FRAME_LIVE && o < su->neus ? &su->eus[o] : su->eus;
+	return &su->eus[unit_frame_eu(&su->regs, frame, su->neus)];
 }
 
 struct su_eu *su_eu_new_slow(struct su_state *su)

@@ -55,18 +55,18 @@ struct su_eu {
 
 /* Owned by the SU thread; counters also published for earth_stats_get. */
 struct su_state {
-	/* The EU that fibers made ready go to now (su_ready_push): the one
-	 * whose requests are being performed, EU 0 for everything else
-	 * until frames name their EU. */
+	/* The EU that fibers made ready go to now (su_ready_push) when
+	 * they are not routed by frame (by_frame): the one whose requests
+	 * are being performed, EU 0 for everything else. */
 	struct su_eu *eu;
 	struct su_eu *eus; /* neus of them (su_attach) */
 	unsigned neus;
-	/* k > 1, outside the EUs' request rings (peers' messages, the
-	 * inbox, completions, collectives): a fiber for a slot goes to the
-	 * EU whose frame it is (su_eu_of_frame), not to su->eu; a new frame
-	 * to the EU with the shortest ready ring (su_eu_new, ties taken in
-	 * turn from new_next). False while su_step serves request rings and
-	 * whenever neus is 1. */
+	/* k > 1: a fiber for a slot, or SPAWN's, goes to the EU whose frame
+	 * it is (su_eu_of_frame), not to su->eu, also while su_step serves
+	 * the request rings (a frame's fibers run one at a time, on one EU);
+	 * a new frame from a peer to the EU with the shortest ready ring
+	 * (su_eu_new, ties taken in turn from new_next). False whenever
+	 * neus is 1. */
 	bool by_frame;
 	unsigned new_next;
 	bool wake_check;  /* published since su_wake_eu last looked */
@@ -294,6 +294,16 @@ static inline void su_ready_push_to(struct su_state *su, struct su_eu *e,
 	su->eu = e;
 	su_ready_push(su, fiber, frame);
 	su->eu = was;
+}
+/* SPAWN's fiber: on the EU whose frame it is (k > 1), else su->eu. */
+static inline void su_ready_spawn(struct su_state *su, earth_fiber_fn fiber,
+				  void *frame)
+{
+	if (q_unlikely(su->by_frame))
+		su_ready_push_to(su, su_eu_of_frame_slow(su, frame), fiber,
+				 frame);
+	else
+		su_ready_push(su, fiber, frame);
 }
 /* A new frame's fiber (a peer's INVOKE or TOKEN): on the EU with the
  * shortest ready ring. */

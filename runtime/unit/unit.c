@@ -1,16 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unit.c - the node both units share, and how one unit wakes the other
- * and blocks (unit.h).
+ * unit.c - the node both units share, how one unit wakes the other and
+ * blocks, and which EU a frame's fibers run on (unit.h).
  */
 #define EARTH_INTERNAL 1
 #include "unit/unit.h"
+#include "gas/registry.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 struct earth_node earth_node_g;
+
+unsigned unit_frame_eu(struct reg_cache *c, const void *frame, unsigned k)
+{
+	uintptr_t a = (uintptr_t)frame;
+	if (!a || (a & 15) ||
+	    !reg_mem_cached(c, a - sizeof(struct frame_hdr),
+			    sizeof(struct frame_hdr)))
+		return 0;
+	const struct frame_hdr *h = (const struct frame_hdr *)frame - 1;
+#if defined(__SANITIZE_ADDRESS__)
+	if (__asan_region_is_poisoned((void *)h, sizeof(*h)))
+		return 0;
+#endif
+	unsigned o = frame_owner(h);
+	return h->magic == FRAME_LIVE && o < k ? o : 0;
+}
 
 int unit_links_init(struct earth_node *n, enum q_mode mode, uint32_t slots)
 {

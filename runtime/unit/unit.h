@@ -56,6 +56,16 @@ static inline unsigned frame_owner(const struct frame_hdr *h)
 }
 #define FRAME_LIVE 0x4541524cu /* "EARL" */
 #define FRAME_FREE 0x46524545u /* "FREE" */
+struct reg_cache;
+/* The EU whose fibers run on `frame` on a node of k EUs: a frame's
+ * fibers run one at a time, on the EU whose lists it came from (a token
+ * a sibling steals moves first, eu_frame_rehome); memory that is not a
+ * live frame runs its fibers on EU 0. A frame is aligned, its header in
+ * registered memory (through cache c, the caller's) and, in ASan
+ * builds, not poisoned (a global's red zone), and it reads FRAME_LIVE.
+ * The EU and the SU both ask it (eu_frame_here, su_eu_of_frame_slow). */
+unsigned unit_frame_eu(struct reg_cache *c, const void *frame,
+		       unsigned k) EARTH_HIDDEN;
 
 struct earth_node {
 	struct earth_options opts;
