@@ -60,5 +60,6 @@ compare-extra:
 	  $(MAKE) --no-print-directory $(CMP_OUT)/tbb_tasks $(CMP_OUT)/tbb_uts; \
 	else echo "compare: oneTBB (libtbb-dev) or g++ missing: TBB part skipped"; fi
 	$(Q)if command -v mpicc >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor $(CMP_OUT)/mpi_ll7; \
+	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor $(CMP_OUT)/mpi_ll7 \
+	    $(BUILD)/rel/bench/mpi_jacobi; \
 	else echo "compare: Open MPI (libopenmpi-dev) missing: MPI part skipped"; fi

@@ -11,6 +11,10 @@
 #   $(BUILD)/rel/bench/progs/dsm_ops_prog   prog.c, the shared-memory
 #                                           program (linked as earthcc
 #                                           links one: earth_dsm.ld)
+#   $(BUILD)/rel/bench/mpi_jacobi           mpi_jacobi.c, the Jacobi in
+#                                           Open MPI (built with the other
+#                                           MPI programs by compare-extra,
+#                                           where mpicc is)
 
 DO_DIR := benchmarks/dsm_ops
 DO_SRC := $(DO_DIR)/driver.c
@@ -35,3 +39,7 @@ $(call objs,asan,$(DO_DIR)/prog.c): CFLAGS += -I$(DO_DIR)
 $(BUILD)/asan/tests/t_dsm_ops: | $(BUILD)/asan/dsm_ops/dsm_ops_prog $(BUILD)/rel/bin/earthrun
 $(BUILD)/asan/obj/tests/t_dsm_ops.o: CFLAGS += -I$(DO_DIR) \
     -DT_DSM_OPS_PROG='"$(BUILD)/asan/dsm_ops/dsm_ops_prog"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
+
+$(BUILD)/rel/bench/mpi_jacobi: $(DO_DIR)/mpi_jacobi.c $(DO_DIR)/jacobi.h
+	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
+	$(Q)mpicc $(CSTD) $(WARN) -O2 -g -ffp-contract=off -I$(DO_DIR) $< -o $@
