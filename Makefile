@@ -373,6 +373,13 @@ bench: $(DEPS_STAMP)
 	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) EARTH_BUILD=$(abspath $(BUILD)) \
 	  BUILD=$(BUILD) benchmarks/run.sh $(BUILD)/rel/bench
 	@echo "bench: results in $(RESULTS_DIR)"
+# `make device-pack`: the benchmarks that need more cores than this
+# machine has, with their libraries, in $(BUILD)/device for a larger
+# machine (benchmarks/device/README.md).
+device-pack: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory all bench-extra
+	$(Q)benchmarks/device/pack.sh $(BUILD)
+.PHONY: device-pack
 # What the benchmarks need beyond `make`: the other sides of the
 # comparisons and the floors (benchmarks/compare, benchmarks/ucx_floor),
 # the helpers (median, driver) beside the drivers that source them.

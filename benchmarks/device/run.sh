@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# run.sh - on a larger machine, the benchmarks pack.sh packed beside this
+# script, with the libraries packed with them; every METRIC line into
+# $OUT/metrics.txt, each driver's output into $OUT/<driver>.log, and the
+# machine into $OUT/machine.txt:
+#   smp        a node of k EUs against oneTBB, k = 1 .. SMP_KMAX (default:
+#              the cores less one, at most 15), QUICK by default
+#   dsm_ops    the shared-memory figures that need four free cores
+#   xcore_rtt  the cache-line round trip between two CPUs, before and after
+# Each driver gets at most RUN_LIMIT seconds (default 240). RUN=smp or
+# RUN=dsm_ops runs one of them. Usage: OUT=DIR run.sh
+set -u
+d=$(cd "$(dirname "$0")" && pwd)
+OUT=${OUT:-$d/out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export UCX_MODULE_DIR=$d/lib/ucx
+export QUICK=${QUICK:-1}
+limit=${RUN_LIMIT:-240}
+cores=$(nproc)
+kmax=$((cores - 1 < 15 ? cores - 1 : 15))
+export SMP_KMAX=${SMP_KMAX:-$kmax}
+{
+	echo "date: $(date -u +%FT%TZ)"
+	lscpu
+	echo "nproc: $cores"
+	echo "numa: $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) nodes"
+	echo "kernel: $(uname -r)"
+	echo "load: $(cat /proc/loadavg)"
+} >"$OUT/machine.txt"
+status=0
+step() { # name command...
+	local name=$1
+	shift
+	case "${RUN:-all}" in all | "$name") ;; *) return 0 ;; esac
+	echo "== $name ($(date -u +%T))"
+	timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+	local st=$?
+	[ $st -eq 0 ] || { echo "run: $name FAILED (status $st)"; status=1; }
+	grep '^METRIC' "$OUT/$name.log" >>"$OUT/metrics.txt"
+	tail -n 3 "$OUT/$name.log"
+}
+: >"$OUT/metrics.txt"
+step xcore_rtt "$d/rel/bench/xcore_rtt"
+step smp "$d/rel/bench/smp"
+step dsm_ops "$d/rel/bench/dsm_ops"
+echo "run: $(grep -c . "$OUT/metrics.txt") METRIC lines in $OUT"
+exit $status
