@@ -24,7 +24,7 @@ export SMP_KMAX=${SMP_KMAX:-$kmax}
 	echo "date: $(date -u +%FT%TZ)"
 	lscpu
 	echo "nproc: $cores"
-	echo "numa: $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) nodes"
+	echo "numa: $(find /sys/devices/system/node -maxdepth 1 -name "node[0-9]*" 2>/dev/null | wc -l) nodes"
 	echo "kernel: $(uname -r)"
 	echo "load: $(cat /proc/loadavg)"
 } >"$OUT/machine.txt"
