@@ -54,6 +54,41 @@ Test(smp, auto_takes_the_nodes_share_less_the_su)
 	cr_expect_eq(msg[0], 0, "%s", msg);
 }
 
+/* EUs 1 .. k-1's CPUs (earth_eu_cpus_place) for EU 0 on CPU 0 and the SU
+ * on CPU 1, given the free CPUs; returns whether each had its own. */
+static bool place(const int *free, unsigned m, unsigned rank, unsigned local,
+		  unsigned k, int *out)
+{
+	return earth_eu_cpus_place(0, 1, free, m, rank, local, k, out);
+}
+
+Test(smp, eu_cpus_of_its_own_then_the_dozing_sus_then_eu_0s)
+{
+	int out[8], free6[] = {2, 3, 4, 5, 6, 7};
+	/* enough: in order, this node's share of the free CPUs */
+	cr_expect(place(free6, 6, 0, 1, 4, out));
+	cr_expect(out[0] == 2 && out[1] == 3 && out[2] == 4);
+	cr_expect(place(free6, 6, 1, 2, 4, out)); /* the second of 2 nodes */
+	cr_expect(out[0] == 5 && out[1] == 6 && out[2] == 7);
+	/* two CPUs, k = 2: EU 1 shares the dozing SU's CPU, not busy EU 0's */
+	cr_expect_not(place(NULL, 0, 0, 1, 2, out));
+	cr_expect_eq(out[0], 1);
+	/* k = 3 on two CPUs: the SU's, then EU 0's */
+	cr_expect_not(place(NULL, 0, 0, 1, 3, out));
+	cr_expect(out[0] == 1 && out[1] == 0);
+	/* one free CPU, k = 4: it, the SU's, EU 0's */
+	int free1[] = {2};
+	cr_expect_not(place(free1, 1, 0, 1, 4, out));
+	cr_expect(out[0] == 2 && out[1] == 1 && out[2] == 0);
+	/* 2 nodes short of CPUs: each wraps over its own share only */
+	int free2[] = {4, 5};
+	cr_expect_not(place(free2, 2, 1, 2, 4, out));
+	cr_expect(out[0] == 5 && out[1] == 1 && out[2] == 0);
+	/* EU 0 and the SU on one CPU (EARTH_CPUS 0,0): no CPU twice */
+	cr_expect_not(earth_eu_cpus_place(0, 0, NULL, 0, 0, 1, 3, out));
+	cr_expect(out[0] == 0 && out[1] == 0);
+}
+
 Test(smp, auto_on_larger_hosts_and_numbers_given)
 {
 	/* auto: 15 EUs for 16 cores alone, 3 for a quarter of them */

@@ -48,6 +48,16 @@ int earth_topology_choose(struct earth_node *n) EARTH_HIDDEN;
 unsigned earth_eus_resolve(uint64_t asked, unsigned cores, unsigned local_size,
 			   bool cpus_given, const char *single, char *msg,
 			   size_t len) EARTH_HIDDEN;
+/* The CPUs of EUs 1 .. k-1 of a node into out[0 .. k-2] (topology.c):
+ * free[0 .. m-1] are the allowed CPUs that neither this node's SU
+ * (su_cpu) nor its EU 0 (eu_cpu) has, the SU's NUMA node's first; the
+ * node is local_rank of the local_size nodes on the host and takes its
+ * share of them, in order. With too few, the EUs wrap over its share, then
+ * the SU's CPU (the SU dozes when idle), then EU 0's. Returns whether each
+ * had a CPU of its own. */
+bool earth_eu_cpus_place(int eu_cpu, int su_cpu, const int *free, unsigned m,
+			 unsigned local_rank, unsigned local_size, unsigned k,
+			 int *out) EARTH_HIDDEN;
 /* n->eus from EARTH_EUS and the process's affinity set; 0, or -EINVAL
  * after printing why. */
 int earth_eus_choose(struct earth_node *n) EARTH_HIDDEN;

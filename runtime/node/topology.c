@@ -98,12 +98,39 @@ static int pair_score(hwloc_topology_t t, int e, int c)
 	return s;
 }
 
+bool earth_eu_cpus_place(int eu_cpu, int su_cpu, const int *free, unsigned m,
+			 unsigned local_rank, unsigned local_size, unsigned k,
+			 int *out)
+{
+	/* Nodes on one host: the free CPUs split between them. */
+	unsigned share = m / (local_size ? local_size : 1);
+	unsigned from = share * local_rank;
+	if (share >= k - 1) {
+		for (unsigned i = 1; i < k; i++)
+			out[i - 1] = free[from + i - 1];
+		return true;
+	}
+	/* Too few: wrap over the share, then the SU's CPU (an idle SU
+	 * dozes and leaves it to the EU), then EU 0's (busy whenever the
+	 * node has work), never one of another node's share. */
+	int wrap[CPU_SETSIZE + 2];
+	unsigned w = 0;
+	for (unsigned j = 0; j < share; j++)
+		wrap[w++] = free[from + j];
+	if (su_cpu != eu_cpu)
+		wrap[w++] = su_cpu;
+	wrap[w++] = eu_cpu;
+	for (unsigned i = 1; i < k; i++)
+		out[i - 1] = wrap[(i - 1) % w];
+	return false;
+}
+
 /* The CPUs of a node's k EUs (n->eu_cpus): EU 0's is n->eu_cpu; EU i > 0
  * takes the allowed CPUs that neither this node's SU nor its EU 0 has,
  * those of the SU's NUMA node first, in order, a share of them per node
- * of the host; with too few they wrap and share, the node counts as
- * oversubscribed (its idle units yield, the SU dozes when idle), and the
- * node says so once. */
+ * of the host (earth_eu_cpus_place); with too few they share, the node
+ * counts as oversubscribed (its idle units yield, the SU dozes when idle),
+ * and the node says so once. */
 static int eu_cpus_choose(struct earth_node *n, hwloc_topology_t topo,
 			  const cpu_set_t *allowed)
 {
@@ -124,19 +151,10 @@ static int eu_cpus_choose(struct earth_node *n, hwloc_topology_t topo,
 			    c != n->su_cpu &&
 			    (numa_of(topo, c) == su_numa) == (pass == 0))
 				cpus[m++] = c;
-	/* Nodes on one host: the free CPUs split between them. */
 	unsigned share = (unsigned)m / (n->local_size ? n->local_size : 1);
-	unsigned from = share * n->local_rank;
-	bool enough = share >= k - 1;
-	for (unsigned i = 1; i < k; i++) {
-		if (enough)
-			n->eu_cpus[i] = cpus[from + i - 1];
-		else if (m > 0)
-			n->eu_cpus[i] = cpus[(from + i - 1) % (unsigned)m];
-		else
-			n->eu_cpus[i] = n->eu_cpu;
-	}
-	if (!enough) {
+	if (!earth_eu_cpus_place(n->eu_cpu, n->su_cpu, cpus, (unsigned)m,
+				 n->local_rank, n->local_size, k,
+				 n->eu_cpus + 1)) {
 		unsigned own = share + (n->eu_cpu == n->su_cpu ? 1 : 2);
 		n->oversubscribed = true;
 		fprintf(stderr,
