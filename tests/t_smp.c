@@ -227,6 +227,9 @@ static void eus_in_stats(const char *path, size_t nodes, unsigned k)
 				  "node %zu EU %zu in %s", i, e, path);
 			cr_expect(json_get(&per->v[e], "fibers_to_siblings"),
 				  "node %zu EU %zu in %s", i, e, path);
+			const struct json *cpu = json_get(&per->v[e], "cpu");
+			cr_expect(cpu && cpu->num >= 0,
+				  "node %zu EU %zu: no CPU in %s", i, e, path);
 			sum += fr->num;
 		}
 		const struct json *all = json_get(&arr->v[i], "fibers_run");

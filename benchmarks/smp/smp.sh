@@ -95,8 +95,18 @@ fib_n=$([ -n "$quick" ] && echo 24 || echo 30)
 nq_n=$([ -n "$quick" ] && echo 11 || echo 13)
 nq_depth=4
 uts_reps=1
+# placement K: where the node's units run at k EUs (its statistics)
+placement() {
+	local o cpus
+	o=$(EARTH_EUS=$1 "$bin/earth_tasks" fib 10 1 --earth-stats 2>&1)
+	cpus=$(sed -n 's/^  EU [0-9].*  CPU \([0-9]*\),.*/ \1/p' <<<"$o" |
+		tr -d '\n')
+	echo "# smp: k=$1 placement: $(sed -n 's/^  mode dual: //p' <<<"$o" |
+		head -n1)${cpus:+; EU CPUs$cpus}"
+}
 for ((k = 1; k <= kmax; k++)); do
 	eus_ok "$k" || continue
+	placement "$k"
 	prog_rounds fib "$k" "$bin/earth_tasks fib $fib_n $reps" \
 		"${tbb_t:+$tbb_t fib $fib_n}" "$reps"
 	prog_rounds nqueens "$k" "$bin/earth_tasks nqueens $nq_n $nq_depth $reps" \

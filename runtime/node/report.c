@@ -78,6 +78,12 @@ struct breakdown {
 /* Every EU's record added up (EU 0's alone in a node of one). */
 static struct acct_eu eu_sum;
 
+/* The CPU EU i of node n is pinned to. */
+static int eu_cpu_of(const struct earth_node *n, unsigned i)
+{
+	return n->eu_cpus ? n->eu_cpus[i] : n->eu_cpu;
+}
+
 static void eu_sum_up(void)
 {
 	memset(&eu_sum, 0, sizeof(eu_sum));
@@ -273,13 +279,14 @@ static void print_table(FILE *f, const struct earth_node *n,
 			fprintf(f,
 				"  EU %-3u fibers %10.3f ms %5.1f%%   runtime "
 				"%10.3f ms %5.1f%%   idle %10.3f ms %5.1f%%   "
-				"fibers run %" PRIu64
+				"CPU %d, fibers run %" PRIu64
 				", tokens from siblings %" PRIu64
 				", fibers to siblings %" PRIu64 "\n",
 				i, PCT(a->fiber_ticks / tpn),
 				PCT(a->runtime_ticks / tpn),
-				PCT(a->idle_ticks / tpn), e->fibers_run,
-				e->tokens_taken, e->fibers_elsewhere);
+				PCT(a->idle_ticks / tpn), eu_cpu_of(n, i),
+				e->fibers_run, e->tokens_taken,
+				e->fibers_elsewhere);
 		}
 	} else {
 		fprintf(f,
@@ -439,13 +446,14 @@ static int write_json(const struct earth_node *n, const struct breakdown *b,
 		const struct acct_eu *a = acct_eu_of(i);
 		const struct eu_state *e = eu_at(i);
 		fprintf(f,
-			"%s{\"eu\":%u,\"fiber_ns\":%.0f,\"runtime_ns\":%.0f,"
+			"%s{\"eu\":%u,\"cpu\":%d,\"fiber_ns\":%.0f,"
+			"\"runtime_ns\":%.0f,"
 			"\"idle_ns\":%.0f,\"fibers_run\":%" PRIu64
 			",\"tokens_run\":%" PRIu64
 			",\"tokens_from_siblings\":%" PRIu64
 			",\"fibers_to_siblings\":%" PRIu64
 			",\"sleeps\":%" PRIu64 "}",
-			i ? "," : "", i, a->fiber_ticks / tpn,
+			i ? "," : "", i, eu_cpu_of(n, i), a->fiber_ticks / tpn,
 			a->runtime_ticks / tpn, a->idle_ticks / tpn,
 			e->fibers_run, e->tokens_run, e->tokens_taken,
 			e->fibers_elsewhere, e->sleeps);
