@@ -513,6 +513,46 @@ Test(dsm_protocol, message_through_a_lock)
 	sim_end();
 }
 
+/* A home page written in interval after interval stays writable through
+ * the releases (DSM_HOME_KEEP): no fault and no protection change at the
+ * home, every release still noticing it, so a node that caches it reads
+ * every new value; left unwritten, it is read-only again after
+ * DSM_HOME_KEEP releases. */
+Test(dsm_protocol, home_page_written_in_a_row_stays_writable)
+{
+	sim_start(2);
+	struct node *h = &nd[0], *o = &nd[1];
+	enum { ROUNDS = DSM_HOME_KEEP + 4 };
+	for (uint8_t i = 1; i <= ROUNDS; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 10, i);
+		sim_unlock(h, 0);
+		sim_lock(o, 0);
+		cr_assert_eq(sim_read(o, 10), i, "round %u: a stale copy", i);
+		sim_unlock(o, 0);
+		if (i >= 2 && i < 2 + DSM_HOME_KEEP)
+			cr_assert_eq(h->r.state[0], DSM_PAGE_WRITE,
+				     "round %u: written in a row, yet made "
+				     "read-only",
+				     i);
+	}
+	/* faulted at rounds 1, 2 and 11 (DSM_HOME_KEEP + 1 later) */
+	cr_assert_lt(h->p.st.write_faults, 4);
+	cr_assert_eq(h->p.st.home_kept, ROUNDS - 2);
+	/* writes elsewhere make intervals; page 0 is not written in them */
+	for (unsigned i = 0; i <= DSM_HOME_KEEP; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 2 * PSZ, (uint8_t)i);
+		sim_unlock(h, 0);
+	}
+	cr_assert_eq(h->r.state[0], DSM_PAGE_HOME,
+		     "unwritten, it stays writable");
+	sim_lock(o, 0);
+	cr_assert_eq(sim_read(o, 10), ROUNDS);
+	sim_unlock(o, 0);
+	sim_end();
+}
+
 Test(dsm_protocol, transitive_chain_of_three)
 {
 	sim_start(3);

@@ -37,9 +37,11 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->deferred = calloc(n, 1);
 	p->shrinking = calloc(n, 1);
 	p->kept = calloc(n, sizeof(*p->kept));
+	p->hot = calloc(n, 1);
+	p->wrote = calloc(n, sizeof(*p->wrote));
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
 	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
-	    !p->shrinking || !p->kept) {
+	    !p->shrinking || !p->kept || !p->hot || !p->wrote) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -62,6 +64,8 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->deferred);
 	free(p->shrinking);
 	free(p->kept);
+	free(p->hot);
+	free(p->wrote);
 	dsm_log_fini(&p->log);
 	memset(p, 0, sizeof(*p));
 }
@@ -76,6 +80,8 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 	}
 	for (uint32_t i = first; i < first + n; i++) {
 		p->home[i] = (uint16_t)home;
+		p->hot[i] = 0;
+		p->wrote[i] = 0;
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
 	}
@@ -329,11 +335,35 @@ static int send_diff_held(struct dsm_proto *p, uint32_t page)
 	return 0;
 }
 
+/* A home page written in this interval (DSM_HOME_KEEP): whether it
+ * stays writable through this release. */
+static bool home_keeps(struct dsm_proto *p, uint32_t page)
+{
+	uint32_t cur = p->log.vt[p->self] + 1; /* the interval closing */
+	if (p->hot[page]) {
+		if (--p->hot[page])
+			return true;
+	} else if (p->wrote[page] && cur - p->wrote[page] <= DSM_HOME_KEEP) {
+		p->hot[page] = DSM_HOME_KEEP;
+		return true;
+	}
+	p->wrote[page] = cur;
+	return false;
+}
+
 int dsm_proto_release(struct dsm_proto *p)
 {
 	uint32_t nkept = 0;
 	for (uint32_t i = 0; i < p->ndirty; i++) {
 		uint32_t page = p->dirty_list[i];
+		if (p->home[page] == p->self && !p->twin[page] &&
+		    dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
+		    home_keeps(p, page)) {
+			/* Written in a row: noticed, left writable. */
+			p->kept[nkept++] = page;
+			p->st.home_kept++;
+			continue;
+		}
 		if (dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
 		    !may_shrink(p, page)) {
 			/* Held by a fiber: noticed now, written on. */

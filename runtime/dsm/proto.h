@@ -54,7 +54,17 @@ struct dsm_proto_ops {
 struct dsm_proto_stats {
 	uint64_t read_faults, write_faults, fetches, twins, diffs, diff_bytes,
 	    invalidations, intervals;
+	uint64_t home_kept; /* home pages a release left writable (below) */
 };
+
+/* A home page written again within DSM_HOME_KEEP intervals of this node
+ * (each write noticed by its fault) stays writable through the next
+ * DSM_HOME_KEEP releases: each of them notices it as written without a fault or
+ * a protection change (a write notice that may name a page not written since:
+ * other nodes then invalidate a copy they could have kept, which release
+ * consistency allows). Then it is read-only again, and its next write
+ * keeps it writable again at once. */
+#define DSM_HOME_KEEP 8
 
 struct dsm_proto {
 	struct dsm_region *r;
@@ -78,6 +88,10 @@ struct dsm_proto {
 	 * protection); the EU's hit backs off (dsm_proto_may_shrink). */
 	_Atomic uint8_t *shrinking;
 	uint32_t *kept;
+	/* Home pages (DSM_HOME_KEEP): releases each stays writable still,
+	 * and the interval of its last write noticed by a fault. */
+	uint8_t *hot;
+	uint32_t *wrote;
 	uint64_t deferred_n; /* invalidations and protections put off */
 	struct dsm_proto_stats st;
 };

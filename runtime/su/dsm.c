@@ -1374,6 +1374,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->write_faults = p->write_faults;
 	st->fetches = p->fetches;
 	st->fetches_direct = sd.fetch_direct;
+	st->home_kept = p->home_kept;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;
