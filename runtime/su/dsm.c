@@ -99,6 +99,11 @@ static struct {
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
 	uint64_t fetch_direct;
+	/* Per node: this node's diffs to it not yet acknowledged; requests
+	 * that went out behind such diffs instead of waiting for their
+	 * acknowledgements (early_sends). */
+	uint32_t *diff_to;
+	uint64_t early_sends;
 	/* Pages being read one-sided through the transport (dsm_get), and
 	 * records of finished ones, reused. */
 	struct rfetch {
@@ -339,6 +344,7 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 		    size_t len)
 {
 	(void)ctx;
+	sd.diff_to[home]++;
 	send_to(home, M_DIFF, page, 0, 0, d, len);
 }
 
@@ -395,9 +401,10 @@ int su_dsm_open(struct earth_node *n)
 	sd.buf = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
+	sd.diff_to = calloc(nodes, sizeof(uint32_t));
 	sd.done = calloc((size_t)nodes * DSM_THREADS_PER_NODE, 1);
 	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.vt_tmp ||
-	    !sd.early || !sd.done)
+	    !sd.early || !sd.done || !sd.diff_to)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -434,6 +441,7 @@ void su_dsm_close(void)
 		}
 	free(sd.sent);
 	free(sd.told);
+	free(sd.diff_to);
 	free(sd.vt_tmp);
 	for (struct kept *m = sd.local.head, *nx; m; m = nx) {
 		nx = m->next;
@@ -663,6 +671,41 @@ static void home_writes_take(void)
 	}
 }
 
+/* Whether request req (object b) may go now, while this node's diffs
+ * are out, instead of waiting for their acknowledgements: when its one
+ * message goes to the node every diff out went to. Messages between two
+ * nodes arrive in order (net/net.h), so that node applies the diffs
+ * before it handles the message, and whatever the message lets happen
+ * (a grant to another node, which then fetches from that home, or sees
+ * its copy) follows them, as it would follow their acknowledgements. A
+ * CREATE (and the globals before the first) and messages to this node
+ * itself wait. */
+static bool behind_diffs(unsigned req, uint64_t b)
+{
+	uint32_t to;
+	switch (req) {
+	case DSM_R_LOCK:
+	case DSM_R_UNLOCK:
+	case DSM_R_BARRIER:
+	case DSM_R_FLAG_SET:
+	case DSM_R_FLAG_WAIT:
+	case DSM_R_FLAG_CLEAR:
+		to = id_node(b);
+		break;
+	case DSM_R_ALLOC:
+	case DSM_R_FREE:
+	case DSM_R_END:
+		to = 0;
+		break;
+	default:
+		return false;
+	}
+	if (to == sd.n->id || sd.diff_to[to] != sd.p.diffs_out)
+		return false;
+	sd.early_sends++;
+	return true;
+}
+
 static void request(const struct su_req *r)
 {
 	home_writes_take();
@@ -714,7 +757,7 @@ static void request(const struct su_req *r)
 	default:
 		earth_fatal("shared memory: a request of kind %u", req);
 	}
-	if (sd.nheld || sd.p.diffs_out)
+	if (sd.nheld || (sd.p.diffs_out && !behind_diffs(req, r->b)))
 		hold(pt, req, r->b, r->c);
 	else
 		perform(pt, req, r->b, r->c);
@@ -997,8 +1040,10 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		send_to(from, M_ACK, 0, 0, 0, NULL, 0);
 		return;
 	case M_ACK:
-		if (dsm_proto_diff_acked(&sd.p))
-			bad(h, from, "n", "an acknowledgement of no diff");
+		if (!sd.diff_to[from] || dsm_proto_diff_acked(&sd.p))
+			bad(h, from, "n",
+			    "an acknowledgement of no diff sent to that node");
+		sd.diff_to[from]--;
 		if (!sd.p.diffs_out)
 			run_held();
 		if (!sd.p.diffs_out && !sd.nheld)
@@ -1375,6 +1420,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->fetches = p->fetches;
 	st->fetches_direct = sd.fetch_direct;
 	st->home_kept = p->home_kept;
+	st->early_sends = sd.early_sends;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;
