@@ -112,7 +112,22 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 	send(((struct node *)ctx)->id, home, M_DIFF, page, d, len);
 }
 
-static const struct dsm_proto_ops ops = {op_fetch, op_diff};
+/* The home's copy read one-sided at an acquire, as on one host (off
+ * unless a test turns it on): the releases it follows completed, so their
+ * diffs are there; never while this node's own diffs are out. */
+static bool refresh_on;
+static uint64_t refreshed; /* by op_refresh, every node */
+static bool op_refresh(void *ctx, uint32_t home, uint32_t page, void *dst)
+{
+	struct node *x = ctx;
+	if (!refresh_on || x->p.diffs_out)
+		return false;
+	memcpy(dst, dsm_region_alias(&nd[home].r, page), PSZ);
+	refreshed++;
+	return true;
+}
+
+static const struct dsm_proto_ops ops = {op_fetch, op_diff, NULL, op_refresh};
 
 static uint8_t nbuf[1 << 20];
 
@@ -495,6 +510,38 @@ Test(dsm_protocol, random_drf_programs_read_the_last_write)
 	for (uint32_t nodes = 2; nodes <= MAXN; nodes++)
 		for (unsigned s = 1; s <= 20; s++)
 			run_program(nodes, s * 7919u + nodes, 4000);
+}
+
+/* The same with an acquire's invalidations of pages read here refreshed
+ * from the home's copy at once (dsm/proto.h, DSM_REFRESH_MAX). */
+Test(dsm_protocol, random_drf_programs_with_refreshes)
+{
+	refresh_on = true;
+	for (uint32_t nodes = 2; nodes <= MAXN; nodes++)
+		for (unsigned s = 1; s <= 10; s++)
+			run_program(nodes, s * 7919u + nodes + 1, 4000);
+	cr_assert_gt(refreshed, 0, "no acquire refreshed a page");
+}
+
+/* A page read here and written at its home under a lock: the next grant
+ * brings the new bytes with it (no fault, a fetch made at the acquire). */
+Test(dsm_protocol, grant_refreshes_a_page_read_here)
+{
+	refresh_on = true;
+	sim_start(2);
+	cr_assert_eq(sim_read(&nd[1], 10), 0);
+	sim_lock(&nd[0], 0);
+	sim_write(&nd[0], 10, 7);
+	sim_unlock(&nd[0], 0);
+	uint64_t faults = nd[1].p.st.read_faults;
+	sim_lock(&nd[1], 0);
+	cr_assert_eq(nd[1].r.state[0], DSM_PAGE_READ,
+		     "invalidated, not refreshed");
+	cr_assert_eq(nd[1].p.st.refreshes, 1);
+	cr_assert_eq(sim_read(&nd[1], 10), 7, "stale data through a lock");
+	cr_assert_eq(nd[1].p.st.read_faults, faults, "it faulted anyway");
+	sim_unlock(&nd[1], 0);
+	sim_end();
 }
 
 /* The litmus cases, each a fixed program on fresh nodes. */

@@ -408,9 +408,22 @@ static void invalidate(void *arg, uint32_t page)
 		send_diff(p, page); /* stays dirty: noticed at the release */
 	if (p->fetching[page] == FETCH_OUT)
 		p->fetching[page] = FETCH_STALE;
-	if (dsm_region_state(p->r, page) != DSM_PAGE_INVALID) {
+	uint8_t was = dsm_region_state(p->r, page);
+	if (was != DSM_PAGE_INVALID) {
 		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
 		p->st.invalidations++;
+	}
+	/* A copy it read (no twin: a written one sent its diff just now,
+	 * which must reach the home first): the home's copy, now. Invalid
+	 * while it is filled, as a fetched page is. */
+	if (was == DSM_PAGE_READ && p->fetching[page] == FETCH_NONE &&
+	    p->refresh_left && p->ops->refresh &&
+	    p->ops->refresh(p->ctx, p->home[page], page,
+			    dsm_region_alias(p->r, page))) {
+		p->refresh_left--;
+		p->st.fetches++;
+		p->st.refreshes++;
+		dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
 	}
 	atomic_store(&p->deferred[page], 0); /* done: after the state */
 	shrunk(p, page);
@@ -438,5 +451,6 @@ int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
 int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 		      struct dsm_notice_fault *f)
 {
+	p->refresh_left = DSM_REFRESH_MAX;
 	return dsm_log_add(&p->log, buf, len, invalidate, p, f);
 }

@@ -49,13 +49,24 @@ struct dsm_proto_ops {
 	 * has none yet (a read: the page is zeros); its answer comes back
 	 * through dsm_proto_homed. */
 	void (*claim)(void *ctx, uint32_t page, bool write);
+	/* Optional: copies page's home copy into dst now, where the node
+	 * reads it one-sided and its own diffs are all at their homes;
+	 * false when it cannot (dsm_proto_acquire then invalidates). */
+	bool (*refresh)(void *ctx, uint32_t home, uint32_t page, void *dst);
 };
 
 struct dsm_proto_stats {
 	uint64_t read_faults, write_faults, fetches, twins, diffs, diff_bytes,
 	    invalidations, intervals;
 	uint64_t home_kept; /* home pages a release left writable (below) */
+	uint64_t refreshes; /* of the fetches, made at an acquire (below) */
 };
+
+/* An acquire that invalidates a page this node holds a copy of (it read
+ * it since the last notice) copies the home's copy instead, when the ops
+ * can (refresh): a fetch made now, not at the fault that would follow;
+ * at most DSM_REFRESH_MAX pages per acquire, the rest invalidated. */
+#define DSM_REFRESH_MAX 16
 
 /* A home page written again within DSM_HOME_KEEP intervals of this node
  * (each write noticed by its fault) stays writable through the next
@@ -92,7 +103,8 @@ struct dsm_proto {
 	 * and the interval of its last write noticed by a fault. */
 	uint8_t *hot;
 	uint32_t *wrote;
-	uint64_t deferred_n; /* invalidations and protections put off */
+	uint64_t deferred_n;   /* invalidations and protections put off */
+	uint32_t refresh_left; /* of DSM_REFRESH_MAX, this acquire */
 	struct dsm_proto_stats st;
 };
 

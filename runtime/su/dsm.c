@@ -348,13 +348,28 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 	send_to(home, M_DIFF, page, 0, 0, d, len);
 }
 
+/* On one host: page's home copy into dst, read one-sided as op_fetch
+ * does, on the same conditions (an acquire's refresh, dsm/proto.h). */
+static bool op_refresh(void *ctx, uint32_t home, uint32_t page, void *dst)
+{
+	(void)ctx;
+	if (!dsm_g.peer_base || sd.p.diffs_out || home == sd.n->id)
+		return false;
+	size_t ps = dsm_g.region.page_size;
+	memcpy(dst, dsm_g.peer_base + home * dsm_g.peer_seg + (size_t)page * ps,
+	       ps);
+	sd.fetch_direct++;
+	return true;
+}
+
 static void op_claim(void *ctx, uint32_t page, bool write)
 {
 	(void)ctx;
 	send_to(0, M_CLAIM, page, write, 0, NULL, 0);
 }
 
-static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff, op_claim};
+static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff, op_claim,
+					       op_refresh};
 
 /* A manager lets thread `thread` of `node` past object id. */
 static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
@@ -1421,6 +1436,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->fetches_direct = sd.fetch_direct;
 	st->home_kept = p->home_kept;
 	st->early_sends = sd.early_sends;
+	st->refreshes = p->refreshes;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;
