@@ -201,11 +201,12 @@ static double fault_kernel(void)
 	return v;
 }
 
-/* The messages the two nodes sent each other per operation of mode
- * (lock, incr, barrier): jobs of 500 and 1000 operations per thread, one
- * repetition after the unrecorded one, under EARTH_STATS=1 (each node's
- * "msgs sent", added), their difference over the 500 more: what setup
- * and the repetitions' barriers send cancels. -1 when a job failed. */
+/* The shared-memory messages the two nodes sent each other per operation
+ * of mode (lock, incr, barrier): jobs of 500 and 1000 operations per
+ * thread, one repetition after the unrecorded one, under EARTH_STATS=1
+ * (each node's "messages M (N to other nodes)" of its shared-memory
+ * line: N, added), their difference over the 500 more: what setup and
+ * the repetitions' barriers send cancels. -1 when a job failed. */
 static double sync_msgs(const char *tr, const char *tls_set, const char *mode,
 			char *out, size_t cap)
 {
@@ -219,14 +220,20 @@ static double sync_msgs(const char *tr, const char *tls_set, const char *mode,
 			return -1;
 		sent[j] = 0;
 		int nodes = 0;
-		for (const char *p = out; (p = strstr(p, "  msgs sent "));
+		for (const char *p = out;
+		     (p = strstr(p, "barrier messages sent; "
+				    "messages "));
 		     nodes++) {
-			p += strlen("  msgs sent ");
-			sent[j] += strtod(p, NULL);
+			p = strchr(
+			    p + strlen("barrier messages sent; messages "),
+			    '(');
+			if (!p)
+				break;
+			sent[j] += strtod(p + 1, NULL);
 		}
 		if (nodes != 2) {
-			printf("# dsm_ops: no \"msgs sent\" of both nodes "
-			       "from the %s job over %s:\n%s",
+			printf("# dsm_ops: no shared-memory messages of both "
+			       "nodes from the %s job over %s:\n%s",
 			       mode, tr, out);
 			bad = 1;
 			return -1;

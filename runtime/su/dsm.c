@@ -104,6 +104,7 @@ static struct {
 	 * acknowledgements (early_sends). */
 	uint32_t *diff_to;
 	uint64_t early_sends;
+	uint64_t msgs_net; /* of the messages, to other nodes */
 	/* Pages being read one-sided through the transport (dsm_get), and
 	 * records of finished ones, reused. */
 	struct rfetch {
@@ -182,6 +183,7 @@ static void send_to(uint32_t node, unsigned what, uint64_t a, uint64_t b,
 			     .c = c};
 	sd.msgs[what]++;
 	if (node != sd.n->id) {
+		sd.msgs_net++;
 		su_net_send(sd.n, node, &h, payload);
 		return;
 	}
@@ -1436,6 +1438,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->fetches_direct = sd.fetch_direct;
 	st->home_kept = p->home_kept;
 	st->early_sends = sd.early_sends;
+	st->msgs_net = sd.msgs_net;
 	st->refreshes = p->refreshes;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
