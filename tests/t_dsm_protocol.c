@@ -544,6 +544,51 @@ Test(dsm_protocol, grant_refreshes_a_page_read_here)
 	sim_end();
 }
 
+/* A page this node wrote under the lock last time comes with the next
+ * grant twinned and writable (a pretwin): the write takes no fault; left
+ * unwritten, its empty diff names it in no notice, and the next grant
+ * does not pretwin it. */
+Test(dsm_protocol, grant_pretwins_a_page_written_here_last_time)
+{
+	refresh_on = true;
+	sim_start(2);
+	struct node *a = &nd[0], *b = &nd[1];
+	sim_lock(b, 0);
+	sim_write(b, 10, 1); /* page 0, home node 0: a twin, a diff */
+	sim_unlock(b, 0);
+	sim_lock(a, 0);
+	sim_write(a, 11, 2);
+	sim_unlock(a, 0);
+	uint64_t wf = b->p.st.write_faults;
+	sim_lock(b, 0);
+	cr_assert_eq(b->r.state[0], DSM_PAGE_WRITE, "not pretwinned");
+	cr_assert_eq(b->p.st.pretwins, 1);
+	cr_assert_eq(sim_read(b, 11), 2, "stale data through a lock");
+	sim_write(b, 10, 3);
+	cr_assert_eq(b->p.st.write_faults, wf, "the write faulted anyway");
+	sim_unlock(b, 0);
+	sim_lock(a, 0);
+	cr_assert_eq(sim_read(a, 10), 3, "the pretwinned write was lost");
+	sim_write(a, 11, 4);
+	sim_unlock(a, 0);
+	/* pretwinned again, left unwritten: no notice, no hint */
+	sim_lock(b, 0);
+	cr_assert_eq(b->p.st.pretwins, 2);
+	uint64_t intervals = b->p.st.intervals;
+	sim_unlock(b, 0);
+	cr_assert_eq(b->p.st.intervals, intervals,
+		     "an unwritten pretwinned page made an interval");
+	sim_lock(a, 0);
+	sim_write(a, 11, 5);
+	sim_unlock(a, 0);
+	sim_lock(b, 0);
+	cr_assert_eq(b->p.st.pretwins, 2, "pretwinned though not written");
+	cr_assert_eq(b->r.state[0], DSM_PAGE_READ);
+	cr_assert_eq(sim_read(b, 11), 5);
+	sim_unlock(b, 0);
+	sim_end();
+}
+
 /* The litmus cases, each a fixed program on fresh nodes. */
 
 Test(dsm_protocol, message_through_a_lock)

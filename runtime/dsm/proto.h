@@ -60,12 +60,18 @@ struct dsm_proto_stats {
 	    invalidations, intervals;
 	uint64_t home_kept; /* home pages a release left writable (below) */
 	uint64_t refreshes; /* of the fetches, made at an acquire (below) */
+	uint64_t pretwins;  /* of the twins, made at such a refresh */
 };
 
 /* An acquire that invalidates a page this node holds a copy of (it read
  * it since the last notice) copies the home's copy instead, when the ops
  * can (refresh): a fetch made now, not at the fault that would follow;
- * at most DSM_REFRESH_MAX pages per acquire, the rest invalidated. */
+ * at most DSM_REFRESH_MAX pages per acquire, the rest invalidated. A
+ * refreshed page this node wrote the last time it had it (its diff was
+ * not empty) is twinned and made writable at once too (a pretwin): its
+ * next write takes no fault. A pretwinned page left unwritten has an
+ * empty diff at the release: it is named in no write notice, and is not
+ * pretwinned again until it is written again. */
 #define DSM_REFRESH_MAX 16
 
 /* A home page written again within DSM_HOME_KEEP intervals of this node
@@ -103,6 +109,9 @@ struct dsm_proto {
 	 * and the interval of its last write noticed by a fault. */
 	uint8_t *hot;
 	uint32_t *wrote;
+	/* Cached pages: written the last time this node had them (a
+	 * pretwin's hint); pretwinned in the open interval. */
+	uint8_t *wr_hint, *pretwin;
 	uint64_t deferred_n;   /* invalidations and protections put off */
 	uint32_t refresh_left; /* of DSM_REFRESH_MAX, this acquire */
 	struct dsm_proto_stats st;
