@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
@@ -192,6 +193,22 @@ Test(dsm_node, statistics_count_what_the_program_did)
 			  want1[i], js);
 	}
 	cr_assert(strstr(js, "\"wait_ns\":{\"page\":"), "%s", js);
+	/* Node 1's unlocks follow a diff of the counter's page to node 0,
+	 * which manages the lock: such an UNLOCK goes behind its diff, not
+	 * after its ACK (most of its 100, and some LOCKs: a bound, as a page
+	 * twinned at a grant and invalidated before the unlock sent its diff
+	 * then, and it may be acknowledged by the unlock). Node 0's diffs (its
+	 * threads' parts of the array homed on node 1) go to another node
+	 * than its barrier's and flags' messages (node 0 itself): none. */
+	const char *e0 = strstr(n0, "\"early_sends\":"),
+		   *e1 = strstr(n1, "\"early_sends\":");
+	cr_assert(e0 && e1, "%s", js);
+	unsigned long s0 = strtoul(e0 + strlen("\"early_sends\":"), NULL, 10),
+		      s1 = strtoul(e1 + strlen("\"early_sends\":"), NULL, 10);
+	cr_assert_eq(s0, 0, "node 0 sent %lu requests behind diffs\n%s", s0,
+		     js);
+	cr_assert_geq(s1, 50, "node 1 sent %lu requests behind diffs\n%s", s1,
+		      js);
 }
 
 /* A region that could need more mappings than the kernel allows is

@@ -112,7 +112,22 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 	send(((struct node *)ctx)->id, home, M_DIFF, page, d, len);
 }
 
-static const struct dsm_proto_ops ops = {op_fetch, op_diff};
+/* The home's copy read one-sided at an acquire, as on one host (off
+ * unless a test turns it on): the releases it follows completed, so their
+ * diffs are there; never while this node's own diffs are out. */
+static bool refresh_on;
+static uint64_t refreshed; /* by op_refresh, every node */
+static bool op_refresh(void *ctx, uint32_t home, uint32_t page, void *dst)
+{
+	struct node *x = ctx;
+	if (!refresh_on || x->p.diffs_out)
+		return false;
+	memcpy(dst, dsm_region_alias(&nd[home].r, page), PSZ);
+	refreshed++;
+	return true;
+}
+
+static const struct dsm_proto_ops ops = {op_fetch, op_diff, NULL, op_refresh};
 
 static uint8_t nbuf[1 << 20];
 
@@ -497,6 +512,83 @@ Test(dsm_protocol, random_drf_programs_read_the_last_write)
 			run_program(nodes, s * 7919u + nodes, 4000);
 }
 
+/* The same with an acquire's invalidations of pages read here refreshed
+ * from the home's copy at once (dsm/proto.h, DSM_REFRESH_MAX). */
+Test(dsm_protocol, random_drf_programs_with_refreshes)
+{
+	refresh_on = true;
+	for (uint32_t nodes = 2; nodes <= MAXN; nodes++)
+		for (unsigned s = 1; s <= 10; s++)
+			run_program(nodes, s * 7919u + nodes + 1, 4000);
+	cr_assert_gt(refreshed, 0, "no acquire refreshed a page");
+}
+
+/* A page read here and written at its home under a lock: the next grant
+ * brings the new bytes with it (no fault, a fetch made at the acquire). */
+Test(dsm_protocol, grant_refreshes_a_page_read_here)
+{
+	refresh_on = true;
+	sim_start(2);
+	cr_assert_eq(sim_read(&nd[1], 10), 0);
+	sim_lock(&nd[0], 0);
+	sim_write(&nd[0], 10, 7);
+	sim_unlock(&nd[0], 0);
+	uint64_t faults = nd[1].p.st.read_faults;
+	sim_lock(&nd[1], 0);
+	cr_assert_eq(nd[1].r.state[0], DSM_PAGE_READ,
+		     "invalidated, not refreshed");
+	cr_assert_eq(nd[1].p.st.refreshes, 1);
+	cr_assert_eq(sim_read(&nd[1], 10), 7, "stale data through a lock");
+	cr_assert_eq(nd[1].p.st.read_faults, faults, "it faulted anyway");
+	sim_unlock(&nd[1], 0);
+	sim_end();
+}
+
+/* A page this node wrote under the lock last time comes with the next
+ * grant twinned and writable (a pretwin): the write takes no fault; left
+ * unwritten, its empty diff names it in no notice, and the next grant
+ * does not pretwin it. */
+Test(dsm_protocol, grant_pretwins_a_page_written_here_last_time)
+{
+	refresh_on = true;
+	sim_start(2);
+	struct node *a = &nd[0], *b = &nd[1];
+	sim_lock(b, 0);
+	sim_write(b, 10, 1); /* page 0, home node 0: a twin, a diff */
+	sim_unlock(b, 0);
+	sim_lock(a, 0);
+	sim_write(a, 11, 2);
+	sim_unlock(a, 0);
+	uint64_t wf = b->p.st.write_faults;
+	sim_lock(b, 0);
+	cr_assert_eq(b->r.state[0], DSM_PAGE_WRITE, "not pretwinned");
+	cr_assert_eq(b->p.st.pretwins, 1);
+	cr_assert_eq(sim_read(b, 11), 2, "stale data through a lock");
+	sim_write(b, 10, 3);
+	cr_assert_eq(b->p.st.write_faults, wf, "the write faulted anyway");
+	sim_unlock(b, 0);
+	sim_lock(a, 0);
+	cr_assert_eq(sim_read(a, 10), 3, "the pretwinned write was lost");
+	sim_write(a, 11, 4);
+	sim_unlock(a, 0);
+	/* pretwinned again, left unwritten: no notice, no hint */
+	sim_lock(b, 0);
+	cr_assert_eq(b->p.st.pretwins, 2);
+	uint64_t intervals = b->p.st.intervals;
+	sim_unlock(b, 0);
+	cr_assert_eq(b->p.st.intervals, intervals,
+		     "an unwritten pretwinned page made an interval");
+	sim_lock(a, 0);
+	sim_write(a, 11, 5);
+	sim_unlock(a, 0);
+	sim_lock(b, 0);
+	cr_assert_eq(b->p.st.pretwins, 2, "pretwinned though not written");
+	cr_assert_eq(b->r.state[0], DSM_PAGE_READ);
+	cr_assert_eq(sim_read(b, 11), 5);
+	sim_unlock(b, 0);
+	sim_end();
+}
+
 /* The litmus cases, each a fixed program on fresh nodes. */
 
 Test(dsm_protocol, message_through_a_lock)
@@ -510,6 +602,46 @@ Test(dsm_protocol, message_through_a_lock)
 	sim_lock(&nd[1], 0);
 	cr_assert_eq(sim_read(&nd[1], 10), 7, "stale data through a lock");
 	sim_unlock(&nd[1], 0);
+	sim_end();
+}
+
+/* A home page written in interval after interval stays writable through
+ * the releases (DSM_HOME_KEEP): no fault and no protection change at the
+ * home, every release still noticing it, so a node that caches it reads
+ * every new value; left unwritten, it is read-only again after
+ * DSM_HOME_KEEP releases. */
+Test(dsm_protocol, home_page_written_in_a_row_stays_writable)
+{
+	sim_start(2);
+	struct node *h = &nd[0], *o = &nd[1];
+	enum { ROUNDS = DSM_HOME_KEEP + 4 };
+	for (uint8_t i = 1; i <= ROUNDS; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 10, i);
+		sim_unlock(h, 0);
+		sim_lock(o, 0);
+		cr_assert_eq(sim_read(o, 10), i, "round %u: a stale copy", i);
+		sim_unlock(o, 0);
+		if (i >= 2 && i < 2 + DSM_HOME_KEEP)
+			cr_assert_eq(h->r.state[0], DSM_PAGE_WRITE,
+				     "round %u: written in a row, yet made "
+				     "read-only",
+				     i);
+	}
+	/* faulted at rounds 1, 2 and 11 (DSM_HOME_KEEP + 1 later) */
+	cr_assert_lt(h->p.st.write_faults, 4);
+	cr_assert_eq(h->p.st.home_kept, ROUNDS - 2);
+	/* writes elsewhere make intervals; page 0 is not written in them */
+	for (unsigned i = 0; i <= DSM_HOME_KEEP; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 2 * PSZ, (uint8_t)i);
+		sim_unlock(h, 0);
+	}
+	cr_assert_eq(h->r.state[0], DSM_PAGE_HOME,
+		     "unwritten, it stays writable");
+	sim_lock(o, 0);
+	cr_assert_eq(sim_read(o, 10), ROUNDS);
+	sim_unlock(o, 0);
 	sim_end();
 }
 

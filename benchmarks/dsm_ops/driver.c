@@ -201,6 +201,50 @@ static double fault_kernel(void)
 	return v;
 }
 
+/* The shared-memory messages the two nodes sent each other per operation
+ * of mode (lock, incr, barrier): jobs of 500 and 1000 operations per
+ * thread, one repetition after the unrecorded one, under EARTH_STATS=1
+ * (each node's "messages M (N to other nodes)" of its shared-memory
+ * line: N, added), their difference over the 500 more: what setup and
+ * the repetitions' barriers send cancels. -1 when a job failed. */
+static double sync_msgs(const char *tr, const char *tls_set, const char *mode,
+			char *out, size_t cap)
+{
+	const char *env[] = {"EARTH_STATS=1", tls_set, NULL};
+	double sent[2];
+	for (int j = 0; j < 2; j++) {
+		const char *argv[] = {
+		    prog, "-m", mode, "-n", j ? "1000" : "500",
+		    "-r", "1",	NULL};
+		if (job(tr, env, argv, mode, out, cap))
+			return -1;
+		sent[j] = 0;
+		int nodes = 0;
+		for (const char *p = out;
+		     (p = strstr(p, "barrier messages sent; "
+				    "messages "));
+		     nodes++) {
+			p = strchr(
+			    p + strlen("barrier messages sent; messages "),
+			    '(');
+			if (!p)
+				break;
+			sent[j] += strtod(p + 1, NULL);
+		}
+		if (nodes != 2) {
+			printf("# dsm_ops: no shared-memory messages of both "
+			       "nodes from the %s job over %s:\n%s",
+			       mode, tr, out);
+			bad = 1;
+			return -1;
+		}
+	}
+	/* 500 more per thread, in 2 repetitions; a lock's or an increment's
+	 * by both threads */
+	double ops = 500.0 * 2 * (strcmp(mode, "barrier") ? 2 : 1);
+	return (sent[1] - sent[0]) / ops;
+}
+
 static void transport(const char *tr, const char *sfx, const char *tls,
 		      double kernel)
 {
@@ -269,11 +313,19 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 	}
 	const char *nm[] = {"dsm_lock_handoff", "dsm_locked_incr",
 			    "dsm_barrier"};
+	const char *md[] = {"lock", "incr", "barrier"};
 	double v[] = {lock, incr, barrier};
 	for (int i = 0; i < 3; i++)
 		if (v[i] > 0) {
 			snprintf(name, sizeof(name), "%s.%s", nm[i], sfx);
 			bench_metric_ns(name, v[i]);
+			double m = sync_msgs(tr, tls ? set : NULL, md[i], out,
+					     sizeof(out));
+			if (m >= 0) {
+				snprintf(name, sizeof(name), "%s_msgs.%s",
+					 nm[i], sfx);
+				bench_metric(name, m, "msgs");
+			}
 		}
 }
 

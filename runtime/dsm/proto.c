@@ -37,9 +37,14 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->deferred = calloc(n, 1);
 	p->shrinking = calloc(n, 1);
 	p->kept = calloc(n, sizeof(*p->kept));
+	p->hot = calloc(n, 1);
+	p->wrote = calloc(n, sizeof(*p->wrote));
+	p->wr_hint = calloc(n, 1);
+	p->pretwin = calloc(n, 1);
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
 	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
-	    !p->shrinking || !p->kept) {
+	    !p->shrinking || !p->kept || !p->hot || !p->wrote || !p->wr_hint ||
+	    !p->pretwin) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -62,6 +67,10 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->deferred);
 	free(p->shrinking);
 	free(p->kept);
+	free(p->hot);
+	free(p->wrote);
+	free(p->wr_hint);
+	free(p->pretwin);
 	dsm_log_fini(&p->log);
 	memset(p, 0, sizeof(*p));
 }
@@ -76,6 +85,9 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 	}
 	for (uint32_t i = first; i < first + n; i++) {
 		p->home[i] = (uint16_t)home;
+		p->hot[i] = 0;
+		p->wrote[i] = 0;
+		p->wr_hint[i] = 0;
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
 	}
@@ -160,6 +172,7 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
 		memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
 		p->twin[page] = t;
 		p->st.twins++;
+		p->wr_hint[page] = 1;
 		mark_dirty(p, page);
 		dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
 	}
@@ -290,7 +303,7 @@ int dsm_proto_diff_acked(struct dsm_proto *p)
 
 /* Page's diff against its twin to its home; the twin replaced by next
  * (freed). */
-static void diff_out(struct dsm_proto *p, uint32_t page, uint8_t *next)
+static size_t diff_out(struct dsm_proto *p, uint32_t page, uint8_t *next)
 {
 	size_t len = dsm_diff_encode(dsm_region_alias(p->r, page),
 				     p->twin[page], p->r->page_size, p->dbuf,
@@ -303,16 +316,17 @@ static void diff_out(struct dsm_proto *p, uint32_t page, uint8_t *next)
 		p->st.diffs++;
 		p->st.diff_bytes += len;
 	}
+	return len;
 }
 
 /* Page's diff to its home; the page is write-protected first (so no write
- * can follow the diff), its twin freed. 0 or -1. */
-static int send_diff(struct dsm_proto *p, uint32_t page)
+ * can follow the diff), its twin freed. The diff's length (0: nothing
+ * changed, nothing sent), or -1. */
+static long send_diff(struct dsm_proto *p, uint32_t page)
 {
 	if (dsm_region_set(p->r, page, 1, DSM_PAGE_READ))
 		return -1;
-	diff_out(p, page, NULL);
-	return 0;
+	return (long)diff_out(p, page, NULL);
 }
 
 /* A held page's diff at a release: a new twin taken first, then the diff
@@ -329,11 +343,36 @@ static int send_diff_held(struct dsm_proto *p, uint32_t page)
 	return 0;
 }
 
+/* A home page written in this interval (DSM_HOME_KEEP): whether it
+ * stays writable through this release. */
+static bool home_keeps(struct dsm_proto *p, uint32_t page)
+{
+	uint32_t cur = p->log.vt[p->self] + 1; /* the interval closing */
+	if (p->hot[page]) {
+		if (--p->hot[page])
+			return true;
+	} else if (p->wrote[page] && cur - p->wrote[page] <= DSM_HOME_KEEP) {
+		p->hot[page] = DSM_HOME_KEEP;
+		return true;
+	}
+	p->wrote[page] = cur;
+	return false;
+}
+
 int dsm_proto_release(struct dsm_proto *p)
 {
-	uint32_t nkept = 0;
+	uint32_t nkept = 0, nlog = 0; /* dirty_list[0 .. nlog): noticed */
 	for (uint32_t i = 0; i < p->ndirty; i++) {
 		uint32_t page = p->dirty_list[i];
+		p->dirty_list[nlog++] = page;
+		if (p->home[page] == p->self && !p->twin[page] &&
+		    dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
+		    home_keeps(p, page)) {
+			/* Written in a row: noticed, left writable. */
+			p->kept[nkept++] = page;
+			p->st.home_kept++;
+			continue;
+		}
 		if (dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
 		    !may_shrink(p, page)) {
 			/* Held by a fiber: noticed now, written on. */
@@ -344,8 +383,15 @@ int dsm_proto_release(struct dsm_proto *p)
 			continue;
 		}
 		if (p->twin[page]) {
-			if (send_diff(p, page))
+			long len = send_diff(p, page);
+			if (len < 0)
 				return -1;
+			if (!len && p->pretwin[page]) {
+				/* Pretwinned, not written: no notice. */
+				p->wr_hint[page] = 0;
+				nlog--;
+			}
+			p->pretwin[page] = 0;
 		} else if (p->home[page] == p->self &&
 			   dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
 			   dsm_region_set(p->r, page, 1, DSM_PAGE_HOME)) {
@@ -354,9 +400,9 @@ int dsm_proto_release(struct dsm_proto *p)
 		shrunk(p, page);
 		p->dirty[page] = 0;
 	}
-	if (dsm_log_close(&p->log, p->dirty_list, p->ndirty))
+	if (dsm_log_close(&p->log, p->dirty_list, nlog))
 		return -1;
-	if (p->ndirty)
+	if (nlog)
 		p->st.intervals++;
 	p->ndirty = nkept;
 	memcpy(p->dirty_list, p->kept, nkept * sizeof(*p->kept));
@@ -374,13 +420,41 @@ static void invalidate(void *arg, uint32_t page)
 		atomic_store(&p->deferred[page], 1);
 		return;
 	}
-	if (p->twin[page])
+	if (p->twin[page]) {
 		send_diff(p, page); /* stays dirty: noticed at the release */
+		p->pretwin[page] = 0;
+	}
 	if (p->fetching[page] == FETCH_OUT)
 		p->fetching[page] = FETCH_STALE;
-	if (dsm_region_state(p->r, page) != DSM_PAGE_INVALID) {
+	uint8_t was = dsm_region_state(p->r, page);
+	if (was != DSM_PAGE_INVALID) {
 		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
 		p->st.invalidations++;
+	}
+	/* A copy it read (no twin: a written one sent its diff just now,
+	 * which must reach the home first): the home's copy, now. Invalid
+	 * while it is filled, as a fetched page is. */
+	if (was == DSM_PAGE_READ && p->fetching[page] == FETCH_NONE &&
+	    p->refresh_left && p->ops->refresh &&
+	    p->ops->refresh(p->ctx, p->home[page], page,
+			    dsm_region_alias(p->r, page))) {
+		p->refresh_left--;
+		p->st.fetches++;
+		p->st.refreshes++;
+		uint8_t *t = p->wr_hint[page] && !p->dirty[page]
+				 ? malloc(p->r->page_size)
+				 : NULL;
+		if (t) { /* written last time: twinned, writable */
+			memcpy(t, dsm_region_alias(p->r, page),
+			       p->r->page_size);
+			p->twin[page] = t;
+			p->pretwin[page] = 1;
+			p->st.twins++;
+			p->st.pretwins++;
+			mark_dirty(p, page);
+		}
+		dsm_region_set(p->r, page, 1,
+			       t ? DSM_PAGE_WRITE : DSM_PAGE_READ);
 	}
 	atomic_store(&p->deferred[page], 0); /* done: after the state */
 	shrunk(p, page);
@@ -408,5 +482,6 @@ int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
 int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 		      struct dsm_notice_fault *f)
 {
+	p->refresh_left = DSM_REFRESH_MAX;
 	return dsm_log_add(&p->log, buf, len, invalidate, p, f);
 }

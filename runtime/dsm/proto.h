@@ -49,12 +49,39 @@ struct dsm_proto_ops {
 	 * has none yet (a read: the page is zeros); its answer comes back
 	 * through dsm_proto_homed. */
 	void (*claim)(void *ctx, uint32_t page, bool write);
+	/* Optional: copies page's home copy into dst now, where the node
+	 * reads it one-sided and its own diffs are all at their homes;
+	 * false when it cannot (dsm_proto_acquire then invalidates). */
+	bool (*refresh)(void *ctx, uint32_t home, uint32_t page, void *dst);
 };
 
 struct dsm_proto_stats {
 	uint64_t read_faults, write_faults, fetches, twins, diffs, diff_bytes,
 	    invalidations, intervals;
+	uint64_t home_kept; /* home pages a release left writable (below) */
+	uint64_t refreshes; /* of the fetches, made at an acquire (below) */
+	uint64_t pretwins;  /* of the twins, made at such a refresh */
 };
+
+/* An acquire that invalidates a page this node holds a copy of (it read
+ * it since the last notice) copies the home's copy instead, when the ops
+ * can (refresh): a fetch made now, not at the fault that would follow;
+ * at most DSM_REFRESH_MAX pages per acquire, the rest invalidated. A
+ * refreshed page this node wrote the last time it had it (its diff was
+ * not empty) is twinned and made writable at once too (a pretwin): its
+ * next write takes no fault. A pretwinned page left unwritten has an
+ * empty diff at the release: it is named in no write notice, and is not
+ * pretwinned again until it is written again. */
+#define DSM_REFRESH_MAX 16
+
+/* A home page written again within DSM_HOME_KEEP intervals of this node
+ * (each write noticed by its fault) stays writable through the next
+ * DSM_HOME_KEEP releases: each of them notices it as written without a fault or
+ * a protection change (a write notice that may name a page not written since:
+ * other nodes then invalidate a copy they could have kept, which release
+ * consistency allows). Then it is read-only again, and its next write
+ * keeps it writable again at once. */
+#define DSM_HOME_KEEP 8
 
 struct dsm_proto {
 	struct dsm_region *r;
@@ -78,7 +105,15 @@ struct dsm_proto {
 	 * protection); the EU's hit backs off (dsm_proto_may_shrink). */
 	_Atomic uint8_t *shrinking;
 	uint32_t *kept;
-	uint64_t deferred_n; /* invalidations and protections put off */
+	/* Home pages (DSM_HOME_KEEP): releases each stays writable still,
+	 * and the interval of its last write noticed by a fault. */
+	uint8_t *hot;
+	uint32_t *wrote;
+	/* Cached pages: written the last time this node had them (a
+	 * pretwin's hint); pretwinned in the open interval. */
+	uint8_t *wr_hint, *pretwin;
+	uint64_t deferred_n;   /* invalidations and protections put off */
+	uint32_t refresh_left; /* of DSM_REFRESH_MAX, this acquire */
 	struct dsm_proto_stats st;
 };
 

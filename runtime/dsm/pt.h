@@ -83,6 +83,13 @@ struct dsm_stats {
 	/* The EU: faults taken, program threads switched out. */
 	uint64_t eu_faults, switches;
 	uint64_t home_writes_eu; /* home pages' first writes the EU took */
+	uint64_t home_kept; /* home pages a release left writable (proto.h) */
+	/* Requests sent behind this node's diffs, not after their
+	 * acknowledgements (su/dsm.c: all to the node the message goes to). */
+	uint64_t early_sends;
+	uint64_t refreshes; /* of the fetches, made at an acquire (proto.h) */
+	uint64_t msgs_net;  /* of msgs_sent, to other nodes (the rest: to
+			     * this node itself) */
 	uint64_t wait_ns[DSM_WAIT_CAUSES_]; /* by cause, every thread */
 	/* Fibers (earth_dsm_fiber.h): range acquisitions, of which every
 	 * page was usable at once (hits), and the waits for a page that

@@ -171,23 +171,25 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 	fprintf(f,
 		"  shared memory: faults %" PRIu64 " read, %" PRIu64
 		" write (the EU took %" PRIu64 "); fetches %" PRIu64
-		" (%" PRIu64 " one-sided); twins %" PRIu64 "; diffs %" PRIu64
+		" (%" PRIu64 " one-sided, %" PRIu64
+		" at an acquire); twins %" PRIu64 "; diffs %" PRIu64
 		" of %" PRIu64 " bytes, from %" PRIu64
 		" bytes twinned; intervals %" PRIu64 "; invalidations %" PRIu64
-		"\n",
+		"; home pages left writable at a release %" PRIu64 "\n",
 		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
-		d.fetches_direct, d.twins, d.diffs, d.diff_bytes, d.twin_bytes,
-		d.intervals, d.invalidations);
-	fprintf(f,
-		"  shared memory: lock acquires %" PRIu64 " here, %" PRIu64
-		" on another node, %" PRIu64
-		" handed over here; barriers %" PRIu64 " done here, %" PRIu64
-		" barrier messages sent; messages %" PRIu64
-		", write notices %" PRIu64 " bytes sent, %" PRIu64
-		" held at the end; thread switches %" PRIu64 "\n",
-		d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
-		d.barrier_msgs, d.msgs_sent, d.notice_bytes, d.notices_held,
-		d.switches);
+		d.fetches_direct, d.refreshes, d.twins, d.diffs, d.diff_bytes,
+		d.twin_bytes, d.intervals, d.invalidations, d.home_kept);
+	fprintf(
+	    f,
+	    "  shared memory: lock acquires %" PRIu64 " here, %" PRIu64
+	    " on another node, %" PRIu64 " handed over here; barriers %" PRIu64
+	    " done here, %" PRIu64 " barrier messages sent; messages %" PRIu64
+	    " (%" PRIu64 " to other nodes), write notices %" PRIu64
+	    " bytes sent, %" PRIu64 " held at the end; thread switches %" PRIu64
+	    "; requests sent behind diffs %" PRIu64 "\n",
+	    d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
+	    d.barrier_msgs, d.msgs_sent, d.msgs_net, d.notice_bytes,
+	    d.notices_held, d.switches, d.early_sends);
 	if (d.f_acquires || d.f_releases)
 		fprintf(f,
 			"  shared memory: fibers' acquisitions %" PRIu64
@@ -213,24 +215,27 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		",\"dsm\":{\"read_faults\":%" PRIu64
 		",\"write_faults\":%" PRIu64 ",\"eu_faults\":%" PRIu64
 		",\"fetches\":%" PRIu64 ",\"fetches_direct\":%" PRIu64
-		",\"home_writes_eu\":%" PRIu64 ",\"twins\":%" PRIu64
+		",\"refreshes\":%" PRIu64 ",\"home_writes_eu\":%" PRIu64
+		",\"home_kept\":%" PRIu64 ",\"twins\":%" PRIu64
 		",\"twin_bytes\":%" PRIu64 ",\"diffs\":%" PRIu64
 		",\"diff_bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
 		",\"invalidations\":%" PRIu64 ",\"notice_bytes\":%" PRIu64
 		",\"notices_held\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
-		",\"barrier_msgs\":%" PRIu64 ",\"lock_local\":%" PRIu64
-		",\"lock_remote\":%" PRIu64 ",\"lock_handoffs\":%" PRIu64
-		",\"barriers\":%" PRIu64 ",\"switches\":%" PRIu64
+		",\"msgs_net\":%" PRIu64 ",\"barrier_msgs\":%" PRIu64
+		",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
+		",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
+		",\"switches\":%" PRIu64 ",\"early_sends\":%" PRIu64
 		",\"fiber_acquires\":%" PRIu64 ",\"fiber_hits\":%" PRIu64
 		",\"fiber_hits_eu\":%" PRIu64 ",\"fiber_coalesced\":%" PRIu64
 		",\"fiber_releases\":%" PRIu64 ",\"fiber_deferred\":%" PRIu64
 		",\"wait_ns\":{",
 		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
-		d.fetches_direct, d.home_writes_eu, d.twins, d.twin_bytes,
-		d.diffs, d.diff_bytes, d.intervals, d.invalidations,
-		d.notice_bytes, d.notices_held, d.msgs_sent, d.barrier_msgs,
-		d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
-		d.switches, d.f_acquires, d.f_hits, d.f_hits_eu, d.f_coalesced,
+		d.fetches_direct, d.refreshes, d.home_writes_eu, d.home_kept,
+		d.twins, d.twin_bytes, d.diffs, d.diff_bytes, d.intervals,
+		d.invalidations, d.notice_bytes, d.notices_held, d.msgs_sent,
+		d.msgs_net, d.barrier_msgs, d.lock_local, d.lock_remote,
+		d.lock_handoffs, d.barriers, d.switches, d.early_sends,
+		d.f_acquires, d.f_hits, d.f_hits_eu, d.f_coalesced,
 		d.f_releases, d.f_deferred);
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",

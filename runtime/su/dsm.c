@@ -99,6 +99,12 @@ static struct {
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
 	uint64_t fetch_direct;
+	/* Per node: this node's diffs to it not yet acknowledged; requests
+	 * that went out behind such diffs instead of waiting for their
+	 * acknowledgements (early_sends). */
+	uint32_t *diff_to;
+	uint64_t early_sends;
+	uint64_t msgs_net; /* of the messages, to other nodes */
 	/* Pages being read one-sided through the transport (dsm_get), and
 	 * records of finished ones, reused. */
 	struct rfetch {
@@ -177,6 +183,7 @@ static void send_to(uint32_t node, unsigned what, uint64_t a, uint64_t b,
 			     .c = c};
 	sd.msgs[what]++;
 	if (node != sd.n->id) {
+		sd.msgs_net++;
 		su_net_send(sd.n, node, &h, payload);
 		return;
 	}
@@ -339,7 +346,22 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 		    size_t len)
 {
 	(void)ctx;
+	sd.diff_to[home]++;
 	send_to(home, M_DIFF, page, 0, 0, d, len);
+}
+
+/* On one host: page's home copy into dst, read one-sided as op_fetch
+ * does, on the same conditions (an acquire's refresh, dsm/proto.h). */
+static bool op_refresh(void *ctx, uint32_t home, uint32_t page, void *dst)
+{
+	(void)ctx;
+	if (!dsm_g.peer_base || sd.p.diffs_out || home == sd.n->id)
+		return false;
+	size_t ps = dsm_g.region.page_size;
+	memcpy(dst, dsm_g.peer_base + home * dsm_g.peer_seg + (size_t)page * ps,
+	       ps);
+	sd.fetch_direct++;
+	return true;
 }
 
 static void op_claim(void *ctx, uint32_t page, bool write)
@@ -348,7 +370,8 @@ static void op_claim(void *ctx, uint32_t page, bool write)
 	send_to(0, M_CLAIM, page, write, 0, NULL, 0);
 }
 
-static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff, op_claim};
+static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff, op_claim,
+					       op_refresh};
 
 /* A manager lets thread `thread` of `node` past object id. */
 static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
@@ -395,9 +418,10 @@ int su_dsm_open(struct earth_node *n)
 	sd.buf = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
+	sd.diff_to = calloc(nodes, sizeof(uint32_t));
 	sd.done = calloc((size_t)nodes * DSM_THREADS_PER_NODE, 1);
 	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.vt_tmp ||
-	    !sd.early || !sd.done)
+	    !sd.early || !sd.done || !sd.diff_to)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -434,6 +458,7 @@ void su_dsm_close(void)
 		}
 	free(sd.sent);
 	free(sd.told);
+	free(sd.diff_to);
 	free(sd.vt_tmp);
 	for (struct kept *m = sd.local.head, *nx; m; m = nx) {
 		nx = m->next;
@@ -663,6 +688,41 @@ static void home_writes_take(void)
 	}
 }
 
+/* Whether request req (object b) may go now, while this node's diffs
+ * are out, instead of waiting for their acknowledgements: when its one
+ * message goes to the node every diff out went to. Messages between two
+ * nodes arrive in order (net/net.h), so that node applies the diffs
+ * before it handles the message, and whatever the message lets happen
+ * (a grant to another node, which then fetches from that home, or sees
+ * its copy) follows them, as it would follow their acknowledgements. A
+ * CREATE (and the globals before the first) and messages to this node
+ * itself wait. */
+static bool behind_diffs(unsigned req, uint64_t b)
+{
+	uint32_t to;
+	switch (req) {
+	case DSM_R_LOCK:
+	case DSM_R_UNLOCK:
+	case DSM_R_BARRIER:
+	case DSM_R_FLAG_SET:
+	case DSM_R_FLAG_WAIT:
+	case DSM_R_FLAG_CLEAR:
+		to = id_node(b);
+		break;
+	case DSM_R_ALLOC:
+	case DSM_R_FREE:
+	case DSM_R_END:
+		to = 0;
+		break;
+	default:
+		return false;
+	}
+	if (to == sd.n->id || sd.diff_to[to] != sd.p.diffs_out)
+		return false;
+	sd.early_sends++;
+	return true;
+}
+
 static void request(const struct su_req *r)
 {
 	home_writes_take();
@@ -714,7 +774,7 @@ static void request(const struct su_req *r)
 	default:
 		earth_fatal("shared memory: a request of kind %u", req);
 	}
-	if (sd.nheld || sd.p.diffs_out)
+	if (sd.nheld || (sd.p.diffs_out && !behind_diffs(req, r->b)))
 		hold(pt, req, r->b, r->c);
 	else
 		perform(pt, req, r->b, r->c);
@@ -997,8 +1057,10 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		send_to(from, M_ACK, 0, 0, 0, NULL, 0);
 		return;
 	case M_ACK:
-		if (dsm_proto_diff_acked(&sd.p))
-			bad(h, from, "n", "an acknowledgement of no diff");
+		if (!sd.diff_to[from] || dsm_proto_diff_acked(&sd.p))
+			bad(h, from, "n",
+			    "an acknowledgement of no diff sent to that node");
+		sd.diff_to[from]--;
 		if (!sd.p.diffs_out)
 			run_held();
 		if (!sd.p.diffs_out && !sd.nheld)
@@ -1374,6 +1436,10 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->write_faults = p->write_faults;
 	st->fetches = p->fetches;
 	st->fetches_direct = sd.fetch_direct;
+	st->home_kept = p->home_kept;
+	st->early_sends = sd.early_sends;
+	st->msgs_net = sd.msgs_net;
+	st->refreshes = p->refreshes;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;
