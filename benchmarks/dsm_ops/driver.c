@@ -36,6 +36,10 @@
  *                             the 1-D Jacobi of jacobi.h over shm, each
  *                             half homed on its writer, against two
  *                             pthreads on this host (same results checked)
+ *   mpi_jacobi / dsm_jacobi_over_mpi
+ *                             the same Jacobi in Open MPI, two ranks on
+ *                             this host (mpi_jacobi.c, beside this driver
+ *                             where mpicc was; same results checked)
  *   dsm_hidden.t<k>.lat<us>   latency hiding, k threads per node, the
  *                             emulated network's one-way delay (us) over
  *                             shm: (T1 - Tk) / (T1 - T_local), T_local the
@@ -383,6 +387,42 @@ static double pthreads_jacobi(double *checksum)
 	return ns;
 }
 
+/* The Jacobi in Open MPI (mpi_jacobi beside this driver), 2 ranks on
+ * this host over shared memory: its median ns and checksum; 0 when it or
+ * mpirun is missing (said), or the run fails (said, counted bad). */
+static double mpi_jacobi(double *checksum)
+{
+	char path[PATH_MAX + 64], cmd[2 * PATH_MAX];
+	static char out[4096];
+	bench_beside(self, "mpi_jacobi", path, sizeof(path));
+	if (access(path, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
+		printf("# dsm_ops: no mpi_jacobi or mpirun (Debian "
+		       "libopenmpi-dev, openmpi-bin): the MPI Jacobi "
+		       "skipped\n");
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "mpirun --allow-run-as-root --oversubscribe --bind-to none "
+		 "-np 2 --mca btl self,vader '%s' %d 2>&1",
+		 path, bench_reps);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	if (p) {
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+	}
+	int st = p ? pclose(p) : -1;
+	double ns = value_in(out, "median ");
+	*checksum = value_in(out, "checksum ");
+	if (st != 0 || ns <= 0) {
+		printf("# dsm_ops: the MPI Jacobi FAILED (status %d): %s\n", st,
+		       out);
+		bad = 1;
+		return 0;
+	}
+	return ns;
+}
+
 static void jacobi(void)
 {
 	static char out[65536];
@@ -408,6 +448,18 @@ static void jacobi(void)
 	bench_metric_ns("dsm_jacobi", dsm);
 	bench_metric_ns("pthreads_jacobi", pt);
 	bench_metric("dsm_jacobi_over_pthreads", dsm / pt, "x");
+	double msum = 0, mpi = mpi_jacobi(&msum);
+	if (mpi <= 0)
+		return;
+	if (msum != sum) {
+		printf("# dsm_ops: Jacobi WRONG: checksum %.17g with MPI, "
+		       "%.17g with pthreads\n",
+		       msum, sum);
+		bad = 1;
+		return;
+	}
+	bench_metric_ns("mpi_jacobi", mpi);
+	bench_metric("dsm_jacobi_over_mpi", dsm / mpi, "x");
 }
 
 /* ---- latency hiding ---- */
