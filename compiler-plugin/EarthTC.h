@@ -92,6 +92,20 @@ void error(clang::ASTContext &Ctx, clang::SourceLocation Loc,
 
 bool isThreaded(const clang::FunctionDecl *FD);
 bool isGlobalPtrType(clang::ASTContext &Ctx, clang::QualType T);
+// Shared.cpp: SHARED pointers (docs/threaded-c.md, "Shared memory").
+bool isSharedPtrType(clang::ASTContext &Ctx, clang::QualType T);
+bool hasSharedType(clang::ASTContext &Ctx, const clang::Expr *E);
+// The SHARED pointer an address expression is computed from (p in p + 1,
+// &p[i], (T *)p, c ? p : q), or null.
+const clang::Expr *sharedOperand(clang::ASTContext &Ctx, const clang::Expr *E);
+std::string sharedName(const clang::Expr *S);
+// Every access through a SHARED pointer covered by an acquire the fiber
+// chain holds (per threaded function); none in C functions (whole file).
+void checkShared(clang::CompilerInstance &CI, ThreadedFn &F);
+void checkSharedInC(clang::ASTContext &Ctx);
+// Does the main file use shared memory (then main runs under
+// earth_dsm_main)?
+bool fileUsesShared(clang::ASTContext &Ctx);
 unsigned fileOffset(const clang::SourceManager &SM, clang::SourceLocation L);
 
 // Analyze.cpp: fibers, markers, frame-resident set, liveness, save/restore.

@@ -71,6 +71,7 @@ public:
     SourceManager &SM = Ctx.getSourceManager();
     checkGlobalPlacement(Ctx);
     checkFileUses(Ctx);
+    checkSharedInC(Ctx);
     std::vector<ThreadedFn> Fns;
     std::vector<const FunctionDecl *> Protos;
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
@@ -96,6 +97,8 @@ public:
       F.IsMain = F.Name == "main";
       F.TFunc = F.IsMain ? "tc_main" : F.Name;
       check(CI, F);
+      if (!F.Failed)
+        checkShared(CI, F);
       if (!F.Failed)
         checkFiberOrder(CI, F);
       if (!F.Failed)

@@ -36,7 +36,7 @@ bool isOpCall(llvm::StringRef N) {
   if (!N.consume_front("earth_"))
     return false;
   for (const char *P :
-       {"get_", "data_", "blkmov_", "incr_", "barrier", "allreduce"})
+       {"get_", "data_", "blkmov_", "incr_", "barrier", "allreduce", "dsm_"})
     if (N.startswith(P))
       return true;
   return N == "sync" || N == "rsync" || N == "spawn";
