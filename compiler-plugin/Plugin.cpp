@@ -98,7 +98,7 @@ public:
       F.TFunc = F.IsMain ? "tc_main" : F.Name;
       check(CI, F);
       if (!F.Failed)
-        checkShared(CI, F);
+        checkShared(CI, F, !O.InsertPath.empty());
       if (!F.Failed)
         checkFiberOrder(CI, F);
       if (!F.Failed)
@@ -107,6 +107,18 @@ public:
     }
     if (Ctx.getDiagnostics().hasErrorOccurred())
       return;
+    // Acquires to insert: the source with them goes to earthcc, which
+    // translates it instead (no C now).
+    bool Insert = false;
+    for (const ThreadedFn &F : Fns)
+      Insert |= !F.Inserts.empty();
+    if (Insert) {
+      if (!writeFile(O.InsertPath, insertedSource(CI, Fns)))
+        Ctx.getDiagnostics().Report(Ctx.getDiagnostics().getCustomDiagID(
+            DiagnosticsEngine::Error, "earth_tc: cannot write %0"))
+            << O.InsertPath;
+      return;
+    }
     std::string Out;
     if (!emit(CI, Fns, Protos, O, Out))
       return;
@@ -143,6 +155,8 @@ protected:
         O.StatsPath = S.str();
       else if (S.consume_front("json="))
         O.JsonPath = S.str();
+      else if (S.consume_front("insert="))
+        O.InsertPath = S.str();
       else if (S.consume_front("drop-save="))
         O.DropSave.insert(S.str());
       else if (S.consume_front("drop="))
@@ -153,7 +167,7 @@ protected:
             DiagnosticsEngine::Error,
             "earth_tc: unknown plugin argument '%0' (known: emit=FILE, "
             "save-all, stats=FILE, json=FILE, poison, drop=VAR, "
-            "drop-save=VAR)"))
+            "drop-save=VAR, insert=FILE)"))
             << A;
         return false;
       }

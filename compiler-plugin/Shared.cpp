@@ -25,7 +25,10 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/TypeLoc.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
 
@@ -439,9 +442,22 @@ class SharedCheck {
   std::vector<bool> PredUnknown;
   std::vector<std::set<unsigned>> Direct, In, Out;
 
+  bool MayInsert;
+  // Loops that get an inserted acquire: per (top-level loop, pointer),
+  // the accesses' ranges.
+  struct Pending {
+    const ForStmt *Loop;
+    const VarDecl *Base;
+    std::vector<std::pair<Lin, Lin>> Ranges;
+    std::vector<const Access *> Accesses;
+    bool Write = false;
+  };
+  std::vector<Pending> Pend;
+
 public:
-  SharedCheck(CompilerInstance &CI, ThreadedFn &F)
-      : Ctx(CI.getASTContext()), SM(Ctx.getSourceManager()), F(F), Fd(Ctx) {}
+  SharedCheck(CompilerInstance &CI, ThreadedFn &F, bool MayInsert)
+      : Ctx(CI.getASTContext()), SM(Ctx.getSourceManager()), F(F), Fd(Ctx),
+        MayInsert(MayInsert) {}
 
   unsigned fiberAt(SourceLocation L) {
     unsigned Off = fileOffset(SM, L), R = 0;
@@ -607,8 +623,9 @@ public:
       if (!FD || !C->getBeginLoc().isMacroID())
         continue;
       llvm::StringRef N = FD->getName();
-      bool Acq = N.startswith("earth_dsm_acquire_");
-      bool Rel = N.startswith("earth_dsm_release_");
+      bool ByN = N.startswith("tc_dsm_"); // ACQUIRE_x_N_SYNC, RELEASE_N_SYNC
+      bool Acq = N.startswith("earth_dsm_acquire_") || N == "tc_dsm_acquire_n";
+      bool Rel = N.startswith("earth_dsm_release_") || N == "tc_dsm_release_n";
       if (!Acq && !Rel)
         continue;
       Acquire A;
@@ -621,7 +638,7 @@ public:
                          Lexer::MeasureTokenLength(L, SM, Ctx.getLangOpts()));
       if (Acq) {
         Expr::EvalResult R;
-        A.Write = C->getArg(2)->EvaluateAsInt(R, Ctx) &&
+        A.Write = C->getArg(ByN ? 3 : 2)->EvaluateAsInt(R, Ctx) &&
                   R.Val.getInt().getExtValue() == 1;
       }
       // The pointer: p, p + e, &p[e].
@@ -650,8 +667,8 @@ public:
       A.Lo = Off;
       // The count: ((size_t)(n) * sizeof(*(p))).
       const Expr *Bytes = C->getArg(1)->IgnoreParenImpCasts();
-      A.N = bad();
-      if (const auto *M = dyn_cast<BinaryOperator>(Bytes))
+      A.N = ByN ? lin(C->getArg(1)) : bad();
+      if (const auto *M = ByN ? nullptr : dyn_cast<BinaryOperator>(Bytes))
         if (M->getOpcode() == BO_Mul)
           if (const auto *Cs =
                   dyn_cast<CStyleCastExpr>(M->getLHS()->IgnoreParens()))
@@ -890,9 +907,131 @@ public:
                Var + " + a, b - a elements");
       return;
     }
+    if (MayInsert && Known && !A.Loops.empty() &&
+        insertable(A.Loops[0].For, Lo, Hi)) {
+      Pending *P = nullptr;
+      for (Pending &X : Pend)
+        if (X.Loop == A.Loops[0].For && X.Base == A.Base)
+          P = &X;
+      if (!P) {
+        Pend.push_back({A.Loops[0].For, A.Base, {}, {}, false});
+        P = &Pend.back();
+      }
+      P->Ranges.push_back({Lo, Hi});
+      P->Accesses.push_back(&A);
+      P->Write |= A.Write;
+      return;
+    }
+    uncovered(A);
+  }
+
+  void uncovered(const Access &A) {
+    std::string T = text(A.E), Var = A.Base->getNameAsString();
+    std::string Mode = A.Write ? "ACQUIRE_W_SYNC" : "ACQUIRE_R_SYNC";
     fail(A.Loc,
-         How + " '" + T + "' through " + Name + ", which no acquire covers",
-         HowTo);
+         std::string(A.Write ? "writing" : "reading") + " '" + T +
+             "' through " + sharedName(A.SharedExpr) +
+             ", which no acquire covers",
+         "acquire the range first: INIT_SYNC(s, 1, 0, NEXT); " + Mode + "(" +
+             Var +
+             " + first, count, s); END_THREAD(); and access it in fiber NEXT "
+             "(or a later fiber of the chain, before RELEASE_SYNC of '" +
+             Var + "')");
+  }
+
+  // A loop at the top level of the body (a fiber label may stand before
+  // it) whose range uses only parameters and top-level locals declared
+  // before it: an acquire can go right before it.
+  bool insertable(const ForStmt *L, const Lin &Lo, const Lin &Hi) {
+    const auto *Body = cast<CompoundStmt>(F.FD->getBody());
+    bool Top = false;
+    for (const Stmt *S : Body->body()) {
+      while (const auto *Lb = dyn_cast<LabelStmt>(S))
+        S = Lb->getSubStmt();
+      Top |= S == L;
+    }
+    if (!Top)
+      return false;
+    unsigned At = fileOffset(SM, L->getBeginLoc());
+    for (const Lin *X : {&Lo, &Hi})
+      for (const auto &P : X->Coef) {
+        const VarDecl *V = P.first;
+        if (isa<ParmVarDecl>(V))
+          continue;
+        auto Ps = Ctx.getParents(*V);
+        const auto *DS = Ps.empty() ? nullptr : Ps[0].get<DeclStmt>();
+        auto Up = DS ? Ctx.getParents(*DS) : Ps;
+        if (Up.empty() || Up[0].get<Stmt>() != Body ||
+            fileOffset(SM, V->getLocation()) >= At)
+          return false;
+      }
+    return true;
+  }
+
+  std::string linText(const Lin &L) {
+    std::string S;
+    for (const auto &P : L.Coef) {
+      std::string N = P.first->getNameAsString();
+      int64_t C = P.second;
+      S += S.empty() ? (C < 0 ? "-" : "") : (C < 0 ? " - " : " + ");
+      S += (C == 1 || C == -1) ? N : std::to_string(C < 0 ? -C : C) + " * " + N;
+    }
+    if (S.empty())
+      return std::to_string(L.Const);
+    if (L.Const)
+      S += (L.Const < 0 ? " - " : " + ") +
+           std::to_string(L.Const < 0 ? -L.Const : L.Const);
+    return S;
+  }
+
+  // The inserted acquires: before the loop, INIT_SYNC + ACQUIRE_x_N_SYNC
+  // of [lo, hi] + END_THREAD() + a new fiber label; after it, the same
+  // with RELEASE_N_SYNC. Ranges of one loop and pointer must differ by
+  // constants (their union is then known), else each access is an error.
+  void insertAll() {
+    unsigned Slot = F.Slots ? (unsigned)F.NumSlots : 0, K = 0;
+    static unsigned Seq = 0;
+    for (const Pending &P : Pend) {
+      Lin Lo = P.Ranges[0].first, Hi = P.Ranges[0].second;
+      bool Ok = true;
+      for (const auto &R : P.Ranges) {
+        Lin D1 = R.first - Lo, D2 = R.second - Hi;
+        Ok &= D1.isConst() && D2.isConst();
+        if (!Ok)
+          break;
+        if (D1.Const < 0)
+          Lo = R.first;
+        if (D2.Const > 0)
+          Hi = R.second;
+      }
+      if (!Ok) {
+        for (const Access *A : P.Accesses)
+          uncovered(*A);
+        continue;
+      }
+      std::string V = P.Base->getNameAsString(), N = std::to_string(++Seq);
+      std::string Ptr = V + " + (" + linText(Lo) + ")";
+      std::string Cnt = "(" + linText(Hi) + ") - (" + linText(Lo) + ") + 1";
+      std::string S1 = std::to_string(Slot + K),
+                  S2 = std::to_string(Slot + K + 1);
+      K += 2;
+      F.Inserts.push_back(
+          {P.Loop->getBeginLoc(),
+           "INIT_SYNC(" + S1 + ", 1, 0, tc_acquired_" + N + "); " +
+               (P.Write ? "ACQUIRE_W_N_SYNC(" : "ACQUIRE_R_N_SYNC(") + Ptr +
+               ", " + Cnt + ", " + S1 + "); END_THREAD(); tc_acquired_" + N +
+               ": "});
+      SourceLocation End = Lexer::findLocationAfterToken(
+          P.Loop->getEndLoc(), tok::semi, SM, Ctx.getLangOpts(), false);
+      if (End.isInvalid())
+        End = Lexer::getLocForEndOfToken(P.Loop->getEndLoc(), 0, SM,
+                                         Ctx.getLangOpts());
+      F.Inserts.push_back(
+          {End, " INIT_SYNC(" + S2 + ", 1, 0, tc_released_" + N +
+                    "); RELEASE_N_SYNC(" + Ptr + ", " + Cnt + ", " + S2 +
+                    "); END_THREAD(); tc_released_" + N + ":;"});
+    }
+    F.InsertSlots = K;
   }
 
   void run() {
@@ -907,6 +1046,8 @@ public:
       A.Fiber = fiberAt(A.Loc);
       checkAccess(A);
     }
+    if (!Pend.empty())
+      insertAll();
   }
 };
 
@@ -961,8 +1102,38 @@ public:
 
 } // namespace
 
-void checkShared(CompilerInstance &CI, ThreadedFn &F) {
-  SharedCheck(CI, F).run();
+void checkShared(CompilerInstance &CI, ThreadedFn &F, bool MayInsert) {
+  SharedCheck(CI, F, MayInsert).run();
+}
+
+std::string insertedSource(CompilerInstance &CI,
+                           const std::vector<ThreadedFn> &Fns) {
+  SourceManager &SM = CI.getSourceManager();
+  Rewriter RW(SM, CI.getLangOpts());
+  for (const ThreadedFn &F : Fns) {
+    if (F.Inserts.empty())
+      continue;
+    for (const auto &I : F.Inserts)
+      RW.InsertTextBefore(SM.getExpansionLoc(I.first), I.second);
+    std::string More = std::to_string(F.InsertSlots);
+    const auto *Body = cast<CompoundStmt>(F.FD->getBody());
+    if (!F.Slots) {
+      RW.InsertTextAfterToken(Body->getLBracLoc(),
+                              " SLOT SYNC_SLOTS[" + More + "];");
+    } else if (auto AT = F.Slots->getTypeSourceInfo()
+                             ->getTypeLoc()
+                             .getAs<ConstantArrayTypeLoc>()) {
+      RW.InsertTextAfterToken(SM.getExpansionLoc(AT.getSizeExpr()->getEndLoc()),
+                              " + " + More);
+    }
+  }
+  FileID Main = SM.getMainFileID();
+  std::string Out = "#line 1 \"" +
+                    std::string(SM.getFileEntryForID(Main)->getName()) + "\"\n";
+  llvm::raw_string_ostream OS(Out);
+  RW.getEditBuffer(Main).write(OS);
+  OS.flush();
+  return Out;
 }
 
 void checkSharedInC(ASTContext &Ctx) {

@@ -7,8 +7,9 @@
  * sequential run; the page DSM's litmus cases (message passing through a
  * lock, a barrier and a flag, disjoint writes to one page merging) with
  * GET / DATA / INVOKE / TOKEN in the same program
- * (tests/tc/corpus/dsm_litmus.tc). Skipped, with a message, when
- * clang-14 or the plugin is missing.
+ * (tests/tc/corpus/dsm_litmus.tc); loops whose acquires and releases the
+ * plugin inserted (tests/tc/corpus/dsm_insert.tc; the generated C holds
+ * them). Skipped, with a message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
 
@@ -52,4 +53,27 @@ Test(tc_dsm, litmus_lock_barrier_flag_with_get_data_invoke_token)
 {
 	everywhere("tests/tc/corpus/dsm_litmus.tc", "",
 		   "on %d node(s): 0 wrong, stamp 4242 (correct)");
+}
+
+Test(tc_dsm, inserted_acquires)
+{
+	everywhere("tests/tc/corpus/dsm_insert.tc", "",
+		   "dsm_insert: %d node(s), sum ");
+	cr_expect(strstr(out, "(correct)"), "%s", out);
+	/* What was inserted: an acquire before each of the three loops, a
+	 * release after, each with a fiber of its own. */
+	char gen[128];
+	snprintf(gen, sizeof gen, "/tmp/earth_tc_dsm_insert_%d.c",
+		 (int)getpid());
+	int rc = tc_sh(out, sizeof out,
+		       TC_EARTHCC " --tc-only --emit-c=%s "
+				  "tests/tc/corpus/dsm_insert.tc && grep -c "
+				  "'ACQUIRE_[RW]_N_SYNC(v + (.*); "
+				  "do {.*tc_acquired_[0-9]*:' %s; grep -c "
+				  "'RELEASE_N_SYNC(v + ' %s",
+		       gen, gen, gen);
+	unlink(gen);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect(!strcmp(out, "3\n3\n"), "inserted acquires, releases:\n%s",
+		  out);
 }

@@ -213,6 +213,20 @@ typedef earth_dsm_flag_t DSM_FLAG;
 	earth_dsm_release_sync((p), TC_NBYTES_(p, n), TC_SLOT_(slot_))
 #define RELEASE_RSYNC(p, n, sptr)                                              \
 	earth_dsm_release_rsync((p), TC_NBYTES_(p, n), (sptr))
+/* ACQUIRE_R_N_SYNC / ACQUIRE_W_N_SYNC / RELEASE_N_SYNC(p, n, slot): the
+ * same, but n may be 0 or less (an empty loop): then the slot is only
+ * signalled. What the plugin inserts around a loop (tc_dsm.c). */
+void tc_dsm_acquire_n(const void *p, long n, size_t elem,
+		      enum earth_dsm_mode mode, earth_slot *slot);
+void tc_dsm_release_n(const void *p, long n, size_t elem, earth_slot *slot);
+#define ACQUIRE_R_N_SYNC(p, n, slot_)                                          \
+	tc_dsm_acquire_n((p), (long)(n), sizeof(*(p)), EARTH_DSM_READ,         \
+			 TC_SLOT_(slot_))
+#define ACQUIRE_W_N_SYNC(p, n, slot_)                                          \
+	tc_dsm_acquire_n((p), (long)(n), sizeof(*(p)), EARTH_DSM_WRITE,        \
+			 TC_SLOT_(slot_))
+#define RELEASE_N_SYNC(p, n, slot_)                                            \
+	tc_dsm_release_n((p), (long)(n), sizeof(*(p)), TC_SLOT_(slot_))
 /* Locks, barriers, flags: each fires its slot when done. */
 #define DSM_LOCK_SYNC(l, slot_) earth_dsm_lock_sync((l), TC_SLOT_(slot_))
 #define DSM_LOCK_RSYNC(l, sptr) earth_dsm_lock_rsync((l), (sptr))

@@ -11,7 +11,8 @@
  * waited for: earth_dsm.h copies node 0's globals at the first CREATE), then
  * INVOKEs THREADED main on node 0 and waits on a flag that main's
  * END_FUNCTION() sets (tc_dsm_main_ended); it returns the status
- * SET_EXIT_STATUS gave, which ends the job.
+ * SET_EXIT_STATUS gave, which ends the job. Also the acquire and release
+ * of a count that may be empty, which the plugin inserts around loops.
  */
 #include "threadedc.h"
 
@@ -102,4 +103,21 @@ void tc_dsm_main_ended(void)
 {
 	earth_slot_init(&done_slot, 1, 0, done_fiber, NULL);
 	earth_dsm_flag_set_sync(main_done, &done_slot);
+}
+
+void tc_dsm_acquire_n(const void *p, long n, size_t elem,
+		      enum earth_dsm_mode mode, earth_slot *slot)
+{
+	if (n <= 0)
+		earth_sync(slot);
+	else
+		earth_dsm_acquire_sync(p, (size_t)n * elem, mode, slot);
+}
+
+void tc_dsm_release_n(const void *p, long n, size_t elem, earth_slot *slot)
+{
+	if (n <= 0)
+		earth_sync(slot);
+	else
+		earth_dsm_release_sync(p, (size_t)n * elem, slot);
 }
