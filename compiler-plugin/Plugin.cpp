@@ -4,7 +4,8 @@
 //   -fplugin-arg-earth_tc-emit=out.c [-fplugin-arg-earth_tc-save-all]
 //   [-fplugin-arg-earth_tc-stats=FILE|-] [-fplugin-arg-earth_tc-json=FILE]
 //   [-fplugin-arg-earth_tc-poison] [-fplugin-arg-earth_tc-drop=VAR]
-//   [-fplugin-arg-earth_tc-drop-save=VAR]  prog.tc
+//   [-fplugin-arg-earth_tc-drop-save=VAR]
+//   [-fplugin-arg-earth_tc-insert=FILE]  prog.tc
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
