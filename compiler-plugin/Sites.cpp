@@ -33,6 +33,8 @@ std::string cString(llvm::StringRef S) {
 
 // The runtime functions a split-phase operation reaches.
 bool isOpCall(llvm::StringRef N) {
+  if (N.startswith("tc_dsm_")) // ACQUIRE_x_N_SYNC, RELEASE_N_SYNC
+    return true;
   if (!N.consume_front("earth_"))
     return false;
   for (const char *P :

@@ -91,7 +91,8 @@ DIAG(shared_write_read)
 DIAG(shared_range)
 DIAG(shared_as_global)
 DIAG(shared_in_c)
-#define N_DIAG 36
+DIAG(shared_no_insert)
+#define N_DIAG 37
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

@@ -15,10 +15,10 @@
  * operations on the node's own unregistered memory stop the job at their
  * line on one node and on two, and registering, then unregistering, a
  * buffer lets them through, then refuses them again; shared memory
- * misused from fibers (an ACQUIRE larger than its allocation, a lock
- * unlocked twice, a range released twice) ends the job at the
- * operation's line. Skipped, with a message, when clang-14 or the plugin
- * is missing.
+ * misused from fibers (an ACQUIRE larger than its allocation, also one
+ * the plugin inserted before a loop, a lock unlocked twice, a range
+ * released twice) ends the job at the operation's line. Skipped, with a
+ * message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
 
@@ -355,4 +355,15 @@ Test(tc_where, dsm_range_released_twice)
 	    "(released twice, or never acquired)",
 	    NULL};
 	where("dsm_release2", 70, want);
+}
+
+/* The acquire the plugin inserted before a loop past the end of its array
+ * is named by the loop's line. */
+Test(tc_where, dsm_inserted_acquire_past_the_allocation)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_insert_range.tc:12 in "
+	    "main, fiber 0: ACQUIRE_R_N_SYNC: the range [0x",
+	    ", +800000) reaches page 1 (at 0x", NULL};
+	where("dsm_insert_range", 70, want);
 }
