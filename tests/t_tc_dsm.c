@@ -7,7 +7,9 @@
  * sequential run; the page DSM's litmus cases (message passing through a
  * lock, a barrier and a flag, disjoint writes to one page merging) with
  * GET / DATA / INVOKE / TOKEN in the same program
- * (tests/tc/corpus/dsm_litmus.tc); loops whose acquires and releases the
+ * (tests/tc/corpus/dsm_litmus.tc); the _RSYNC forms (lock, barrier,
+ * flag wait, acquire, release for a slot of the caller's,
+ * tests/tc/corpus/dsm_rsync.tc); loops whose acquires and releases the
  * plugin inserted (tests/tc/corpus/dsm_insert.tc; the generated C holds
  * them). Skipped, with a message, when clang-14 or the plugin is missing.
  */
@@ -53,6 +55,13 @@ Test(tc_dsm, litmus_lock_barrier_flag_with_get_data_invoke_token)
 {
 	everywhere("tests/tc/corpus/dsm_litmus.tc", "",
 		   "on %d node(s): 0 wrong, stamp 4242 (correct)");
+}
+
+Test(tc_dsm, rsync_forms)
+{
+	everywhere("tests/tc/corpus/dsm_rsync.tc", "",
+		   "dsm_rsync: %d node(s), cell ");
+	cr_expect(strstr(out, "(correct)"), "%s", out);
 }
 
 Test(tc_dsm, inserted_acquires)
