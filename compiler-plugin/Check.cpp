@@ -24,12 +24,19 @@ namespace earthtc {
 bool isGlobalPtrType(ASTContext &Ctx, QualType T) {
   while (!T.isNull()) {
     const Type *Ty = T.getTypePtr();
-    if (const auto *MQ = dyn_cast<MacroQualifiedType>(Ty))
+    if (const auto *MQ = dyn_cast<MacroQualifiedType>(Ty)) {
       if (MQ->getMacroIdentifier()->getName() == "GLOBAL")
         return true;
+      if (MQ->getMacroIdentifier()->getName() == "SHARED")
+        return false;
+    }
     if (const auto *AT = dyn_cast<AttributedType>(Ty))
-      if (AT->getAttrKind() == attr::BTFTypeTag)
-        return true;
+      if (AT->getAttrKind() == attr::BTFTypeTag) {
+        // SHARED is two tags (threadedc.h): not GLOBAL.
+        const auto *In =
+            dyn_cast<AttributedType>(AT->getModifiedType().getTypePtr());
+        return !(In && In->getAttrKind() == attr::BTFTypeTag);
+      }
     QualType Next = T.getSingleStepDesugaredType(Ctx);
     if (Next == T)
       break;
@@ -190,10 +197,51 @@ public:
          "fiber the slot enables");
   }
 
+  // SHARED pointers stay SHARED: none becomes a local or GLOBAL pointer,
+  // and none is made from one.
+  void checkSharedConversion(const Expr *From, QualType To, SourceLocation L) {
+    if (!To->isPointerType() || inLanguageHeader(L))
+      return;
+    bool ToShared = isSharedPtrType(Ctx, To);
+    const Expr *S = sharedOperand(Ctx, From);
+    if (S && !ToShared &&
+        !SharedReported.insert(S->getBeginLoc().getRawEncoding()).second)
+      return; // a cast inside a call's argument: said once
+    if (S && !ToShared) {
+      if (isGlobalPtrType(Ctx, To))
+        fail(L, "using " + sharedName(S) + " as a GLOBAL pointer",
+             "a SHARED pointer names shared memory, read and written in "
+             "place after ACQUIRE_R_SYNC / ACQUIRE_W_SYNC; GET_SYNC_x, "
+             "DATA_SYNC_x and BLKMOV_SYNC take GLOBAL pointers: keep the two "
+             "apart");
+      else
+        fail(L, "converting " + sharedName(S) + " to a local pointer",
+             "a local pointer would escape the acquire checks: keep it "
+             "SHARED ('T *SHARED q = ...') and access the memory in a "
+             "fiber that an acquire of the range enabled");
+      return;
+    }
+    if (!S && ToShared && !From->getType()->isIntegerType() &&
+        !From->isNullPointerConstant(Ctx, Expr::NPC_ValueDependentIsNull)) {
+      bool G = hasGlobalType(Ctx, From);
+      fail(L,
+           std::string("a ") + (G ? "GLOBAL" : "local") +
+               " pointer where a SHARED pointer is expected",
+           "SHARED pointers come from SHARED_ARRAY (or from another SHARED "
+           "pointer, e.g. 'a + k'); " +
+               std::string(G ? "a GLOBAL pointer names one node's memory: "
+                               "move it with GET_SYNC_x / DATA_SYNC_x"
+                             : "a local pointer names this node's memory "
+                               "only"));
+    }
+  }
+
   // A GLOBAL pointer value turned into a local pointer (To) at L.
   void checkConversion(const Expr *From, QualType To, SourceLocation L) {
+    checkSharedConversion(From, To, L);
     if (!To->isPointerType() || isGlobalPtrType(Ctx, To) ||
-        !hasGlobalType(Ctx, From) || inLanguageHeader(L))
+        isSharedPtrType(Ctx, To) || !hasGlobalType(Ctx, From) ||
+        inLanguageHeader(L))
       return;
     fail(L, "converting " + globalName(From) + " to a local pointer",
          "a GLOBAL pointer may name another node's memory: keep it GLOBAL "
@@ -372,6 +420,16 @@ public:
     }
     std::string Macro = N.upper();
     const Expr *A0 = userOperand(C->getArg(0)), *A1 = userOperand(C->getArg(1));
+    for (const Expr *A : {A0, A1})
+      if (const Expr *S = sharedOperand(Ctx, A)) {
+        fail(A->getBeginLoc(),
+             Macro + " is given " + sharedName(S) +
+                 ", but it moves data through GLOBAL pointers",
+             "SHARED memory is read and written in place: acquire the range "
+             "with ACQUIRE_R_SYNC / ACQUIRE_W_SYNC(p, count, slot) and use "
+             "p[i] in the fiber the slot enables");
+        return true;
+      }
     bool G0 = hasGlobalType(Ctx, A0), G1 = hasGlobalType(Ctx, A1);
     std::string T0 = sourceText(Ctx, A0), T1 = sourceText(Ctx, A1);
     const char *Where = " (T *GLOBAL, TO_GLOBAL(&x) for this node's memory, "
@@ -440,7 +498,18 @@ public:
     llvm::StringRef N = Callee->getName();
     if (checkSplitPhase(C, N))
       return true;
-    if (!inLanguageHeader(Callee->getLocation())) // tc_gptr_x: by design
+    if ((N == "tc_to_global" || N == "tc_global_at") && C->getNumArgs())
+      if (const Expr *S = sharedOperand(Ctx, C->getArg(C->getNumArgs() - 1))) {
+        fail(C->getArg(C->getNumArgs() - 1)->getBeginLoc(),
+             std::string(N == "tc_to_global" ? "TO_GLOBAL" : "GLOBAL_AT") +
+                 " of " + sharedName(S),
+             "shared memory has one address on every node and is not "
+             "reached through GLOBAL pointers: pass the SHARED pointer "
+             "itself (a 'T *SHARED' parameter) and acquire the range there");
+        return true;
+      }
+    if (!inLanguageHeader(Callee->getLocation()) &&
+        !inLanguageHeader(C->getBeginLoc())) // tc_gptr_x: by design
       for (unsigned I = 0; I < C->getNumArgs() && I < Callee->getNumParams();
            ++I)
         checkConversion(C->getArg(I), Callee->getParamDecl(I)->getType(),
@@ -469,7 +538,8 @@ public:
 
   std::set<const LabelStmt *> TopLabels;
   std::map<std::string, const LabelStmt *> Nested; // labels inside blocks
-  std::set<const Expr *> Reported; // casts a dereference error named
+  std::set<const Expr *> Reported;   // casts a dereference error named
+  std::set<unsigned> SharedReported; // SHARED operands a conversion named
 };
 
 std::string paramList(const FunctionDecl *FD) {
@@ -558,6 +628,25 @@ void checkCall(CompilerInstance &CI, ThreadedFn &F, const Marker &M) {
                 P->getType().getAsString() + "'",
             "pass a value of the parameter's type (THREADED " + Sig + ")");
       F.Failed = true;
+    } else if (!Null && PT->isPointerType() &&
+               (isSharedPtrType(Ctx, P->getType()) || sharedOperand(Ctx, A))) {
+      bool WantShared = isSharedPtrType(Ctx, P->getType());
+      if (!WantShared || !sharedOperand(Ctx, A)) {
+        error(Ctx, A->getBeginLoc(),
+              Where +
+                  (WantShared ? " is not a SHARED pointer, but parameter '"
+                              : " is a SHARED pointer, but parameter '") +
+                  P->getNameAsString() + "' is " +
+                  (WantShared                           ? "SHARED"
+                   : isGlobalPtrType(Ctx, P->getType()) ? "GLOBAL"
+                                                        : "a local pointer"),
+              WantShared ? "pass a SHARED pointer (SHARED_ARRAY, or one "
+                           "derived from it)"
+                         : "declare the parameter SHARED, after the '*': '" +
+                               PT->getPointeeType().getAsString() +
+                               " *SHARED " + P->getNameAsString() + "'");
+        F.Failed = true;
+      }
     } else if (!Null && PT->isPointerType() &&
                isGlobalPtrType(Ctx, P->getType()) !=
                    isGlobalPtrType(Ctx, A->getType())) {

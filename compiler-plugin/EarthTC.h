@@ -30,6 +30,7 @@ struct Options {
   std::string JsonPath;              // the same as JSON
   std::set<std::string> DropRestore; // test hooks: remove a variable
   std::set<std::string> DropSave;
+  std::string InsertPath; // earthcc: the source with inserted acquires
 };
 
 enum class MarkerKind {
@@ -84,6 +85,10 @@ struct ThreadedFn {
   uint64_t NumSlots = 0;
   unsigned Naive = 0; // variables moved by --save-all, summed over sites
   bool Failed = false;
+  // Acquires and releases the plugin inserts around loops over SHARED
+  // data (Shared.cpp): text before each location, and slots they need.
+  std::vector<std::pair<clang::SourceLocation, std::string>> Inserts;
+  unsigned InsertSlots = 0;
 };
 
 // Diagnostics: "file:line:col: error: <what>; fix: <hint>".
@@ -92,6 +97,26 @@ void error(clang::ASTContext &Ctx, clang::SourceLocation Loc,
 
 bool isThreaded(const clang::FunctionDecl *FD);
 bool isGlobalPtrType(clang::ASTContext &Ctx, clang::QualType T);
+// Shared.cpp: SHARED pointers (docs/threaded-c.md, "Shared memory").
+bool isSharedPtrType(clang::ASTContext &Ctx, clang::QualType T);
+bool hasSharedType(clang::ASTContext &Ctx, const clang::Expr *E);
+// The SHARED pointer an address expression is computed from (p in p + 1,
+// &p[i], (T *)p, c ? p : q), or null.
+const clang::Expr *sharedOperand(clang::ASTContext &Ctx, const clang::Expr *E);
+std::string sharedName(const clang::Expr *S);
+// Every access through a SHARED pointer covered by an acquire the fiber
+// chain holds (per threaded function); none in C functions (whole file).
+// With MayInsert, a loop whose range is known and that no acquire covers
+// gets its acquire and release (F.Inserts) instead of an error.
+void checkShared(clang::CompilerInstance &CI, ThreadedFn &F, bool MayInsert);
+// The main file with every function's F.Inserts applied, for a second
+// translation.
+std::string insertedSource(clang::CompilerInstance &CI,
+                           const std::vector<ThreadedFn> &Fns);
+void checkSharedInC(clang::ASTContext &Ctx);
+// Does the main file use shared memory (then main runs under
+// earth_dsm_main)?
+bool fileUsesShared(clang::ASTContext &Ctx);
 unsigned fileOffset(const clang::SourceManager &SM, clang::SourceLocation L);
 
 // Analyze.cpp: fibers, markers, frame-resident set, liveness, save/restore.

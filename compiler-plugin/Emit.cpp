@@ -41,11 +41,13 @@ class Emitter {
   std::set<std::string> ArgsDone;
   std::set<FileID> Headers; // hold THREADED prototypes: inlined
   bool Ok = true;
+  bool Shared; // the file uses shared memory: main under earth_dsm_main
 
 public:
   Emitter(CompilerInstance &CI, const Options &O)
       : CI(CI), Ctx(CI.getASTContext()), SM(Ctx.getSourceManager()), O(O),
-        RW(SM, CI.getLangOpts()), PP(CI.getLangOpts()) {
+        RW(SM, CI.getLangOpts()), PP(CI.getLangOpts()),
+        Shared(fileUsesShared(Ctx)) {
     PP.SuppressTagKeyword = false;
   }
 
@@ -58,7 +60,12 @@ public:
     std::string S;
     llvm::raw_string_ostream OS(S);
     T.print(OS, PP, Name);
-    return OS.str();
+    // SHARED's two tags print as attributes where Clang kept no macro
+    // name: the generated C has no tags (SHARED is empty there).
+    for (size_t At;
+         (At = S.find(" __attribute__((btf_type_tag))")) != std::string::npos;)
+      S.erase(At, 30);
+    return S;
   }
 
   // A file name as a C string literal, for #line.
@@ -358,7 +365,10 @@ void Emitter::rewriteMarkers(ThreadedFn &F) {
       break;
     }
     case MarkerKind::EndFunction:
-      T = "do { earth_end_function(tc_f); return; } while (0)";
+      T = Shared && F.IsMain ? "do { earth_end_function(tc_f); "
+                               "tc_dsm_main_ended(); return; } while (0)"
+                             : "do { earth_end_function(tc_f); return; } "
+                               "while (0)";
       break;
     case MarkerKind::InitSync: {
       auto A = macroArgs(R);
@@ -446,7 +456,9 @@ void Emitter::function(ThreadedFn &F) {
 
   if (F.IsMain) {
     std::string M = "\nint main(int argc, char **argv)\n{\n"
-                    "\tint tc_rc = earth_main(argc, argv, &tc_main);\n"
+                    "\tint tc_rc = " +
+                    std::string(Shared ? "tc_dsm_main" : "earth_main") +
+                    "(argc, argv, &tc_main);\n"
                     "\ttc_stats_report(argv[0]);\n\treturn tc_rc;\n}" +
                     lineDirective(Body->getRBracLoc());
     RW.InsertTextAfterToken(Body->getRBracLoc(), M);

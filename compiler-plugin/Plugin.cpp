@@ -4,7 +4,8 @@
 //   -fplugin-arg-earth_tc-emit=out.c [-fplugin-arg-earth_tc-save-all]
 //   [-fplugin-arg-earth_tc-stats=FILE|-] [-fplugin-arg-earth_tc-json=FILE]
 //   [-fplugin-arg-earth_tc-poison] [-fplugin-arg-earth_tc-drop=VAR]
-//   [-fplugin-arg-earth_tc-drop-save=VAR]  prog.tc
+//   [-fplugin-arg-earth_tc-drop-save=VAR]
+//   [-fplugin-arg-earth_tc-insert=FILE]  prog.tc
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
@@ -71,6 +72,7 @@ public:
     SourceManager &SM = Ctx.getSourceManager();
     checkGlobalPlacement(Ctx);
     checkFileUses(Ctx);
+    checkSharedInC(Ctx);
     std::vector<ThreadedFn> Fns;
     std::vector<const FunctionDecl *> Protos;
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
@@ -97,6 +99,8 @@ public:
       F.TFunc = F.IsMain ? "tc_main" : F.Name;
       check(CI, F);
       if (!F.Failed)
+        checkShared(CI, F, !O.InsertPath.empty());
+      if (!F.Failed)
         checkFiberOrder(CI, F);
       if (!F.Failed)
         analyze(CI, F, O);
@@ -104,6 +108,18 @@ public:
     }
     if (Ctx.getDiagnostics().hasErrorOccurred())
       return;
+    // Acquires to insert: the source with them goes to earthcc, which
+    // translates it instead (no C now).
+    bool Insert = false;
+    for (const ThreadedFn &F : Fns)
+      Insert |= !F.Inserts.empty();
+    if (Insert) {
+      if (!writeFile(O.InsertPath, insertedSource(CI, Fns)))
+        Ctx.getDiagnostics().Report(Ctx.getDiagnostics().getCustomDiagID(
+            DiagnosticsEngine::Error, "earth_tc: cannot write %0"))
+            << O.InsertPath;
+      return;
+    }
     std::string Out;
     if (!emit(CI, Fns, Protos, O, Out))
       return;
@@ -140,6 +156,8 @@ protected:
         O.StatsPath = S.str();
       else if (S.consume_front("json="))
         O.JsonPath = S.str();
+      else if (S.consume_front("insert="))
+        O.InsertPath = S.str();
       else if (S.consume_front("drop-save="))
         O.DropSave.insert(S.str());
       else if (S.consume_front("drop="))
@@ -150,7 +168,7 @@ protected:
             DiagnosticsEngine::Error,
             "earth_tc: unknown plugin argument '%0' (known: emit=FILE, "
             "save-all, stats=FILE, json=FILE, poison, drop=VAR, "
-            "drop-save=VAR)"))
+            "drop-save=VAR, insert=FILE)"))
             << A;
         return false;
       }

@@ -33,10 +33,12 @@ std::string cString(llvm::StringRef S) {
 
 // The runtime functions a split-phase operation reaches.
 bool isOpCall(llvm::StringRef N) {
+  if (N.startswith("tc_dsm_")) // ACQUIRE_x_N_SYNC, RELEASE_N_SYNC
+    return true;
   if (!N.consume_front("earth_"))
     return false;
   for (const char *P :
-       {"get_", "data_", "blkmov_", "incr_", "barrier", "allreduce"})
+       {"get_", "data_", "blkmov_", "incr_", "barrier", "allreduce", "dsm_"})
     if (N.startswith(P))
       return true;
   return N == "sync" || N == "rsync" || N == "spawn";

@@ -18,7 +18,7 @@ TC_PLUGIN      := $(BUILD)/plugin/earth_tc.so
 TC_PLUGIN_SRC  := $(wildcard compiler-plugin/*.cpp)
 TC_PLUGIN_OBJ  := $(patsubst compiler-plugin/%.cpp,$(BUILD)/plugin/obj/%.o,$(TC_PLUGIN_SRC))
 TC_LIB         := $(BUILD)/rel/lib/libearth_tc.a
-TC_LIB_SRC     := threaded-c/runtime/tc_stats.c
+TC_LIB_SRC     := threaded-c/runtime/tc_stats.c threaded-c/runtime/tc_dsm.c
 # Evaluated only when the plugin is built (llvm-config may be missing).
 TC_CXXFLAGS     = $(shell $(TC_LLVM_CONFIG) --cxxflags) -std=c++17 -fPIC -O1 \
                   -Wall -Wextra -Werror -Wno-unused-parameter -MMD -MP

@@ -86,7 +86,13 @@ DIAG(op_width)
 DIAG(remote_local_ptr)
 DIAG(invoke_order)
 DIAG(fiber_never_runs)
-#define N_DIAG 31
+DIAG(shared_uncovered)
+DIAG(shared_write_read)
+DIAG(shared_range)
+DIAG(shared_as_global)
+DIAG(shared_in_c)
+DIAG(shared_no_insert)
+#define N_DIAG 37
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

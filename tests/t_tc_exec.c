@@ -229,11 +229,7 @@ static void on_nodes_src(const char *src, const char *transport, int nodes,
 			 const char *args, const char *want)
 {
 	char dir[64], earthrun[512];
-	tc_require();
-	snprintf(earthrun, sizeof earthrun, "%s/rel/bin/earthrun",
-		 tc_build_dir());
-	if (access(earthrun, X_OK) != 0)
-		cr_skip_test("%s is not built (make all)", earthrun);
+	tc_require_earthrun(earthrun);
 	tc_tmpdir(dir);
 	tc_build(dir, src, "");
 	int rc = tc_sh(out, sizeof out,

@@ -14,7 +14,10 @@
  * in the refusing node's message, over shm, tcp and ucx; the same
  * operations on the node's own unregistered memory stop the job at their
  * line on one node and on two, and registering, then unregistering, a
- * buffer lets them through, then refuses them again. Skipped, with a
+ * buffer lets them through, then refuses them again; shared memory
+ * misused from fibers (an ACQUIRE larger than its allocation, also one
+ * the plugin inserted before a loop, a lock unlocked twice, a range
+ * released twice) ends the job at the operation's line. Skipped, with a
  * message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
@@ -317,4 +320,50 @@ Test(tc_where, unregistered_memory_of_this_node_is_refused_at_its_line)
 			   "earth_register_memory (message BLK_DATA, field "
 			   "b)\n");
 	tc_cleanup(dir);
+}
+
+/* Shared memory (SHARED) misused at run time: the operation's line. */
+Test(tc_where, dsm_acquire_past_the_allocation)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_range.tc:12 in main, "
+	    "fiber 0: ACQUIRE_R_SYNC: the range [0x",
+	    ", +800000) reaches page 1 (at 0x",
+	    "which no earth_dsm_alloc gave: acquire only inside an "
+	    "allocation\n",
+	    NULL};
+	where("dsm_range", 70, want);
+}
+
+Test(tc_where, dsm_lock_unlocked_twice)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_unlock2.tc:18 in main, "
+	    "fiber unlocked: DSM_UNLOCK_SYNC: lock 0 is not held by this "
+	    "node's fibers (unlocked twice, or never locked by a fiber): "
+	    "unlock once what earth_dsm_lock_sync granted\n",
+	    NULL};
+	where("dsm_unlock2", 70, want);
+}
+
+Test(tc_where, dsm_range_released_twice)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_release2.tc:19 in main, "
+	    "fiber released: RELEASE_SYNC: page 0 of the range [0x",
+	    ", +4096) is not held by any acquisition of this node's fibers "
+	    "(released twice, or never acquired)",
+	    NULL};
+	where("dsm_release2", 70, want);
+}
+
+/* The acquire the plugin inserted before a loop past the end of its array
+ * is named by the loop's line. */
+Test(tc_where, dsm_inserted_acquire_past_the_allocation)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_insert_range.tc:12 in "
+	    "main, fiber 0: ACQUIRE_R_N_SYNC: the range [0x",
+	    ", +800000) reaches page 1 (at 0x", NULL};
+	where("dsm_insert_range", 70, want);
 }

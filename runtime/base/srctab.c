@@ -79,10 +79,23 @@ static const struct earth_src_row *op_rows(earth_fiber_fn fn, op_match_fn m,
 	return first;
 }
 
+/* The shared-memory requests of fibers (dsm_req_name) and the prefixes
+ * of the Threaded-C operations that post them (threadedc.h). */
+static const char *const dsm_ops[][2] = {
+    {"DSM ACQUIRE", "ACQUIRE_"},	  {"DSM RELEASE", "RELEASE_"},
+    {"DSM LOCK_SYNC", "DSM_LOCK_"},	  {"DSM UNLOCK_SYNC", "DSM_UNLOCK_"},
+    {"DSM BARRIER_SYNC", "DSM_BARRIER_"}, {"DSM FLAG_SET_SYNC", "FLAG_SET_"},
+    {"DSM FLAG_WAIT_SYNC", "FLAG_WAIT_"},
+};
+
 /* Does the operation written `w` reach the runtime as `rt`? */
 static bool op_is(const char *w, const void *key)
 {
 	const char *rt = key;
+	for (size_t i = 0; i < sizeof(dsm_ops) / sizeof(dsm_ops[0]); i++)
+		if (!strcmp(rt, dsm_ops[i][0]))
+			return !strncmp(w, dsm_ops[i][1],
+					strlen(dsm_ops[i][1]));
 	return !strcasecmp(w, rt) ||
 	       (!strcmp(rt, "INCR_SYNC") && !strcmp(w, "INCR_RSYNC"));
 }

@@ -41,6 +41,16 @@ static inline void tc_require(void)
 		    plugin);
 }
 
+/* The build's earthrun in path (room 512); skips the current test, saying
+ * why, when Threaded-C or earthrun is not built. */
+static inline void tc_require_earthrun(char path[512])
+{
+	tc_require();
+	snprintf(path, 512, "%s/rel/bin/earthrun", tc_build_dir());
+	if (access(path, X_OK) != 0)
+		cr_skip_test("%s is not built (make all)", path);
+}
+
 /* Runs `sh -c cmd 2>&1`; stores up to n-1 bytes of output; returns the
  * exit status (128+signal if killed, -1 if it could not run). */
 static inline int tc_sh(char *out, size_t n, const char *fmt, ...)

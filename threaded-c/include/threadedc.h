@@ -19,6 +19,8 @@
 #define EARTH_THREADEDC_H
 
 #include <earth.h>
+#include <earth_dsm.h>
+#include <earth_dsm_fiber.h>
 #include <stdint.h>
 #include "tc_stats.h"
 
@@ -79,7 +81,9 @@ static inline void *tc_from_gptr(earth_gptr g)
 #define TO_GPTR(global_ptr) tc_gptr(global_ptr)
 #define NODE_ID ((int)earth_node_id())
 #define NUM_NODES ((int)earth_num_nodes())
-#define SET_EXIT_STATUS(status) earth_set_exit_status(status)
+#define SET_EXIT_STATUS(status) tc_set_exit_status(status)
+/* earth_set_exit_status, remembered for a SHARED program's main thread. */
+void tc_set_exit_status(int status);
 
 /* ---- slots of the current frame ---- */
 #ifdef EARTH_TC_PARSE
@@ -166,6 +170,122 @@ static inline earth_gptr tc_gptr_g(void *const *global_ptr)
 	earth_blkmov_sync(tc_gptr(src), tc_gptr(dst), (n), TC_SLOT_(slot_))
 #define BLKMOV_RSYNC(src, dst, n, sptr)                                        \
 	earth_blkmov_rsync(tc_gptr(src), tc_gptr(dst), (n), (sptr))
+
+/* ---- shared memory (SHARED): docs/threaded-c.md, "Shared memory" ----
+ *
+ * `double *SHARED a` points into the job's shared memory (earth_dsm.h):
+ * one address on every node, read and written with plain loads and
+ * stores, but only inside a range the fiber chain acquired. The plugin
+ * checks every access (covered by an acquire of the right mode whose slot
+ * enabled this fiber, or an earlier one of the chain with no release in
+ * between) and inserts the acquire for loops whose range it can compute.
+ * Counts are in elements of the pointee (n * sizeof *p bytes).
+ */
+#ifdef EARTH_TC_PARSE
+/* Two tags: GLOBAL is one (the plugin tells them apart where Clang keeps
+ * no macro name, e.g. SHARED written inside another macro). */
+#define SHARED                                                                 \
+	__attribute__((btf_type_tag("earth_shared")))                          \
+	__attribute__((btf_type_tag("earth_shared")))
+#else
+#define SHARED
+#endif
+typedef earth_dsm_lock_t DSM_LOCK;
+typedef earth_dsm_barrier_t DSM_BARRIER;
+typedef earth_dsm_flag_t DSM_FLAG;
+
+#define TC_NBYTES_(p, n) ((size_t)(n) * sizeof(*(p)))
+/* ACQUIRE_R_SYNC(p, n, slot): elements [p, p + n) readable, then
+ * SYNC(slot); ACQUIRE_W_SYNC for reading and writing. Held until released. */
+#define ACQUIRE_R_SYNC(p, n, slot_)                                            \
+	earth_dsm_acquire_sync((p), TC_NBYTES_(p, n), EARTH_DSM_READ,          \
+			       TC_SLOT_(slot_))
+#define ACQUIRE_W_SYNC(p, n, slot_)                                            \
+	earth_dsm_acquire_sync((p), TC_NBYTES_(p, n), EARTH_DSM_WRITE,         \
+			       TC_SLOT_(slot_))
+#define ACQUIRE_R_RSYNC(p, n, sptr)                                            \
+	earth_dsm_acquire_rsync((p), TC_NBYTES_(p, n), EARTH_DSM_READ, (sptr))
+#define ACQUIRE_W_RSYNC(p, n, sptr)                                            \
+	earth_dsm_acquire_rsync((p), TC_NBYTES_(p, n), EARTH_DSM_WRITE, (sptr))
+/* RELEASE_SYNC(p, n, slot): lets go of what an acquire of [p, p + n) holds
+ * and sends this node's writes home; SYNC(slot) once they are there. */
+#define RELEASE_SYNC(p, n, slot_)                                              \
+	earth_dsm_release_sync((p), TC_NBYTES_(p, n), TC_SLOT_(slot_))
+#define RELEASE_RSYNC(p, n, sptr)                                              \
+	earth_dsm_release_rsync((p), TC_NBYTES_(p, n), (sptr))
+/* ACQUIRE_R_N_SYNC / ACQUIRE_W_N_SYNC / RELEASE_N_SYNC(p, n, slot): the
+ * same, but n may be 0 or less (an empty loop): then the slot is only
+ * signalled. What the plugin inserts around a loop (tc_dsm.c). */
+void tc_dsm_acquire_n(const void *p, long n, size_t elem,
+		      enum earth_dsm_mode mode, earth_slot *slot);
+void tc_dsm_release_n(const void *p, long n, size_t elem, earth_slot *slot);
+#define ACQUIRE_R_N_SYNC(p, n, slot_)                                          \
+	tc_dsm_acquire_n((p), (long)(n), sizeof(*(p)), EARTH_DSM_READ,         \
+			 TC_SLOT_(slot_))
+#define ACQUIRE_W_N_SYNC(p, n, slot_)                                          \
+	tc_dsm_acquire_n((p), (long)(n), sizeof(*(p)), EARTH_DSM_WRITE,        \
+			 TC_SLOT_(slot_))
+#define RELEASE_N_SYNC(p, n, slot_)                                            \
+	tc_dsm_release_n((p), (long)(n), sizeof(*(p)), TC_SLOT_(slot_))
+/* Locks, barriers, flags: each fires its slot when done. */
+#define DSM_LOCK_SYNC(l, slot_) earth_dsm_lock_sync((l), TC_SLOT_(slot_))
+#define DSM_LOCK_RSYNC(l, sptr) earth_dsm_lock_rsync((l), (sptr))
+#define DSM_UNLOCK_SYNC(l, slot_) earth_dsm_unlock_sync((l), TC_SLOT_(slot_))
+#define DSM_BARRIER_SYNC(b, count, slot_)                                      \
+	earth_dsm_barrier_sync((b), (unsigned)(count), TC_SLOT_(slot_))
+#define DSM_BARRIER_RSYNC(b, count, sptr)                                      \
+	earth_dsm_barrier_rsync((b), (unsigned)(count), (sptr))
+#define FLAG_SET_SYNC(f, slot_) earth_dsm_flag_set_sync((f), TC_SLOT_(slot_))
+#define FLAG_WAIT_SYNC(f, slot_) earth_dsm_flag_wait_sync((f), TC_SLOT_(slot_))
+#define FLAG_WAIT_RSYNC(f, sptr) earth_dsm_flag_wait_rsync((f), (sptr))
+/* New lock, barrier, flag (any fiber; managed by its node). */
+#define NEW_DSM_LOCK() earth_dsm_lock_new()
+#define NEW_DSM_BARRIER() earth_dsm_barrier_new()
+#define NEW_DSM_FLAG() earth_dsm_flag_new()
+
+/*
+ * SHARED_ARRAY(T, name, count, place, arg); at file scope: `T *SHARED name`,
+ * count elements of shared memory homed as place says (EARTH_DSM_BLOCK,
+ * _CYCLIC with arg pages per run, _NODE with arg the node, _FIRST_TOUCH),
+ * allocated before THREADED main starts, the same on every node. count is
+ * evaluated then (a constant, or globals). SHARED_LOCK(name),
+ * SHARED_BARRIER(name), SHARED_FLAG(name): a lock, barrier or flag made
+ * then, known on every node. A file that uses SHARED runs under
+ * earth_dsm_main (earthcc generates its main so).
+ */
+struct tc_shared_decl {
+	void *addr;	       /* the pointer, or the id */
+	size_t (*bytes)(void); /* SHARED_ARRAY: its size; else NULL */
+	int place; /* SHARED_ARRAY; else -1 lock, -2 barrier, -3 flag */
+	unsigned arg;
+	const char *name;
+};
+#define TC_SHARED_DECL_(name, bytes, place, arg)                               \
+	static const struct tc_shared_decl tc_shared_##name                    \
+	    __attribute__((section("earth_tc_shared"), used, aligned(8))) = {  \
+		(void *)&name, bytes, (place), (arg), #name}
+#define SHARED_ARRAY(T, name, count, place, arg)                               \
+	T *SHARED name;                                                        \
+	static size_t tc_shared_bytes_##name(void)                             \
+	{                                                                      \
+		return sizeof(T) * (size_t)(count);                            \
+	}                                                                      \
+	TC_SHARED_DECL_(name, tc_shared_bytes_##name, place, arg)
+#define SHARED_LOCK(name)                                                      \
+	DSM_LOCK name;                                                         \
+	TC_SHARED_DECL_(name, 0, -1, 0)
+#define SHARED_BARRIER(name)                                                   \
+	DSM_BARRIER name;                                                      \
+	TC_SHARED_DECL_(name, 0, -2, 0)
+#define SHARED_FLAG(name)                                                      \
+	DSM_FLAG name;                                                         \
+	TC_SHARED_DECL_(name, 0, -3, 0)
+/* The generated main of a SHARED program (threaded-c/runtime/tc_dsm.c):
+ * earth_dsm_main with a program thread that makes the SHARED_ objects,
+ * INVOKEs THREADED main on node 0 and returns its exit status when main's
+ * END_FUNCTION() ran (tc_dsm_main_ended). */
+int tc_dsm_main(int argc, char **argv, const struct earth_tfunc *main_tf);
+void tc_dsm_main_ended(void);
 
 /* ---- structural constructs: the plugin replaces these ---- */
 #ifdef EARTH_TC_PARSE
