@@ -8,9 +8,9 @@
  * fibers per node, pages homed where they are written or all on node 0,
  * in every node mode; the counts --stats-json gives (acquisitions and
  * releases exact, waits joined to a fetch out under the emulated
- * network's delay, invalidations put off for held pages); each
- * misuse ending the job naming the fiber; a lock never unlocked named in
- * the stuck report.
+ * network's delay, invalidations put off for held pages); split-phase
+ * allocation and free from fibers; each misuse ending the job naming the
+ * fiber; a lock never unlocked named in the stuck report.
  */
 #include <criterion/criterion.h>
 
@@ -159,6 +159,35 @@ Test(dsm_fiber, misuse_ends_the_job_naming_the_fiber)
 	       "is not held by this node's fibers (unlocked twice, or never "
 	       "locked by a fiber)",
 	       "(in fiber w_unlocked)");
+}
+
+/* Split-phase allocation and free from fibers (-a 1): each node's fiber
+ * allocates a block homed on its node, fills it, publishes its address;
+ * main (a program thread) reads every block through the address; the
+ * fibers free them. An allocation of 0 bytes ends the job naming it. */
+Test(dsm_fiber, fibers_allocate_and_free_split_phase)
+{
+	const char *transports[] = {"shm", "tcp"};
+	for (int ti = 0; ti < 2; ti++)
+		for (int n = 1; n <= 4; n += n < 2 ? 1 : 2) {
+			char want[96];
+			snprintf(want, sizeof(want),
+				 "dsm_fiber: %d blocks allocated, filled and "
+				 "freed by fibers",
+				 n);
+			ok_run("", n, transports[ti], "-n 4000 -f 1 -i 2 -a 1",
+			       want);
+		}
+	ok_run("EARTH_EUS=2", 2, "shm", "-n 4000 -f 2 -i 2 -a 1",
+	       "dsm_fiber: 2 blocks allocated, filled and freed by fibers");
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_fiber -n 4000 -f 1 -i 2 -a 1 -x alloc0",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 70, "alloc0: status %d\n%s", cmd.status,
+		     cmd.err);
+	cr_assert(strstr(cmd.err, "earth_dsm_alloc_sync") &&
+		      strstr(cmd.err, "0 bytes: from 1 byte to the shared "
+				      "region's"),
+		  "alloc0: %s", cmd.err);
 }
 
 /* A lock the fibers never unlock: the job is stuck, and the report names

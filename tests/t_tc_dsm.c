@@ -9,7 +9,9 @@
  * GET / DATA / INVOKE / TOKEN in the same program
  * (tests/tc/corpus/dsm_litmus.tc); the _RSYNC forms (lock, barrier,
  * flag wait, acquire, release for a slot of the caller's,
- * tests/tc/corpus/dsm_rsync.tc); loops whose acquires and releases the
+ * tests/tc/corpus/dsm_rsync.tc); shared memory allocated and freed by
+ * fibers, its SHARED pointer passed to another node
+ * (tests/tc/corpus/dsm_alloc.tc); loops whose acquires and releases the
  * plugin inserted (tests/tc/corpus/dsm_insert.tc; the generated C holds
  * them). Skipped, with a message, when clang-14 or the plugin is missing.
  */
@@ -62,6 +64,12 @@ Test(tc_dsm, rsync_forms)
 	everywhere("tests/tc/corpus/dsm_rsync.tc", "",
 		   "dsm_rsync: %d node(s), cell ");
 	cr_expect(strstr(out, "(correct)"), "%s", out);
+}
+
+Test(tc_dsm, allocated_and_freed_by_fibers)
+{
+	everywhere("tests/tc/corpus/dsm_alloc.tc", "",
+		   "dsm_alloc: %d node(s), 0 wrong (correct)");
 }
 
 Test(tc_dsm, inserted_acquires)

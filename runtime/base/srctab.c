@@ -85,7 +85,8 @@ static const char *const dsm_ops[][2] = {
     {"DSM ACQUIRE", "ACQUIRE_"},	  {"DSM RELEASE", "RELEASE_"},
     {"DSM LOCK_SYNC", "DSM_LOCK_"},	  {"DSM UNLOCK_SYNC", "DSM_UNLOCK_"},
     {"DSM BARRIER_SYNC", "DSM_BARRIER_"}, {"DSM FLAG_SET_SYNC", "FLAG_SET_"},
-    {"DSM FLAG_WAIT_SYNC", "FLAG_WAIT_"},
+    {"DSM FLAG_WAIT_SYNC", "FLAG_WAIT_"}, {"DSM ALLOC_SYNC", "DSM_ALLOC_"},
+    {"DSM FREE_SYNC", "DSM_FREE_"},
 };
 
 /* Does the operation written `w` reach the runtime as `rt`? */

@@ -28,6 +28,8 @@ const char *dsm_req_name(unsigned req)
 	    [DSM_R_F_BARRIER] = "DSM BARRIER_SYNC",
 	    [DSM_R_F_FLAG_SET] = "DSM FLAG_SET_SYNC",
 	    [DSM_R_F_FLAG_WAIT] = "DSM FLAG_WAIT_SYNC",
+	    [DSM_R_F_ALLOC] = "DSM ALLOC_SYNC",
+	    [DSM_R_F_FREE] = "DSM FREE_SYNC",
 	};
 	return req < DSM_R_COUNT_ && names[req] ? names[req] : "DSM ?";
 }

@@ -51,6 +51,9 @@ enum dsm_req {
 	DSM_R_F_BARRIER,   /* b = barrier id, c = count                */
 	DSM_R_F_FLAG_SET,  /* b = flag id                            */
 	DSM_R_F_FLAG_WAIT, /* b = flag id                            */
+	DSM_R_F_ALLOC,	   /* b = pages, c = place | arg << 8, spare = the
+			      void * the address goes to (NULL: none)  */
+	DSM_R_F_FREE,	   /* b = first page                           */
 	DSM_R_COUNT_
 };
 
@@ -139,6 +142,9 @@ struct dsm_pt {
 	bool fiber, fgslot, holds;
 	uint64_t fslot;
 	uint64_t ffiber;
+	/* An allocation's: where the SU stores its address (a void * of the
+	 * fiber's) before it signals; 0 for any other operation. */
+	uint64_t fout;
 };
 
 /* The node's shared-memory state (one per process). */

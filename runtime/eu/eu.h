@@ -617,9 +617,10 @@ void eu_idle(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
 void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b,
 		 uint64_t c) EARTH_HIDDEN;
 /* A fiber's split-phase request (enum dsm_req, DSM_R_F_*): the slot the
- * SU signals (a global slot's bits when gslot), the posting fiber in a. */
+ * SU signals (a global slot's bits when gslot), the posting fiber in a,
+ * b, c and d (su_req.spare) as dsm/pt.h says. */
 void eu_post_dsm_fiber(unsigned what, uint64_t slot, bool gslot, uint64_t b,
-		       uint64_t c) EARTH_HIDDEN;
+		       uint64_t c, uint64_t d) EARTH_HIDDEN;
 struct dsm_pt;
 /* The fiber that runs a program thread (its frame: struct dsm_pt). */
 void eu_dsm_run(void *pt) EARTH_HIDDEN;

@@ -1177,9 +1177,9 @@ void eu_post_dsm(unsigned what, uint64_t thread, uint64_t b, uint64_t c)
 }
 
 void eu_post_dsm_fiber(unsigned what, uint64_t slot, bool gslot, uint64_t b,
-		       uint64_t c)
+		       uint64_t c, uint64_t d)
 {
 	void *fiber = *(void **)&eu_cur_fiber;
 	post_wide(eu_self, SU_OP_DSM, 0, gslot ? SU_REQ_GSLOT : 0,
-		  (int32_t)what, slot, (uintptr_t)fiber, b, c, 0, false);
+		  (int32_t)what, slot, (uintptr_t)fiber, b, c, d, false);
 }

@@ -69,6 +69,13 @@ void earth_dsm_flag_set_sync(earth_dsm_flag_t f, earth_slot *slot);
 void earth_dsm_flag_wait_sync(earth_dsm_flag_t f, earth_slot *slot);
 void earth_dsm_flag_wait_rsync(earth_dsm_flag_t f, earth_gslot slot);
 
+/* earth_dsm_alloc and earth_dsm_free, split phase: the address goes to
+ * *result (NULL when the job's shared memory has no room) before slot is
+ * signalled; memory freed, then slot signalled. */
+void earth_dsm_alloc_sync(size_t size, enum earth_dsm_place place, unsigned arg,
+			  void **result, earth_slot *slot);
+void earth_dsm_free_sync(void *p, earth_slot *slot);
+
 /*
  * The inline check (what the compiler emits before an access it cannot
  * prove covered, and what a test asserts): whether the page holding p is

@@ -109,7 +109,7 @@ void earth_dsm_acquire_sync(const void *p, size_t len, enum earth_dsm_mode mode,
 		return;
 	}
 	eu_post_dsm_fiber(DSM_R_F_ACQUIRE, (uintptr_t)slot, false, (uintptr_t)p,
-			  lm);
+			  lm, 0);
 }
 
 void earth_dsm_acquire_rsync(const void *p, size_t len,
@@ -122,38 +122,40 @@ void earth_dsm_acquire_rsync(const void *p, size_t len,
 		earth_rsync(slot);
 		return;
 	}
-	eu_post_dsm_fiber(DSM_R_F_ACQUIRE, slot.bits, true, (uintptr_t)p, lm);
+	eu_post_dsm_fiber(DSM_R_F_ACQUIRE, slot.bits, true, (uintptr_t)p, lm,
+			  0);
 }
 
 void earth_dsm_release_sync(const void *p, size_t len, earth_slot *slot)
 {
 	check("earth_dsm_release_sync", slot);
 	eu_post_dsm_fiber(DSM_R_F_RELEASE, (uintptr_t)slot, false, (uintptr_t)p,
-			  len);
+			  len, 0);
 }
 
 void earth_dsm_release_rsync(const void *p, size_t len, earth_gslot slot)
 {
 	check_g("earth_dsm_release_rsync", slot);
-	eu_post_dsm_fiber(DSM_R_F_RELEASE, slot.bits, true, (uintptr_t)p, len);
+	eu_post_dsm_fiber(DSM_R_F_RELEASE, slot.bits, true, (uintptr_t)p, len,
+			  0);
 }
 
 void earth_dsm_lock_sync(earth_dsm_lock_t lock, earth_slot *slot)
 {
 	check("earth_dsm_lock_sync", slot);
-	eu_post_dsm_fiber(DSM_R_F_LOCK, (uintptr_t)slot, false, lock, 0);
+	eu_post_dsm_fiber(DSM_R_F_LOCK, (uintptr_t)slot, false, lock, 0, 0);
 }
 
 void earth_dsm_lock_rsync(earth_dsm_lock_t lock, earth_gslot slot)
 {
 	check_g("earth_dsm_lock_rsync", slot);
-	eu_post_dsm_fiber(DSM_R_F_LOCK, slot.bits, true, lock, 0);
+	eu_post_dsm_fiber(DSM_R_F_LOCK, slot.bits, true, lock, 0, 0);
 }
 
 void earth_dsm_unlock_sync(earth_dsm_lock_t lock, earth_slot *slot)
 {
 	check("earth_dsm_unlock_sync", slot);
-	eu_post_dsm_fiber(DSM_R_F_UNLOCK, (uintptr_t)slot, false, lock, 0);
+	eu_post_dsm_fiber(DSM_R_F_UNLOCK, (uintptr_t)slot, false, lock, 0, 0);
 }
 
 static void barrier_count(const char *op, unsigned count)
@@ -170,7 +172,7 @@ void earth_dsm_barrier_sync(earth_dsm_barrier_t b, unsigned count,
 	const char *op = "earth_dsm_barrier_sync";
 	check(op, slot);
 	barrier_count(op, count);
-	eu_post_dsm_fiber(DSM_R_F_BARRIER, (uintptr_t)slot, false, b, count);
+	eu_post_dsm_fiber(DSM_R_F_BARRIER, (uintptr_t)slot, false, b, count, 0);
 }
 
 void earth_dsm_barrier_rsync(earth_dsm_barrier_t b, unsigned count,
@@ -179,23 +181,66 @@ void earth_dsm_barrier_rsync(earth_dsm_barrier_t b, unsigned count,
 	const char *op = "earth_dsm_barrier_rsync";
 	check_g(op, slot);
 	barrier_count(op, count);
-	eu_post_dsm_fiber(DSM_R_F_BARRIER, slot.bits, true, b, count);
+	eu_post_dsm_fiber(DSM_R_F_BARRIER, slot.bits, true, b, count, 0);
 }
 
 void earth_dsm_flag_set_sync(earth_dsm_flag_t f, earth_slot *slot)
 {
 	check("earth_dsm_flag_set_sync", slot);
-	eu_post_dsm_fiber(DSM_R_F_FLAG_SET, (uintptr_t)slot, false, f, 0);
+	eu_post_dsm_fiber(DSM_R_F_FLAG_SET, (uintptr_t)slot, false, f, 0, 0);
 }
 
 void earth_dsm_flag_wait_sync(earth_dsm_flag_t f, earth_slot *slot)
 {
 	check("earth_dsm_flag_wait_sync", slot);
-	eu_post_dsm_fiber(DSM_R_F_FLAG_WAIT, (uintptr_t)slot, false, f, 0);
+	eu_post_dsm_fiber(DSM_R_F_FLAG_WAIT, (uintptr_t)slot, false, f, 0, 0);
 }
 
 void earth_dsm_flag_wait_rsync(earth_dsm_flag_t f, earth_gslot slot)
 {
 	check_g("earth_dsm_flag_wait_rsync", slot);
-	eu_post_dsm_fiber(DSM_R_F_FLAG_WAIT, slot.bits, true, f, 0);
+	eu_post_dsm_fiber(DSM_R_F_FLAG_WAIT, slot.bits, true, f, 0, 0);
+}
+
+void earth_dsm_alloc_sync(size_t size, enum earth_dsm_place place, unsigned arg,
+			  void **result, earth_slot *slot)
+{
+	const char *op = "earth_dsm_alloc_sync";
+	check(op, slot);
+	if (q_unlikely(!result || ((uintptr_t)result & (sizeof(void *) - 1))))
+		eu_misuse(op,
+			  "result %p is not where a pointer can go: pass "
+			  "the address of a void * (or T *) of the fiber's "
+			  "frame",
+			  (void *)result);
+	if (q_unlikely((unsigned)place > EARTH_DSM_FIRST_TOUCH ||
+		       (place == EARTH_DSM_CYCLIC && arg == 0) ||
+		       (place == EARTH_DSM_NODE && arg >= dsm_g.nodes) ||
+		       arg > 0xffffff))
+		eu_misuse(op,
+			  "placement %d with argument %u: a placement of "
+			  "earth_dsm.h (EARTH_DSM_CYCLIC takes pages per block "
+			  "> 0, EARTH_DSM_NODE a node below %u)",
+			  (int)place, arg, dsm_g.nodes);
+	if (q_unlikely(size == 0 || size > dsm_g.region.size))
+		eu_misuse(op,
+			  "%zu bytes: from 1 byte to the shared region's %zu "
+			  "(EARTH_DSM_MB)",
+			  size, (size_t)dsm_g.region.size);
+	size_t ps = dsm_g.region.page_size;
+	eu_post_dsm_fiber(
+	    DSM_R_F_ALLOC, (uintptr_t)slot, false, (size + ps - 1) / ps,
+	    (uint64_t)place | (uint64_t)arg << 8, (uintptr_t)result);
+}
+
+void earth_dsm_free_sync(void *p, earth_slot *slot)
+{
+	const char *op = "earth_dsm_free_sync";
+	check(op, slot);
+	long page = dsm_region_page_of(&dsm_g.region, p);
+	if (q_unlikely(page < 0 ||
+		       ((uintptr_t)p & (dsm_g.region.page_size - 1))))
+		eu_misuse(op, "%p is not memory from earth_dsm_alloc", p);
+	eu_post_dsm_fiber(DSM_R_F_FREE, (uintptr_t)slot, false, (uint64_t)page,
+			  0, 0);
 }

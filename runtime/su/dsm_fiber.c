@@ -8,7 +8,8 @@
  * slot; a release lets go of them, sends the node's diffs and signals
  * once they are acknowledged; locks, barriers and flags go through the
  * threads' path (su/dsm.c) with a record of their own, which signals a
- * slot where a thread would be resumed.
+ * slot where a thread would be resumed; so do allocations (the address
+ * stored where the fiber said before the signal) and frees.
  *
  * Every request is checked first: a range inside pages of an allocation,
  * a release of pages the node's fibers hold, an unlock of a lock they
@@ -333,6 +334,16 @@ void su_dsm_fiber_resume(struct dsm_pt *pt)
 {
 	if (pt->wait_cause == DSM_WAIT_LOCK)
 		pt->holds = true; /* the node's fibers hold it: kept */
+	if (pt->fout) {
+		/* An allocation: its address (NULL when node 0 had no room)
+		 * where the fiber said, before the slot's signal publishes
+		 * it to the fiber it enables. */
+		void *at = pt->result < 0
+			       ? NULL
+			       : dsm_g.region.base + (size_t)pt->result *
+							 dsm_g.region.page_size;
+		memcpy((void *)(uintptr_t)pt->fout, &at, sizeof(at));
+	}
 	fire(pt->fslot, pt->fgslot, "DSM SYNC");
 	if (!pt->holds)
 		su_dsm_waiter_free(pt);
@@ -346,6 +357,8 @@ static void sync_op(const struct su_req *r, unsigned req)
 	    [DSM_R_F_BARRIER] = DSM_R_BARRIER,
 	    [DSM_R_F_FLAG_SET] = DSM_R_FLAG_SET,
 	    [DSM_R_F_FLAG_WAIT] = DSM_R_FLAG_WAIT,
+	    [DSM_R_F_ALLOC] = DSM_R_ALLOC,
+	    [DSM_R_F_FREE] = DSM_R_FREE,
 	};
 	const char *op = dsm_req_name(req);
 	struct dsm_pt *pt;
@@ -375,6 +388,7 @@ static void sync_op(const struct su_req *r, unsigned req)
 	pt->fslot = r->slot;
 	pt->fgslot = (r->flags & SU_REQ_GSLOT) != 0;
 	pt->ffiber = r->a;
+	pt->fout = req == DSM_R_F_ALLOC ? r->spare : 0;
 	pt->wait_t0 = q_tsc();
 	pt->wait_cause = req == DSM_R_F_LOCK	    ? DSM_WAIT_LOCK
 			 : req == DSM_R_F_BARRIER   ? DSM_WAIT_BARRIER
@@ -394,8 +408,16 @@ void su_dsm_fiber_request(struct earth_node *n, const struct su_req *r)
 	case DSM_R_F_RELEASE:
 		release_range(r);
 		return;
-	default:
+	case DSM_R_F_LOCK:
+	case DSM_R_F_UNLOCK:
+	case DSM_R_F_BARRIER:
+	case DSM_R_F_FLAG_SET:
+	case DSM_R_F_FLAG_WAIT:
+	case DSM_R_F_ALLOC:
+	case DSM_R_F_FREE:
 		sync_op(r, req);
 		return;
+	default:
+		earth_fatal("shared memory: a fiber's request of kind %u", req);
 	}
 }

@@ -45,7 +45,112 @@ struct shared {
 	earth_dsm_flag_t flag[5]; /* the relay: node k waits for flag k */
 	long counter;
 	long token;
+	long *block[4]; /* -a: node k's fiber's allocation */
 };
+
+/* -a 1, after the relay: node k's fiber allocates ALLOC_LONGS longs homed
+ * on its node, split phase, acquires them for writing, fills them with
+ * k * 1000003 + i, releases them, publishes the address in g->block[k]
+ * and meets main at the barrier; main checks every block, then each
+ * fiber frees its block (earth_dsm_free_sync) and meets main again. -x
+ * alloc0 makes node 0's fiber allocate 0 bytes (the job ends naming it). */
+static void r_done(void *f);
+#define ALLOC_LONGS 2000
+struct a_args {
+	struct shared *g;
+	earth_dsm_barrier_t bar;
+	unsigned node;
+	int parties;
+	char mistake[16];
+};
+struct a_frame {
+	struct a_args x;
+	long *mine;
+	earth_slot s_alloc, s_acq, s_rel, s_pub, s_pubrel, s_bar, s_free,
+	    s_bar2;
+};
+static void a_entry(void *f);
+static void a_have(void *f);
+static void a_filled(void *f);
+static void a_released(void *f);
+static void a_published(void *f);
+static void a_met(void *f);
+static void a_freed(void *f);
+static void a_end(void *f);
+EARTH_THREADED_FUNCTION(allocer, a_entry, struct a_frame,
+			sizeof(struct a_args));
+
+static void a_entry(void *frame)
+{
+	struct a_frame *f = frame;
+	f->mine = (long *)(uintptr_t)1; /* overwritten before s_alloc fires */
+	earth_slot_init(&f->s_alloc, 1, 0, a_have, f);
+	size_t bytes =
+	    !strcmp(f->x.mistake, "alloc0") ? 0 : ALLOC_LONGS * sizeof(long);
+	earth_dsm_alloc_sync(bytes, EARTH_DSM_NODE, f->x.node,
+			     (void **)&f->mine, &f->s_alloc);
+}
+
+static void a_have(void *frame)
+{
+	struct a_frame *f = frame;
+	if (!f->mine) {
+		fprintf(stderr, "dsm_fiber: node %u: no room for %d longs\n",
+			f->x.node, ALLOC_LONGS);
+		exit(1);
+	}
+	earth_slot_init(&f->s_acq, 1, 0, a_filled, f);
+	earth_dsm_acquire_sync(f->mine, ALLOC_LONGS * sizeof(long),
+			       EARTH_DSM_WRITE, &f->s_acq);
+}
+
+static void a_filled(void *frame)
+{
+	struct a_frame *f = frame;
+	for (long i = 0; i < ALLOC_LONGS; i++)
+		f->mine[i] = (long)f->x.node * 1000003 + i;
+	earth_slot_init(&f->s_rel, 1, 0, a_released, f);
+	earth_dsm_release_sync(f->mine, ALLOC_LONGS * sizeof(long), &f->s_rel);
+}
+
+static void a_released(void *frame)
+{
+	struct a_frame *f = frame;
+	earth_slot_init(&f->s_pub, 1, 0, a_published, f);
+	earth_dsm_acquire_sync(&f->x.g->block[f->x.node], sizeof(long *),
+			       EARTH_DSM_WRITE, &f->s_pub);
+}
+
+static void a_published(void *frame)
+{
+	struct a_frame *f = frame;
+	f->x.g->block[f->x.node] = f->mine;
+	earth_slot_init(&f->s_pubrel, 1, 0, a_met, f);
+	earth_dsm_release_sync(&f->x.g->block[f->x.node], sizeof(long *),
+			       &f->s_pubrel);
+}
+
+/* The barrier before main checks, then the one after: free between. */
+static void a_met(void *frame)
+{
+	struct a_frame *f = frame;
+	earth_slot_init(&f->s_bar, 1, 0, a_freed, f);
+	earth_dsm_barrier_sync(f->x.bar, (unsigned)f->x.parties, &f->s_bar);
+}
+
+static void a_freed(void *frame)
+{
+	struct a_frame *f = frame;
+	earth_slot_init(&f->s_free, 1, 0, a_end, f);
+	earth_dsm_free_sync(f->mine, &f->s_free);
+}
+
+static void a_end(void *frame)
+{
+	struct a_frame *f = frame;
+	earth_slot_init(&f->s_bar2, 1, 0, r_done, f);
+	earth_dsm_barrier_sync(f->x.bar, (unsigned)f->x.parties, &f->s_bar2);
+}
 
 /* The relay after the sweeps: node k's fiber waits for flag k, adds k + 1
  * to the token (acquired with a global slot: the _rsync form), releases
@@ -194,7 +299,7 @@ static void w_entry(void *frame)
 			earth_dsm_acquire_sync(f->x.a + f->x.lo, sizeof(double),
 					       EARTH_DSM_READ, &f->s_bad);
 		} else if (!strcmp(m, "release2") || !strcmp(m, "unlock2") ||
-			   !strcmp(m, "nounlock")) {
+			   !strcmp(m, "nounlock") || !strcmp(m, "alloc0")) {
 			w_sweep(f);
 			return;
 		} else {
@@ -393,7 +498,7 @@ static int program(int argc, char **argv)
 	long n = 20000;
 	int per = 2, iters = 10;
 	const char *place = "block", *mistake = "";
-	int self_check = 0;
+	int self_check = 0, alloc = 0;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-n"))
 			n = atol(argv[i + 1]);
@@ -407,6 +512,8 @@ static int program(int argc, char **argv)
 			mistake = argv[i + 1];
 		else if (!strcmp(argv[i], "-c"))
 			self_check = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "-a"))
+			alloc = atoi(argv[i + 1]);
 		else
 			break;
 	}
@@ -416,7 +523,8 @@ static int program(int argc, char **argv)
 	    nodes > 4) {
 		fprintf(stderr,
 			"usage: dsm_fiber [-n N] [-f FIBERS_PER_NODE] "
-			"[-i ITERS] [-p block|node0] [-x MISTAKE] [-c 1], "
+			"[-i ITERS] [-p block|node0] [-x MISTAKE] [-c 1] "
+			"[-a 1], "
 			"on 1-4 nodes\n");
 		return 2;
 	}
@@ -515,6 +623,33 @@ static int program(int argc, char **argv)
 	}
 	free(ra);
 	free(rb);
+	if (!rc && alloc) {
+		for (unsigned k = 0; k < nodes; k++) {
+			struct a_args x = {g, bar, k, (int)nodes + 1, ""};
+			if (k == 0)
+				snprintf(x.mistake, sizeof(x.mistake), "%s",
+					 mistake);
+			earth_invoke(k, &allocer, &x, sizeof(x));
+		}
+		earth_dsm_barrier(bar, nodes + 1);
+		long bad = 0;
+		for (unsigned k = 0; k < nodes; k++) {
+			long *blk = g->block[k];
+			for (long i = 0; blk && i < ALLOC_LONGS; i++)
+				bad += blk[i] != (long)k * 1000003 + i;
+			if (!blk || bad) {
+				printf("dsm_fiber: node %u's block %p: %ld "
+				       "wrong\n",
+				       k, (void *)blk, bad);
+				rc = 1;
+			}
+		}
+		earth_dsm_barrier(bar, nodes + 1);
+		if (!rc)
+			printf("dsm_fiber: %u blocks allocated, filled and "
+			       "freed by fibers\n",
+			       nodes);
+	}
 	if (!rc)
 		printf("dsm_fiber ok counter=%ld token=%ld sum=%.6f\n",
 		       g->counter, g->token, sum);

@@ -238,6 +238,15 @@ void tc_dsm_release_n(const void *p, long n, size_t elem, earth_slot *slot);
 #define FLAG_SET_SYNC(f, slot_) earth_dsm_flag_set_sync((f), TC_SLOT_(slot_))
 #define FLAG_WAIT_SYNC(f, slot_) earth_dsm_flag_wait_sync((f), TC_SLOT_(slot_))
 #define FLAG_WAIT_RSYNC(f, sptr) earth_dsm_flag_wait_rsync((f), (sptr))
+/* DSM_ALLOC_SYNC(p, n, place, arg, slot): n elements of *p of shared
+ * memory homed as place and arg say (as SHARED_ARRAY), their address
+ * stored in the SHARED pointer p (NULL when the job's shared memory has no
+ * room) before SYNC(slot); acquire them before touching them.
+ * DSM_FREE_SYNC(p, slot): gives them back, then SYNC(slot). */
+#define DSM_ALLOC_SYNC(p, n, place, arg, slot_)                                \
+	earth_dsm_alloc_sync(TC_NBYTES_(p, n), (place), (unsigned)(arg),       \
+			     (void **)&(p), TC_SLOT_(slot_))
+#define DSM_FREE_SYNC(p, slot_) earth_dsm_free_sync((p), TC_SLOT_(slot_))
 /* New lock, barrier, flag (any fiber; managed by its node). */
 #define NEW_DSM_LOCK() earth_dsm_lock_new()
 #define NEW_DSM_BARRIER() earth_dsm_barrier_new()
