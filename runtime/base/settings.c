@@ -336,6 +336,17 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .want = "EARTH_DSM_STACK_KB must be the KiB of a program thread's "
 		 "stack (16 to 1048576)",
 	 .help = "shared memory: KiB of each program thread's stack"},
+    [EARTH_SET_DSM_REFRESH] =
+	{.env = "EARTH_DSM_REFRESH",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 0,
+	 .max = 4096,
+	 .dflt = "16",
+	 .want = "EARTH_DSM_REFRESH must be the pages an acquire may "
+		 "refresh (0 to 4096)",
+	 .help = "shared memory: pages an acquire copies from their homes "
+		 "on one host instead of invalidating them (pages this node "
+		 "read; 0: none, every such page faults again)"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

@@ -26,6 +26,7 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->nodes = nodes;
 	p->ops = ops;
 	p->ctx = ctx;
+	p->refresh_max = DSM_REFRESH_MAX;
 	size_t n = r->pages;
 	p->home = calloc(n, sizeof(*p->home));
 	p->twin = calloc(n, sizeof(*p->twin));
@@ -482,6 +483,6 @@ int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
 int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 		      struct dsm_notice_fault *f)
 {
-	p->refresh_left = DSM_REFRESH_MAX;
+	p->refresh_left = p->refresh_max;
 	return dsm_log_add(&p->log, buf, len, invalidate, p, f);
 }

@@ -66,7 +66,8 @@ struct dsm_proto_stats {
 /* An acquire that invalidates a page this node holds a copy of (it read
  * it since the last notice) copies the home's copy instead, when the ops
  * can (refresh): a fetch made now, not at the fault that would follow;
- * at most DSM_REFRESH_MAX pages per acquire, the rest invalidated. A
+ * at most refresh_max pages per acquire (EARTH_DSM_REFRESH, default
+ * DSM_REFRESH_MAX; 0: none), the rest invalidated. A
  * refreshed page this node wrote the last time it had it (its diff was
  * not empty) is twinned and made writable at once too (a pretwin): its
  * next write takes no fault. A pretwinned page left unwritten has an
@@ -113,7 +114,8 @@ struct dsm_proto {
 	 * pretwin's hint); pretwinned in the open interval. */
 	uint8_t *wr_hint, *pretwin;
 	uint64_t deferred_n;   /* invalidations and protections put off */
-	uint32_t refresh_left; /* of DSM_REFRESH_MAX, this acquire */
+	uint32_t refresh_left; /* of refresh_max, this acquire */
+	uint32_t refresh_max;  /* pages an acquire may refresh */
 	struct dsm_proto_stats st;
 };
 

@@ -13,6 +13,7 @@
  * a message that fails stops the job naming the field (net/wire.h).
  */
 #define EARTH_INTERNAL 1
+#include "base/settings.h"
 #include "dsm/alloc.h"
 #include "dsm/proto.h"
 #include "dsm/pt.h"
@@ -410,6 +411,7 @@ int su_dsm_open(struct earth_node *n)
 	    (n->id == 0 &&
 	     dsm_alloc_init(&sd.alloc, dsm_g.region.pages, nodes)))
 		return -1;
+	sd.p.refresh_max = (uint32_t)earth_setting_u64(EARTH_SET_DSM_REFRESH);
 	if (su_dsm_fiber_open(dsm_g.region.pages))
 		return -1;
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
