@@ -54,8 +54,13 @@ static struct counts run(const char *prog, const char *mode, const char *wflag,
 	cr_assert_geq(fd, 0, "mkstemp");
 	close(fd);
 	struct counts c = {{-1, -1}, {-1, -1}, 0};
+	/* The protocol's counts: no home page kept writable across releases
+	 * (EARTH_DSM_HOME_KEEP: its notices name pages not written since, so
+	 * a reader fetches them again, as often as timing lets it) and no
+	 * page refreshed at a grant. */
 	t_sh(&cmd, 300,
-	     "env EARTH_NET_LATENCY_NS=%ld %s -n 2 --transport shm "
+	     "env EARTH_NET_LATENCY_NS=%ld EARTH_DSM_HOME_KEEP=0 "
+	     "EARTH_DSM_REFRESH=0 %s -n 2 --transport shm "
 	     "--stats-json=%s "
 	     "%s -m %s %s %d %s",
 	     lat_ns, T_EARTHRUN, json, prog, mode, wflag, workers, args);

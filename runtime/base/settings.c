@@ -341,12 +341,26 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .type = EARTH_SET_T_UINT,
 	 .min = 0,
 	 .max = 4096,
-	 .dflt = "16",
+	 .dflt = "0",
 	 .want = "EARTH_DSM_REFRESH must be the pages an acquire may "
 		 "refresh (0 to 4096)",
 	 .help = "shared memory: pages an acquire copies from their homes "
 		 "on one host instead of invalidating them (pages this node "
-		 "read; 0: none, every such page faults again)"},
+		 "read; 0: none, every such page faults again); experimental: "
+		 "a data-race-free program sometimes reads stale data with it "
+		 "on"},
+    [EARTH_SET_DSM_HOME_KEEP] =
+	{.env = "EARTH_DSM_HOME_KEEP",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 0,
+	 .max = 255,
+	 .dflt = "8",
+	 .want = "EARTH_DSM_HOME_KEEP must be a count of intervals (0 to "
+		 "255)",
+	 .help = "shared memory: a home page written again within this many "
+		 "intervals stays writable through as many releases, each "
+		 "naming it in a write notice (0: protected at every release, "
+		 "noticed only when written)"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

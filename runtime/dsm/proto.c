@@ -27,6 +27,7 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->ops = ops;
 	p->ctx = ctx;
 	p->refresh_max = DSM_REFRESH_MAX;
+	p->home_keep = DSM_HOME_KEEP;
 	size_t n = r->pages;
 	p->home = calloc(n, sizeof(*p->home));
 	p->twin = calloc(n, sizeof(*p->twin));
@@ -352,8 +353,9 @@ static bool home_keeps(struct dsm_proto *p, uint32_t page)
 	if (p->hot[page]) {
 		if (--p->hot[page])
 			return true;
-	} else if (p->wrote[page] && cur - p->wrote[page] <= DSM_HOME_KEEP) {
-		p->hot[page] = DSM_HOME_KEEP;
+	} else if (p->home_keep && p->wrote[page] &&
+		   cur - p->wrote[page] <= p->home_keep) {
+		p->hot[page] = (uint8_t)p->home_keep;
 		return true;
 	}
 	p->wrote[page] = cur;

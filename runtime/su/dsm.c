@@ -412,6 +412,7 @@ int su_dsm_open(struct earth_node *n)
 	     dsm_alloc_init(&sd.alloc, dsm_g.region.pages, nodes)))
 		return -1;
 	sd.p.refresh_max = (uint32_t)earth_setting_u64(EARTH_SET_DSM_REFRESH);
+	sd.p.home_keep = (uint32_t)earth_setting_u64(EARTH_SET_DSM_HOME_KEEP);
 	if (su_dsm_fiber_open(dsm_g.region.pages))
 		return -1;
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
