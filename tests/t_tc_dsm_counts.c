@@ -49,10 +49,9 @@ static void require_progs(void)
 static struct counts run(const char *prog, const char *mode, const char *wflag,
 			 int workers, const char *args, long lat_ns)
 {
-	char json[] = "/tmp/t_tc_dsm_counts.XXXXXX";
-	int fd = mkstemp(json);
-	cr_assert_geq(fd, 0, "mkstemp");
-	close(fd);
+	char dir[64], json[96];
+	t_scratch_dir(dir, sizeof(dir), "t_tc_dsm_counts");
+	snprintf(json, sizeof(json), "%s/stats.json", dir);
 	struct counts c = {{-1, -1}, {-1, -1}, 0};
 	/* The protocol's counts: no home page kept writable across releases
 	 * (EARTH_DSM_HOME_KEEP: its notices name pages not written since, so
@@ -73,7 +72,7 @@ static struct counts run(const char *prog, const char *mode, const char *wflag,
 	     "jq -r '.nodes[] | \"\\(.node) \\(.dsm.fetches) \\(.dsm.diffs)\"' "
 	     "%s",
 	     json);
-	unlink(json);
+	t_remove_dir(dir);
 	cr_assert_eq(cmd.status, 0, "jq: %s%s", cmd.out, cmd.err);
 	const char *s = cmd.out;
 	for (int k = 0; k < 2; k++) {

@@ -340,12 +340,18 @@ int earth_dsm_main(int argc, char **argv, int (*main)(int, char **))
 
 #define CALL(what, req, b, c) eu_dsm_call(what, req, b, c)
 
+bool node_dsm_place_ok(enum earth_dsm_place place, unsigned arg)
+{
+	return (unsigned)place <= EARTH_DSM_FIRST_TOUCH &&
+	       !(place == EARTH_DSM_CYCLIC && arg == 0) &&
+	       !(place == EARTH_DSM_NODE && arg >= dsm_g.nodes) &&
+	       arg <= 0xffffff;
+}
+
 void *earth_dsm_alloc(size_t size, enum earth_dsm_place place, unsigned arg)
 {
 	const char *what = "earth_dsm_alloc";
-	if ((unsigned)place > EARTH_DSM_FIRST_TOUCH ||
-	    (place == EARTH_DSM_CYCLIC && arg == 0) ||
-	    (place == EARTH_DSM_NODE && arg >= dsm_g.nodes) || arg > 0xffffff) {
+	if (!node_dsm_place_ok(place, arg)) {
 		errno = EINVAL;
 		return NULL;
 	}

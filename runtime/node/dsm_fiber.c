@@ -213,10 +213,7 @@ void earth_dsm_alloc_sync(size_t size, enum earth_dsm_place place, unsigned arg,
 			  "the address of a void * (or T *) of the fiber's "
 			  "frame",
 			  (void *)result);
-	if (q_unlikely((unsigned)place > EARTH_DSM_FIRST_TOUCH ||
-		       (place == EARTH_DSM_CYCLIC && arg == 0) ||
-		       (place == EARTH_DSM_NODE && arg >= dsm_g.nodes) ||
-		       arg > 0xffffff))
+	if (q_unlikely(!node_dsm_place_ok(place, arg)))
 		eu_misuse(op,
 			  "placement %d with argument %u: a placement of "
 			  "earth_dsm.h (EARTH_DSM_CYCLIC takes pages per block "

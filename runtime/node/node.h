@@ -15,6 +15,7 @@
 #include "eu/eu.h"
 #include "su/su.h"
 #include "unit/unit.h"
+#include "earth_dsm.h"
 
 #include <stdio.h>
 
@@ -31,6 +32,10 @@ extern bool node_dsm_wanted EARTH_HIDDEN;
 int node_dsm_open(struct earth_node *n) EARTH_HIDDEN;
 /* The page table earth_dsm_usable reads (node/dsm_fiber.c). */
 void node_dsm_fiber_open(void) EARTH_HIDDEN;
+/* Does earth_dsm_alloc take this placement and argument (a placement of
+ * earth_dsm.h; CYCLIC's pages per block > 0, NODE's node in the job; at
+ * most 24 bits)? Also the fibers' earth_dsm_alloc_sync. */
+bool node_dsm_place_ok(enum earth_dsm_place place, unsigned arg) EARTH_HIDDEN;
 struct dsm_stats;
 /* The EU's hits into the fibers' counts (node/dsm_fiber.c). */
 void node_dsm_fiber_stats(struct dsm_stats *st) EARTH_HIDDEN;
