@@ -4,7 +4,8 @@
  * an acquire invalidates exactly the pages written before it, also along
  * a chain of three nodes; notices held already are skipped; random grants
  * between four nodes invalidate what a reference of known intervals says;
- * intervals collected at a barrier free their memory and cannot be asked
+ * a grant keeps back its maker's own intervals past own_upto; intervals
+ * collected at a barrier free their memory and cannot be asked
  * for again; intervals from a hostile peer (a gap, a node or page out of
  * range, pages out of order, our own future, cut short, bytes after) are
  * refused whole, naming the interval.
@@ -38,9 +39,10 @@ static void grant(struct dsm_log *from, struct dsm_log *to)
 	static uint8_t buf[1 << 20];
 	memset(inval, 0, sizeof(inval));
 	ninval = 0;
-	size_t len = dsm_log_encode_since(from, to->vt, buf, sizeof(buf));
+	size_t len =
+	    dsm_log_encode_since(from, to->vt, UINT32_MAX, buf, sizeof(buf));
 	cr_assert_lt(len, (size_t)-2, "encode failed");
-	cr_assert_eq(len, dsm_log_size_since(from, to->vt));
+	cr_assert_eq(len, dsm_log_size_since(from, to->vt, UINT32_MAX));
 	struct dsm_notice_fault f = {0};
 	cr_assert_eq(dsm_log_add(to, buf, len, on_inval, NULL, &f), 0,
 		     "refused: %s (interval %u)", f.what, f.interval);
@@ -79,7 +81,39 @@ Test(dsm_notice, chain_of_three_is_transitive)
 	/* Nothing new: nothing invalidated, an empty grant. */
 	grant(&c, &a);
 	cr_assert_eq(ninval, 0);
-	cr_assert_eq(dsm_log_size_since(&c, a.vt), 4);
+	cr_assert_eq(dsm_log_size_since(&c, a.vt, UINT32_MAX), 4);
+	dsm_log_fini(&a);
+	dsm_log_fini(&b);
+	dsm_log_fini(&c);
+}
+
+/* A grant for another node's release keeps back this node's own
+ * intervals after own_upto (their diffs may not be home yet), and sends
+ * them once they may go; another node's intervals all go. */
+Test(dsm_notice, own_intervals_after_own_upto_stay_back)
+{
+	static uint8_t buf[4096];
+	struct dsm_log a, b, c;
+	cr_assert_eq(dsm_log_init(&a, 3, 0, PAGES), 0);
+	cr_assert_eq(dsm_log_init(&b, 3, 1, PAGES), 0);
+	cr_assert_eq(dsm_log_init(&c, 3, 2, PAGES), 0);
+	cr_assert_eq(dsm_log_close(&b, (uint32_t[]){9}, 1), 0);
+	grant(&b, &a);
+	cr_assert_eq(dsm_log_close(&a, (uint32_t[]){1}, 1), 0);
+	cr_assert_eq(dsm_log_close(&a, (uint32_t[]){2}, 1), 0);
+	size_t len = dsm_log_encode_since(&a, c.vt, 1, buf, sizeof(buf));
+	cr_assert_eq(len, dsm_log_size_since(&a, c.vt, 1));
+	struct dsm_notice_fault f = {0};
+	memset(inval, 0, sizeof(inval));
+	cr_assert_eq(dsm_log_add(&c, buf, len, on_inval, NULL, &f), 0);
+	expect_inval((uint32_t[]){1, 9}, 2);
+	cr_assert_eq(c.vt[0], 1, "an interval past own_upto went");
+	cr_assert_eq(c.vt[1], 1);
+	len = dsm_log_encode_since(&a, c.vt, 0, buf, sizeof(buf));
+	cr_assert_eq(len, 4, "own_upto 0: nothing of a's own");
+	grant(&a, &c); /* all may go now */
+	expect_inval((uint32_t[]){2}, 1);
+	cr_assert_eq(c.vt[0], 2);
 	dsm_log_fini(&a);
 	dsm_log_fini(&b);
 	dsm_log_fini(&c);
@@ -94,7 +128,8 @@ Test(dsm_notice, held_notices_skipped)
 	cr_assert_eq(dsm_log_close(&a, w, 2), 0);
 	static uint8_t buf[4096];
 	uint32_t zero[2] = {0, 0};
-	size_t len = dsm_log_encode_since(&a, zero, buf, sizeof(buf));
+	size_t len =
+	    dsm_log_encode_since(&a, zero, UINT32_MAX, buf, sizeof(buf));
 	struct dsm_notice_fault f;
 	memset(inval, 0, sizeof(inval));
 	ninval = 0;
@@ -188,8 +223,9 @@ Test(dsm_notice, barrier_collects)
 	struct dsm_log c;
 	cr_assert_eq(dsm_log_init(&c, 2, 1, PAGES), 0);
 	static uint8_t buf[4096];
-	cr_assert_eq(dsm_log_encode_since(&a, c.vt, buf, sizeof(buf)),
-		     (size_t)-2);
+	cr_assert_eq(
+	    dsm_log_encode_since(&a, c.vt, UINT32_MAX, buf, sizeof(buf)),
+	    (size_t)-2);
 	dsm_log_fini(&a);
 	dsm_log_fini(&b);
 	dsm_log_fini(&c);

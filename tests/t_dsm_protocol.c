@@ -131,10 +131,13 @@ static const struct dsm_proto_ops ops = {op_fetch, op_diff, NULL, op_refresh};
 
 static uint8_t nbuf[1 << 20];
 
-/* x's log since vt, encoded into nbuf; its length. */
-static size_t notices_since(struct node *x, const uint32_t *vt)
+/* x's log since vt, encoded into nbuf (of x's own intervals those up to
+ * own_upto); its length. */
+static size_t notices_since(struct node *x, const uint32_t *vt,
+			    uint32_t own_upto)
 {
-	size_t len = dsm_log_encode_since(&x->p.log, vt, nbuf, sizeof(nbuf));
+	size_t len =
+	    dsm_log_encode_since(&x->p.log, vt, own_upto, nbuf, sizeof(nbuf));
 	cr_assert_lt(len, (size_t)-2);
 	return len;
 }
@@ -154,7 +157,7 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 	cr_assert_eq(thread, 0);
 	struct msg *m =
 	    send(0, node, kind == DSM_SYNC_LOCK ? M_GRANT : M_BAR_GO, id, nbuf,
-		 notices_since(&nd[0], their_vt));
+		 notices_since(&nd[0], their_vt, dsm_proto_sendable(&nd[0].p)));
 	memcpy(m->vt, nd[0].p.log.vt, nn * sizeof(uint32_t));
 }
 
@@ -336,8 +339,8 @@ static void sim_lock(struct node *x, uint32_t l)
 static struct msg *send_release(struct node *x, int type, uint32_t id)
 {
 	sim_release(x);
-	struct msg *m =
-	    send(x->id, 0, type, id, nbuf, notices_since(x, x->sent_vt));
+	struct msg *m = send(x->id, 0, type, id, nbuf,
+			     notices_since(x, x->sent_vt, UINT32_MAX));
 	memcpy(m->vt, x->p.log.vt, nn * sizeof(uint32_t));
 	memcpy(x->sent_vt, x->p.log.vt, nn * sizeof(uint32_t));
 	return m;
@@ -587,6 +590,51 @@ Test(dsm_protocol, grant_pretwins_a_page_written_here_last_time)
 	cr_assert_eq(sim_read(b, 11), 5);
 	sim_unlock(b, 0);
 	sim_end();
+}
+
+/* The manager's own release with its diff still on the way (the SU goes
+ * on serving while its releases wait for their acknowledgements): a
+ * grant it makes meanwhile for another node must not carry that
+ * interval. Else the grantee takes it as seen, copies the page from its
+ * home before the diff is there (a fetch, or a refresh at the grant),
+ * and the grant that does order it after the write (lock 1, released by
+ * node 0 after its acks) has nothing left to invalidate. */
+static void manager_release_in_flight(bool refresh)
+{
+	refresh_on = refresh;
+	sim_start(3);
+	const uint32_t a = 1 * PSZ + 5, c = 1 * PSZ + 9; /* page 1: home 1 */
+	if (refresh)
+		cr_assert_eq(sim_read(&nd[2], c), 0);
+	sim_lock(&nd[0], 1);
+	sim_lock(&nd[1], 0);
+	sim_write(&nd[0], a, 42);
+	chan[0][1].held = true; /* the diff to the home waits */
+	cr_assert_eq(dsm_proto_release(&nd[0].p), 1);
+	struct msg *m = send(2, 0, M_LOCK, 0, NULL, 0);
+	memcpy(m->vt, nd[2].p.log.vt, nn * sizeof(uint32_t));
+	sim_unlock(&nd[1], 0); /* lock 0 goes to node 2 */
+	wait_granted(&nd[2]);
+	cr_assert_eq(sim_read(&nd[2], c), 0);
+	sim_unlock(&nd[2], 0);
+	chan[0][1].held = false;
+	settle(); /* the diff applied, acknowledged */
+	sim_unlock(&nd[0], 1);
+	sim_lock(&nd[2], 1);
+	cr_assert_eq(sim_read(&nd[2], a), 42,
+		     "stale data through lock 1 (refresh %d)", refresh);
+	sim_unlock(&nd[2], 1);
+	sim_end();
+}
+
+Test(dsm_protocol, grant_withholds_the_managers_release_in_flight)
+{
+	manager_release_in_flight(false);
+}
+
+Test(dsm_protocol, grant_withholds_the_managers_release_in_flight_refresh)
+{
+	manager_release_in_flight(true);
 }
 
 /* The litmus cases, each a fixed program on fresh nodes. */

@@ -346,9 +346,7 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "refresh (0 to 4096)",
 	 .help = "shared memory: pages an acquire copies from their homes "
 		 "on one host instead of invalidating them (pages this node "
-		 "read; 0: none, every such page faults again); experimental: "
-		 "a data-race-free program sometimes reads stale data with it "
-		 "on"},
+		 "read; 0: none, every such page faults again)"},
     [EARTH_SET_DSM_HOME_KEEP] =
 	{.env = "EARTH_DSM_HOME_KEEP",
 	 .type = EARTH_SET_T_UINT,

@@ -123,26 +123,36 @@ static long first_after(const struct dsm_node_log *g, uint32_t after)
 	return (long)(after + 1 - g->first);
 }
 
-size_t dsm_log_size_since(const struct dsm_log *l, const uint32_t *their_vt)
+/* The last interval of node n that goes to a holder of their_vt: all
+ * this node holds of n, of its own only up to own_upto. */
+static uint32_t send_upto(const struct dsm_log *l, uint32_t n,
+			  uint32_t own_upto)
+{
+	return n == l->self && own_upto < l->vt[n] ? own_upto : l->vt[n];
+}
+
+size_t dsm_log_size_since(const struct dsm_log *l, const uint32_t *their_vt,
+			  uint32_t own_upto)
 {
 	size_t len = 4;
 	for (uint32_t n = 0; n < l->nodes; n++) {
 		const struct dsm_node_log *g = &l->log[n];
-		if (their_vt[n] >= l->vt[n])
+		uint32_t upto = send_upto(l, n, own_upto);
+		if (their_vt[n] >= upto)
 			continue;
 		long i = first_after(g, their_vt[n]);
 		if (i < 0)
 			return (size_t)-2;
-		for (; (uint32_t)i < g->n; i++)
+		for (; (uint32_t)i < g->n && g->iv[i].seq <= upto; i++)
 			len += IV_HDR + (size_t)g->iv[i].npages * 4;
 	}
 	return len;
 }
 
 size_t dsm_log_encode_since(const struct dsm_log *l, const uint32_t *their_vt,
-			    void *out, size_t cap)
+			    uint32_t own_upto, void *out, size_t cap)
 {
-	size_t need = dsm_log_size_since(l, their_vt);
+	size_t need = dsm_log_size_since(l, their_vt, own_upto);
 	if (need == (size_t)-2)
 		return need;
 	if (need > cap)
@@ -152,10 +162,11 @@ size_t dsm_log_encode_since(const struct dsm_log *l, const uint32_t *their_vt,
 	uint32_t count = 0;
 	for (uint32_t n = 0; n < l->nodes; n++) {
 		const struct dsm_node_log *g = &l->log[n];
-		if (their_vt[n] >= l->vt[n])
+		uint32_t upto = send_upto(l, n, own_upto);
+		if (their_vt[n] >= upto)
 			continue;
-		for (long i = first_after(g, their_vt[n]); (uint32_t)i < g->n;
-		     i++) {
+		for (long i = first_after(g, their_vt[n]);
+		     (uint32_t)i < g->n && g->iv[i].seq <= upto; i++) {
 			const struct dsm_interval *v = &g->iv[i];
 			uint16_t node = (uint16_t)n, zero = 0;
 			memcpy(o + at, &node, 2);

@@ -68,15 +68,18 @@ void dsm_log_fini(struct dsm_log *l);
 int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n);
 
 /* The bytes dsm_log_encode_since would write for their vector time. */
-size_t dsm_log_size_since(const struct dsm_log *l, const uint32_t *their_vt);
+size_t dsm_log_size_since(const struct dsm_log *l, const uint32_t *their_vt,
+			  uint32_t own_upto);
 
 /* Writes the intervals this node holds that their_vt lacks (every node's,
- * in order of seq) into out (cap bytes); returns the length, or
+ * in order of seq; of this node's own, those up to own_upto, UINT32_MAX
+ * for all: an interval whose diffs may not be at their homes yet stays
+ * back, dsm_proto_sendable) into out (cap bytes); returns the length, or
  * (size_t)-1 when cap is short. An interval collected already
  * (dsm_log_collect) that they lack cannot be sent: returns (size_t)-2
  * (the receiver missed a barrier: a protocol error). */
 size_t dsm_log_encode_since(const struct dsm_log *l, const uint32_t *their_vt,
-			    void *out, size_t cap);
+			    uint32_t own_upto, void *out, size_t cap);
 
 /* Checks encoded intervals from elsewhere, then adds the new ones and
  * calls invalidate(arg, page) for each page of each new interval of

@@ -299,8 +299,14 @@ int dsm_proto_diff_acked(struct dsm_proto *p)
 {
 	if (!p->diffs_out)
 		return -1;
-	p->diffs_out--;
+	if (!--p->diffs_out)
+		p->done = p->log.vt[p->self];
 	return 0;
+}
+
+uint32_t dsm_proto_sendable(const struct dsm_proto *p)
+{
+	return p->diffs_out ? p->done : p->log.vt[p->self];
 }
 
 /* Page's diff against its twin to its home; the twin replaced by next
@@ -314,6 +320,8 @@ static size_t diff_out(struct dsm_proto *p, uint32_t page, uint8_t *next)
 	p->twin[page] = next;
 	if (len) {
 		p->ops->diff(p->ctx, p->home[page], page, p->dbuf, len);
+		if (!p->diffs_out) /* the closed intervals' diffs are home */
+			p->done = p->log.vt[p->self];
 		p->diffs_out++;
 		p->st.diffs++;
 		p->st.diff_bytes += len;

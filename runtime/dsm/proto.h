@@ -67,14 +67,11 @@ struct dsm_proto_stats {
  * it since the last notice) copies the home's copy instead, when the ops
  * can (refresh): a fetch made now, not at the fault that would follow;
  * at most refresh_max pages per acquire (EARTH_DSM_REFRESH; 0, the
- * default, none: with it on, tests/progs/dsm_drf -p 6 -k 30 on 3 nodes
- * reads stale data in about 3 runs of 20, not understood yet), the rest
- * invalidated. A
- * refreshed page this node wrote the last time it had it (its diff was
- * not empty) is twinned and made writable at once too (a pretwin): its
- * next write takes no fault. A pretwinned page left unwritten has an
- * empty diff at the release: it is named in no write notice, and is not
- * pretwinned again until it is written again. */
+ * default, none), the rest invalidated. A refreshed page this node wrote the
+ * last time it had it (its diff was not empty) is twinned and made writable at
+ * once too (a pretwin): its next write takes no fault. A pretwinned page left
+ * unwritten has an empty diff at the release: it is named in no write notice,
+ * and is not pretwinned again until it is written again. */
 #define DSM_REFRESH_MAX 16
 
 /* A home page written again within DSM_HOME_KEEP intervals of this node
@@ -98,6 +95,7 @@ struct dsm_proto {
 	uint8_t *dirty;	   /* per page: written in the open interval */
 	uint32_t *dirty_list, ndirty;
 	uint32_t diffs_out; /* sent, not acknowledged */
+	uint32_t done;	    /* this node's last interval whose diffs all were */
 	uint8_t *dbuf;	    /* one diff */
 	/* Fibers' holds (earth_dsm_fiber.h): per page, the acquisitions
 	 * that hold it; whether an invalidation waits for the last of them
@@ -121,6 +119,15 @@ struct dsm_proto {
 	uint32_t home_keep;    /* DSM_HOME_KEEP, or EARTH_DSM_HOME_KEEP */
 	struct dsm_proto_stats st;
 };
+
+/* The last of this node's intervals whose diffs are all at their homes
+ * (acknowledged): what a grant this node makes for another node may
+ * carry of its own (dsm_log_encode_since's own_upto). A later one that
+ * reached the grantee first would have it copy the pages without them
+ * and take the interval as seen, so that no later grant invalidates
+ * them. Its own releases need not wait for this: they go once the diffs
+ * are acknowledged, or behind them to the one node they all went to. */
+uint32_t dsm_proto_sendable(const struct dsm_proto *p);
 
 /* What an access may do now. */
 enum dsm_access {

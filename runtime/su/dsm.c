@@ -239,28 +239,32 @@ static const uint32_t *since(const uint32_t *vt)
 	return sd.vt_tmp;
 }
 
-/* The notices node `to` lacks by what we sent it, appended to buf at
- * off; what it has then is our vector time. */
 /* The notices a holder of vector time vt lacks, written into sd.buf at
- * off; their bytes. Too many for one message stops the job. */
-static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to)
+ * off (this node's own up to own_upto, dsm_log_encode_since); their
+ * bytes. Too many for one message stops the job. */
+static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to,
+			   uint32_t own_upto)
 {
 	const uint32_t *from = since(vt);
-	size_t len = dsm_log_size_since(&sd.p.log, from);
+	size_t len = dsm_log_size_since(&sd.p.log, from, own_upto);
 	if (len > BUF_CAP - off)
 		earth_fatal("shared memory: the write notices node %u lacks "
 			    "(%zu bytes) exceed one message (%u bytes): "
 			    "synchronise more often, or write fewer pages "
 			    "between synchronisations",
 			    to, len, BUF_CAP);
-	return dsm_log_encode_since(&sd.p.log, from, sd.buf + off,
+	return dsm_log_encode_since(&sd.p.log, from, own_upto, sd.buf + off,
 				    BUF_CAP - off);
 }
 
+/* The notices node `to` lacks by what we sent it, appended to sd.buf at
+ * off, with every interval of this node's own: a release's request goes
+ * once its diffs are acknowledged, or behind them to the one node they
+ * all went to (behind_diffs). What `to` has then is our vector time. */
 static size_t notices_for(uint32_t to, size_t off)
 {
 	uint32_t *vt = sd.sent + (size_t)to * sd.n->num_nodes;
-	size_t w = encode_since(vt, off, to);
+	size_t w = encode_since(vt, off, to, UINT32_MAX);
 	memcpy(vt, sd.p.log.vt, sd.n->num_nodes * sizeof(uint32_t));
 	sd.notice_bytes += w;
 	return w;
@@ -379,7 +383,9 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
 {
 	(void)ctx;
-	size_t len = encode_since(their_vt, 0, node);
+	/* For another node's release, maybe while this node's own diffs
+	 * are out: of its own intervals only those whose diffs are home. */
+	size_t len = encode_since(their_vt, 0, node, dsm_proto_sendable(&sd.p));
 	sd.notice_bytes += len;
 	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
 	unsigned a = kind;
@@ -642,7 +648,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 			send_globals();
 		uint32_t to = (uint32_t)(c % nodes);
 		uint32_t *vt = sd.told + (size_t)to * nodes;
-		size_t len = encode_since(vt, 0, to);
+		size_t len = encode_since(vt, 0, to, UINT32_MAX);
 		memcpy(vt, sd.p.log.vt, vt_len);
 		send_to(to, M_CREATE, b, c, 0, sd.buf, len);
 		resume(pt, 0);

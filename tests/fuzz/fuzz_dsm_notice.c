@@ -61,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		static uint8_t buf[1 << 20];
 		if (l.vt[m.self])
 			goto out;
-		size_t len = dsm_log_encode_since(&l, m.vt, buf, sizeof(buf));
+		size_t len = dsm_log_encode_since(&l, m.vt, UINT32_MAX, buf,
+						  sizeof(buf));
 		if (len >= (size_t)-2 ||
 		    dsm_log_add(&m, buf, len, inval, NULL, &f))
 			abort();
