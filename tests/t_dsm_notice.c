@@ -4,7 +4,9 @@
  * an acquire invalidates exactly the pages written before it, also along
  * a chain of three nodes; notices held already are skipped; random grants
  * between four nodes invalidate what a reference of known intervals says;
- * a grant keeps back its maker's own intervals past own_upto; intervals
+ * a grant keeps back its maker's own intervals past own_upto; a release
+ * of more pages than an interval holds closes several, cut into messages
+ * of whole intervals that add up to the whole; intervals
  * collected at a barrier free their memory and cannot be asked
  * for again; intervals from a hostile peer (a gap, a node or page out of
  * range, pages out of order, our own future, cut short, bytes after) are
@@ -31,6 +33,11 @@ static void on_inval(void *arg, uint32_t page)
 	cr_assert_lt(page, PAGES);
 	inval[page] = true;
 	ninval++;
+}
+
+static void mark_wide(void *arg, uint32_t page)
+{
+	((bool *)arg)[page] = true;
 }
 
 /* to acquires from `from`: from's intervals to's vector time lacks. */
@@ -117,6 +124,57 @@ Test(dsm_notice, own_intervals_after_own_upto_stay_back)
 	dsm_log_fini(&a);
 	dsm_log_fini(&b);
 	dsm_log_fini(&c);
+}
+
+/* A release that wrote more than DSM_IV_PAGES_MAX pages closes several
+ * intervals in a row; its notices cut into parts of whole intervals
+ * (dsm_notice_cut), each a message of its own, add up at the receiver to
+ * what the whole encoding gives. */
+Test(dsm_notice, wide_release_cut_into_messages)
+{
+	enum { WIDE = 2 * DSM_IV_PAGES_MAX + 100, CAP = 40000 };
+	struct dsm_log a, b;
+	cr_assert_eq(dsm_log_init(&a, 2, 0, WIDE), 0);
+	cr_assert_eq(dsm_log_init(&b, 2, 1, WIDE), 0);
+	uint32_t *w = malloc(WIDE * sizeof(*w));
+	cr_assert(w);
+	for (uint32_t i = 0; i < WIDE; i++)
+		w[i] = WIDE - 1 - i;
+	cr_assert_eq(dsm_log_close(&a, w, WIDE), 0);
+	cr_assert_eq(a.vt[0], 3, "one interval per DSM_IV_PAGES_MAX pages");
+	cr_assert_eq(a.log[0].iv[0].npages, DSM_IV_PAGES_MAX);
+	cr_assert_eq(a.log[0].iv[2].npages, 100);
+	cr_assert_eq(a.log[0].iv[1].pages[0], DSM_IV_PAGES_MAX);
+	uint32_t zero[2] = {0, 0};
+	size_t len = dsm_log_size_since(&a, zero, UINT32_MAX);
+	uint8_t *enc = malloc(len), *part = malloc(CAP);
+	cr_assert(enc && part);
+	cr_assert_eq(dsm_log_encode_since(&a, zero, UINT32_MAX, enc, len), len);
+	static bool seen[WIDE];
+	size_t at = 4, parts = 0;
+	while (at < len) {
+		size_t n = dsm_notice_cut(enc, len, &at, part, CAP);
+		cr_assert_gt(n, 4, "no interval fits");
+		cr_assert_leq(n, CAP);
+		memset(inval, 0, sizeof(inval));
+		struct dsm_notice_fault f = {0};
+		cr_assert_eq(dsm_log_add(&b, part, n, mark_wide, seen, &f), 0,
+			     "%s", f.what);
+		parts++;
+	}
+	cr_assert_eq(parts, 2, "32 KiB, then 32 KiB and the last 100 pages");
+	cr_assert_eq(b.vt[0], 3);
+	for (uint32_t p = 0; p < WIDE; p++)
+		cr_assert(seen[p], "page %u not invalidated", p);
+	/* Too small for the next interval: nothing taken. */
+	at = 4;
+	cr_assert_eq(dsm_notice_cut(enc, len, &at, part, 1000), 4);
+	cr_assert_eq(at, 4);
+	free(enc);
+	free(part);
+	free(w);
+	dsm_log_fini(&a);
+	dsm_log_fini(&b);
 }
 
 Test(dsm_notice, held_notices_skipped)

@@ -106,12 +106,29 @@ int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n)
 		if (!k || p[k - 1] != p[i])
 			p[k++] = p[i];
 	}
-	if (append(l, l->self, l->vt[l->self] + 1, p, k)) {
-		free(p);
-		errno = ENOMEM;
-		return -1;
+	/* Past DSM_IV_PAGES_MAX pages: intervals of that many, the last of
+	 * the rest, each its own copy (p itself kept for the last). */
+	uint32_t from = 0;
+	for (; k - from > DSM_IV_PAGES_MAX; from += DSM_IV_PAGES_MAX) {
+		uint32_t *q = malloc((size_t)DSM_IV_PAGES_MAX * sizeof(*q));
+		if (!q)
+			goto nomem;
+		memcpy(q, p + from, (size_t)DSM_IV_PAGES_MAX * sizeof(*q));
+		if (append(l, l->self, l->vt[l->self] + 1, q,
+			   DSM_IV_PAGES_MAX)) {
+			free(q);
+			goto nomem;
+		}
 	}
+	if (from)
+		memmove(p, p + from, (size_t)(k - from) * sizeof(*p));
+	if (append(l, l->self, l->vt[l->self] + 1, p, k - from))
+		goto nomem;
 	return 0;
+nomem:
+	free(p);
+	errno = ENOMEM;
+	return -1;
 }
 
 /* Node n's intervals after `after`: index of the first in the log, or
@@ -181,6 +198,26 @@ size_t dsm_log_encode_since(const struct dsm_log *l, const uint32_t *their_vt,
 	}
 	memcpy(o, &count, 4);
 	return at;
+}
+
+size_t dsm_notice_cut(const void *enc, size_t len, size_t *at, void *out,
+		      size_t cap)
+{
+	const uint8_t *e = enc;
+	uint8_t *o = out;
+	size_t w = 4;
+	uint32_t count = 0;
+	while (*at + IV_HDR <= len) {
+		size_t n = IV_HDR + (size_t)rd32(e + *at + 8) * 4;
+		if (n > len - *at || w + n > cap)
+			break;
+		memcpy(o + w, e + *at, n);
+		w += n;
+		*at += n;
+		count++;
+	}
+	memcpy(o, &count, 4);
+	return w;
 }
 
 /* The check of dsm_log_add: everything, before anything changes. */

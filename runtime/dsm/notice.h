@@ -31,6 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most pages of one interval: a release that wrote more closes as
+ * many intervals as it takes, in a row (the same notices), so that one
+ * interval always fits in a message (dsm_notice_cut). */
+#define DSM_IV_PAGES_MAX 8192u
+
 /* One closed interval of one node. */
 struct dsm_interval {
 	uint32_t seq, npages;
@@ -62,8 +67,9 @@ int dsm_log_init(struct dsm_log *l, uint32_t nodes, uint32_t self,
 void dsm_log_fini(struct dsm_log *l);
 
 /* Closes this node's current interval with the pages it wrote (any
- * order, repeats allowed; sorted here): a new interval vt[self] + 1. An
- * interval with no page is not made. Returns 0, or -1 (ENOMEM, or a page
+ * order, repeats allowed; sorted here): a new interval vt[self] + 1 (more
+ * than one past DSM_IV_PAGES_MAX pages). An interval with no page is not
+ * made. Returns 0, or -1 (ENOMEM, or a page
  * out of the region: EINVAL). */
 int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n);
 
@@ -80,6 +86,16 @@ size_t dsm_log_size_since(const struct dsm_log *l, const uint32_t *their_vt,
  * (the receiver missed a barrier: a protocol error). */
 size_t dsm_log_encode_since(const struct dsm_log *l, const uint32_t *their_vt,
 			    uint32_t own_upto, void *out, size_t cap);
+
+/* Encoded intervals (this node's own dsm_log_encode_since, len bytes) cut
+ * between intervals, for messages of at most cap bytes: from *at (4 at
+ * the start: past the count), as many whole intervals as fit in cap
+ * (at least 4),
+ * written into out as one encoding of their own; *at moves past them.
+ * Returns its length: 4 (no interval) when the next one does not fit in
+ * cap (or none is left). */
+size_t dsm_notice_cut(const void *enc, size_t len, size_t *at, void *out,
+		      size_t cap);
 
 /* Checks encoded intervals from elsewhere, then adds the new ones and
  * calls invalidate(arg, page) for each page of each new interval of

@@ -48,6 +48,7 @@ static const char *const msg_names[M_COUNT_] = {
     [M_CLAIM] = "DSM CLAIM",
     [M_HOME] = "DSM HOME",
     [M_PLACED_ACK] = "DSM PLACED_ACK",
+    [M_NOTICES] = "DSM NOTICES",
 };
 
 /* A message kept for later, its payload after it. */
@@ -82,6 +83,10 @@ static struct {
 	uint32_t *sent; /* [mgr * nodes + k]: what node mgr has of our log */
 	uint32_t *told; /* node 0: [node * nodes + k], told at CREATE */
 	uint8_t *buf;	/* one payload being built */
+	/* Notices that take more than one message: all of them, and the
+	 * NOTICES message being cut from them (encode_since). */
+	uint8_t *big, *cut;
+	size_t big_cap;
 	uint32_t ended; /* node 0: threads ended */
 	uint8_t *done;	/* node 0: per thread id, ended */
 	/* Node 0: allocations waiting for every node to have their homes. */
@@ -239,22 +244,46 @@ static const uint32_t *since(const uint32_t *vt)
 	return sd.vt_tmp;
 }
 
-/* The notices a holder of vector time vt lacks, written into sd.buf at
- * off (this node's own up to own_upto, dsm_log_encode_since); their
- * bytes. Too many for one message stops the job. */
+/* The notices a holder of vector time vt lacks (this node's own up to
+ * own_upto, dsm_log_encode_since), for node `to`: written into sd.buf at
+ * off, leaving tail bytes after them; their bytes. Notices that take more
+ * room go ahead in NOTICES messages of whole intervals, the last part
+ * here: messages between two nodes arrive in order, so `to` has learnt
+ * them all when it handles this one (learning them early only
+ * invalidates early). */
 static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to,
-			   uint32_t own_upto)
+			   uint32_t own_upto, size_t tail)
 {
 	const uint32_t *from = since(vt);
 	size_t len = dsm_log_size_since(&sd.p.log, from, own_upto);
-	if (len > BUF_CAP - off)
-		earth_fatal("shared memory: the write notices node %u lacks "
-			    "(%zu bytes) exceed one message (%u bytes): "
-			    "synchronise more often, or write fewer pages "
-			    "between synchronisations",
-			    to, len, BUF_CAP);
-	return dsm_log_encode_since(&sd.p.log, from, own_upto, sd.buf + off,
-				    BUF_CAP - off);
+	size_t room = BUF_CAP - off - tail;
+	if (len == (size_t)-2)
+		earth_fatal("shared memory: node %u lacks write notices every "
+			    "node dropped at a barrier",
+			    to);
+	sd.notice_bytes += len;
+	if (len <= room)
+		return dsm_log_encode_since(&sd.p.log, from, own_upto,
+					    sd.buf + off, room);
+	if (len > sd.big_cap) {
+		uint8_t *b = realloc(sd.big, len);
+		if (!b)
+			earth_fatal("shared memory: out of memory");
+		sd.big = b;
+		sd.big_cap = len;
+	}
+	dsm_log_encode_since(&sd.p.log, from, own_upto, sd.big, len);
+	size_t at = 4;
+	while (4 + (len - at) > room) {
+		size_t n = dsm_notice_cut(sd.big, len, &at, sd.cut, BUF_CAP);
+		if (n == 4)
+			earth_fatal(
+			    "shared memory: an interval's write notices "
+			    "exceed a message (%u bytes)",
+			    BUF_CAP);
+		send_to(to, M_NOTICES, 0, 0, 0, sd.cut, n);
+	}
+	return dsm_notice_cut(sd.big, len, &at, sd.buf + off, room);
 }
 
 /* The notices node `to` lacks by what we sent it, appended to sd.buf at
@@ -264,9 +293,8 @@ static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to,
 static size_t notices_for(uint32_t to, size_t off)
 {
 	uint32_t *vt = sd.sent + (size_t)to * sd.n->num_nodes;
-	size_t w = encode_since(vt, off, to, UINT32_MAX);
+	size_t w = encode_since(vt, off, to, UINT32_MAX, 0);
 	memcpy(vt, sd.p.log.vt, sd.n->num_nodes * sizeof(uint32_t));
-	sd.notice_bytes += w;
 	return w;
 }
 
@@ -385,16 +413,13 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 	(void)ctx;
 	/* For another node's release, maybe while this node's own diffs
 	 * are out: of its own intervals only those whose diffs are home. */
-	size_t len = encode_since(their_vt, 0, node, dsm_proto_sendable(&sd.p));
-	sd.notice_bytes += len;
+	bool collect = kind == DSM_SYNC_BARRIER && sd.collect_now;
+	size_t vt_len = sd.n->num_nodes * sizeof(uint32_t);
+	size_t len = encode_since(their_vt, 0, node, dsm_proto_sendable(&sd.p),
+				  collect ? vt_len : 0);
 	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
 	unsigned a = kind;
-	size_t vt_len = sd.n->num_nodes * sizeof(uint32_t);
-	if (kind == DSM_SYNC_BARRIER && sd.collect_now) {
-		if (len + vt_len > BUF_CAP)
-			earth_fatal("shared memory: a barrier's grant to node "
-				    "%u exceeds one message",
-				    node);
+	if (collect) {
 		memcpy(sd.buf + len, sd.collect_to, vt_len);
 		len += vt_len;
 		a |= GRANT_COLLECT;
@@ -425,12 +450,13 @@ int su_dsm_open(struct earth_node *n)
 	sd.sent = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.told = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.buf = malloc(BUF_CAP);
+	sd.cut = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
 	sd.diff_to = calloc(nodes, sizeof(uint32_t));
 	sd.done = calloc((size_t)nodes * DSM_THREADS_PER_NODE, 1);
-	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.vt_tmp ||
-	    !sd.early || !sd.done || !sd.diff_to)
+	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.cut ||
+	    !sd.vt_tmp || !sd.early || !sd.done || !sd.diff_to)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -486,6 +512,8 @@ void su_dsm_close(void)
 		free(w);
 	}
 	free(sd.buf);
+	free(sd.cut);
+	free(sd.big);
 	while (sd.rfree) {
 		struct rfetch *f = sd.rfree;
 		sd.rfree = f->next;
@@ -648,7 +676,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 			send_globals();
 		uint32_t to = (uint32_t)(c % nodes);
 		uint32_t *vt = sd.told + (size_t)to * nodes;
-		size_t len = encode_since(vt, 0, to, UINT32_MAX);
+		size_t len = encode_since(vt, 0, to, UINT32_MAX, 0);
 		memcpy(vt, sd.p.log.vt, vt_len);
 		send_to(to, M_CREATE, b, c, 0, sd.buf, len);
 		resume(pt, 0);
@@ -1154,6 +1182,9 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			     why);
 		return;
 	}
+	case M_NOTICES: /* the first part of the next message's */
+		learn(h, from, payload, h->len);
+		return;
 	case M_GRANT: {
 		grant_check(h, from);
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);

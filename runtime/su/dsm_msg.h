@@ -28,6 +28,9 @@
  *   HOME       a = page, b = its home (from node 0: to the claimant, or
  *              to every node when the page gets its home), or
  *              DSM_HOME_NONE: not written yet, zeros
+ *   NOTICES    whole intervals of the next message's notices (UNLOCK,
+ *              BARRIER, FLAG_SET, GRANT, CREATE, DONE) that do not fit
+ *              in it, ahead of it: as many as a message takes
  *
  */
 #ifndef EARTH_SU_DSM_MSG_H
@@ -55,6 +58,7 @@ enum dsm_msg {
 	M_CLAIM,
 	M_HOME,
 	M_PLACED_ACK,
+	M_NOTICES,
 	M_COUNT_
 };
 
