@@ -99,6 +99,34 @@ Test(dsm_node, random_drf_with_refreshes)
 	       "-p 6 -s 2 -k 20", "dsm_drf ok");
 }
 
+/* Notices are dropped at a barrier every node reaches, also while main
+ * waits elsewhere (it only waits for the threads it created): what the
+ * nodes hold at the end stays the same however many phases ran (it grew
+ * by about 200 bytes a phase when a barrier had to hold every live
+ * thread). */
+static long held_at_end(int phases)
+{
+	char args[128];
+	snprintf(args, sizeof(args), "dsm_drf -p 4 -k %d -m", phases);
+	const char *js = job_file("", 2, "--transport shm", "stats-json", args);
+	long most = 0;
+	for (const char *s = js; (s = strstr(s, "\"notices_held\":"));) {
+		s += strlen("\"notices_held\":");
+		long v = strtol(s, NULL, 10);
+		most = v > most ? v : most;
+	}
+	return most;
+}
+
+Test(dsm_node, notices_dropped_while_main_waits)
+{
+	long few = held_at_end(10), many = held_at_end(80);
+	cr_assert_leq(many, few + 4096,
+		      "notices held grow with the phases: %ld after 10, %ld "
+		      "after 80",
+		      few, many);
+}
+
 /* Releases that write more pages than one message's notices can name
  * (17000 pages: an unlock to the manager, the grant it passes on, a
  * barrier's grants), over each transport. */

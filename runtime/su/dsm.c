@@ -120,13 +120,14 @@ static struct {
 	} * rfree;
 	uint64_t wait_ticks[DSM_WAIT_CAUSES_];
 	/* Barriers made here, the episode under way (made at first use):
-	 * per node, the threads arrived and the threads it said it runs,
-	 * and the least vector time they sent. An episode every live
-	 * thread of the job reached lets every node drop the notices that
-	 * least vector time covers: all hold them, and no request of an
-	 * older vector time is out (every thread waits at the barrier). */
+	 * per node, the threads arrived and the least vector time they
+	 * sent. An episode every node of the job reached lets every node
+	 * drop the notices that least vector time covers: each holds them
+	 * (a node's vector time only grows), so no grant needs them again;
+	 * a request sent with an older vector time is answered from the
+	 * oldest notice still held (since()), which its node has. */
 	struct bar_ep {
-		uint32_t *arrived, *live, *least;
+		uint32_t *arrived, *least;
 	} * bar[DSM_OBJECTS_PER_NODE];
 	bool collect_now; /* the grants being sent end such an episode */
 	const uint32_t *collect_to;
@@ -487,7 +488,6 @@ void su_dsm_close(void)
 	for (unsigned k = 0; k < DSM_OBJECTS_PER_NODE; k++)
 		if (sd.bar[k]) {
 			free(sd.bar[k]->arrived);
-			free(sd.bar[k]->live);
 			free(sd.bar[k]->least);
 			free(sd.bar[k]);
 		}
@@ -639,11 +639,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->wait_req = DSM_R_BARRIER;
 		pt->wait_id = (uint32_t)b;
 		sd.barrier_msgs++;
-		uint64_t live = 0;
-		for (unsigned i = 0; i < DSM_WAITERS_PER_NODE; i++)
-			live += sd.by_slot[i] != NULL;
-		send_to(id_node(b), M_BARRIER, b, pt->slot, c | live << 32,
-			sd.buf, len);
+		send_to(id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
 		return;
 	}
 	case DSM_R_FLAG_SET: {
@@ -1013,7 +1009,6 @@ static void bar_reset(struct bar_ep *ep)
 {
 	uint32_t nodes = sd.n->num_nodes;
 	memset(ep->arrived, 0, nodes * sizeof(uint32_t));
-	memset(ep->live, 0, nodes * sizeof(uint32_t));
 	memset(ep->least, 0xff, nodes * sizeof(uint32_t));
 }
 
@@ -1023,7 +1018,6 @@ static struct bar_ep *bar_episode(uint32_t k)
 		uint32_t nodes = sd.n->num_nodes;
 		struct bar_ep *ep = calloc(1, sizeof(*ep));
 		if (!ep || !(ep->arrived = calloc(nodes, sizeof(uint32_t))) ||
-		    !(ep->live = calloc(nodes, sizeof(uint32_t))) ||
 		    !(ep->least = calloc(nodes, sizeof(uint32_t))))
 			earth_fatal("shared memory: out of memory");
 		bar_reset(ep);
@@ -1124,8 +1118,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	}
 	case M_BARRIER: {
 		uint32_t k = my_object(h, from, &dsm_g.nbarriers);
-		if (h->len < vt_len || !(uint32_t)h->c ||
-		    (uint32_t)h->c > (uint64_t)nodes * DSM_WAITERS_PER_NODE)
+		if (h->len < vt_len || !h->c ||
+		    h->c > (uint64_t)nodes * DSM_WAITERS_PER_NODE)
 			bad(h, from, "c", "a count no job's threads make");
 		uint32_t *vt = malloc(vt_len);
 		if (!vt)
@@ -1134,11 +1128,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		learn(h, from, (const uint8_t *)payload + vt_len,
 		      h->len - vt_len);
 		struct bar_ep *ep = bar_episode(k);
-		uint32_t count = (uint32_t)h->c, live = (uint32_t)(h->c >> 32);
-		if (!live || live > DSM_WAITERS_PER_NODE)
-			bad(h, from, "c", "a node's live threads out of range");
+		uint32_t count = (uint32_t)h->c;
 		ep->arrived[from]++;
-		ep->live[from] = live;
 		for (uint32_t q = 0; q < nodes; q++)
 			if (vt[q] < ep->least[q])
 				ep->least[q] = vt[q];
@@ -1147,7 +1138,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		    count;
 		bool all = last;
 		for (uint32_t q = 0; q < nodes && all; q++)
-			all = ep->arrived[q] && ep->arrived[q] == ep->live[q];
+			all = ep->arrived[q] != 0;
 		sd.collect_now = all;
 		sd.collect_to = ep->least;
 		int rc = dsm_sync_barrier(&sd.sync, k, count, from,

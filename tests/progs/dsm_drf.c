@@ -13,6 +13,8 @@
  *
  * -p threads  -s seed  -c cells  -k phases  -l locks
  * -a block|cyclic|first  the cells' placement (default cyclic)
+ * -m  main only waits for the P threads it creates (the barriers are
+ *     theirs alone)
  */
 #include <earth_dsm.h>
 
@@ -34,6 +36,7 @@ static uint32_t *cell;
 static int P = 4, K = 6, L = 4;
 static uint32_t C = 8192, seed = 1;
 static enum earth_dsm_place place = EARTH_DSM_CYCLIC;
+static unsigned main_waits; /* -m: 1, the threads' ids start at 1 */
 
 static uint32_t mix(uint32_t x)
 {
@@ -68,7 +71,7 @@ static void fail(unsigned me, const char *what, long got, long want)
 
 static void work(void)
 {
-	unsigned me = earth_dsm_thread_id();
+	unsigned me = earth_dsm_thread_id() - main_waits;
 	uint32_t r = mix(seed + me * 31u);
 	for (int k = 0; k < K; k++) {
 		for (uint32_t i = 0; i < C; i++)
@@ -106,8 +109,11 @@ static void slave(void)
 static int program(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:s:c:k:l:a:")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:c:k:l:a:m")) != -1) {
 		switch (c) {
+		case 'm':
+			main_waits = 1;
+			break;
 		case 'a':
 			place = !strcmp(optarg, "block") ? EARTH_DSM_BLOCK
 				: !strcmp(optarg, "first")
@@ -146,10 +152,11 @@ static int program(int argc, char **argv)
 	g->bar = earth_dsm_barrier_new();
 	for (int l = 0; l < L; l++)
 		g->lock[l] = earth_dsm_lock_new();
-	for (int t = 1; t < P; t++)
+	for (int t = 1 - (int)main_waits; t < P; t++)
 		EARTH_DSM_CREATE(slave);
-	work();
-	earth_dsm_wait_for_end((unsigned)P - 1);
+	if (!main_waits)
+		work();
+	earth_dsm_wait_for_end((unsigned)P - 1 + main_waits);
 	/* The sequential answer: every thread's draws, replayed. */
 	long want[16] = {0};
 	for (int t = 0; t < P; t++) {
