@@ -104,14 +104,17 @@ Test(dsm_node, random_drf_with_refreshes)
  * nodes hold at the end stays the same however many phases ran (it grew
  * by about 200 bytes a phase when a barrier had to hold every live
  * thread). */
-static long held_at_end(int phases)
+/* The most any node says for key in the statistics of `dsm_drf ARGS -m`
+ * on 2 nodes over shm. */
+static long most_of(const char *key, const char *args)
 {
-	char args[128];
-	snprintf(args, sizeof(args), "dsm_drf -p 4 -k %d -m", phases);
-	const char *js = job_file("", 2, "--transport shm", "stats-json", args);
+	char a[128], k[64];
+	snprintf(a, sizeof(a), "dsm_drf %s -m", args);
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	const char *js = job_file("", 2, "--transport shm", "stats-json", a);
 	long most = 0;
-	for (const char *s = js; (s = strstr(s, "\"notices_held\":"));) {
-		s += strlen("\"notices_held\":");
+	for (const char *s = js; (s = strstr(s, k));) {
+		s += strlen(k);
 		long v = strtol(s, NULL, 10);
 		most = v > most ? v : most;
 	}
@@ -120,11 +123,26 @@ static long held_at_end(int phases)
 
 Test(dsm_node, notices_dropped_while_main_waits)
 {
-	long few = held_at_end(10), many = held_at_end(80);
+	long few = most_of("notices_held", "-p 4 -k 10"),
+	     many = most_of("notices_held", "-p 4 -k 80");
 	cr_assert_leq(many, few + 4096,
 		      "notices held grow with the phases: %ld after 10, %ld "
 		      "after 80",
 		      few, many);
+}
+
+/* A manager's grants carry the notices a node lacks once, not once per
+ * waiter of that node (and none to its own waiters): 8 threads a node
+ * write 8 times the notices 1 thread does, and node 0's grants carried 22
+ * times as many bytes when each waiter got them all. */
+Test(dsm_node, grant_notices_once_per_node)
+{
+	long one = most_of("notice_bytes", "-p 2 -k 20"),
+	     eight = most_of("notice_bytes", "-p 16 -k 20");
+	cr_assert_gt(one, 0);
+	cr_assert_leq(eight, 8 * one,
+		      "notice bytes: %ld with a thread a node, %ld with 8", one,
+		      eight);
 }
 
 /* Releases that write more pages than one message's notices can name

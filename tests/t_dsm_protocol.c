@@ -637,6 +637,34 @@ Test(dsm_protocol, grant_withholds_the_managers_release_in_flight_refresh)
 	manager_release_in_flight(true);
 }
 
+/* A page a fiber holds for write across releases (earth_dsm_fiber.h)
+ * stays writable and twinned; each release sends what changed since the
+ * last and names the page only when something did: a page held and left
+ * alone makes no interval. */
+Test(dsm_protocol, held_page_noticed_only_when_written)
+{
+	sim_start(2);
+	struct node *b = &nd[1];
+	sim_write(b, 10, 1); /* page 0, home node 0 */
+	cr_assert_eq(dsm_proto_pin(&b->p, 0), 0);
+	uint64_t iv = b->p.st.intervals;
+	sim_release(b);
+	cr_assert_eq(b->p.st.intervals, iv + 1);
+	cr_assert_eq(b->r.state[0], DSM_PAGE_WRITE, "a held page protected");
+	sim_release(b);
+	sim_release(b);
+	cr_assert_eq(b->p.st.intervals, iv + 1,
+		     "a held page named again though not written");
+	b->r.base[11] = 2; /* no fault: it is held writable */
+	sim_release(b);
+	cr_assert_eq(b->p.st.intervals, iv + 2, "a write to it not named");
+	cr_assert_geq(dsm_proto_unpin(&b->p, 0), 0);
+	sim_lock(&nd[0], 0);
+	cr_assert_eq(sim_read(&nd[0], 11), 2);
+	sim_unlock(&nd[0], 0);
+	sim_end();
+}
+
 /* The litmus cases, each a fixed program on fresh nodes. */
 
 Test(dsm_protocol, message_through_a_lock)

@@ -342,15 +342,15 @@ static long send_diff(struct dsm_proto *p, uint32_t page)
 /* A held page's diff at a release: a new twin taken first, then the diff
  * against the old one, so that a write the holder makes meanwhile is in
  * the next diff if not in this one; the page stays writable and
- * written. 0 or -1 (ENOMEM). */
-static int send_diff_held(struct dsm_proto *p, uint32_t page)
+ * written. The diff's length (0: nothing changed since the last), or -1
+ * (ENOMEM). */
+static long send_diff_held(struct dsm_proto *p, uint32_t page)
 {
 	uint8_t *t = malloc(p->r->page_size);
 	if (!t)
 		return -1;
 	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
-	diff_out(p, page, t);
-	return 0;
+	return (long)diff_out(p, page, t);
 }
 
 /* A home page written in this interval (DSM_HOME_KEEP): whether it
@@ -386,9 +386,14 @@ int dsm_proto_release(struct dsm_proto *p)
 		}
 		if (dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
 		    !may_shrink(p, page)) {
-			/* Held by a fiber: noticed now, written on. */
-			if (p->twin[page] && send_diff_held(p, page))
+			/* Held by a fiber: written on, noticed now if its
+			 * diff says it was written since the last release
+			 * (a home page has none: always). */
+			long len = p->twin[page] ? send_diff_held(p, page) : 1;
+			if (len < 0)
 				return -1;
+			if (!len)
+				nlog--;
 			p->kept[nkept++] = page;
 			p->deferred_n++;
 			continue;

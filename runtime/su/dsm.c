@@ -412,12 +412,31 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
 {
 	(void)ctx;
+	/* What node holds by the time it handles this grant: what its
+	 * waiter said, and what this node sent it before (in order: the
+	 * waiters of one barrier on one node need the notices once); this
+	 * node itself, all it holds. */
+	uint32_t nodes = sd.n->num_nodes, self = sd.n->id;
+	uint32_t *sent = sd.sent + (size_t)node * nodes;
+	for (uint32_t k = 0; k < nodes; k++)
+		sd.vt_tmp[k] = node == self	       ? sd.p.log.vt[k]
+			       : their_vt[k] > sent[k] ? their_vt[k]
+						       : sent[k];
 	/* For another node's release, maybe while this node's own diffs
 	 * are out: of its own intervals only those whose diffs are home. */
+	uint32_t own_upto = dsm_proto_sendable(&sd.p);
 	bool collect = kind == DSM_SYNC_BARRIER && sd.collect_now;
-	size_t vt_len = sd.n->num_nodes * sizeof(uint32_t);
-	size_t len = encode_since(their_vt, 0, node, dsm_proto_sendable(&sd.p),
-				  collect ? vt_len : 0);
+	size_t vt_len = nodes * sizeof(uint32_t);
+	size_t len =
+	    encode_since(sd.vt_tmp, 0, node, own_upto, collect ? vt_len : 0);
+	if (node != self)
+		for (uint32_t k = 0; k < nodes; k++) {
+			uint32_t v = sd.p.log.vt[k];
+			if (k == self && own_upto < v)
+				v = own_upto;
+			if (v > sent[k])
+				sent[k] = v;
+		}
 	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
 	unsigned a = kind;
 	if (collect) {
