@@ -357,3 +357,27 @@ Test(dsm_notice, hostile_intervals_refused_whole)
 	refused(b, at, "lists more pages", 0);
 #undef START
 }
+
+/* An interval of more pages than one may hold (no node closes one: a
+ * release of more closes several) is refused, in a region that has them. */
+Test(dsm_notice, interval_past_its_most_pages_refused)
+{
+	enum { NP = DSM_IV_PAGES_MAX + 1 };
+	struct dsm_log l;
+	cr_assert_eq(dsm_log_init(&l, 2, 1, NP), 0);
+	uint8_t *b = malloc(4 + 12 + (size_t)NP * 4);
+	uint32_t *pages = malloc((size_t)NP * 4);
+	cr_assert(b && pages);
+	for (uint32_t i = 0; i < NP; i++)
+		pages[i] = i;
+	memcpy(b, &(uint32_t){1}, 4);
+	size_t at = put_iv(b, 4, 0, 0, 1, pages, NP);
+	struct dsm_notice_fault f = {0};
+	cr_assert_eq(dsm_log_add(&l, b, at, on_inval, NULL, &f), -1);
+	cr_assert(f.what && strstr(f.what, "more pages than one may"), "%s",
+		  f.what ? f.what : "(none)");
+	cr_assert_eq(l.vt[0], 0);
+	free(b);
+	free(pages);
+	dsm_log_fini(&l);
+}

@@ -256,6 +256,9 @@ static const char *check(const struct dsm_log *l, const uint8_t *b, size_t len,
 		else if (np > l->pages || (len - at - IV_HDR) / 4 < np)
 			why = "an interval lists more pages than the region "
 			      "has, or than the bytes left";
+		else if (np > DSM_IV_PAGES_MAX)
+			why = "an interval lists more pages than one may "
+			      "(DSM_IV_PAGES_MAX)";
 		if (why)
 			break;
 		const uint8_t *pg = b + at + IV_HDR;
