@@ -192,8 +192,11 @@ run_one() {
 		# (--transport: earthrun sets EARTH_TRANSPORT for its nodes,
 		# shm without it.) The counts are the protocol's: no page
 		# refreshed at a grant (EARTH_DSM_REFRESH=0, the default, said
-		# here so a caller's setting does not change them).
-		EARTH_DSM_REFRESH=0 timeout 300 "$earthrun" -n "$n" \
+		# here so a caller's setting does not change them), no page
+		# carried by a lock's grant between hosts
+		# (EARTH_DSM_GRANT_PAGES=0).
+		EARTH_DSM_REFRESH=0 EARTH_DSM_GRANT_PAGES=0 \
+			timeout 300 "$earthrun" -n "$n" \
 			--transport "$t" --stats-json="${log%.log}.json" \
 			"$out/$p" "-p$np" >"$log" 2>&1 || rc=$?
 	else

@@ -359,6 +359,17 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "intervals stays writable through as many releases, each "
 		 "naming it in a write notice (0: protected at every release, "
 		 "noticed only when written)"},
+    [EARTH_SET_DSM_GRANT_PAGES] =
+	{.env = "EARTH_DSM_GRANT_PAGES",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 0,
+	 .max = 8,
+	 .dflt = "2",
+	 .want = "EARTH_DSM_GRANT_PAGES must be a count of pages (0 to 8)",
+	 .help = "shared memory between hosts: pages homed at a lock's "
+		 "manager that its grant carries along with the notices "
+		 "naming them, so that the grantee's copy it read before is "
+		 "current again without a fetch (0: none)"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

@@ -90,9 +90,10 @@ struct dsm_stats {
 	/* Requests sent behind this node's diffs, not after their
 	 * acknowledgements (su/dsm.c: all to the node the message goes to). */
 	uint64_t early_sends;
-	uint64_t refreshes; /* of the fetches, made at an acquire (proto.h) */
-	uint64_t msgs_net;  /* of msgs_sent, to other nodes (the rest: to
-			     * this node itself) */
+	uint64_t refreshes;   /* of the fetches, made at an acquire (proto.h) */
+	uint64_t grant_pages; /* pages this node's lock grants carried */
+	uint64_t msgs_net;    /* of msgs_sent, to other nodes (the rest: to
+			       * this node itself) */
 	uint64_t wait_ns[DSM_WAIT_CAUSES_]; /* by cause, every thread */
 	/* Fibers (earth_dsm_fiber.h): range acquisitions, of which every
 	 * page was usable at once (hits), and the waits for a page that

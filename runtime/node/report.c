@@ -186,10 +186,11 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 	    " done here, %" PRIu64 " barrier messages sent; messages %" PRIu64
 	    " (%" PRIu64 " to other nodes), write notices %" PRIu64
 	    " bytes sent, %" PRIu64 " held at the end; thread switches %" PRIu64
-	    "; requests sent behind diffs %" PRIu64 "\n",
+	    "; requests sent behind diffs %" PRIu64
+	    "; pages lock grants carried %" PRIu64 "\n",
 	    d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
 	    d.barrier_msgs, d.msgs_sent, d.msgs_net, d.notice_bytes,
-	    d.notices_held, d.switches, d.early_sends);
+	    d.notices_held, d.switches, d.early_sends, d.grant_pages);
 	if (d.f_acquires || d.f_releases)
 		fprintf(f,
 			"  shared memory: fibers' acquisitions %" PRIu64
@@ -225,18 +226,18 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
 		",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
 		",\"switches\":%" PRIu64 ",\"early_sends\":%" PRIu64
-		",\"fiber_acquires\":%" PRIu64 ",\"fiber_hits\":%" PRIu64
-		",\"fiber_hits_eu\":%" PRIu64 ",\"fiber_coalesced\":%" PRIu64
-		",\"fiber_releases\":%" PRIu64 ",\"fiber_deferred\":%" PRIu64
-		",\"wait_ns\":{",
+		",\"grant_pages\":%" PRIu64 ",\"fiber_acquires\":%" PRIu64
+		",\"fiber_hits\":%" PRIu64 ",\"fiber_hits_eu\":%" PRIu64
+		",\"fiber_coalesced\":%" PRIu64 ",\"fiber_releases\":%" PRIu64
+		",\"fiber_deferred\":%" PRIu64 ",\"wait_ns\":{",
 		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
 		d.fetches_direct, d.refreshes, d.home_writes_eu, d.home_kept,
 		d.twins, d.twin_bytes, d.diffs, d.diff_bytes, d.intervals,
 		d.invalidations, d.notice_bytes, d.notices_held, d.msgs_sent,
 		d.msgs_net, d.barrier_msgs, d.lock_local, d.lock_remote,
 		d.lock_handoffs, d.barriers, d.switches, d.early_sends,
-		d.f_acquires, d.f_hits, d.f_hits_eu, d.f_coalesced,
-		d.f_releases, d.f_deferred);
+		d.grant_pages, d.f_acquires, d.f_hits, d.f_hits_eu,
+		d.f_coalesced, d.f_releases, d.f_deferred);
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",
 			dsm_cause_names[k], d.wait_ns[k]);

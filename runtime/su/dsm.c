@@ -87,6 +87,13 @@ static struct {
 	 * NOTICES message being cut from them (encode_since). */
 	uint8_t *big, *cut;
 	size_t big_cap;
+	/* Lock grants between hosts carry up to grant_pages pages homed here
+	 * that their notices name; a grant that came with some: its pages
+	 * (u32 numbers, then the bytes) from node carry_from, while its
+	 * notices are learnt (op_refresh takes them). */
+	uint32_t grant_pages, ncarry, carry_from;
+	const uint8_t *carry;
+	uint64_t grant_pages_sent;
 	uint32_t ended; /* node 0: threads ended */
 	uint8_t *done;	/* node 0: per thread id, ended */
 	/* Node 0: allocations waiting for every node to have their homes. */
@@ -389,9 +396,23 @@ static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 static bool op_refresh(void *ctx, uint32_t home, uint32_t page, void *dst)
 {
 	(void)ctx;
-	if (!dsm_g.peer_base || sd.p.diffs_out || home == sd.n->id)
-		return false;
 	size_t ps = dsm_g.region.page_size;
+	if (sd.p.diffs_out || home == sd.n->id)
+		return false;
+	/* A page the grant being learnt carried (its home's copy when the
+	 * manager granted: every notice the grant carries, its diffs
+	 * there). */
+	for (uint32_t i = 0; i < sd.ncarry && home == sd.carry_from; i++) {
+		uint32_t pg;
+		memcpy(&pg, sd.carry + 4 * (size_t)i, 4);
+		if (pg == page) {
+			memcpy(dst, sd.carry + 4 * (size_t)sd.ncarry + i * ps,
+			       ps);
+			return true;
+		}
+	}
+	if (!dsm_g.peer_base)
+		return false;
 	memcpy(dst, dsm_g.peer_base + home * dsm_g.peer_seg + (size_t)page * ps,
 	       ps);
 	sd.fetch_direct++;
@@ -406,6 +427,46 @@ static void op_claim(void *ctx, uint32_t page, bool write)
 
 static const struct dsm_proto_ops proto_ops = {op_fetch, op_diff, op_claim,
 					       op_refresh};
+
+/* Pages homed here that the notices in sd.buf[0, len) name in intervals
+ * of nodes other than `node` (those it invalidates), at most the setting's
+ * and what fits after them: put before the notices (GRANT_PAGES), with
+ * their count and numbers; the payload's new length. */
+static size_t carry_pages(uint32_t node, size_t len)
+{
+	size_t ps = dsm_g.region.page_size;
+	uint32_t pages[GRANT_PAGES_MAX], n = 0, count;
+	memcpy(&count, sd.buf, 4);
+	for (size_t at = 4; count-- && n < sd.grant_pages;) {
+		uint16_t from;
+		uint32_t np;
+		memcpy(&from, sd.buf + at, 2);
+		memcpy(&np, sd.buf + at + 8, 4);
+		for (uint32_t k = 0; k < np && n < sd.grant_pages; k++) {
+			uint32_t pg;
+			memcpy(&pg, sd.buf + at + 12 + 4 * (size_t)k, 4);
+			bool have = false;
+			for (uint32_t i = 0; i < n; i++)
+				have |= pages[i] == pg;
+			if (from != node && !have && sd.p.home[pg] == sd.n->id)
+				pages[n++] = pg;
+		}
+		at += 12 + 4 * (size_t)np;
+	}
+	while (n && len + 4 + n * (4 + ps) > BUF_CAP)
+		n--;
+	if (!n)
+		return len;
+	size_t head = 4 + n * (4 + ps);
+	memmove(sd.buf + head, sd.buf, len);
+	memcpy(sd.buf, &n, 4);
+	memcpy(sd.buf + 4, pages, 4 * (size_t)n);
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(sd.buf + 4 + 4 * (size_t)n + i * ps,
+		       dsm_region_alias(&dsm_g.region, pages[i]), ps);
+	sd.grant_pages_sent += n;
+	return head + len;
+}
 
 /* A manager lets thread `thread` of `node` past object id. */
 static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
@@ -444,6 +505,15 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		len += vt_len;
 		a |= GRANT_COLLECT;
 	}
+	/* Between hosts, a lock's grant brings the pages it invalidates
+	 * that are homed here (the next critical section reads them). */
+	if (kind == DSM_SYNC_LOCK && node != self && !dsm_g.peer_base &&
+	    sd.grant_pages && len <= BUF_CAP - 4) {
+		size_t with = carry_pages(node, len);
+		if (with != len)
+			a |= GRANT_PAGES;
+		len = with;
+	}
 	send_to(node, M_GRANT, a, thread,
 		(uint64_t)sd.n->id << DSM_ID_SHIFT | id, sd.buf, len);
 }
@@ -464,6 +534,7 @@ int su_dsm_open(struct earth_node *n)
 		return -1;
 	sd.p.refresh_max = (uint32_t)earth_setting_u64(EARTH_SET_DSM_REFRESH);
 	sd.p.home_keep = (uint32_t)earth_setting_u64(EARTH_SET_DSM_HOME_KEEP);
+	sd.grant_pages = (uint32_t)earth_setting_u64(EARTH_SET_DSM_GRANT_PAGES);
 	if (su_dsm_fiber_open(dsm_g.region.pages))
 		return -1;
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
@@ -939,10 +1010,39 @@ static void grant_check(const struct wire_hdr *h, uint32_t from)
 			: pt->wait_req == DSM_R_BARRIER ? DSM_SYNC_BARRIER
 							: DSM_SYNC_FLAG;
 	if (h->c != pt->wait_id || from != id_node(pt->wait_id) ||
-	    (h->a & ~(uint64_t)GRANT_COLLECT) != kind)
+	    (h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES)) != kind)
 		bad(h, from, "c",
 		    "a grant of an object the thread does not wait on, or "
 		    "not from the node that manages it");
+}
+
+/* A lock's grant that carries pages (GRANT_PAGES): checked (no more than
+ * GRANT_PAGES_MAX, each a page of the region homed at the granter, no
+ * collect with them), then offered to the acquire its notices make
+ * (op_refresh), which may use as many refreshes more. */
+static void granted_pages(const struct wire_hdr *h, uint32_t from,
+			  const uint8_t *payload)
+{
+	size_t ps = dsm_g.region.page_size;
+	uint32_t n;
+	if (h->len < 4 || (h->a & GRANT_COLLECT))
+		bad(h, from, "a", "pages with no count, or with a collect");
+	memcpy(&n, payload, 4);
+	if (!n || n > GRANT_PAGES_MAX || h->len - 4 < n * (4 + ps))
+		bad(h, from, "payload",
+		    "a count of pages past the most a grant carries, or past "
+		    "its bytes");
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t pg;
+		memcpy(&pg, payload + 4 + 4 * (size_t)i, 4);
+		if (pg >= dsm_g.region.pages || sd.p.home[pg] != from)
+			bad(h, from, "payload",
+			    "a page that is not the granter's to send");
+	}
+	sd.carry = payload + 4;
+	sd.ncarry = n;
+	sd.carry_from = from;
+	sd.p.refresh_max += n;
 }
 
 /* The number, on this node, of an object a message names. */
@@ -1198,6 +1298,18 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_GRANT: {
 		grant_check(h, from);
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
+		if (h->a & GRANT_PAGES) {
+			granted_pages(h, from, payload);
+			learn(h, from,
+			      sd.carry + 4 * (size_t)sd.ncarry +
+				  sd.ncarry * dsm_g.region.page_size,
+			      h->len - (4 + sd.ncarry *
+						(4 + dsm_g.region.page_size)));
+			sd.p.refresh_max -= sd.ncarry;
+			sd.ncarry = 0;
+			resume(pt, 0);
+			return;
+		}
 		if (h->a & GRANT_COLLECT) {
 			if (h->len < vt_len)
 				bad(h, from, "len",
@@ -1488,6 +1600,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->fetches_direct = sd.fetch_direct;
 	st->home_kept = p->home_kept;
 	st->early_sends = sd.early_sends;
+	st->grant_pages = sd.grant_pages_sent;
 	st->msgs_net = sd.msgs_net;
 	st->refreshes = p->refreshes;
 	st->twins = p->twins;

@@ -15,6 +15,7 @@
  *   FLAG_WAIT  a = flag, b = slot, vector time
  *   FLAG_CLEAR a = flag
  *   GRANT      a = kind, b = slot, c = object, the notices it lacks
+ *              (and pages of the manager's they name, GRANT_PAGES)
  *   ALLOC      a = pages, b = place | arg << 8, c = slot (to node 0)
  *   PLACED     b = its number, the placement (from node 0, to every node)
  *   PLACED_ACK a = the placement's number (to node 0, which answers
@@ -65,5 +66,11 @@ enum dsm_msg {
 /* GRANT's field a: the kind, and this bit when the payload ends with the
  * vector time up to which every node may drop notices. */
 #define GRANT_COLLECT 0x100u
+/* And this one when the payload starts with pages homed at the manager
+ * that its notices name (a lock's grant between hosts,
+ * EARTH_DSM_GRANT_PAGES): u32 count (at most GRANT_PAGES_MAX), count x
+ * u32 page, count pages' bytes; the notices follow. */
+#define GRANT_PAGES 0x200u
+#define GRANT_PAGES_MAX 8u
 
 #endif

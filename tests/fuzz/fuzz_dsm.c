@@ -311,6 +311,18 @@ static void put_vt(size_t *at, uint8_t s)
 		put32(at, s & (1u << k) ? model_vt[k] + (s >> 5) : model_vt[k]);
 }
 
+/* Pages a lock's grant carries (GRANT_PAGES) at pl + *at: one or two of
+ * the region, sometimes a count or a page out of range. */
+static void put_pages(size_t *at, uint8_t s)
+{
+	uint32_t n = 1 + (s & 1);
+	put32(at, s & 0x80 ? GRANT_PAGES_MAX + 1 : n);
+	for (uint32_t i = 0; i < n; i++)
+		put32(at, s & 0x40 ? PAGES + i : (s >> 2) % PAGES);
+	memset(pl + *at, s, (size_t)n * PAGE);
+	*at += (size_t)n * PAGE;
+}
+
 /* Write notices at pl + *at: intervals of nodes other than this one
  * that follow what the harness told it (seq model_vt + 1), sometimes
  * repeated, after a gap, of this node, or with pages out of order. */
@@ -459,9 +471,12 @@ static void message(const uint8_t *r)
 		h.a = obj;
 		break;
 	case M_GRANT:
-		h.a = (r[4] % 3) | (r[4] & 0x80 ? GRANT_COLLECT : 0);
+		h.a = (r[4] % 3) | (r[4] & 0x80 ? GRANT_COLLECT : 0) |
+		      (r[4] & 0x40 ? GRANT_PAGES : 0);
 		h.b = slot;
 		h.c = obj;
+		if (h.a & GRANT_PAGES)
+			put_pages(&at, r[6]);
 		put_notices(&at, r + 8, nvt);
 		if (h.a & GRANT_COLLECT)
 			put_vt(&at, r[5]);
@@ -554,6 +569,10 @@ static void answer(const uint8_t *r)
 		h.a = s->n == M_LOCK ? 0 : s->n == M_BARRIER ? 1 : 2;
 		h.b = s->b;
 		h.c = s->a;
+		if (s->n == M_LOCK && r[3] & 2) {
+			h.a |= GRANT_PAGES;
+			put_pages(&at, r[5]);
+		}
 		put_notices(&at, r + 8, nvt);
 		if (s->n == M_BARRIER && r[3] & 1) {
 			h.a |= GRANT_COLLECT;
