@@ -461,8 +461,9 @@ static void message(const uint8_t *r)
 	case M_BARRIER: {
 		h.a = obj;
 		h.b = slot;
-		uint64_t count = 1 + (r[4] & 7), lv = 1 + (r[4] >> 4 & 3);
-		h.c = count | lv << 32;
+		/* (a count past the job's threads now and then) */
+		uint64_t count = 1 + (r[4] & 7), past = r[4] >> 7;
+		h.c = count | past << 32;
 		put_vt(&at, r[5]);
 		put_notices(&at, r + 8, nvt);
 		break;
