@@ -343,7 +343,10 @@ SOAK_TESTS ?= $(JOB_TESTS)
 soak: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory $(SOAK_TESTS:%=$(BUILD)/asan/tests/%)
 	$(Q)$(ASAN_ENV) tests/soak.sh $(SOAK) $(SOAK_TESTS:%=$(BUILD)/asan/tests/%)
-test-tsan: $(TSAN_BINS)
+# t_tc_dsm builds its Threaded-C programs with earthcc's
+# EARTHCC_SANITIZE=thread: the plugin and the tsan libearth_tc.a first.
+test-tsan: export EARTH_BUILD := $(abspath $(BUILD))
+test-tsan: $(TSAN_BINS) tc-tsan $(BUILD)/rel/bin/earthrun
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" EARTH_TEST_SCALE=10 Q_TEST_SCALE=10 \
 	  tests/run.sh tsan $(TSAN_BINS)
 

@@ -3,6 +3,8 @@
 #
 #   make tc            plugin + libearth_tc.a (skips the plugin, with a
 #                      message, when clang-14 development files are missing)
+#   make tc-tsan, tc-asan  tc and the tsan (asan) libearth_tc.a and
+#                      libearth.a, for earthcc's EARTHCC_SANITIZE=thread (address)
 #   make install-tc    earthcc, threadedc.h, libearth_tc.a, the plugin
 #   make bench-tc      Table 3 counters: threaded-c/bench/table3.sh
 #
@@ -49,12 +51,26 @@ $(TC_PLUGIN): $(TC_PLUGIN_OBJ)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
 	$(Q)$(TC_CXX) -shared -fPIC $^ -o $@
 
+# The sanitized flavours, from the same sources with the flavour's flags,
+# beside that flavour's libearth.a: what EARTHCC_SANITIZE=thread (address)
+# links (make tc-tsan, tc-asan; the TSan tests build them first).
+TC_LIB_TSAN    := $(BUILD)/tsan/lib/libearth_tc.a
+TC_LIB_ASAN    := $(BUILD)/asan/lib/libearth_tc.a
 $(TC_LIB): $(call objs,rel,$(TC_LIB_SRC))
+$(TC_LIB_TSAN): $(call objs,tsan,$(TC_LIB_SRC))
+$(TC_LIB_ASAN): $(call objs,asan,$(TC_LIB_SRC))
+$(TC_LIB) $(TC_LIB_TSAN) $(TC_LIB_ASAN):
 	@mkdir -p $(@D); $(if $(Q),echo "  AR      $@";)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # tc_stats.c includes tc_stats.h from threaded-c/include.
-$(call objs,rel,$(TC_LIB_SRC)): CFLAGS += -Ithreaded-c/include
+$(foreach v,rel tsan asan,$(call objs,$(v),$(TC_LIB_SRC))): CFLAGS += -Ithreaded-c/include
+
+# earthcc's EARTHCC_SANITIZE=thread (address): the plugin and the
+# flavour's two libraries (and earth.libs, read from rel/lib).
+.PHONY: tc-tsan tc-asan
+tc-tsan: tc $(TC_LIB_TSAN) $(BUILD)/tsan/lib/libearth.a
+tc-asan: tc $(TC_LIB_ASAN) $(BUILD)/asan/lib/libearth.a
 
 all: tc
 

@@ -376,6 +376,54 @@ Test(earthcc, showme, .init = setup, .fini = teardown)
 	cr_expect_eq(rc, 0, "%s", out);
 }
 
+/* EARTHCC_SANITIZE: the flavour's flags on every compile and the link,
+ * its libraries (build/tsan/lib, build/asan/lib); an unknown value and an
+ * installed earthcc refuse it, saying what to do. (t_tc_dsm runs programs
+ * so built under TSan.) */
+Test(earthcc, sanitize, .init = setup, .fini = teardown)
+{
+	static const struct {
+		const char *name, *flag, *lib;
+	} fl[] = {{"thread", "-fsanitize=thread ", "/tsan/lib/libearth_tc.a"},
+		  {"address",
+		   "-fsanitize=address", /* %q: "address\\,undefined" */
+		   "/asan/lib/libearth_tc.a"}};
+	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
+		setenv("EARTHCC_SANITIZE", fl[i].name, 1);
+		int rc = ecc("--showme -O2 main.tc util.c -o prog");
+		cr_expect_eq(rc, 0, "%s", out);
+		/* both compiles and the link */
+		int n = 0;
+		for (const char *p = out; (p = strstr(p, fl[i].flag)); p++)
+			n++;
+		cr_expect_eq(n, 3, "%s: %d lines with %s:\n%s", fl[i].name, n,
+			     fl[i].flag, out);
+		cr_expect(strstr(out, fl[i].lib) && !strstr(out, "/rel/lib/"),
+			  "%s: not the %s libraries:\n%s", fl[i].name,
+			  fl[i].lib, out);
+		rc = ecc("--showme:libdirs");
+		cr_expect(rc == 0 && strstr(out, i ? "/asan/lib" : "/tsan/lib"),
+			  "%s", out);
+	}
+	setenv("EARTHCC_SANITIZE", "memory", 1);
+	int rc = ecc("-O2 main.tc work.tc util.c -o prog");
+	cr_expect(rc == 2 && strstr(out, "EARTHCC_SANITIZE=memory: unknown") &&
+		      strstr(out, "use thread or address"),
+		  "%d: %s", rc, out);
+	cr_expect(!exists("prog"), "an unknown sanitizer built the program");
+	/* installed (PREFIX/bin beside PREFIX/include/threadedc.h) */
+	rc = in_dir("mkdir -p p/bin p/include && touch p/include/threadedc.h");
+	cr_assert_eq(rc, 0, "%s", out);
+	rc = tc_sh(out, sizeof out,
+		   "cp threaded-c/earthcc '%s/p/bin/' && "
+		   "EARTHCC_SANITIZE=thread '%s/p/bin/earthcc' --showme",
+		   dir, dir);
+	cr_expect(rc == 2 && strstr(out, "installed earthcc") &&
+		      strstr(out, "source tree"),
+		  "%d: %s", rc, out);
+	unsetenv("EARTHCC_SANITIZE");
+}
+
 Test(earthcc, help_and_version)
 {
 	char want[64] = "";
