@@ -1,14 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tc_stats.c - the Threaded-C counters (tc_stats.h) and their report.
+ * tc_stats.c - the Threaded-C counters (tc_stats.h): each thread's record,
+ * and the report of their sums.
  */
 #include "tc_stats.h"
 #include "base/settings.h"
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct tc_stats tc_stats;
+__thread struct tc_stats *tc_stats_mine
+    __attribute__((tls_model("initial-exec")));
+/* Every thread's record, pushed at its first fiber. */
+static struct tc_stats *_Atomic all;
+/* Where a thread counts when no memory was left for its record: its own,
+ * not summed. */
+static __thread struct tc_stats lost;
+
+struct tc_stats *tc_stats_join(void)
+{
+	struct tc_stats *s = calloc(1, sizeof(*s));
+	if (!s)
+		return tc_stats_mine = &lost;
+	s->next = atomic_load_explicit(&all, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(
+	    &all, &s->next, s, memory_order_release, memory_order_relaxed))
+		;
+	return tc_stats_mine = s;
+}
 
 void tc_stats_report(const char *program)
 {
@@ -17,12 +37,19 @@ void tc_stats_report(const char *program)
 		return;
 	const char *base = program ? strrchr(program, '/') : NULL;
 	base = base ? base + 1 : (program ? program : "?");
-	double n = tc_stats.switches ? (double)tc_stats.switches : 1.0;
+	struct tc_stats t = {0};
+	for (struct tc_stats *s =
+		 atomic_load_explicit(&all, memory_order_acquire);
+	     s; s = s->next) {
+		t.switches += s->switches;
+		t.restored += s->restored;
+		t.saved += s->saved;
+	}
+	double n = t.switches ? (double)t.switches : 1.0;
 	fprintf(stderr,
 		"earth_tc %s: switches %llu restored %llu saved %llu "
 		"restored_avg %.3f saved_avg %.3f save_restore_avg %.3f\n",
-		base, (unsigned long long)tc_stats.switches,
-		(unsigned long long)tc_stats.restored,
-		(unsigned long long)tc_stats.saved, tc_stats.restored / n,
-		tc_stats.saved / n, (tc_stats.restored + tc_stats.saved) / n);
+		base, (unsigned long long)t.switches,
+		(unsigned long long)t.restored, (unsigned long long)t.saved,
+		t.restored / n, t.saved / n, (t.restored + t.saved) / n);
 }
