@@ -299,8 +299,7 @@ int dsm_proto_diff_acked(struct dsm_proto *p)
 {
 	if (!p->diffs_out)
 		return -1;
-	if (!--p->diffs_out)
-		p->done = p->log.vt[p->self];
+	p->diffs_out--;
 	return 0;
 }
 

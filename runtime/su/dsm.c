@@ -1019,9 +1019,10 @@ static void grant_check(const struct wire_hdr *h, uint32_t from)
 /* A lock's grant that carries pages (GRANT_PAGES): checked (no more than
  * GRANT_PAGES_MAX, each a page of the region homed at the granter, no
  * collect with them), then offered to the acquire its notices make
- * (op_refresh), which may use as many refreshes more. */
-static void granted_pages(const struct wire_hdr *h, uint32_t from,
-			  const uint8_t *payload)
+ * (op_refresh), which may use as many refreshes more; the bytes they
+ * take before the notices. */
+static size_t granted_pages(const struct wire_hdr *h, uint32_t from,
+			    const uint8_t *payload)
 {
 	size_t ps = dsm_g.region.page_size;
 	uint32_t n;
@@ -1043,6 +1044,7 @@ static void granted_pages(const struct wire_hdr *h, uint32_t from,
 	sd.ncarry = n;
 	sd.carry_from = from;
 	sd.p.refresh_max += n;
+	return 4 + n * (4 + ps);
 }
 
 /* The number, on this node, of an object a message names. */
@@ -1298,28 +1300,23 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_GRANT: {
 		grant_check(h, from);
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
+		const uint8_t *pl = payload;
+		size_t len = h->len;
 		if (h->a & GRANT_PAGES) {
-			granted_pages(h, from, payload);
-			learn(h, from,
-			      sd.carry + 4 * (size_t)sd.ncarry +
-				  sd.ncarry * dsm_g.region.page_size,
-			      h->len - (4 + sd.ncarry *
-						(4 + dsm_g.region.page_size)));
-			sd.p.refresh_max -= sd.ncarry;
-			sd.ncarry = 0;
-			resume(pt, 0);
-			return;
+			size_t head = granted_pages(h, from, pl);
+			pl += head;
+			len -= head;
 		}
 		if (h->a & GRANT_COLLECT) {
-			if (h->len < vt_len)
+			if (len < vt_len)
 				bad(h, from, "len",
 				    "no vector time to collect to");
-			size_t nl = h->len - vt_len;
-			learn(h, from, payload, nl);
+			size_t nl = len - vt_len;
+			learn(h, from, pl, nl);
 			uint32_t *upto = malloc(vt_len);
 			if (!upto)
 				earth_fatal("shared memory: out of memory");
-			memcpy(upto, (const uint8_t *)payload + nl, vt_len);
+			memcpy(upto, pl + nl, vt_len);
 			/* Never past what this node holds. */
 			for (uint32_t k = 0; k < nodes; k++)
 				if (upto[k] > sd.p.log.vt[k])
@@ -1327,8 +1324,10 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			dsm_log_collect(&sd.p.log, upto);
 			free(upto);
 		} else {
-			learn(h, from, payload, h->len);
+			learn(h, from, pl, len);
 		}
+		sd.p.refresh_max -= sd.ncarry; /* the pages' offer ends */
+		sd.ncarry = 0;
 		resume(pt, 0);
 		return;
 	}
