@@ -10,7 +10,9 @@
  * program threads that fault and must wait give the EU to the others and
  * resume with the page's contents, 48 of them at once, and with every
  * register, the flags and the vector registers as they were at the
- * faulting access, on the same EU or another; a fault outside the region, and a
+ * faulting access, on the same EU or another; a home page claimed by
+ * several EUs at once while the SU re-protects it ends with its entry
+ * and its protection agreeing; a fault outside the region, and a
  * program thread's stack overflow, end the process by SIGSEGV with a message
  * naming the address.
  */
@@ -18,8 +20,11 @@
 #define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -495,6 +500,97 @@ Test(dsm_fault, several_eus_install_the_handler_at_once)
 	struct sigaction now;
 	cr_assert_eq(sigaction(SIGSEGV, NULL, &now), 0);
 	cr_expect(now.sa_flags & SA_SIGINFO, "the handler is not installed");
+}
+
+/* ---- a home page claimed by several EUs while the SU re-protects ---- */
+
+/* Whether page p of reg is writable now: read(2) into it fails with
+ * EFAULT when it is not, without a fault in this process. */
+static bool writable(int zero, uint32_t p)
+{
+	return read(zero, (char *)reg.base + (size_t)p * PG, 1) == 1;
+}
+
+static pthread_barrier_t claim_bar;
+static volatile bool claim_stop;
+#define CLAIM_PAGES 8u
+/* A claim told to the SU (the EU's list of home pages written). */
+static atomic_bool claim_noted[CLAIM_PAGES];
+
+/* An EU: each round, claims every home page it sees and tells the SU
+ * (as its fault handler does on a first write). */
+static void *claimer(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	for (;;) {
+		pthread_barrier_wait(&claim_bar);
+		if (claim_stop)
+			return NULL;
+		for (uint32_t i = 0; i < CLAIM_PAGES; i++) {
+			uint32_t p = (i + seed) % CLAIM_PAGES;
+			if (dsm_region_state(&reg, p) == DSM_PAGE_HOME &&
+			    !dsm_region_claim(&reg, p, DSM_PAGE_HOME))
+				atomic_store(&claim_noted[p], true);
+		}
+		pthread_barrier_wait(&claim_bar);
+	}
+}
+
+Test(dsm_fault, home_claims_and_reprotection_agree)
+{
+	char err[512];
+	cr_assert_eq(
+	    dsm_region_map(&reg, AT, CLAIM_PAGES * PG, PG, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_eq(dsm_region_set(&reg, 0, CLAIM_PAGES, DSM_PAGE_HOME), 0);
+	int zero = open("/dev/zero", O_RDONLY);
+	cr_assert_geq(zero, 0);
+	/* Not a claim: the page must be in the state asked for. */
+	cr_assert_eq(dsm_region_claim(&reg, 0, DSM_PAGE_READ), -1);
+	cr_assert_eq(errno, EAGAIN);
+	cr_assert_eq(dsm_region_claim(&reg, CLAIM_PAGES, DSM_PAGE_HOME), -1);
+	cr_assert_eq(errno, EINVAL);
+	enum { EUS = 3, ROUNDS = 20000 };
+	pthread_t t[EUS];
+	claim_stop = false;
+	pthread_barrier_init(&claim_bar, NULL, EUS + 1);
+	for (uintptr_t i = 0; i < EUS; i++)
+		cr_assert_eq(
+		    pthread_create(&t[i], NULL, claimer, (void *)(i * 3)), 0);
+	unsigned bad = 0, claimed = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		pthread_barrier_wait(&claim_bar);
+		/* The SU's release, while the EUs claim: every page told
+		 * of whose entry says WRITE read-only again (proto.c). */
+		for (uint32_t p = 0; p < CLAIM_PAGES; p++)
+			if (atomic_exchange(&claim_noted[p], false) &&
+			    dsm_region_state(&reg, p) == DSM_PAGE_WRITE)
+				cr_assert_eq(
+				    dsm_region_set(&reg, p, 1, DSM_PAGE_HOME),
+				    0);
+		pthread_barrier_wait(&claim_bar);
+		for (uint32_t p = 0; p < CLAIM_PAGES; p++) {
+			enum dsm_page_state st = dsm_region_state(&reg, p);
+			claimed += st == DSM_PAGE_WRITE;
+			if ((st == DSM_PAGE_WRITE) != writable(zero, p)) {
+				bad++;
+				/* Both agree again for the next round. */
+				dsm_region_set(&reg, p, 1, DSM_PAGE_HOME);
+				atomic_store(&claim_noted[p], false);
+			}
+		}
+	}
+	claim_stop = true;
+	pthread_barrier_wait(&claim_bar);
+	for (int i = 0; i < EUS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&claim_bar);
+	close(zero);
+	dsm_region_unmap(&reg);
+	cr_expect_gt(claimed, 0, "no page was ever claimed");
+	cr_expect_eq(bad, 0,
+		     "%u of %u pages' entries disagreed with their protection",
+		     bad, ROUNDS * CLAIM_PAGES);
 }
 
 /* ---- the program's own faults end it, named ---- */

@@ -193,7 +193,7 @@ struct dsm_eu {
 	uint64_t home_writes;	  /* home pages made writable here */
 	struct dsm_eu *next;
 	/* Pages homed here this EU made writable at their first write in
-	 * an interval (mprotect, state, then here): the SU notes every
+	 * an interval (claimed: state, mprotect, then here): the SU notes every
 	 * EU's before it performs any request, so before any release. One
 	 * producer (this EU), one consumer (the SU). */
 	_Atomic uint32_t home_w_tail __attribute__((aligned(64)));

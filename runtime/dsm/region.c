@@ -185,3 +185,29 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 				 __ATOMIC_RELAXED);
 	return 0;
 }
+
+int dsm_region_claim(struct dsm_region *r, uint32_t page,
+		     enum dsm_page_state from)
+{
+	if (page >= r->pages) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint8_t want = (uint8_t)from;
+	if (!__atomic_compare_exchange_n(&r->state[page], &want,
+					 (uint8_t)DSM_PAGE_WRITE, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	/* Another EU that faults now sees WRITE and runs the access again
+	 * until this protection lands. */
+	if (mprotect(r->base + ((size_t)page << r->page_shift), r->page_size,
+		     prot_of[DSM_PAGE_WRITE])) {
+		int e = errno;
+		__atomic_store_n(&r->state[page], want, __ATOMIC_RELAXED);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}

@@ -86,6 +86,18 @@ static inline enum dsm_page_state dsm_region_state(const struct dsm_region *r,
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		   enum dsm_page_state state);
 
+/* Claims page for writing: from state `from` (a home page's
+ * DSM_PAGE_HOME) to DSM_PAGE_WRITE, its entry first, by compare-and-swap,
+ * then its protection. Of several EUs that fault on the page at once one
+ * claims it; the SU's re-protection (its protection, then its entry, and
+ * only of a page whose entry says WRITE) cannot fall between a claim's
+ * two steps, so a page's entry and protection agree once both are done.
+ * Returns 0 when this caller changed it; -1 when the page was not in
+ * state from (errno EAGAIN) or its protection could not change (errno
+ * from mprotect; the entry is from again). */
+int dsm_region_claim(struct dsm_region *r, uint32_t page,
+		     enum dsm_page_state from);
+
 /* The page that holds addr, or -1 when addr is not in the region. */
 static inline long dsm_region_page_of(const struct dsm_region *r,
 				      const void *addr)

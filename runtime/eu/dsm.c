@@ -19,11 +19,12 @@
 static __thread struct dsm_eu *eu_dsm_mine
     __attribute__((tls_model("initial-exec")));
 
-/* The first write to a page homed here in an interval: made writable
- * here (no twin: the page is the home's copy), then noted for the SU,
- * which makes it read-only again at the next release: so the SU never
- * sees a writable page it was not told of. False when the list is full
- * (the SU does it then). */
+/* The first write to a page homed here in an interval: claimed and made
+ * writable here (no twin: the page is the home's copy), then noted for
+ * the SU, which makes it read-only again at the next release: so the SU
+ * never sees a writable page it was not told of, and never re-protects
+ * one whose claim is half done (dsm_region_claim). False when the list
+ * is full, or another EU claims the page at once (the SU answers then). */
 static bool home_written(struct dsm_eu *e, uint32_t page)
 {
 	uint32_t t =
@@ -31,7 +32,7 @@ static bool home_written(struct dsm_eu *e, uint32_t page)
 	uint32_t h =
 	    atomic_load_explicit(&e->home_w_head, memory_order_acquire);
 	if (t - h >= DSM_HOME_W_CAP ||
-	    dsm_region_set(&dsm_g.region, page, 1, DSM_PAGE_WRITE))
+	    dsm_region_claim(&dsm_g.region, page, DSM_PAGE_HOME))
 		return false;
 	e->home_w[t % DSM_HOME_W_CAP] = page;
 	atomic_store_explicit(&e->home_w_tail, t + 1, memory_order_release);
