@@ -11,14 +11,18 @@
 //     one, with no RELEASE_SYNC of the same pointer in that fiber (In and
 //     Out, a greatest fixed point over the fibers; fiber 0 holds nothing).
 //
-// Ranges are linear forms over integer constants and stable variables
+// Ranges are polynomials over integer constants and stable variables
 // (parameters never assigned, locals assigned only by their declaration):
 // an access p[e] inside `for (i = A; i < B; i++)` loops spans e with each
-// loop variable from its first to its last value. Covered when the
+// loop variable from its first to its last value, innermost loop first,
+// the end each takes decided by the sign of what multiplies it (proved
+// from what holds wherever the access runs: range()). Covered when the
 // differences to the acquired [lo, lo + n) are constants of the right
 // sign; anything else is an error telling how to acquire the range. A
-// write needs an acquire for write. In C functions, accesses through
-// SHARED pointers are errors (they cannot see an acquire).
+// write needs an acquire for write. A nest at the top level of the body
+// whose range is known gets its acquires inserted instead (insertAll). In
+// C functions, accesses through SHARED pointers are errors (they cannot
+// see an acquire).
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
@@ -29,6 +33,7 @@
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
 
 using namespace clang;
 
@@ -114,45 +119,151 @@ std::string sharedName(const Expr *S) {
 
 namespace {
 
-// A linear form: Const + sum of Coef[v] * v.
-struct Lin {
+// Variables in source order (a deterministic order for the monomials, so
+// the text of an inserted acquire is the same on every run).
+struct VarLess {
+  bool operator()(const VarDecl *A, const VarDecl *B) const {
+    unsigned X = A->getLocation().getRawEncoding(),
+             Y = B->getLocation().getRawEncoding();
+    return X != Y ? X < Y : std::less<const VarDecl *>()(A, B);
+  }
+};
+// A product of variables, sorted, with repeats (i * i is {i, i}).
+using Mono = std::vector<const VarDecl *>;
+struct MonoLess {
+  bool operator()(const Mono &A, const Mono &B) const {
+    return std::lexicographical_compare(A.begin(), A.end(), B.begin(), B.end(),
+                                        VarLess());
+  }
+};
+
+// A polynomial with integer coefficients in integer variables: Const +
+// sum of Coef[m] * m. Ok is false where an expression is not one, or it
+// grows past what the checks need (a degree of 4, 32 terms), or a
+// coefficient overflows.
+struct Poly {
   bool Ok = true;
   int64_t Const = 0;
-  std::map<const VarDecl *, int64_t> Coef;
-  Lin operator+(const Lin &O) const {
-    Lin R = *this;
+  std::map<Mono, int64_t, MonoLess> Coef;
+  enum { MaxDegree = 4, MaxTerms = 32 };
+
+  Poly operator+(const Poly &O) const {
+    Poly R = *this;
     R.Ok = Ok && O.Ok;
-    R.Const += O.Const;
+    R.Ok &= !__builtin_add_overflow(R.Const, O.Const, &R.Const);
     for (const auto &P : O.Coef)
-      R.Coef[P.first] += P.second;
+      R.Ok &=
+          !__builtin_add_overflow(R.Coef[P.first], P.second, &R.Coef[P.first]);
     R.trim();
     return R;
   }
-  Lin scaled(int64_t K) const {
-    Lin R = *this;
-    R.Const *= K;
+  Poly scaled(int64_t K) const {
+    Poly R = *this;
+    R.Ok &= !__builtin_mul_overflow(R.Const, K, &R.Const);
     for (auto &P : R.Coef)
-      P.second *= K;
+      R.Ok &= !__builtin_mul_overflow(P.second, K, &P.second);
     R.trim();
     return R;
   }
-  Lin operator-(const Lin &O) const { return *this + O.scaled(-1); }
+  Poly operator-(const Poly &O) const { return *this + O.scaled(-1); }
+  Poly operator*(const Poly &O) const {
+    Poly R = O.scaled(Const);
+    R.Ok &= Ok;
+    for (const auto &P : Coef)
+      R = R + O.timesMono(P.first).scaled(P.second);
+    return R;
+  }
+  Poly timesMono(const Mono &M) const {
+    Poly R;
+    R.Ok = Ok;
+    if (Const)
+      R.Coef[M] = Const;
+    for (const auto &P : Coef) {
+      Mono N = P.first;
+      N.insert(N.end(), M.begin(), M.end());
+      std::sort(N.begin(), N.end(), VarLess());
+      R.Ok &= N.size() <= MaxDegree;
+      R.Coef[N] = P.second;
+    }
+    R.trim();
+    return R;
+  }
   void trim() {
     for (auto It = Coef.begin(); It != Coef.end();)
       It = It->second ? std::next(It) : Coef.erase(It);
+    Ok &= Coef.size() <= MaxTerms;
   }
   bool isConst() const { return Ok && Coef.empty(); }
+  bool operator==(const Poly &O) const {
+    return Ok == O.Ok && Const == O.Const && Coef == O.Coef;
+  }
+  // The variables it names.
+  std::set<const VarDecl *, VarLess> vars() const {
+    std::set<const VarDecl *, VarLess> S;
+    for (const auto &P : Coef)
+      S.insert(P.first.begin(), P.first.end());
+    return S;
+  }
+  // Itself as C * v + R, with C and R free of v; false where v has a
+  // degree above 1 in a term.
+  bool split(const VarDecl *V, Poly &C, Poly &R) const {
+    C = Poly();
+    R = Poly();
+    R.Const = Const;
+    for (const auto &P : Coef) {
+      auto N = std::count(P.first.begin(), P.first.end(), V);
+      if (N > 1)
+        return false;
+      if (!N) {
+        R.Coef[P.first] = P.second;
+        continue;
+      }
+      Mono M = P.first;
+      M.erase(std::find(M.begin(), M.end(), V));
+      if (M.empty())
+        C.Const = P.second;
+      else
+        C.Coef[M] = P.second;
+    }
+    return true;
+  }
 };
 
-Lin bad() {
-  Lin L;
+Poly bad() {
+  Poly L;
   L.Ok = false;
   return L;
 }
-Lin constant(int64_t C) {
-  Lin L;
+Poly constant(int64_t C) {
+  Poly L;
   L.Const = C;
   return L;
+}
+Poly var(const VarDecl *V) {
+  Poly L;
+  L.Coef[{V}] = 1;
+  return L;
+}
+
+// Whether C >= 0 follows from Facts (each >= 0): C is a constant >= 0, or
+// a * F + D for a fact F, a > 0 and D that follows again (a few steps).
+bool nonneg(const Poly &C, const std::vector<Poly> &Facts, int Depth = 4) {
+  if (!C.Ok)
+    return false;
+  if (C.isConst())
+    return C.Const >= 0;
+  if (!Depth)
+    return false;
+  const auto &Lead = *C.Coef.begin();
+  for (const Poly &F : Facts) {
+    auto It = F.Coef.find(Lead.first);
+    if (It == F.Coef.end() || Lead.second % It->second ||
+        Lead.second / It->second <= 0)
+      continue;
+    if (nonneg(C - F.scaled(Lead.second / It->second), Facts, Depth - 1))
+      return true;
+  }
+  return false;
 }
 
 // A for loop `for (i = A; i < B; i++)` (or `int i = A`, `<=`, `++i`,
@@ -168,7 +279,8 @@ struct Acquire {
   const CallExpr *Call;
   unsigned Fiber;
   const VarDecl *Base = nullptr;
-  Lin Lo, N;
+  Poly Lo, N;
+  std::vector<Poly> Needs; // N elements only where each is >= 0, else none
   bool Write = false, Release = false;
   int Slot = -1; // -1: an RSYNC form, or not a constant
   std::string Op;
@@ -185,6 +297,7 @@ struct Access {
   bool Write = false;
   bool CastMismatch = false;
   std::vector<Loop> Loops; // enclosing, outermost first
+  std::string Why;         // why its range is not known (range())
 };
 
 class Finder : public RecursiveASTVisitor<Finder> {
@@ -448,9 +561,10 @@ class SharedCheck {
   struct Pending {
     const ForStmt *Loop;
     const VarDecl *Base;
-    std::vector<std::pair<Lin, Lin>> Ranges;
+    std::vector<std::pair<Poly, Poly>> Ranges;
     std::vector<const Access *> Accesses;
     bool Write = false;
+    std::vector<Poly> Guards; // those every access's range has
   };
   std::vector<Pending> Pend;
 
@@ -483,7 +597,7 @@ public:
     return !Fd.Assigned.count(V);
   }
 
-  Lin lin(const Expr *E, const std::map<const VarDecl *, Lin> &Sub = {}) {
+  Poly poly(const Expr *E, const std::map<const VarDecl *, Poly> &Sub = {}) {
     if (!E)
       return constant(0);
     E = E->IgnoreParenImpCasts();
@@ -497,37 +611,78 @@ public:
           return It->second;
         if (!stable(V) || !V->getType()->isIntegerType())
           return bad();
-        Lin L;
-        L.Coef[V] = 1;
-        return L;
+        // A local set only by a constant initialiser: that constant
+        // wherever it is in scope.
+        Expr::EvalResult IR;
+        if (V->hasLocalStorage() && !isa<ParmVarDecl>(V) && V->getInit() &&
+            !V->getInit()->isValueDependent() &&
+            V->getInit()->EvaluateAsInt(IR, Ctx))
+          return constant(IR.Val.getInt().getExtValue());
+        return var(V);
       }
     if (const auto *C = dyn_cast<CStyleCastExpr>(E))
       if (C->getType()->isIntegerType())
-        return lin(C->getSubExpr(), Sub);
+        return poly(C->getSubExpr(), Sub);
     if (const auto *B = dyn_cast<BinaryOperator>(E)) {
-      Lin A = lin(B->getLHS(), Sub), C = lin(B->getRHS(), Sub);
+      Poly A = poly(B->getLHS(), Sub), C = poly(B->getRHS(), Sub);
       switch (B->getOpcode()) {
       case BO_Add:
         return A + C;
       case BO_Sub:
         return A - C;
       case BO_Mul:
-        if (A.isConst())
-          return C.scaled(A.Const);
-        if (C.isConst())
-          return A.scaled(C.Const);
-        return bad();
+        return A * C;
       default:
         return bad();
       }
     }
     if (const auto *U = dyn_cast<UnaryOperator>(E)) {
       if (U->getOpcode() == UO_Minus)
-        return lin(U->getSubExpr(), Sub).scaled(-1);
+        return poly(U->getSubExpr(), Sub).scaled(-1);
       if (U->getOpcode() == UO_Plus)
-        return lin(U->getSubExpr(), Sub);
+        return poly(U->getSubExpr(), Sub);
     }
     return bad();
+  }
+
+  // A count: a polynomial, or `cond ? n : 0` (what the plugin inserts
+  // around a nest) with cond a conjunction of comparisons, each put in
+  // Needs as a polynomial that is >= 0 where it holds.
+  Poly count(const Expr *E, std::vector<Poly> &Needs) {
+    E = E->IgnoreParenCasts();
+    const auto *C = dyn_cast<ConditionalOperator>(E);
+    Expr::EvalResult R;
+    if (!C)
+      return poly(E);
+    if (!C->getFalseExpr()->EvaluateAsInt(R, Ctx) ||
+        R.Val.getInt().getExtValue() != 0 || !condition(C->getCond(), Needs))
+      return bad();
+    return poly(C->getTrueExpr());
+  }
+  bool condition(const Expr *E, std::vector<Poly> &Needs) {
+    const auto *B = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+    if (!B)
+      return false;
+    if (B->getOpcode() == BO_LAnd)
+      return condition(B->getLHS(), Needs) && condition(B->getRHS(), Needs);
+    Poly L = poly(B->getLHS()), R = poly(B->getRHS());
+    switch (B->getOpcode()) {
+    case BO_GE:
+      Needs.push_back(L - R);
+      break;
+    case BO_GT:
+      Needs.push_back(L - R - constant(1));
+      break;
+    case BO_LE:
+      Needs.push_back(R - L);
+      break;
+    case BO_LT:
+      Needs.push_back(R - L - constant(1));
+      break;
+    default:
+      return false;
+    }
+    return Needs.back().Ok;
   }
 
   // The slot a runtime call's argument names through TC_SLOT_(s):
@@ -643,12 +798,12 @@ public:
       }
       // The pointer: p, p + e, &p[e].
       const Expr *P = C->getArg(0)->IgnoreParenImpCasts();
-      Lin Off = constant(0);
+      Poly Off = constant(0);
       while (const auto *B = dyn_cast<BinaryOperator>(P)) {
         if ((B->getOpcode() != BO_Add && B->getOpcode() != BO_Sub) ||
             !B->getLHS()->getType()->isPointerType())
           break;
-        Lin D = lin(B->getRHS());
+        Poly D = poly(B->getRHS());
         Off = Off + (B->getOpcode() == BO_Sub ? D.scaled(-1) : D);
         P = B->getLHS()->IgnoreParenImpCasts();
       }
@@ -656,7 +811,7 @@ public:
         if (U->getOpcode() == UO_AddrOf)
           if (const auto *AS = dyn_cast<ArraySubscriptExpr>(
                   U->getSubExpr()->IgnoreParens())) {
-            Off = lin(AS->getIdx());
+            Off = poly(AS->getIdx());
             P = AS->getBase()->IgnoreParenImpCasts();
           }
       }
@@ -667,12 +822,12 @@ public:
       A.Lo = Off;
       // The count: ((size_t)(n) * sizeof(*(p))).
       const Expr *Bytes = C->getArg(1)->IgnoreParenImpCasts();
-      A.N = ByN ? lin(C->getArg(1)) : bad();
+      A.N = ByN ? count(C->getArg(1), A.Needs) : bad();
       if (const auto *M = ByN ? nullptr : dyn_cast<BinaryOperator>(Bytes))
         if (M->getOpcode() == BO_Mul)
           if (const auto *Cs =
                   dyn_cast<CStyleCastExpr>(M->getLHS()->IgnoreParens()))
-            A.N = lin(Cs->getSubExpr());
+            A.N = poly(Cs->getSubExpr());
       bool Found;
       int S = slotIn(C->getArg(C->getNumArgs() - 1), Found);
       A.Slot = Found ? S : -1;
@@ -780,56 +935,103 @@ public:
     }
   }
 
-  // The range [Lo, Hi] of an access's index, with loop variables replaced
-  // by their first and last values.
-  bool range(const Access &A, Lin &Lo, Lin &Hi) {
-    Lin E = lin(A.Index, {});
-    std::map<const VarDecl *, Lin> LoSub, HiSub;
+  // The range [Lo, Hi] of an access's index over the loops around it, in
+  // variables that stay the same through the loops. Loops are taken
+  // innermost first: the index is C * v + R in the loop's variable v, and
+  // v goes to its first value in Lo where C >= 0 (its last where C <= 0),
+  // the other way in Hi; a loop's bounds may name the variables of the
+  // loops outside it, which the next steps replace in turn. The sign of C
+  // comes from what holds wherever the access runs (Facts): every loop
+  // around it runs, so its last value is at least its first, and each
+  // loop variable lies between them. Guards gets the facts in stable
+  // variables only (an inserted acquire asks for nothing where one fails:
+  // no access runs then). False with why where the range is not known.
+  bool range(const Access &A, Poly &Lo, Poly &Hi, std::string &Why,
+             std::vector<Poly> *Guards = nullptr,
+             std::vector<Poly> *Holds = nullptr) {
+    std::map<const VarDecl *, Poly> Id;
+    for (const Loop &L : A.Loops)
+      Id[L.Var] = var(L.Var);
+    Poly E = poly(A.Index, Id);
     if (!E.Ok) {
-      // Loop variables are assigned: linearize with them as atoms.
-      std::map<const VarDecl *, Lin> Id;
-      for (const Loop &L : A.Loops) {
-        Lin X;
-        X.Coef[L.Var] = 1;
-        Id[L.Var] = X;
-      }
-      E = lin(A.Index, Id);
-      if (!E.Ok)
-        return false;
+      Why = "the index is not a sum of products of constants, loop "
+            "variables and variables set only where declared";
+      return false;
     }
-    Lo = constant(E.Const);
-    Hi = constant(E.Const);
-    for (const auto &P : E.Coef) {
-      const Loop *L = nullptr;
-      for (const Loop &X : A.Loops)
-        if (X.Var == P.first)
-          L = &X;
-      Lin V;
-      V.Coef[P.first] = 1;
-      Lin First = V, Last = V;
-      if (L) {
-        First = lin(L->From);
-        Last = lin(L->To) - constant(L->Inclusive ? 0 : 1);
-        if (!First.Ok || !Last.Ok)
+    std::vector<Poly> First, Last, Facts;
+    for (const Loop &L : A.Loops) {
+      First.push_back(poly(L.From, Id));
+      Last.push_back(poly(L.To, Id) - constant(L.Inclusive ? 0 : 1));
+      if (!First.back().Ok || !Last.back().Ok) {
+        Why = "the bounds of the loop over '" + L.Var->getNameAsString() +
+              "' are not sums of products of constants, outer loop "
+              "variables and variables set only where declared";
+        return false;
+      }
+      Poly Runs = Last.back() - First.back();
+      Facts.push_back(Runs);
+      Facts.push_back(var(L.Var) - First.back());
+      Facts.push_back(Last.back() - var(L.Var));
+      bool Stable = true;
+      for (const VarDecl *V : Runs.vars())
+        Stable &= !Id.count(V);
+      if (Guards && Stable && !(Runs.isConst() && Runs.Const >= 0) &&
+          std::find(Guards->begin(), Guards->end(), Runs) == Guards->end())
+        Guards->push_back(Runs);
+    }
+    for (size_t I = 0, N = Facts.size(); I < N; ++I)
+      for (size_t J = I; J < N; ++J)
+        if (!Facts[I].isConst() && !Facts[J].isConst()) {
+          Poly P = Facts[I] * Facts[J];
+          if (P.Ok)
+            Facts.push_back(P);
+        }
+    if (Holds)
+      *Holds = Facts;
+    Lo = E;
+    Hi = E;
+    for (size_t K = A.Loops.size(); K-- > 0;) {
+      const VarDecl *V = A.Loops[K].Var;
+      for (Poly *X : {&Lo, &Hi}) {
+        bool Min = X == &Lo;
+        Poly C, R;
+        if (!X->split(V, C, R)) {
+          Why = "'" + V->getNameAsString() +
+                "' is multiplied by itself in the index";
           return false;
-      } else if (!stable(P.first)) {
-        return false;
-      }
-      if (P.second > 0) {
-        Lo = Lo + First.scaled(P.second);
-        Hi = Hi + Last.scaled(P.second);
-      } else {
-        Lo = Lo + Last.scaled(P.second);
-        Hi = Hi + First.scaled(P.second);
+        }
+        if (C.isConst() && !C.Const)
+          continue;
+        bool Up = nonneg(C, Facts);
+        if (!Up && !nonneg(C.scaled(-1), Facts)) {
+          Why = "the sign of what multiplies '" + V->getNameAsString() +
+                "' in the index is not known (" + polyText(C) + ")";
+          return false;
+        }
+        *X = C * (Up == Min ? First[K] : Last[K]) + R;
+        if (!X->Ok) {
+          Why = "the range grows past what the plugin computes";
+          return false;
+        }
       }
     }
-    return Lo.Ok && Hi.Ok;
+    for (const Poly *X : {&Lo, &Hi})
+      for (const VarDecl *V : X->vars())
+        if (!stable(V)) {
+          Why = "'" + V->getNameAsString() + "' changes in the function";
+          return false;
+        }
+    return true;
   }
 
-  bool covers(const Acquire &Q, const Lin &Lo, const Lin &Hi) {
+  bool covers(const Acquire &Q, const Poly &Lo, const Poly &Hi,
+              const std::vector<Poly> &Holds) {
     if (!Q.Lo.Ok || !Q.N.Ok)
       return false;
-    Lin D1 = Lo - Q.Lo, D2 = (Q.Lo + Q.N) - constant(1) - Hi;
+    for (const Poly &P : Q.Needs)
+      if (!nonneg(P, Holds))
+        return false;
+    Poly D1 = Lo - Q.Lo, D2 = (Q.Lo + Q.N) - constant(1) - Hi;
     return D1.isConst() && D2.isConst() && D1.Const >= 0 && D2.Const >= 0;
   }
 
@@ -838,7 +1040,7 @@ public:
     F.Failed = true;
   }
 
-  void checkAccess(const Access &A) {
+  void checkAccess(Access &A) {
     std::string How = A.Write ? "writing" : "reading";
     std::string Name = sharedName(A.SharedExpr);
     std::string T = text(A.E);
@@ -869,8 +1071,9 @@ public:
       return;
     }
     const Acquire *Same = nullptr, *ReadOnly = nullptr;
-    Lin Lo, Hi;
-    bool Known = range(A, Lo, Hi);
+    Poly Lo, Hi;
+    std::vector<Poly> Guards, Holds;
+    bool Known = range(A, Lo, Hi, A.Why, &Guards, &Holds);
     if (StoredIn[A.Fiber].count(A.Base))
       Known = false; // the fiber sets the pointer: not the one acquired
     for (unsigned I : In[A.Fiber]) {
@@ -878,7 +1081,7 @@ public:
       if (Q.Base != A.Base)
         continue;
       Same = &Q;
-      if (!Known || !covers(Q, Lo, Hi))
+      if (!Known || !covers(Q, Lo, Hi, Holds))
         continue;
       if (A.Write && !Q.Write) {
         ReadOnly = &Q;
@@ -908,15 +1111,18 @@ public:
       return;
     }
     if (MayInsert && Known && !A.Loops.empty() &&
-        insertable(A.Loops[0].For, Lo, Hi)) {
+        insertable(A.Loops[0].For, Lo, Hi, A.Why)) {
       Pending *P = nullptr;
       for (Pending &X : Pend)
         if (X.Loop == A.Loops[0].For && X.Base == A.Base)
           P = &X;
       if (!P) {
-        Pend.push_back({A.Loops[0].For, A.Base, {}, {}, false});
+        Pend.push_back({A.Loops[0].For, A.Base, {}, {}, false, Guards});
         P = &Pend.back();
       }
+      llvm::erase_if(P->Guards, [&](const Poly &G) {
+        return std::find(Guards.begin(), Guards.end(), G) == Guards.end();
+      });
       P->Ranges.push_back({Lo, Hi});
       P->Accesses.push_back(&A);
       P->Write |= A.Write;
@@ -928,6 +1134,10 @@ public:
   void uncovered(const Access &A) {
     std::string T = text(A.E), Var = A.Base->getNameAsString();
     std::string Mode = A.Write ? "ACQUIRE_W_SYNC" : "ACQUIRE_R_SYNC";
+    std::string Not =
+        A.Why.empty() || A.Loops.empty()
+            ? ""
+            : " (the plugin cannot insert it here: " + A.Why + ")";
     fail(A.Loc,
          std::string(A.Write ? "writing" : "reading") + " '" + T +
              "' through " + sharedName(A.SharedExpr) +
@@ -936,13 +1146,14 @@ public:
              Var +
              " + first, count, s); END_THREAD(); and access it in fiber NEXT "
              "(or a later fiber of the chain, before RELEASE_SYNC of '" +
-             Var + "')");
+             Var + "')" + Not);
   }
 
   // A loop at the top level of the body (a fiber label may stand before
   // it) whose range uses only parameters and top-level locals declared
   // before it: an acquire can go right before it.
-  bool insertable(const ForStmt *L, const Lin &Lo, const Lin &Hi) {
+  bool insertable(const ForStmt *L, const Poly &Lo, const Poly &Hi,
+                  std::string &Why) {
     const auto *Body = cast<CompoundStmt>(F.FD->getBody());
     bool Top = false;
     for (const Stmt *S : Body->body()) {
@@ -950,28 +1161,50 @@ public:
         S = Lb->getSubStmt();
       Top |= S == L;
     }
-    if (!Top)
+    if (!Top) {
+      Why = "the outer loop is not a statement of the function's body "
+            "itself, where a fiber can end";
       return false;
-    unsigned At = fileOffset(SM, L->getBeginLoc());
-    for (const Lin *X : {&Lo, &Hi})
-      for (const auto &P : X->Coef) {
-        const VarDecl *V = P.first;
-        if (isa<ParmVarDecl>(V))
-          continue;
-        auto Ps = Ctx.getParents(*V);
-        const auto *DS = Ps.empty() ? nullptr : Ps[0].get<DeclStmt>();
-        auto Up = DS ? Ctx.getParents(*DS) : Ps;
-        if (Up.empty() || Up[0].get<Stmt>() != Body ||
-            fileOffset(SM, V->getLocation()) >= At)
-          return false;
+    }
+    for (const Poly *X : {&Lo, &Hi})
+      if (!before(L, *X)) {
+        Why = "the range names a variable that is not a parameter or a "
+              "local of the function's body declared before the loop";
+        return false;
       }
     return true;
   }
 
-  std::string linText(const Lin &L) {
+  // Whether P names only parameters and top-level locals declared before
+  // loop L.
+  bool before(const ForStmt *L, const Poly &P) {
+    const auto *Body = cast<CompoundStmt>(F.FD->getBody());
+    unsigned At = fileOffset(SM, L->getBeginLoc());
+    for (const VarDecl *V : P.vars()) {
+      if (isa<ParmVarDecl>(V))
+        continue;
+      auto Ps = Ctx.getParents(*V);
+      const auto *DS = Ps.empty() ? nullptr : Ps[0].get<DeclStmt>();
+      auto Up = DS ? Ctx.getParents(*DS) : Ps;
+      if (Up.empty() || Up[0].get<Stmt>() != Body ||
+          fileOffset(SM, V->getLocation()) >= At)
+        return false;
+    }
+    return true;
+  }
+
+  // C text of L, computed in long: a variable of another type is cast.
+  std::string polyText(const Poly &L) {
     std::string S;
     for (const auto &P : L.Coef) {
-      std::string N = P.first->getNameAsString();
+      std::string N;
+      for (const VarDecl *V : P.first) {
+        QualType T = V->getType();
+        bool Long = T->isSignedIntegerType() &&
+                    Ctx.getTypeSize(T) >= Ctx.getTypeSize(Ctx.LongTy);
+        N += (N.empty() ? "" : " * ") + std::string(Long ? "" : "(long)") +
+             V->getNameAsString();
+      }
       int64_t C = P.second;
       S += S.empty() ? (C < 0 ? "-" : "") : (C < 0 ? " - " : " + ");
       S += (C == 1 || C == -1) ? N : std::to_string(C < 0 ? -C : C) + " * " + N;
@@ -984,18 +1217,22 @@ public:
     return S;
   }
 
-  // The inserted acquires: before the loop, INIT_SYNC + ACQUIRE_x_N_SYNC
-  // of [lo, hi] + END_THREAD() + a new fiber label; after it, the same
-  // with RELEASE_N_SYNC. Ranges of one loop and pointer must differ by
-  // constants (their union is then known), else each access is an error.
+  // The inserted acquires: before the loop, INIT_SYNC of one slot + an
+  // ACQUIRE_x_N_SYNC of [lo, hi] per pointer it touches, all signalling
+  // it (the fetches overlap) + END_THREAD() + a new fiber label; after it,
+  // the same with RELEASE_N_SYNC. Ranges of one loop and pointer must
+  // differ by constants (their union is then known), else each access is
+  // an error.
   void insertAll() {
     unsigned Slot = F.Slots ? (unsigned)F.NumSlots : 0, K = 0;
     static unsigned Seq = 0;
+    std::vector<const ForStmt *> Order;
+    std::map<const ForStmt *, std::vector<std::string>> Acq, Rel;
     for (const Pending &P : Pend) {
-      Lin Lo = P.Ranges[0].first, Hi = P.Ranges[0].second;
+      Poly Lo = P.Ranges[0].first, Hi = P.Ranges[0].second;
       bool Ok = true;
       for (const auto &R : P.Ranges) {
-        Lin D1 = R.first - Lo, D2 = R.second - Hi;
+        Poly D1 = R.first - Lo, D2 = R.second - Hi;
         Ok &= D1.isConst() && D2.isConst();
         if (!Ok)
           break;
@@ -1005,31 +1242,58 @@ public:
           Hi = R.second;
       }
       if (!Ok) {
-        for (const Access *A : P.Accesses)
-          uncovered(*A);
+        for (const Access *A : P.Accesses) {
+          Access B = *A;
+          B.Why = "the ranges of the loop's accesses through '" +
+                  P.Base->getNameAsString() +
+                  "' differ by more than a constant";
+          uncovered(B);
+        }
         continue;
       }
-      std::string V = P.Base->getNameAsString(), N = std::to_string(++Seq);
-      std::string Ptr = V + " + (" + linText(Lo) + ")";
-      std::string Cnt = "(" + linText(Hi) + ") - (" + linText(Lo) + ") + 1";
+      std::string V = P.Base->getNameAsString();
+      std::string Ptr = V + " + (" + polyText(Lo) + ")";
+      std::string Cnt = "(" + polyText(Hi) + ") - (" + polyText(Lo) + ") + 1";
+      // Where a loop of the nest cannot run, nothing: its range may
+      // then name elements no access touches.
+      std::string If;
+      for (const Poly &G : P.Guards)
+        if (before(P.Loop, G))
+          If += (If.empty() ? "" : " && ") + ("(" + polyText(G) + ") >= 0");
+      if (!If.empty())
+        Cnt = "(" + If + " ? " + Cnt + " : 0)";
+      if (!Acq.count(P.Loop))
+        Order.push_back(P.Loop);
+      Acq[P.Loop].push_back(
+          (P.Write ? "ACQUIRE_W_N_SYNC(" : "ACQUIRE_R_N_SYNC(") + Ptr + ", " +
+          Cnt);
+      Rel[P.Loop].push_back("RELEASE_N_SYNC(" + Ptr + ", " + Cnt);
+    }
+    for (const ForStmt *L : Order) {
+      std::string N = std::to_string(++Seq),
+                  Count = std::to_string(Acq[L].size());
       std::string S1 = std::to_string(Slot + K),
                   S2 = std::to_string(Slot + K + 1);
       K += 2;
-      F.Inserts.push_back(
-          {P.Loop->getBeginLoc(),
-           "INIT_SYNC(" + S1 + ", 1, 0, tc_acquired_" + N + "); " +
-               (P.Write ? "ACQUIRE_W_N_SYNC(" : "ACQUIRE_R_N_SYNC(") + Ptr +
-               ", " + Cnt + ", " + S1 + "); END_THREAD(); tc_acquired_" + N +
-               ": "});
+      std::string Before = "INIT_SYNC(" + S1 + ", " + Count +
+                           ", 0, tc_acquired_" + N + "); ",
+                  After = " INIT_SYNC(" + S2 + ", " + Count +
+                          ", 0, tc_released_" + N + "); ";
+      for (const std::string &A : Acq[L])
+        Before += A + ", " + S1 + "); ";
+      for (const std::string &R : Rel[L])
+        After += R + ", " + S2 + "); ";
+      F.Inserts.push_back({L->getBeginLoc(), Before +
+                                                 "END_THREAD(); "
+                                                 "tc_acquired_" +
+                                                 N + ": "});
       SourceLocation End = Lexer::findLocationAfterToken(
-          P.Loop->getEndLoc(), tok::semi, SM, Ctx.getLangOpts(), false);
+          L->getEndLoc(), tok::semi, SM, Ctx.getLangOpts(), false);
       if (End.isInvalid())
-        End = Lexer::getLocForEndOfToken(P.Loop->getEndLoc(), 0, SM,
+        End = Lexer::getLocForEndOfToken(L->getEndLoc(), 0, SM,
                                          Ctx.getLangOpts());
       F.Inserts.push_back(
-          {End, " INIT_SYNC(" + S2 + ", 1, 0, tc_released_" + N +
-                    "); RELEASE_N_SYNC(" + Ptr + ", " + Cnt + ", " + S2 +
-                    "); END_THREAD(); tc_released_" + N + ":;"});
+          {End, After + "END_THREAD(); tc_released_" + N + ":;"});
     }
     F.InsertSlots = K;
   }

@@ -14,9 +14,11 @@
  * fibers, its SHARED pointer passed to another node
  * (tests/tc/corpus/dsm_alloc.tc); loops whose acquires and releases the
  * plugin inserted (tests/tc/corpus/dsm_insert.tc; the generated C holds
- * them). Skipped, with a message, when clang-14 or the plugin is missing.
- * Under TSan (tests/table.txt's tsan: make test's tsan step) the same
- * programs are built with EARTHCC_SANITIZE=thread, against the tsan
+ * them), and around loop nests (a matrix product, a transpose, a
+ * triangular sum: tests/tc/corpus/dsm_insert_nest.tc; one slot per nest
+ * for every pointer it touches). Skipped, with a message, when clang-14 or the
+ * plugin is missing. Under TSan (tests/table.txt's tsan: make test's tsan step)
+ * the same programs are built with EARTHCC_SANITIZE=thread, against the tsan
  * runtime (make tc-tsan), and run on 2 nodes over shm and tcp (and
  * over shm with nodes of 2 EUs); a
  * ThreadSanitizer report fails the run (its exit status 66, its words).
@@ -138,4 +140,30 @@ Test(tc_dsm, inserted_acquires)
 	cr_expect_eq(rc, 0, "%s", out);
 	cr_expect(!strcmp(out, "3\n3\n"), "inserted acquires, releases:\n%s",
 		  out);
+}
+
+Test(tc_dsm, inserted_acquires_around_nests)
+{
+	everywhere("tests/tc/corpus/dsm_insert_nest.tc", "",
+		   "dsm_insert_nest: %d node(s), 48 x 48, trace ");
+	cr_expect(strstr(out, "(correct)"), "%s", out);
+	/* What was inserted: before each nest, one slot whose count is the
+	 * pointers the nest touches (worker: fill A and B; C = A B; T; main:
+	 * the check of C and T; the upper triangle of C), one acquire each. */
+	char gen[128];
+	snprintf(gen, sizeof gen, "/tmp/earth_tc_dsm_nest_%d.c", (int)getpid());
+	int rc =
+	    tc_sh(out, sizeof out,
+		  TC_EARTHCC " --tc-only --emit-c=%s "
+			     "tests/tc/corpus/dsm_insert_nest.tc && grep -o "
+			     "'SYNC_SLOTS\\[[0-9]*\\], [0-9]*, 0, "
+			     "tc_fiber_[a-z]*_tc_acquired' %s | sed "
+			     "'s/.*, \\([0-9]*\\), 0, tc_fiber_\\([a-z]*\\)_.*/"
+			     "\\2:\\1/' | tr '\\n' ' '; grep -o "
+			     "'ACQUIRE_[RW]_N_SYNC(m[abct] + ' %s | wc -l",
+		  gen, gen, gen);
+	unlink(gen);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect(!strcmp(out, "worker:2 worker:3 worker:2 main:2 main:1 10\n"),
+		  "inserted slots and acquires:\n%s", out);
 }
