@@ -3,7 +3,8 @@
  * t_tc_dsm.c - Threaded-C programs over shared memory (SHARED,
  * docs/threaded-c.md "Shared memory (SHARED)") built with earthcc and run
  * with earthrun on 1, 2 and 4 nodes over shm, tcp and ucx (UCX_TLS=tcp,
- * as tests/t_dsm_node.c); each checks itself:
+ * as tests/t_dsm_node.c), and in both single-core node modes; each
+ * checks itself:
  * the Jacobi sweep of threaded-c/examples/jacobi_shared.tc against a
  * sequential run; the page DSM's litmus cases (message passing through a
  * lock, a barrier and a flag, disjoint writes to one page merging) with
@@ -54,6 +55,13 @@ static const struct {
     {"ucx", 1, "UCX_TLS=tcp"},
     {"ucx", 2, "UCX_TLS=tcp"},
     {"ucx", 4, "UCX_TLS=tcp"},
+    /* The single-core node modes (one EU: make test's k = 2, 3 runs
+     * too): the EU and SU on one core, the SU's work on a timer's signal
+     * or between fibers. */
+    {"shm", 2, "EARTH_EUS=1 EARTH_MODE=single-interrupt"},
+    {"tcp", 4, "EARTH_EUS=1 EARTH_MODE=single-interrupt"},
+    {"shm", 4, "EARTH_EUS=1 EARTH_MODE=single-poll"},
+    {"ucx", 2, "UCX_TLS=tcp EARTH_EUS=1 EARTH_MODE=single-poll"},
 #endif
 };
 
