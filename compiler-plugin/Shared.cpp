@@ -1193,6 +1193,17 @@ public:
     return true;
   }
 
+  // S with backslashes and quotes escaped, for a string literal.
+  static std::string escaped(llvm::StringRef S) {
+    std::string R;
+    for (char C : S) {
+      if (C == '\\' || C == '"')
+        R += '\\';
+      R += C;
+    }
+    return R;
+  }
+
   // C text of L, computed in long: a variable of another type is cast.
   std::string polyText(const Poly &L) {
     std::string S;
@@ -1292,8 +1303,17 @@ public:
       if (End.isInvalid())
         End = Lexer::getLocForEndOfToken(L->getEndLoc(), 0, SM,
                                          Ctx.getLangOpts());
-      F.Inserts.push_back(
-          {End, After + "END_THREAD(); tc_released_" + N + ":;"});
+      // On a line of its own (a statement after an unbraced loop body
+      // on the body's line reads as part of it: -Wmisleading-indentation),
+      // numbered as the loop's last line, so messages and the lines after
+      // keep their numbers.
+      PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(End));
+      std::string Line = PL.isValid()
+                             ? "\n#line " + std::to_string(PL.getLine()) +
+                                   " \"" + escaped(PL.getFilename()) + "\"\n"
+                             : " ";
+      F.Inserts.push_back({End, Line + After.substr(1) +
+                                    "END_THREAD(); tc_released_" + N + ":;"});
     }
     F.InsertSlots = K;
   }

@@ -130,3 +130,7 @@ Test(tc_golden, minimal_below_naive)
 			  r, s, n);
 	}
 }
+Test(tc_golden, inserted_ranges)
+{
+	golden("tests/tc/corpus/dsm_insert_ranges.tc", "dsm_insert_ranges", "");
+}
