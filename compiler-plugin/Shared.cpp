@@ -267,12 +267,14 @@ bool nonneg(const Poly &C, const std::vector<Poly> &Facts, int Depth = 4) {
 }
 
 // A for loop `for (i = A; i < B; i++)` (or `int i = A`, `<=`, `++i`,
-// `i += 1`) whose body never assigns i.
+// `i += c` with a constant c > 0; or down: `>` / `>=`, `i--`, `i -= c`,
+// a signed i) whose body never assigns i.
 struct Loop {
   const ForStmt *For;
   const VarDecl *Var;
   const Expr *From, *To; // To: the last value is To - 1 (To, for <=)
   bool Inclusive;
+  bool Down; // i > B / i >= B, i decreasing: values from To (+ 1) to From
 };
 
 struct Acquire {
@@ -345,25 +347,38 @@ public:
     }
     const auto *C = dyn_cast_or_null<BinaryOperator>(S->getCond());
     if (!V || !From || !C || !V->getType()->isIntegerType() ||
-        (C->getOpcode() != BO_LT && C->getOpcode() != BO_LE) ||
         varOf(C->getLHS()) != V)
       return false;
+    BinaryOperatorKind Op = C->getOpcode();
+    bool Down = Op == BO_GT || Op == BO_GE;
+    if (!Down && Op != BO_LT && Op != BO_LE)
+      return false;
+    // The step: a constant of the direction the condition ends (the
+    // values visited then lie between the first and the bound).
     const Expr *Inc = S->getInc() ? S->getInc()->IgnoreParens() : nullptr;
-    bool Step = false;
-    if (const auto *U = dyn_cast_or_null<UnaryOperator>(Inc))
-      Step = U->isIncrementOp() && varOf(U->getSubExpr()) == V;
-    else if (const auto *B = dyn_cast_or_null<CompoundAssignOperator>(Inc))
-      if (B->getOpcode() == BO_AddAssign && varOf(B->getLHS()) == V) {
-        Expr::EvalResult R;
-        Step = B->getRHS()->EvaluateAsInt(R, Ctx) &&
-               R.Val.getInt().getExtValue() == 1;
+    int64_t By = 0;
+    if (const auto *U = dyn_cast_or_null<UnaryOperator>(Inc)) {
+      if (varOf(U->getSubExpr()) == V)
+        By = U->isIncrementOp() ? 1 : U->isDecrementOp() ? -1 : 0;
+    } else if (const auto *B = dyn_cast_or_null<CompoundAssignOperator>(Inc)) {
+      Expr::EvalResult R;
+      if ((B->getOpcode() == BO_AddAssign || B->getOpcode() == BO_SubAssign) &&
+          varOf(B->getLHS()) == V && B->getRHS()->EvaluateAsInt(R, Ctx)) {
+        By = R.Val.getInt().getExtValue();
+        if (B->getOpcode() == BO_SubAssign)
+          By = -By;
       }
-    if (!Step)
+    }
+    // Counting down an unsigned variable to a bound of 0 wraps instead
+    // of ending: not a range.
+    if ((Down ? By >= 0 : By <= 0) ||
+        (Down && V->getType()->isUnsignedIntegerType()))
       return false;
     L.Var = V;
     L.From = From;
     L.To = C->getRHS();
-    L.Inclusive = C->getOpcode() == BO_LE;
+    L.Inclusive = Op == BO_LE || Op == BO_GE;
+    L.Down = Down;
     return true;
   }
 
@@ -960,8 +975,13 @@ public:
     }
     std::vector<Poly> First, Last, Facts;
     for (const Loop &L : A.Loops) {
-      First.push_back(poly(L.From, Id));
-      Last.push_back(poly(L.To, Id) - constant(L.Inclusive ? 0 : 1));
+      // First: the least value, Last: the greatest.
+      Poly From = poly(L.From, Id),
+           Bound = poly(L.To, Id) + constant(L.Inclusive ? 0
+                                             : L.Down    ? 1
+                                                         : -1);
+      First.push_back(L.Down ? Bound : From);
+      Last.push_back(L.Down ? From : Bound);
       if (!First.back().Ok || !Last.back().Ok) {
         Why = "the bounds of the loop over '" + L.Var->getNameAsString() +
               "' are not sums of products of constants, outer loop "

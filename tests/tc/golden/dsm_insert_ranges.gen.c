@@ -147,6 +147,49 @@ earth_slot_init(&SYNC_SLOTS[1], 2, 0, tc_fiber_band_tc_released_4, tc_f); RELEAS
 	do { earth_end_function(tc_f); return; } while (0);
 }
 
+/* Steps other than 1, and down: i from n - 1 down to 0 by 1, index
+ * 2 * i + 1: 1 .. 2 * n - 1; j from lo up to hi - 1 by 4: lo .. hi - 1. */
+struct tc_args_steps { double *a; double *b; long n; long lo; long hi; };
+struct tc_frame_steps {
+	struct tc_args_steps tc_a;
+	SLOT SYNC_SLOTS[4];
+};
+static void tc_run_steps(struct tc_frame_steps *tc_f, int tc_fiber);
+static void tc_fiber_steps_0(void *tc_p) { tc_run_steps(tc_p, 0); }
+static void tc_fiber_steps_tc_acquired_5(void *tc_p) { tc_run_steps(tc_p, 1); }
+static void tc_fiber_steps_tc_released_5(void *tc_p) { tc_run_steps(tc_p, 2); }
+static void tc_fiber_steps_tc_acquired_6(void *tc_p) { tc_run_steps(tc_p, 3); }
+static void tc_fiber_steps_tc_released_6(void *tc_p) { tc_run_steps(tc_p, 4); }
+EARTH_THREADED_FUNCTION(steps, tc_fiber_steps_0, struct tc_frame_steps, sizeof(struct tc_args_steps));
+static void tc_run_steps(struct tc_frame_steps *tc_f, int tc_fiber)
+{
+	double *a __attribute__((unused));
+	double *b __attribute__((unused));
+	long n __attribute__((unused));
+	long lo __attribute__((unused));
+	long hi __attribute__((unused));
+	earth_slot *const SYNC_SLOTS __attribute__((unused)) = tc_f->SYNC_SLOTS;
+	switch (tc_fiber) {
+	case 1: goto tc_acquired_5;
+	case 2: goto tc_released_5;
+	case 3: goto tc_acquired_6;
+	case 4: goto tc_released_6;
+	default: break;
+	}
+	 TC_STATS_FIBER(2); a = tc_f->tc_a.a; n = tc_f->tc_a.n; 
+#line 54 "tests/tc/corpus/dsm_insert_ranges.tc"
+ ;
+	earth_slot_init(&SYNC_SLOTS[0], 1, 0, tc_fiber_steps_tc_acquired_5, tc_f); ACQUIRE_W_N_SYNC(a + (1), ((n - 1) >= 0 ? (2 * n - 1) - (1) + 1 : 0), 0); do { TC_STATS_SAVE(0); return; } while (0); tc_acquired_5:  TC_STATS_FIBER(2); a = tc_f->tc_a.a; n = tc_f->tc_a.n; for (long i = n - 1; i >= 0; i--)
+		a[2 * i + 1] = 0;
+#line 56 "tests/tc/corpus/dsm_insert_ranges.tc"
+earth_slot_init(&SYNC_SLOTS[1], 1, 0, tc_fiber_steps_tc_released_5, tc_f); RELEASE_N_SYNC(a + (1), ((n - 1) >= 0 ? (2 * n - 1) - (1) + 1 : 0), 1); do { TC_STATS_SAVE(0); return; } while (0); tc_released_5: TC_STATS_FIBER(3); b = tc_f->tc_a.b; lo = tc_f->tc_a.lo; hi = tc_f->tc_a.hi; ;
+	earth_slot_init(&SYNC_SLOTS[2], 1, 0, tc_fiber_steps_tc_acquired_6, tc_f); ACQUIRE_W_N_SYNC(b + (lo), ((-lo + hi - 1) >= 0 ? (hi - 1) - (lo) + 1 : 0), 2); do { TC_STATS_SAVE(0); return; } while (0); tc_acquired_6:  TC_STATS_FIBER(3); b = tc_f->tc_a.b; lo = tc_f->tc_a.lo; hi = tc_f->tc_a.hi; for (long j = lo; j < hi; j += 4)
+		b[j] = 1;
+#line 58 "tests/tc/corpus/dsm_insert_ranges.tc"
+earth_slot_init(&SYNC_SLOTS[3], 1, 0, tc_fiber_steps_tc_released_6, tc_f); RELEASE_N_SYNC(b + (lo), ((-lo + hi - 1) >= 0 ? (hi - 1) - (lo) + 1 : 0), 3); do { TC_STATS_SAVE(0); return; } while (0); tc_released_6: TC_STATS_FIBER(0); ;
+	do { earth_end_function(tc_f); return; } while (0);
+}
+
 /* The source table: the runtime names fibers, slots and operations by it. */
 static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
 	{tc_fiber_backwards_0, 0, "backwards", "0", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 10, 2, __builtin_offsetof(struct tc_frame_backwards, SYNC_SLOTS)},
@@ -182,4 +225,18 @@ static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
 	{tc_fiber_band_0, 0, "band", "0", "ACQUIRE_W_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 45, -1, 0},
 	{tc_fiber_band_0, 0, "band", "0", "ACQUIRE_R_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 45, -1, 0},
 	{tc_fiber_band_tc_acquired_4, 0, "band", "tc_acquired_4", "RELEASE_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 47, -1, 0},
+	{tc_fiber_steps_0, 0, "steps", "0", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 53, 4, __builtin_offsetof(struct tc_frame_steps, SYNC_SLOTS)},
+	{tc_fiber_steps_tc_acquired_5, 0, "steps", "tc_acquired_5", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 55, -1, 0},
+	{tc_fiber_steps_tc_released_5, 0, "steps", "tc_released_5", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 56, -1, 0},
+	{tc_fiber_steps_tc_acquired_6, 0, "steps", "tc_acquired_6", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 57, -1, 0},
+	{tc_fiber_steps_tc_released_6, 0, "steps", "tc_released_6", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 58, -1, 0},
+	{tc_fiber_steps_0, tc_fiber_steps_tc_acquired_5, "steps", "0", "INIT_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 55, 0, 0},
+	{tc_fiber_steps_tc_acquired_5, tc_fiber_steps_tc_released_5, "steps", "tc_acquired_5", "INIT_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 56, 1, 0},
+	{tc_fiber_steps_tc_released_5, tc_fiber_steps_tc_acquired_6, "steps", "tc_released_5", "INIT_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 57, 2, 0},
+	{tc_fiber_steps_tc_acquired_6, tc_fiber_steps_tc_released_6, "steps", "tc_acquired_6", "INIT_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 58, 3, 0},
+	{tc_fiber_steps_tc_released_6, 0, "steps", "tc_released_6", "END_FUNCTION", "tests/tc/corpus/dsm_insert_ranges.tc", 59, -1, 0},
+	{tc_fiber_steps_0, 0, "steps", "0", "ACQUIRE_W_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 55, -1, 0},
+	{tc_fiber_steps_tc_acquired_5, 0, "steps", "tc_acquired_5", "RELEASE_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 56, -1, 0},
+	{tc_fiber_steps_tc_released_5, 0, "steps", "tc_released_5", "ACQUIRE_W_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 57, -1, 0},
+	{tc_fiber_steps_tc_acquired_6, 0, "steps", "tc_acquired_6", "RELEASE_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 58, -1, 0},
 };
