@@ -246,13 +246,15 @@ Poly var(const VarDecl *V) {
 }
 
 // Whether C >= 0 follows from Facts (each >= 0): C is a constant >= 0, or
-// a * F + D for a fact F, a > 0 and D that follows again (a few steps).
-bool nonneg(const Poly &C, const std::vector<Poly> &Facts, int Depth = 4) {
+// a * F + D for a fact F, a > 0 and D that follows again (a few steps, and
+// a bounded number of tries in all, whatever the nest).
+bool nonneg(const Poly &C, const std::vector<Poly> &Facts, int Depth,
+            int &Budget) {
   if (!C.Ok)
     return false;
   if (C.isConst())
     return C.Const >= 0;
-  if (!Depth)
+  if (!Depth || --Budget < 0)
     return false;
   const auto &Lead = *C.Coef.begin();
   for (const Poly &F : Facts) {
@@ -260,10 +262,15 @@ bool nonneg(const Poly &C, const std::vector<Poly> &Facts, int Depth = 4) {
     if (It == F.Coef.end() || Lead.second % It->second ||
         Lead.second / It->second <= 0)
       continue;
-    if (nonneg(C - F.scaled(Lead.second / It->second), Facts, Depth - 1))
+    if (nonneg(C - F.scaled(Lead.second / It->second), Facts, Depth - 1,
+               Budget))
       return true;
   }
   return false;
+}
+bool nonneg(const Poly &C, const std::vector<Poly> &Facts) {
+  int Budget = 4096;
+  return nonneg(C, Facts, 4, Budget);
 }
 
 // A for loop `for (i = A; i < B; i++)` (or `int i = A`, `<=`, `++i`,
@@ -999,8 +1006,8 @@ public:
           std::find(Guards->begin(), Guards->end(), Runs) == Guards->end())
         Guards->push_back(Runs);
     }
-    for (size_t I = 0, N = Facts.size(); I < N; ++I)
-      for (size_t J = I; J < N; ++J)
+    for (size_t I = 0, N = Facts.size(); I < N && Facts.size() < 256; ++I)
+      for (size_t J = I; J < N && Facts.size() < 256; ++J)
         if (!Facts[I].isConst() && !Facts[J].isConst()) {
           Poly P = Facts[I] * Facts[J];
           if (P.Ok)
