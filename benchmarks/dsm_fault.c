@@ -15,14 +15,41 @@
  *                     resumes it: what a miss costs the EU beyond the
  *                     kernel's part (two switches and a sigaltstack)
  *   dsm_fault_wait_over_kernel   their ratio (reported)
+ *   dsm_fault_uffd    the kernel's part done with userfaultfd instead of
+ *                     protections: a memfd's page whose mapping in the
+ *                     program's view was dropped (MADV_DONTNEED: the page
+ *                     stays in the file), the view registered for minor
+ *                     faults with UFFD_FEATURE_SIGBUS (the faulting
+ *                     thread gets a signal instead of sleeping in the
+ *                     kernel, so the EU could switch threads as it does
+ *                     now), the handler copying 4 KiB in through the
+ *                     writable view and mapping the page (UFFDIO_CONTINUE),
+ *                     the read run again (256 pages dropped at once)
+ *   dsm_fault_uffd_over_kernel   its ratio to dsm_fault_kernel (reported;
+ *                     below 1, userfaultfd is the cheaper fault)
+ *   dsm_fault_maps_mprotect, dsm_fault_maps_uffd   the process's mappings
+ *                     more than at the start with every other page of
+ *                     256 readable: a protection splits the mapping,
+ *                     a dropped page does not
+ * Where the kernel refuses userfaultfd, the last four are not printed and
+ * the benchmark says why.
  *
  * Pinned to the EU's CPU (EARTH_CPUS, else CPU 0).
  */
+#define _GNU_SOURCE 1
 #define EARTH_INTERNAL 1
 #include "bench.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "dsm/fault.h"
 
@@ -94,6 +121,109 @@ static double run_wait(void)
 	return bench_ns((double)(q_tsc() - t0)) / (double)rounds;
 }
 
+/* ---- the same read with userfaultfd ---- */
+
+static int uffd = -1;
+static uint8_t *u_view, *u_alias;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	uintptr_t off = (uintptr_t)si->si_addr - (uintptr_t)u_view;
+	if (off >= (uintptr_t)PAGES * PG)
+		abort(); /* not ours: the benchmark is wrong */
+	off &= ~(uintptr_t)(PG - 1);
+	memcpy(u_alias + off, src, PG);
+	struct uffdio_continue c = {
+	    .range = {.start = (uintptr_t)u_view + off, .len = PG}};
+	if (ioctl(uffd, UFFDIO_CONTINUE, &c) && errno != EEXIST)
+		abort();
+}
+
+/* The view and its alias over a memfd, the view registered for minor
+ * faults; 0, or -1 with why. */
+static int uffd_open(const char **why)
+{
+	int fd = memfd_create("dsm_fault_uffd", 0);
+	if (fd < 0 || ftruncate(fd, (off_t)PAGES * PG)) {
+		*why = "memfd";
+		return -1;
+	}
+	u_alias = mmap(NULL, (size_t)PAGES * PG, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	u_view = mmap(NULL, (size_t)PAGES * PG, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (u_alias == MAP_FAILED || u_view == MAP_FAILED) {
+		*why = "mmap";
+		return -1;
+	}
+	memset(u_alias, 0, (size_t)PAGES * PG); /* every page in the file */
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (uffd < 0) {
+		*why = "userfaultfd(2) (vm.unprivileged_userfaultfd, or "
+		       "CAP_SYS_PTRACE)";
+		return -1;
+	}
+	struct uffdio_api api = {.api = UFFD_API,
+				 .features = UFFD_FEATURE_MINOR_SHMEM |
+					     UFFD_FEATURE_SIGBUS};
+	struct uffdio_register reg_u = {
+	    .range = {.start = (uintptr_t)u_view, .len = (size_t)PAGES * PG},
+	    .mode = UFFDIO_REGISTER_MODE_MINOR};
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		*why = "UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_SIGBUS";
+		return -1;
+	}
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg_u)) {
+		*why = "UFFDIO_REGISTER_MODE_MINOR on shared memory";
+		return -1;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGBUS, &sa, NULL);
+	return 0;
+}
+
+static double run_uffd(void)
+{
+	madvise(u_view, (size_t)PAGES * PG, MADV_DONTNEED);
+	uint64_t t0 = q_tsc();
+	for (long i = 0; i < rounds; i++) {
+		uint32_t p = (uint32_t)(i % PAGES);
+		if (p == 0 && i)
+			madvise(u_view, (size_t)PAGES * PG, MADV_DONTNEED);
+		sink += *(volatile uint64_t *)(u_view + (size_t)p * PG + 8);
+	}
+	return bench_ns((double)(q_tsc() - t0)) / (double)rounds;
+}
+
+/* Mappings more than at the start with every other page readable. */
+static long maps_now(void)
+{
+	long have, most;
+	dsm_map_count(&have, &most);
+	return have;
+}
+
+static void maps(void)
+{
+	dsm_region_set(&reg, 0, PAGES, DSM_PAGE_INVALID);
+	madvise(u_view, (size_t)PAGES * PG, MADV_DONTNEED);
+	long base = maps_now();
+	for (uint32_t p = 0; p < PAGES; p += 2)
+		fill(p);
+	long m = maps_now() - base;
+	base = maps_now();
+	for (uint32_t p = 0; p < PAGES; p += 2)
+		sink += *(volatile uint64_t *)(u_view + (size_t)p * PG + 8);
+	long u = maps_now() - base;
+	bench_metric("dsm_fault_maps_mprotect", (double)m, "mappings");
+	bench_metric("dsm_fault_maps_uffd", (double)u, "mappings");
+}
+
 int main(int argc, char **argv)
 {
 	bench_init("dsm_fault", argc, argv);
@@ -115,7 +245,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rounds = bench_quick ? 20000 : 100000;
-	double k[64], w[64];
+	const char *why = NULL;
+	bool uf = uffd_open(&why) == 0;
+	double k[64], w[64], u[64];
 	for (int r = 0; r < bench_reps; r++) {
 		fs.on_fault = at_once;
 		k[r] = run_kernel();
@@ -125,12 +257,24 @@ int main(int argc, char **argv)
 			perror("dsm_fault: sigaltstack");
 			return 1;
 		}
+		if (uf)
+			u[r] = run_uffd();
 	}
 	double kn = bench_median(k, bench_reps),
 	       wn = bench_median(w, bench_reps);
 	bench_metric_ns("dsm_fault_kernel", kn);
 	bench_metric_ns("dsm_fault_wait", wn);
 	bench_metric("dsm_fault_wait_over_kernel", wn / kn, "x");
+	if (uf) {
+		double un = bench_median(u, bench_reps);
+		bench_metric_ns("dsm_fault_uffd", un);
+		bench_metric("dsm_fault_uffd_over_kernel", un / kn, "x");
+		maps();
+	} else {
+		printf("dsm_fault: no userfaultfd figures: the kernel refused "
+		       "%s (%s)\n",
+		       why, strerror(errno));
+	}
 	if (fs.faults < (uint64_t)rounds * 2 * (uint64_t)bench_reps) {
 		fprintf(stderr, "dsm_fault: %llu faults, want %llu\n",
 			(unsigned long long)fs.faults,
