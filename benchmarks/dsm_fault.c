@@ -27,6 +27,14 @@
  *                     the read run again (256 pages dropped at once)
  *   dsm_fault_uffd_over_kernel   its ratio to dsm_fault_kernel (reported;
  *                     below 1, userfaultfd is the cheaper fault)
+ *   dsm_fault_kernel_write   a write to a read-only page by protections:
+ *                     the SIGSEGV, the handler copying the page to a twin
+ *                     and making it writable (256 pages read-only again
+ *                     at once)
+ *   dsm_fault_uffd_write   the same by userfaultfd's write-protect mode on
+ *                     shared memory (SIGBUS, twin, UFFDIO_WRITEPROTECT
+ *                     cleared); dsm_fault_uffd_write_over_kernel their
+ *                     ratio (reported)
  *   dsm_fault_maps_mprotect, dsm_fault_maps_uffd   the process's mappings
  *                     more than at the start with every other page of
  *                     256 readable: a protection splits the mapping,
@@ -125,6 +133,19 @@ static double run_wait(void)
 
 static int uffd = -1;
 static uint8_t *u_view, *u_alias;
+static bool u_wp; /* the write-protect mode too */
+/* Per page: 0 dropped, 1 mapped write-protected, 2 writable. */
+static uint8_t u_state[PAGES];
+static uint8_t twin[PG];
+
+static void u_protect(uintptr_t off, size_t len, bool wp)
+{
+	struct uffdio_writeprotect w = {
+	    .range = {.start = (uintptr_t)u_view + off, .len = len},
+	    .mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0};
+	if (ioctl(uffd, UFFDIO_WRITEPROTECT, &w))
+		abort();
+}
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -134,11 +155,19 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	if (off >= (uintptr_t)PAGES * PG)
 		abort(); /* not ours: the benchmark is wrong */
 	off &= ~(uintptr_t)(PG - 1);
+	uint32_t p = (uint32_t)(off / PG);
+	if (u_state[p] == 1) { /* a write: the twin, then writable */
+		memcpy(twin, u_alias + off, PG);
+		u_protect(off, PG, false);
+		u_state[p] = 2;
+		return;
+	}
 	memcpy(u_alias + off, src, PG);
 	struct uffdio_continue c = {
 	    .range = {.start = (uintptr_t)u_view + off, .len = PG}};
 	if (ioctl(uffd, UFFDIO_CONTINUE, &c) && errno != EEXIST)
 		abort();
+	u_state[p] = 2;
 }
 
 /* The view and its alias over a memfd, the view registered for minor
@@ -152,29 +181,40 @@ static int uffd_open(const char **why)
 	}
 	u_alias = mmap(NULL, (size_t)PAGES * PG, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd, 0);
-	u_view = mmap(NULL, (size_t)PAGES * PG, PROT_READ, MAP_SHARED, fd, 0);
+	u_view = mmap(NULL, (size_t)PAGES * PG, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0);
 	close(fd);
 	if (u_alias == MAP_FAILED || u_view == MAP_FAILED) {
 		*why = "mmap";
 		return -1;
 	}
 	memset(u_alias, 0, (size_t)PAGES * PG); /* every page in the file */
-	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
-	if (uffd < 0) {
-		*why = "userfaultfd(2) (vm.unprivileged_userfaultfd, or "
-		       "CAP_SYS_PTRACE)";
-		return -1;
+	/* With the write-protect mode where the kernel has it on shared
+	 * memory, else without. */
+	for (u_wp = true;; u_wp = false) {
+		uffd = (int)syscall(SYS_userfaultfd,
+				    O_CLOEXEC | UFFD_USER_MODE_ONLY);
+		if (uffd < 0) {
+			*why = "userfaultfd(2) (vm.unprivileged_userfaultfd, "
+			       "or CAP_SYS_PTRACE)";
+			return -1;
+		}
+		struct uffdio_api api = {
+		    .api = UFFD_API,
+		    .features = UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_SIGBUS |
+				(u_wp ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM : 0)};
+		if (!ioctl(uffd, UFFDIO_API, &api))
+			break;
+		close(uffd);
+		if (!u_wp) {
+			*why = "UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_SIGBUS";
+			return -1;
+		}
 	}
-	struct uffdio_api api = {.api = UFFD_API,
-				 .features = UFFD_FEATURE_MINOR_SHMEM |
-					     UFFD_FEATURE_SIGBUS};
 	struct uffdio_register reg_u = {
 	    .range = {.start = (uintptr_t)u_view, .len = (size_t)PAGES * PG},
-	    .mode = UFFDIO_REGISTER_MODE_MINOR};
-	if (ioctl(uffd, UFFDIO_API, &api)) {
-		*why = "UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_SIGBUS";
-		return -1;
-	}
+	    .mode = UFFDIO_REGISTER_MODE_MINOR |
+		    (u_wp ? UFFDIO_REGISTER_MODE_WP : 0)};
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg_u)) {
 		*why = "UFFDIO_REGISTER_MODE_MINOR on shared memory";
 		return -1;
@@ -196,6 +236,52 @@ static double run_uffd(void)
 		if (p == 0 && i)
 			madvise(u_view, (size_t)PAGES * PG, MADV_DONTNEED);
 		sink += *(volatile uint64_t *)(u_view + (size_t)p * PG + 8);
+	}
+	return bench_ns((double)(q_tsc() - t0)) / (double)rounds;
+}
+
+/* A write to each page mapped write-protected: the WP fault's SIGBUS,
+ * the twin, the protection cleared (256 pages protected again at once). */
+static double run_uffd_w(void)
+{
+	for (uint32_t p = 0; p < PAGES; p++) /* every page mapped */
+		sink += *(volatile uint64_t *)(u_view + (size_t)p * PG + 8);
+	u_protect(0, (size_t)PAGES * PG, true);
+	memset(u_state, 1, sizeof(u_state));
+	uint64_t t0 = q_tsc();
+	for (long i = 0; i < rounds; i++) {
+		uint32_t p = (uint32_t)(i % PAGES);
+		if (p == 0 && i) {
+			u_protect(0, (size_t)PAGES * PG, true);
+			memset(u_state, 1, sizeof(u_state));
+		}
+		*(volatile uint64_t *)(u_view + (size_t)p * PG + 16) =
+		    (uint64_t)i;
+	}
+	return bench_ns((double)(q_tsc() - t0)) / (double)rounds;
+}
+
+/* The same by protections (the runtime's handler): the SIGSEGV, the
+ * twin, the page made writable. */
+static enum dsm_fault_do at_once_w(void *arg, uint32_t page, bool write)
+{
+	(void)arg;
+	(void)write;
+	memcpy(twin, dsm_region_alias(&reg, page), PG);
+	dsm_region_set(&reg, page, 1, DSM_PAGE_WRITE);
+	return DSM_FAULT_RETRY;
+}
+
+static double run_kernel_w(void)
+{
+	dsm_region_set(&reg, 0, PAGES, DSM_PAGE_READ);
+	uint64_t t0 = q_tsc();
+	for (long i = 0; i < rounds; i++) {
+		uint32_t p = (uint32_t)(i % PAGES);
+		if (p == 0 && i)
+			dsm_region_set(&reg, 0, PAGES, DSM_PAGE_READ);
+		*(volatile uint64_t *)(reg.base + (size_t)p * PG + 16) =
+		    (uint64_t)i;
 	}
 	return bench_ns((double)(q_tsc() - t0)) / (double)rounds;
 }
@@ -247,7 +333,7 @@ int main(int argc, char **argv)
 	rounds = bench_quick ? 20000 : 100000;
 	const char *why = NULL;
 	bool uf = uffd_open(&why) == 0;
-	double k[64], w[64], u[64];
+	double k[64], w[64], u[64], kw[64], uw[64];
 	for (int r = 0; r < bench_reps; r++) {
 		fs.on_fault = at_once;
 		k[r] = run_kernel();
@@ -257,28 +343,44 @@ int main(int argc, char **argv)
 			perror("dsm_fault: sigaltstack");
 			return 1;
 		}
+		fs.on_fault = at_once_w;
+		kw[r] = run_kernel_w();
 		if (uf)
 			u[r] = run_uffd();
+		if (uf && u_wp)
+			uw[r] = run_uffd_w();
 	}
 	double kn = bench_median(k, bench_reps),
 	       wn = bench_median(w, bench_reps);
 	bench_metric_ns("dsm_fault_kernel", kn);
 	bench_metric_ns("dsm_fault_wait", wn);
 	bench_metric("dsm_fault_wait_over_kernel", wn / kn, "x");
+	double kwn = bench_median(kw, bench_reps);
+	bench_metric_ns("dsm_fault_kernel_write", kwn);
 	if (uf) {
 		double un = bench_median(u, bench_reps);
 		bench_metric_ns("dsm_fault_uffd", un);
 		bench_metric("dsm_fault_uffd_over_kernel", un / kn, "x");
+		if (u_wp) {
+			double uwn = bench_median(uw, bench_reps);
+			bench_metric_ns("dsm_fault_uffd_write", uwn);
+			bench_metric("dsm_fault_uffd_write_over_kernel",
+				     uwn / kwn, "x");
+		} else {
+			printf("dsm_fault: no dsm_fault_uffd_write: the kernel "
+			       "has no write-protect mode on shared memory "
+			       "(UFFD_FEATURE_WP_HUGETLBFS_SHMEM)\n");
+		}
 		maps();
 	} else {
 		printf("dsm_fault: no userfaultfd figures: the kernel refused "
 		       "%s (%s)\n",
 		       why, strerror(errno));
 	}
-	if (fs.faults < (uint64_t)rounds * 2 * (uint64_t)bench_reps) {
+	if (fs.faults < (uint64_t)rounds * 3 * (uint64_t)bench_reps) {
 		fprintf(stderr, "dsm_fault: %llu faults, want %llu\n",
 			(unsigned long long)fs.faults,
-			(unsigned long long)rounds * 2 * bench_reps);
+			(unsigned long long)rounds * 3 * bench_reps);
 		return 1;
 	}
 	return 0;
