@@ -39,7 +39,7 @@
  *                     more than at the start with every other page of
  *                     256 readable: a protection splits the mapping,
  *                     a dropped page does not
- * Where the kernel refuses userfaultfd, the last four are not printed and
+ * Where the kernel refuses userfaultfd, its figures are not printed and
  * the benchmark says why.
  *
  * Pinned to the EU's CPU (EARTH_CPUS, else CPU 0).
