@@ -5,7 +5,8 @@
 #   $(BUILD)/device/rel/...   the programs and drivers, laid out as under
 #                             $(BUILD)/rel (bench/smp, bench/lib, compare,
 #                             smp, bin/earthrun, bench/dsm_ops and what it
-#                             runs, bench/xcore_rtt)
+#                             runs, bench/dsm_fault, bench/tc_dsm and its
+#                             two programs, bench/xcore_rtt)
 #   $(BUILD)/device/lib/      the shared libraries they load but the C
 #                             library's own (glibc stays the machine's),
 #                             and UCX's transport modules in lib/ucx
@@ -19,11 +20,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 progs=(bench/smp bench/lib/driver.sh bench/lib/median.sh compare/earth_tasks
 	compare/earth_uts compare/tbb_tasks compare/tbb_uts smp/su_capacity
 	bin/earthrun bench/dsm_ops bench/dsm_fault bench/progs/dsm_ops_prog
-	bench/xcore_rtt)
+	bench/xcore_rtt bench/tc_dsm bench/progs/tc_dsm_hide
+	bench/progs/tc_dsm_threads)
 for p in "${progs[@]}"; do
 	[ -e "$rel/$p" ] || {
-		echo "device-pack: $rel/$p is missing: run make and" \
-		     "make compare-extra (oneTBB) first" >&2
+		echo "device-pack: $rel/$p is missing: run make, make tc" \
+		     "and make compare-extra (oneTBB) first" >&2
 		exit 1
 	}
 done

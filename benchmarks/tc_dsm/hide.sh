@@ -22,7 +22,9 @@
 # repetitions after one not recorded (-r). Every job's checksum must be
 # the same for a prog (fibers and threads alike), else the driver fails.
 # Also writes tc_dsm_hidden.csv into RESULTS_DIR (else docs/results).
-# QUICK=1: smaller problems, one repetition, one delay (20 us). On fewer
+# QUICK=1: smaller problems, one repetition, one delay (20 us).
+# TC_DSM_LATS, TC_DSM_FS, TC_DSM_KS: the delays, F and k to run (else all
+# of the mode's). On fewer
 # than four cores the two nodes' EUs and SUs share CPUs: the figures are
 # reported, not judged.
 set -u
@@ -47,6 +49,13 @@ else
 	lats="20 100" fs="1 2 4 8 16 32 64" ks="1 2 4 8 16" r=3
 	args_jacobi="-n 64 -s 4" args_matmul="-n 128"
 fi
+# A shorter sweep (the larger machine's run, benchmarks/device/run.sh):
+# the delays, fiber counts and thread counts to measure (1 is always
+# measured: every h needs T_1).
+lats=${TC_DSM_LATS:-$lats}
+fs=${TC_DSM_FS:-$fs} ks=${TC_DSM_KS:-$ks}
+case " $fs " in *" 1 "*) ;; *) fs="1 $fs" ;; esac
+case " $ks " in *" 1 "*) ;; *) ks="1 $ks" ;; esac
 out_dir=${RESULTS_DIR:-docs/results}
 mkdir -p "$out_dir"
 csv=$out_dir/tc_dsm_hidden.csv
