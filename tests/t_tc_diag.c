@@ -94,7 +94,8 @@ DIAG(shared_as_global)
 DIAG(shared_in_c)
 DIAG(shared_no_insert)
 DIAG(shared_nest_refused)
-#define N_DIAG 38
+DIAG(shared_guarded_count)
+#define N_DIAG 39
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

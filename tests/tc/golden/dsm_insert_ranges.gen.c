@@ -190,6 +190,50 @@ earth_slot_init(&SYNC_SLOTS[3], 1, 0, tc_fiber_steps_tc_released_6, tc_f); RELEA
 	do { earth_end_function(tc_f); return; } while (0);
 }
 
+/* Written, not inserted: an acquire whose count is `n > 0 ? n : 0` covers
+ * a[0 .. n - 1] in a loop over n (n > 0 holds wherever the loop runs);
+ * the plugin inserts nothing (tests/tc/diag/shared_guarded_count.tc: a
+ * condition the loop does not imply). */
+struct tc_args_guarded { double *a; long n; };
+struct tc_frame_guarded {
+	struct tc_args_guarded tc_a;
+	SLOT SYNC_SLOTS[2];
+	double s;
+};
+static void tc_run_guarded(struct tc_frame_guarded *tc_f, int tc_fiber);
+static void tc_fiber_guarded_0(void *tc_p) { tc_run_guarded(tc_p, 0); }
+static void tc_fiber_guarded_go(void *tc_p) { tc_run_guarded(tc_p, 1); }
+static void tc_fiber_guarded_done(void *tc_p) { tc_run_guarded(tc_p, 2); }
+EARTH_THREADED_FUNCTION(guarded, tc_fiber_guarded_0, struct tc_frame_guarded, sizeof(struct tc_args_guarded));
+static void tc_run_guarded(struct tc_frame_guarded *tc_f, int tc_fiber)
+{
+	double *a __attribute__((unused));
+	long n __attribute__((unused));
+	earth_slot *const SYNC_SLOTS __attribute__((unused)) = tc_f->SYNC_SLOTS;
+	switch (tc_fiber) {
+	case 1: goto go;
+	case 2: goto done;
+	default: break;
+	}
+	 TC_STATS_FIBER(2); a = tc_f->tc_a.a; n = tc_f->tc_a.n; 
+#line 67 "tests/tc/corpus/dsm_insert_ranges.tc"
+
+	;
+	double s = 0;
+	earth_slot_init(&SYNC_SLOTS[0], 1, 0, tc_fiber_guarded_go, tc_f);
+	ACQUIRE_R_N_SYNC(a, n > 0 ? n : 0, 0);
+	do { tc_f->s = s; TC_STATS_SAVE(1); return; } while (0);
+go:
+	 TC_STATS_FIBER(3); a = tc_f->tc_a.a; n = tc_f->tc_a.n; s = tc_f->s; for (long i = 0; i < n; i++)
+		s += a[i];
+	earth_slot_init(&SYNC_SLOTS[1], 1, 0, tc_fiber_guarded_done, tc_f);
+	RELEASE_N_SYNC(a, n > 0 ? n : 0, 1);
+	do { tc_f->s = s; TC_STATS_SAVE(1); return; } while (0);
+done:
+	 TC_STATS_FIBER(1); s = tc_f->s; SET_EXIT_STATUS(s > 0);
+	do { earth_end_function(tc_f); return; } while (0);
+}
+
 /* The source table: the runtime names fibers, slots and operations by it. */
 static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
 	{tc_fiber_backwards_0, 0, "backwards", "0", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 10, 2, __builtin_offsetof(struct tc_frame_backwards, SYNC_SLOTS)},
@@ -239,4 +283,12 @@ static const struct earth_src_row tc_src_rows[] EARTH_SRC_ROWS = {
 	{tc_fiber_steps_tc_acquired_5, 0, "steps", "tc_acquired_5", "RELEASE_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 56, -1, 0},
 	{tc_fiber_steps_tc_released_5, 0, "steps", "tc_released_5", "ACQUIRE_W_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 57, -1, 0},
 	{tc_fiber_steps_tc_acquired_6, 0, "steps", "tc_acquired_6", "RELEASE_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 58, -1, 0},
+	{tc_fiber_guarded_0, 0, "guarded", "0", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 66, 2, __builtin_offsetof(struct tc_frame_guarded, SYNC_SLOTS)},
+	{tc_fiber_guarded_go, 0, "guarded", "go", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 73, -1, 0},
+	{tc_fiber_guarded_done, 0, "guarded", "done", 0, "tests/tc/corpus/dsm_insert_ranges.tc", 79, -1, 0},
+	{tc_fiber_guarded_0, tc_fiber_guarded_go, "guarded", "0", "INIT_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 70, 0, 0},
+	{tc_fiber_guarded_go, tc_fiber_guarded_done, "guarded", "go", "INIT_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 76, 1, 0},
+	{tc_fiber_guarded_done, 0, "guarded", "done", "END_FUNCTION", "tests/tc/corpus/dsm_insert_ranges.tc", 81, -1, 0},
+	{tc_fiber_guarded_0, 0, "guarded", "0", "ACQUIRE_R_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 71, -1, 0},
+	{tc_fiber_guarded_go, 0, "guarded", "go", "RELEASE_N_SYNC", "tests/tc/corpus/dsm_insert_ranges.tc", 77, -1, 0},
 };
