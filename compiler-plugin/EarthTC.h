@@ -104,6 +104,8 @@ bool hasSharedType(clang::ASTContext &Ctx, const clang::Expr *E);
 // &p[i], (T *)p, c ? p : q), or null.
 const clang::Expr *sharedOperand(clang::ASTContext &Ctx, const clang::Expr *E);
 std::string sharedName(const clang::Expr *S);
+// Name as a C string literal (quotes and backslashes escaped): #line.
+std::string quoted(llvm::StringRef Name);
 // Every access through a SHARED pointer covered by an acquire the fiber
 // chain holds (per threaded function); none in C functions (whole file).
 // With MayInsert, a loop whose range is known and that no acquire covers

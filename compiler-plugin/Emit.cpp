@@ -29,6 +29,16 @@
 using namespace clang;
 
 namespace earthtc {
+std::string quoted(llvm::StringRef Name) {
+  std::string Q = "\"";
+  for (char C : Name) {
+    if (C == '"' || C == '\\')
+      Q += '\\';
+    Q += C;
+  }
+  return Q + "\"";
+}
+
 namespace {
 
 class Emitter {
@@ -69,16 +79,6 @@ public:
   }
 
   // A file name as a C string literal, for #line.
-  static std::string quoted(llvm::StringRef Name) {
-    std::string Q = "\"";
-    for (char C : Name) {
-      if (C == '"' || C == '\\')
-        Q += '\\';
-      Q += C;
-    }
-    return Q + "\"";
-  }
-
   std::string lineDirective(SourceLocation L) {
     PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(L));
     return "\n#line " + std::to_string(P.getLine()) + " " +

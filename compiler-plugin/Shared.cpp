@@ -1220,17 +1220,6 @@ public:
     return true;
   }
 
-  // S with backslashes and quotes escaped, for a string literal.
-  static std::string escaped(llvm::StringRef S) {
-    std::string R;
-    for (char C : S) {
-      if (C == '\\' || C == '"')
-        R += '\\';
-      R += C;
-    }
-    return R;
-  }
-
   // C text of L, computed in long: a variable of another type is cast.
   std::string polyText(const Poly &L) {
     std::string S;
@@ -1336,8 +1325,8 @@ public:
       // keep their numbers.
       PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(End));
       std::string Line = PL.isValid()
-                             ? "\n#line " + std::to_string(PL.getLine()) +
-                                   " \"" + escaped(PL.getFilename()) + "\"\n"
+                             ? "\n#line " + std::to_string(PL.getLine()) + " " +
+                                   quoted(PL.getFilename()) + "\n"
                              : " ";
       F.Inserts.push_back({End, Line + After.substr(1) +
                                     "END_THREAD(); tc_released_" + N + ":;"});
@@ -1439,8 +1428,8 @@ std::string insertedSource(CompilerInstance &CI,
     }
   }
   FileID Main = SM.getMainFileID();
-  std::string Out = "#line 1 \"" +
-                    std::string(SM.getFileEntryForID(Main)->getName()) + "\"\n";
+  std::string Out =
+      "#line 1 " + quoted(SM.getFileEntryForID(Main)->getName()) + "\n";
   llvm::raw_string_ostream OS(Out);
   RW.getEditBuffer(Main).write(OS);
   OS.flush();
