@@ -198,11 +198,11 @@ double t_kill_node(bool up, const long *pid, int nodes, int victim, uint64_t ns,
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s.e", out);
 	/* The nodes' last lines reach out.e through earthrun, after they
-	 * ended: read it once earthrun said its last word (5 s at most). */
+	 * ended: read it once earthrun's last line is whole (5 s at most). */
 	uint64_t t1 = t_now_ns();
 	do
 		t_slurp(path, err, len);
-	while (!strstr(err, "earthrun: the job failed: ") &&
+	while (!t_line_whole(err, "earthrun: the job failed: ") &&
 	       t_now_ns() - t1 < 5000000000ull && usleep(20000) == 0);
 	sleep(1); /* earthrun, once its nodes are gone */
 	unlink(path);
@@ -221,6 +221,12 @@ int t_first_cpu(int *cpu)
 		if (CPU_ISSET(c, &set))
 			*cpu = c;
 	return 0;
+}
+
+bool t_line_whole(const char *text, const char *start)
+{
+	const char *at = strstr(text, start);
+	return at && strchr(at, '\n');
 }
 
 void t_slurp(const char *path, char *buf, size_t len)

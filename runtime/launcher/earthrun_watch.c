@@ -370,14 +370,19 @@ static void say_cause(const struct watch *w)
 	}
 	char tail[256];
 	snprintf(tail, sizeof(tail), "%s%s", *why ? ": " : "", why);
-	fprintf(stderr, "earthrun: the job failed: ");
+	/* One call, so one write: a reader of the log that sees the line's
+	 * start sees all of it. */
 	if (WIFSIGNALED(w->fail_status))
-		fprintf(stderr, "node %d was killed by signal %d (%s)%s\n",
+		fprintf(stderr,
+			"earthrun: the job failed: node %d was killed by "
+			"signal %d (%s)%s\n",
 			w->failed, WTERMSIG(w->fail_status),
 			strsignal(WTERMSIG(w->fail_status)), tail);
 	else
-		fprintf(stderr, "node %d exited with status %d%s\n", w->failed,
-			WEXITSTATUS(w->fail_status), tail);
+		fprintf(stderr,
+			"earthrun: the job failed: node %d exited with status "
+			"%d%s\n",
+			w->failed, WEXITSTATUS(w->fail_status), tail);
 }
 
 int er_watch(const struct er_opts *o, const struct er_job *j,
