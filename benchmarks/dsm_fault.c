@@ -317,8 +317,8 @@ int main(int argc, char **argv)
 	bench_cpus(&eu, &su);
 	bench_pin(eu);
 	char err[512];
-	if (dsm_region_map(&reg, NULL, (size_t)PAGES * PG, PG, err,
-			   sizeof(err))) {
+	if (dsm_region_map(&reg, NULL, (size_t)PAGES * PG, PG,
+			   DSM_FAULTS_PROTECT, err, sizeof(err))) {
 		fprintf(stderr, "dsm_fault: %s\n", err);
 		return 1;
 	}

@@ -133,8 +133,8 @@ Test(deliver, dsm_pages_for_a_peer_that_does_not_read_are_bounded,
 {
 	struct earth_node *n = &earth_node_g;
 	char err[256];
-	cr_assert_eq(dsm_region_map(&dsm_g.region, NULL, 16 * 4096, 4096, err,
-				    sizeof(err)),
+	cr_assert_eq(dsm_region_map(&dsm_g.region, NULL, 16 * 4096, 4096,
+				    DSM_FAULTS_AUTO, err, sizeof(err)),
 		     0, "%s", err);
 	dsm_g.self = 1;
 	dsm_g.nodes = 2;

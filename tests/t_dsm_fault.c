@@ -19,6 +19,7 @@
 #define EARTH_INTERNAL 1
 #define _GNU_SOURCE 1
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,33 +48,105 @@ static struct dsm_region reg;
 static struct dsm_faults fs;
 static struct dsm_ctx sched;
 
-/* ---- the region ---- */
+/* Every test but one runs twice: pages kept by userfaultfd (SIGBUS), and
+ * by page protections (SIGSEGV). */
+static enum dsm_region_faults hows[] = {DSM_FAULTS_UFFD, DSM_FAULTS_PROTECT};
+static enum dsm_region_faults how; /* the one of this run */
+#define BOTH_WAYS(name)                                                        \
+	ParameterizedTestParameters(dsm_fault, name)                           \
+	{                                                                      \
+		return cr_make_param_array(enum dsm_region_faults, hows,       \
+					   T_NCASES(hows));                    \
+	}                                                                      \
+	ParameterizedTest(enum dsm_region_faults *way, dsm_fault, name)
 
-Test(dsm_fault, region_at_its_address_or_refused)
+/* Maps reg at AT, size bytes of PG-byte pages, the way this run keeps
+ * them: skips the test where the kernel refuses userfaultfd. */
+static void map_reg(enum dsm_region_faults w, size_t size)
 {
 	char err[512];
-	cr_assert_eq(dsm_region_map(&reg, AT, 10 * PG, PG, err, sizeof(err)), 0,
-		     "%s", err);
+	how = w;
+	int rc = dsm_region_map(&reg, AT, size, PG, how, err, sizeof(err));
+	if (rc && how == DSM_FAULTS_UFFD && strstr(err, "refuses it"))
+		cr_skip_test("%s", err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_eq(reg.uffd >= 0, how == DSM_FAULTS_UFFD, "faults by %s",
+		     dsm_region_faults_name(&reg));
+}
+
+/* ---- the region ---- */
+
+BOTH_WAYS(region_at_its_address_or_refused)
+{
+	char err[512];
+	map_reg(*way, 10 * PG);
 	cr_assert_eq(reg.base, AT);
 	cr_assert_eq(reg.pages, 10);
 	cr_assert_eq(dsm_region_page_of(&reg, (char *)AT + 3 * PG + 5), 3);
 	cr_assert_eq(dsm_region_page_of(&reg, (char *)AT + 10 * PG), -1);
 	cr_assert_eq(dsm_region_page_of(&reg, (char *)AT - 1), -1);
 	struct dsm_region again;
-	cr_assert_eq(dsm_region_map(&again, AT, PG, PG, err, sizeof(err)), -1);
+	cr_assert_eq(dsm_region_map(&again, AT, PG, PG, how, err, sizeof(err)),
+		     -1);
 	cr_assert(strstr(err, "mapped there already"), "%s", err);
 	dsm_region_unmap(&reg);
-	cr_assert_eq(dsm_region_map(&again, AT, PG, 3000, err, sizeof(err)),
-		     -1);
+	cr_assert_eq(
+	    dsm_region_map(&again, AT, PG, 3000, how, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "power of two"), "%s", err);
+}
+
+/* A region of more pages than vm.max_map_count leaves: refused with the
+ * limit named where pages are protected; with userfaultfd it maps, and
+ * 1 GiB of pages in states that differ from their neighbours' (every
+ * 64th read-only, the next writable, the rest invalid) keeps the view one
+ * mapping, each page usable as its state says. */
+BOTH_WAYS(large_regions_by_state)
+{
+	char err[512];
 	long have, most;
 	dsm_map_count(&have, &most);
 	cr_assert_gt(most, 0, "vm.max_map_count unreadable");
-	cr_assert_eq(
-	    dsm_region_map(&again, AT, (size_t)most * PG, PG, err, sizeof(err)),
-	    -1);
-	cr_assert(strstr(err, "vm.max_map_count"), "%s", err);
-	cr_assert(strstr(err, "sysctl -w vm.max_map_count="), "%s", err);
+	size_t big = (size_t)1 << 30;
+	if (big / PG < (size_t)most)
+		big = (size_t)most * PG;
+	how = *way;
+	int rc = dsm_region_map(&reg, AT, big, PG, how, err, sizeof(err));
+	if (how == DSM_FAULTS_PROTECT) {
+		cr_assert_eq(rc, -1);
+		cr_assert(strstr(err, "vm.max_map_count"), "%s", err);
+		cr_assert(strstr(err, "sysctl -w vm.max_map_count="), "%s",
+			  err);
+		return;
+	}
+	if (rc && strstr(err, "refuses it"))
+		cr_skip_test("%s", err);
+	cr_assert_eq(rc, 0, "%s", err);
+	int zero = open("/dev/zero", O_RDONLY);
+	cr_assert_geq(zero, 0);
+	for (uint32_t p = 0; p + 2 < reg.pages; p += 64) {
+		*(uint32_t *)dsm_region_alias(&reg, p) = p;
+		cr_assert_eq(dsm_region_set(&reg, p, 1, DSM_PAGE_READ), 0);
+		cr_assert_eq(dsm_region_set(&reg, p + 1, 1, DSM_PAGE_WRITE), 0);
+	}
+	long after;
+	dsm_map_count(&after, &most);
+	/* Protections would need three per 64 pages (12288); the view and
+	 * the alias are two, and a sanitizer's shadow a few more. */
+	cr_expect_leq(after, have + 64, "%ld mappings before, %ld after", have,
+		      after);
+	/* read(2) into a page fails (EFAULT) unless it is writable, and
+	 * the program's reads see what the alias wrote. */
+	for (uint32_t p = 0; p + 2 < reg.pages; p += 64) {
+		char *v = (char *)reg.base + (size_t)p * PG;
+		cr_assert_eq(*(volatile uint32_t *)v, p);
+		cr_assert_eq(read(zero, v, 1), -1, "page %u writable", p);
+		cr_assert_eq(read(zero, v + PG, 1), 1, "page %u not writable",
+			     p + 1);
+		cr_assert_eq(read(zero, v + 2 * PG, 1), -1, "page %u mapped",
+			     p + 2);
+	}
+	close(zero);
+	dsm_region_unmap(&reg);
 }
 
 /* ---- faults the node answers at once ---- */
@@ -93,11 +167,9 @@ static enum dsm_fault_do allow(void *arg, uint32_t page, bool write)
 	return DSM_FAULT_RETRY;
 }
 
-Test(dsm_fault, read_then_write_reach_the_node)
+BOTH_WAYS(read_then_write_reach_the_node)
 {
-	char err[512];
-	cr_assert_eq(dsm_region_map(&reg, AT, 8 * PG, PG, err, sizeof(err)), 0,
-		     "%s", err);
+	map_reg(*way, 8 * PG);
 	cr_assert_eq(dsm_fault_install(), 0);
 	dsm_ctx_self(&sched);
 	cr_assert_eq(dsm_faults_init(&fs, &reg, allow, NULL, &sched, "test: "),
@@ -147,11 +219,9 @@ static void reader(void *arg)
 	seen[me] = *p;
 }
 
-Test(dsm_fault, waiting_threads_give_the_eu_to_others)
+BOTH_WAYS(waiting_threads_give_the_eu_to_others)
 {
-	char err[512];
-	cr_assert_eq(dsm_region_map(&reg, AT, NT * PG, PG, err, sizeof(err)), 0,
-		     "%s", err);
+	map_reg(*way, NT * PG);
 	cr_assert_eq(dsm_fault_install(), 0);
 	dsm_ctx_self(&sched);
 	cr_assert_eq(dsm_faults_init(&fs, &reg, ask, NULL, &sched, "test: "),
@@ -357,11 +427,9 @@ static void clobber_thread(void *arg)
 				 : REGS_CLOBBERS);
 }
 
-Test(dsm_fault, a_waiting_thread_keeps_every_register)
+BOTH_WAYS(a_waiting_thread_keeps_every_register)
 {
-	char err[512];
-	cr_assert_eq(dsm_region_map(&reg, AT, 8 * PG, PG, err, sizeof(err)), 0,
-		     "%s", err);
+	map_reg(*way, 8 * PG);
 	cr_assert_eq(dsm_fault_install(), 0);
 	dsm_ctx_self(&sched);
 	cr_assert_eq(dsm_faults_init(&fs, &reg, ask, NULL, &sched, "test: "),
@@ -439,11 +507,9 @@ static void on_eu(struct eu_side *e)
 	cr_assert_null(r, "the EU could not set up its fault handling");
 }
 
-Test(dsm_fault, a_waiting_thread_resumes_on_another_eu)
+BOTH_WAYS(a_waiting_thread_resumes_on_another_eu)
 {
-	char err[512];
-	cr_assert_eq(dsm_region_map(&reg, AT, 8 * PG, PG, err, sizeof(err)), 0,
-		     "%s", err);
+	map_reg(*way, 8 * PG);
 	cr_assert_eq(dsm_fault_install(), 0);
 	have_avx = __builtin_cpu_supports("avx");
 	for (unsigned i = 0; i < 13; i++)
@@ -500,6 +566,8 @@ Test(dsm_fault, several_eus_install_the_handler_at_once)
 	struct sigaction now;
 	cr_assert_eq(sigaction(SIGSEGV, NULL, &now), 0);
 	cr_expect(now.sa_flags & SA_SIGINFO, "the handler is not installed");
+	cr_assert_eq(sigaction(SIGBUS, NULL, &now), 0);
+	cr_expect(now.sa_flags & SA_SIGINFO, "no handler of SIGBUS");
 }
 
 /* ---- a home page claimed by several EUs while the SU re-protects ---- */
@@ -536,12 +604,9 @@ static void *claimer(void *arg)
 	}
 }
 
-Test(dsm_fault, home_claims_and_reprotection_agree)
+BOTH_WAYS(home_claims_and_reprotection_agree)
 {
-	char err[512];
-	cr_assert_eq(
-	    dsm_region_map(&reg, AT, CLAIM_PAGES * PG, PG, err, sizeof(err)), 0,
-	    "%s", err);
+	map_reg(*way, CLAIM_PAGES * PG);
 	cr_assert_eq(dsm_region_set(&reg, 0, CLAIM_PAGES, DSM_PAGE_HOME), 0);
 	int zero = open("/dev/zero", O_RDONLY);
 	cr_assert_geq(zero, 0);
@@ -607,7 +672,7 @@ static int child(int what, char *out, size_t cap)
 	if (pid == 0) {
 		dup2(pfd[1], 2);
 		char err[512];
-		if (dsm_region_map(&reg, AT, 4 * PG, PG, err, sizeof(err)))
+		if (dsm_region_map(&reg, AT, 4 * PG, PG, how, err, sizeof(err)))
 			_exit(50);
 		dsm_fault_install();
 		dsm_ctx_self(&sched);
@@ -616,6 +681,15 @@ static int child(int what, char *out, size_t cap)
 			_exit(51);
 		if (what == 0)
 			*(volatile int *)(uintptr_t)0x10 = 1;
+		if (what == 2) { /* past the end of a file: SIGBUS */
+			int fd = memfd_create("t_dsm_fault", 0);
+			volatile char *m =
+			    mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, 0);
+			if (fd < 0 || m == MAP_FAILED)
+				_exit(54);
+			fprintf(stderr, "mapped at %p\n", (void *)m);
+			(void)m[1];
+		}
 		if (dsm_thread_init(&deep_t, 64 << 10, t_overflow_stack, NULL,
 				    &sched))
 			_exit(52);
@@ -634,9 +708,10 @@ static int child(int what, char *out, size_t cap)
 	return st;
 }
 
-Test(dsm_fault, program_faults_end_it_by_name)
+BOTH_WAYS(program_faults_end_it_by_name)
 {
 	char out[1024];
+	how = *way;
 	int st = child(0, out, sizeof(out));
 	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
 		  "status %#x, want killed by SIGSEGV", st);
@@ -649,4 +724,14 @@ Test(dsm_fault, program_faults_end_it_by_name)
 	cr_assert(strstr(out, "earth: node 7: a program thread's stack "
 			      "overflowed at 0x"),
 		  "stderr: %s", out);
+	st = child(2, out, sizeof(out));
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS,
+		  "status %#x, want killed by SIGBUS", st);
+	void *m = NULL;
+	cr_assert_eq(sscanf(out, "mapped at %p", &m), 1, "stderr: %s", out);
+	char want[96];
+	snprintf(want, sizeof(want),
+		 "earth: node 7: bus error at %p (not in shared memory)",
+		 (void *)((char *)m + 1));
+	cr_assert(strstr(out, want), "want %s, stderr: %s", want, out);
 }

@@ -309,14 +309,32 @@ Test(dsm_node, statistics_count_what_the_program_did)
 		      js);
 }
 
-/* A region that could need more mappings than the kernel allows is
- * refused at the start, naming the limit. */
-Test(dsm_node, region_past_the_map_count_is_refused)
+/* With page protections, a region that could need more mappings than
+ * the kernel allows is refused at the start, naming the limit; with
+ * userfaultfd (the default where the kernel has it) a region of 1 GiB,
+ * four times that limit's pages, runs, and the statistics say how its
+ * pages fault. */
+Test(dsm_node, region_past_the_map_count_by_fault_path)
 {
-	t_sh(&cmd, 60, "env EARTH_DSM_MB=786432 %s -n 1 %s/dsm_basic -p 1",
+	t_sh(&cmd, 60,
+	     "env EARTH_DSM_FAULTS=protections EARTH_DSM_MB=786432 %s -n 1 "
+	     "%s/dsm_basic -p 1",
 	     T_EARTHRUN, T_PROG_DIR);
 	cr_assert_neq(cmd.status, 0);
 	cr_assert(strstr(cmd.err, "vm.max_map_count"), "%s", cmd.err);
+	const char *js = job_file("EARTH_DSM_MB=1024", 2, "", "stats-json",
+				  "dsm_basic -p 4");
+	int by_uffd = 0;
+	for (const char *q = js;
+	     (q = strstr(q, "\"faults_by\":\"userfaultfd\"")); q++)
+		by_uffd++;
+	cr_assert_eq(by_uffd, 2, "%s", js);
+	t_sh(&cmd, 60, "env EARTH_DSM_FAULTS=bogus %s -n 1 %s/dsm_basic -p 1",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0);
+	cr_assert(strstr(cmd.err, "unknown EARTH_DSM_FAULTS 'bogus' (use "
+				  "auto, userfaultfd or protections)"),
+		  "%s", cmd.err);
 }
 
 /* The write notices a node holds stay bounded: a barrier every thread

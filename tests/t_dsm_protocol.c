@@ -259,7 +259,7 @@ static void sim_start(uint32_t nodes)
 		char err[256];
 		nd[i].id = i;
 		cr_assert_eq(dsm_region_map(&nd[i].r, NULL, PAGES * PSZ, PSZ,
-					    err, sizeof(err)),
+					    DSM_FAULTS_AUTO, err, sizeof(err)),
 			     0, "%s", err);
 		cr_assert_eq(
 		    dsm_proto_init(&nd[i].p, &nd[i].r, i, nn, &ops, &nd[i]), 0);

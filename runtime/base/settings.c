@@ -370,6 +370,18 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "manager that its grant carries along with the notices "
 		 "naming them, so that the grantee's copy it read before is "
 		 "current again without a fetch (0: none)"},
+    [EARTH_SET_DSM_FAULTS] =
+	{.env = "EARTH_DSM_FAULTS",
+	 .type = EARTH_SET_T_ENUM,
+	 .choices = "auto|userfaultfd|protections",
+	 .dflt = "auto",
+	 .want = "unknown EARTH_DSM_FAULTS '%s' (use auto, userfaultfd or "
+		 "protections)",
+	 .help = "shared memory: how a page the node may not touch yet "
+		 "faults: userfaultfd (one kernel mapping whatever the pages' "
+		 "states), page protections (a mapping per run of equal "
+		 "pages, at most vm.max_map_count), or auto: userfaultfd "
+		 "where the kernel has it"},
 };
 
 static struct earth_set_value values[EARTH_SET_COUNT_];

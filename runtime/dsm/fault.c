@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dsm/fault.c - the SIGSEGV handler of program threads, the alternate
- * stack it runs on, and the resume path a thread that must wait goes through
- * (dsm/fault.h).
+ * dsm/fault.c - the SIGSEGV and SIGBUS handler of program threads, the
+ * alternate stack it runs on, and the resume path a thread that must wait goes
+ * through (dsm/fault.h).
  */
 #define _GNU_SOURCE 1
 #include "dsm/fault.h"
@@ -61,13 +61,14 @@ static void report(const struct dsm_faults *f, const char *what,
 }
 
 /* Ends the process as the fault would have without this handler: the
- * default action, once the handler returns and the access runs again. */
-static void fall_to_default(void)
+ * default action of sig, once the handler returns and the access runs
+ * again. */
+static void fall_to_default(int sig)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
-	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(sig, &sa, NULL);
 }
 
 /* ---- the resume path of a thread that waits ---- */
@@ -218,13 +219,31 @@ static bool fault_writes(const void *ucv)
 	return (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
 }
 
-static void on_segv(int sig, siginfo_t *si, void *ucv)
+/* Whether a signal on the region is a DSM fault: SIGSEGV where its pages
+ * are protected, SIGBUS from userfaultfd (BUS_ADRERR) where it keeps
+ * them; any other (a machine check, say) is not. */
+static bool dsm_signal(const struct dsm_region *r, int sig, int code)
 {
-	(void)sig;
+	return r->uffd >= 0 ? sig == SIGBUS && code == BUS_ADRERR
+			    : sig == SIGSEGV;
+}
+
+static void on_fault_signal(int sig, siginfo_t *si, void *ucv)
+{
 	int saved_errno = errno;
 	struct dsm_faults *f = tls_faults;
 	void *addr = si->si_addr;
 	long page = f && f->region ? dsm_region_page_of(f->region, addr) : -1;
+	if (page >= 0 && !dsm_signal(f->region, sig, si->si_code)) {
+		report(f,
+		       sig == SIGBUS
+			   ? "bus error in shared memory at "
+			   : "segmentation fault in shared memory at ",
+		       addr, " (not a fault of its protocol)");
+		fall_to_default(sig);
+		errno = saved_errno;
+		return;
+	}
 	if (page < 0) {
 		if (f && f->cur && dsm_thread_guard_of(f->cur, addr))
 			report(f, "a program thread's stack overflowed at ",
@@ -232,9 +251,11 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 			       " (its guard page): give threads larger "
 			       "stacks or recurse less");
 		else
-			report(f, "segmentation fault at ", addr,
-			       " (not in shared memory)");
-		fall_to_default();
+			report(f,
+			       sig == SIGBUS ? "bus error at "
+					     : "segmentation fault at ",
+			       addr, " (not in shared memory)");
+		fall_to_default(sig);
 		errno = saved_errno;
 		return;
 	}
@@ -248,7 +269,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		if (!t) {
 			report(f, "shared memory: a fault at ", addr,
 			       " must wait, outside any program thread");
-			fall_to_default();
+			fall_to_default(sig);
 			break;
 		}
 		/* Out of the handler into the resume path, on the thread's
@@ -268,7 +289,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		       ", a page it did not acquire: acquire the range "
 		       "first (earth_dsm_acquire_sync, EARTH_DSM_WRITE when "
 		       "it writes) and touch it only until its release");
-		fall_to_default();
+		fall_to_default(sig);
 		break;
 	case DSM_FAULT_BUG:
 	default:
@@ -276,7 +297,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		       "shared memory: an access the program may not make "
 		       "at ",
 		       addr, "");
-		fall_to_default();
+		fall_to_default(sig);
 		break;
 	}
 	errno = saved_errno;
@@ -291,11 +312,14 @@ static void install(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
+	sa.sa_sigaction = on_fault_signal;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	xsave_size_init();
-	install_errno = sigaction(SIGSEGV, &sa, NULL) ? errno : 0;
+	install_errno =
+	    sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL)
+		? errno
+		: 0;
 }
 
 int dsm_fault_install(void)

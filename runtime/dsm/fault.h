@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsm/fault.h - a program thread that touches a page of the shared region
- * it may not touch yet faults (SIGSEGV on the page's protection); the
- * EU's handler asks the node for the page and, while it comes, gives the
- * EU to another thread.
+ * it may not touch yet faults (SIGBUS from userfaultfd, or SIGSEGV on the
+ * page's protection: dsm/region.h); the EU's handler asks the node for
+ * the page and, while it comes, gives the EU to another thread.
  *
  * The handler itself never switches: when the thread must wait it returns
  * into a resume path on the thread's own stack (below the interrupted code's
@@ -18,9 +18,10 @@
  * thread whose stack overflowed (into its guard page) still gets a report.
  *
  * A fault outside the region is the program's bug: the handler writes
- * "<prefix>segmentation fault at ADDR (not in shared memory)", or names a
- * program thread's stack overflow, and the default action ends the
- * process as it would have without it.
+ * "<prefix>segmentation fault at ADDR (not in shared memory)" (or "bus
+ * error at"), or names a program thread's stack overflow, and the default
+ * action ends the process as it would have without it; so does a signal
+ * on the region that its protocol cannot raise (a machine check).
  */
 #ifndef EARTH_DSM_FAULT_H
 #define EARTH_DSM_FAULT_H
@@ -55,7 +56,7 @@ struct dsm_faults {
 	char prefix[48];	/* of the crash report */
 };
 
-/* Installs the SIGSEGV handler for the process: once, whichever of a
+/* Installs the SIGSEGV and SIGBUS handler for the process: once, whichever of a
  * node's EUs calls first (several may at once; the others wait for it).
  * Returns 0 or -1 with errno. */
 int dsm_fault_install(void);

@@ -7,11 +7,21 @@
 #include "dsm/region.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* Kernels from 6.6 map a page write-protected as UFFDIO_CONTINUE maps it;
+ * older headers lack the flag (older kernels refuse it: EINVAL). */
+#ifndef UFFDIO_CONTINUE_MODE_WP
+#define UFFDIO_CONTINUE_MODE_WP ((__u64)1 << 1)
+#endif
 
 /* Mappings a node needs beside its region (libraries, stacks, the
  * transport's segments), counted in what is left before the limit. */
@@ -44,18 +54,201 @@ void dsm_map_count(long *have, long *most)
 	}
 }
 
-int dsm_region_map(struct dsm_region *r, void *at, size_t size,
-		   size_t page_size, char *err, size_t errlen)
+/* ---- userfaultfd ---- */
+
+static uint8_t *view_of(const struct dsm_region *r, uint32_t page)
 {
-	return dsm_region_map_fd(r, at, size, page_size, -1, 0, err, errlen);
+	return r->base + ((size_t)page << r->page_shift);
+}
+
+/* Write-protects pages [first, first + n) of the view (wp), or makes them
+ * writable; 0 or -1 with errno. */
+static int uffd_protect(const struct dsm_region *r, uint32_t first, uint32_t n,
+			bool wp)
+{
+	struct uffdio_writeprotect w = {
+	    .range = {.start = (uintptr_t)view_of(r, first),
+		      .len = (size_t)n << r->page_shift},
+	    .mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP
+		       : UFFDIO_WRITEPROTECT_MODE_DONTWAKE};
+	return ioctl(r->uffd, UFFDIO_WRITEPROTECT, &w);
+}
+
+/* Maps pages [first, first + n) into the view, write-protected (wp) or
+ * writable, none of them mapped before (a fault on them is reported, none
+ * maps them); 0 or -1 with errno. A page not yet in the memory (never
+ * written anywhere) is put there first, through the alias, its contents
+ * (zeros) unchanged. */
+static int uffd_map(const struct dsm_region *r, uint32_t first, uint32_t n,
+		    bool wp)
+{
+	uintptr_t at = (uintptr_t)view_of(r, first);
+	size_t len = (size_t)n << r->page_shift;
+	bool filled = false;
+	while (len) {
+		struct uffdio_continue c = {
+		    .range = {.start = at, .len = len},
+		    .mode = UFFDIO_CONTINUE_MODE_DONTWAKE |
+			    (wp ? UFFDIO_CONTINUE_MODE_WP : 0)};
+		if (!ioctl(r->uffd, UFFDIO_CONTINUE, &c))
+			return 0;
+		int e = errno;
+		size_t done = c.mapped > 0 ? (size_t)c.mapped : 0;
+		at += done;
+		len -= done;
+		if (e == EAGAIN)
+			continue;
+		if (e != EFAULT || filled)
+			return -1;
+		/* Not in the memory yet: made so, once. */
+		filled = true;
+		uint8_t *a = r->alias + (at - (uintptr_t)r->base);
+		if (madvise(a, len, MADV_POPULATE_WRITE))
+			return -1;
+	}
+	return 0;
+}
+
+/* What a state asks of the view: not mapped, write-protected, writable. */
+static int uffd_class(uint8_t st)
+{
+	return st == DSM_PAGE_INVALID ? 0 : st == DSM_PAGE_WRITE ? 2 : 1;
+}
+
+static int uffd_set(struct dsm_region *r, uint32_t first, uint32_t n,
+		    enum dsm_page_state state)
+{
+	int to = uffd_class((uint8_t)state);
+	for (uint32_t i = first, end = first + n; i < end;) {
+		int from =
+		    uffd_class(__atomic_load_n(&r->state[i], __ATOMIC_RELAXED));
+		uint32_t j = i + 1;
+		while (j < end && uffd_class(__atomic_load_n(
+				      &r->state[j], __ATOMIC_RELAXED)) == from)
+			j++;
+		int rc = 0;
+		if (from == to)
+			;
+		else if (to == 0)
+			rc = madvise(view_of(r, i),
+				     (size_t)(j - i) << r->page_shift,
+				     MADV_DONTNEED);
+		else if (from == 0)
+			rc = uffd_map(r, i, j - i, to == 1);
+		else
+			rc = uffd_protect(r, i, j - i, to == 1);
+		if (rc)
+			return -1;
+		i = j;
+	}
+	return 0;
+}
+
+/* Opens r's userfaultfd on its view (mapped readable and writable, no
+ * page in it yet): missing and minor faults (a page not mapped) and
+ * write-protect faults, each a SIGBUS; and tries UFFDIO_CONTINUE's
+ * write-protect mode on page 0. 0, or -1 with why (r->uffd stays -1). */
+static int uffd_open(struct dsm_region *r, char *why, size_t len)
+{
+	int u = (int)syscall(SYS_userfaultfd,
+			     O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	if (u < 0) {
+		snprintf(why, len, "userfaultfd(2): %s", strerror(errno));
+		return -1;
+	}
+	struct uffdio_api api = {.api = UFFD_API,
+				 .features = UFFD_FEATURE_MINOR_SHMEM |
+					     UFFD_FEATURE_SIGBUS |
+					     UFFD_FEATURE_WP_HUGETLBFS_SHMEM};
+	struct uffdio_register reg = {
+	    .range = {.start = (uintptr_t)r->base, .len = r->size},
+	    .mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR |
+		    UFFDIO_REGISTER_MODE_WP};
+	const uint64_t need =
+	    (1ull << _UFFDIO_CONTINUE) | (1ull << _UFFDIO_WRITEPROTECT);
+	if (ioctl(u, UFFDIO_API, &api)) {
+		snprintf(why, len,
+			 "it has no minor and write-protect faults on shared "
+			 "memory with SIGBUS (UFFDIO_API: %s)",
+			 strerror(errno));
+	} else if (ioctl(u, UFFDIO_REGISTER, &reg)) {
+		snprintf(why, len, "UFFDIO_REGISTER on the region: %s",
+			 strerror(errno));
+	} else if ((reg.ioctls & need) != need) {
+		snprintf(why, len,
+			 "UFFDIO_CONTINUE or UFFDIO_WRITEPROTECT missing on "
+			 "the region");
+	} else {
+		r->uffd = u;
+		if (!uffd_map(r, 0, 1, true) &&
+		    !madvise(r->base, r->page_size, MADV_DONTNEED))
+			return 0;
+		snprintf(why, len,
+			 "UFFDIO_CONTINUE_MODE_WP (Linux 6.6 and later): %s",
+			 strerror(errno));
+		r->uffd = -1;
+	}
+	close(u);
+	return -1;
+}
+
+/* Unmaps r's view and alias, closes its userfaultfd and fd (>= 0). */
+static void region_drop(struct dsm_region *r, int fd)
+{
+	if (r->uffd >= 0)
+		close(r->uffd);
+	munmap(r->base, r->size);
+	munmap(r->alias, r->size);
+	if (fd >= 0)
+		close(fd);
+	r->uffd = -1;
+	r->base = r->alias = NULL;
+}
+
+/* Whether a region of pages protected page by page could need more
+ * kernel mappings than this process has left: then the message, naming
+ * the limit (and why userfaultfd, which needs none, is not used: uffd_why,
+ * or ""), in err. */
+static bool maps_refused(size_t pages, size_t page_size, const char *uffd_why,
+			 char *err, size_t errlen)
+{
+	long have, most;
+	dsm_map_count(&have, &most);
+	if (most <= 0 || have < 0 ||
+	    (long)pages + 2 <= most - have - MAPS_SPARE)
+		return false;
+	snprintf(err, errlen,
+		 "shared memory: a region of %zu pages of %zu bytes "
+		 "may need %zu kernel mappings (one per page where "
+		 "neighbours differ: page protections%s%s), and this "
+		 "process has %ld of vm.max_map_count = %ld left "
+		 "after %d spare: raise the limit (sysctl -w "
+		 "vm.max_map_count=%ld), use larger pages, or share "
+		 "less memory",
+		 pages, page_size, pages + 2,
+		 *uffd_why ? ", as userfaultfd is refused: " : "", uffd_why,
+		 most - have > 0 ? most - have : 0, most, MAPS_SPARE,
+		 (long)pages * 2 + have + MAPS_SPARE);
+	return true;
+}
+
+/* ---- the region ---- */
+
+int dsm_region_map(struct dsm_region *r, void *at, size_t size,
+		   size_t page_size, enum dsm_region_faults how, char *err,
+		   size_t errlen)
+{
+	return dsm_region_map_fd(r, at, size, page_size, how, -1, 0, err,
+				 errlen);
 }
 
 int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
-		      size_t page_size, int shared_fd, uint64_t shared_off,
-		      char *err, size_t errlen)
+		      size_t page_size, enum dsm_region_faults how,
+		      int shared_fd, uint64_t shared_off, char *err,
+		      size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = -1;
+	r->fd = r->uffd = -1;
 	size_t sys = (size_t)sysconf(_SC_PAGESIZE);
 	if (page_size < sys || page_size % sys ||
 	    (page_size & (page_size - 1))) {
@@ -73,23 +266,10 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 		return -1;
 	}
 	size_t pages = (size + page_size - 1) / page_size;
-	long have, most;
-	dsm_map_count(&have, &most);
-	if (most > 0 && have >= 0 &&
-	    (long)pages + 2 > most - have - MAPS_SPARE) {
-		snprintf(err, errlen,
-			 "shared memory: a region of %zu pages of %zu bytes "
-			 "may need %zu kernel mappings (one per page where "
-			 "neighbours differ), and this process has %ld of "
-			 "vm.max_map_count = %ld left after %d spare: raise "
-			 "the limit (sysctl -w vm.max_map_count=%ld), use "
-			 "larger pages, or share less memory",
-			 pages, page_size, pages + 2,
-			 most - have > 0 ? most - have : 0, most, MAPS_SPARE,
-			 (long)pages * 2 + have + MAPS_SPARE);
-		return -1;
-	}
 	size_t bytes = pages * page_size;
+	if (how == DSM_FAULTS_PROTECT &&
+	    maps_refused(pages, page_size, "", err, errlen))
+		return -1;
 	bool own = shared_fd < 0;
 	int fd = own ? memfd_create("earth-dsm", MFD_CLOEXEC) : shared_fd;
 	off_t off = own ? 0 : (off_t)shared_off;
@@ -102,8 +282,10 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 			close(fd);
 		return -1;
 	}
+	/* Readable and writable where userfaultfd keeps the states. */
 	void *p =
-	    mmap(at, bytes, PROT_NONE,
+	    mmap(at, bytes,
+		 how == DSM_FAULTS_PROTECT ? PROT_NONE : PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_NORESERVE | (at ? MAP_FIXED_NOREPLACE : 0),
 		 fd, off);
 	if (p == MAP_FAILED || (at && p != at)) {
@@ -135,18 +317,6 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 			close(fd);
 		return -1;
 	}
-	r->state = calloc(pages, 1);
-	if (!r->state) {
-		munmap(p, bytes);
-		munmap(alias, bytes);
-		if (own)
-			close(fd);
-		snprintf(err, errlen,
-			 "shared memory: no memory for the states of %zu "
-			 "pages",
-			 pages);
-		return -1;
-	}
 	r->base = p;
 	r->alias = alias;
 	r->fd = own ? fd : -1; /* a shared one stays its owner's */
@@ -154,19 +324,49 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 	r->page_size = page_size;
 	r->pages = (uint32_t)pages;
 	r->page_shift = (unsigned)__builtin_ctzll(page_size);
+	char why[160] = "";
+	if (how != DSM_FAULTS_PROTECT && uffd_open(r, why, sizeof(why))) {
+		if (how == DSM_FAULTS_UFFD) {
+			snprintf(err, errlen,
+				 "shared memory: EARTH_DSM_FAULTS=userfaultfd, "
+				 "and the kernel refuses it: %s (use "
+				 "EARTH_DSM_FAULTS=auto or protections)",
+				 why);
+			region_drop(r, own ? fd : -1);
+			return -1;
+		}
+		if (mprotect(p, bytes, PROT_NONE)) {
+			snprintf(err, errlen,
+				 "shared memory: cannot protect the region: %s",
+				 strerror(errno));
+			region_drop(r, own ? fd : -1);
+			return -1;
+		}
+	}
+	if (r->uffd < 0 && how != DSM_FAULTS_PROTECT &&
+	    maps_refused(pages, page_size, why, err, errlen)) {
+		region_drop(r, own ? fd : -1);
+		return -1;
+	}
+	r->state = calloc(pages, 1);
+	if (!r->state) {
+		region_drop(r, own ? fd : -1);
+		snprintf(err, errlen,
+			 "shared memory: no memory for the states of %zu "
+			 "pages",
+			 pages);
+		return -1;
+	}
 	return 0;
 }
 
 void dsm_region_unmap(struct dsm_region *r)
 {
-	if (r->base) {
-		munmap(r->base, r->size);
-		munmap(r->alias, r->size);
-		if (r->fd >= 0)
-			close(r->fd);
-	}
+	if (r->base)
+		region_drop(r, r->fd);
 	free(r->state);
 	memset(r, 0, sizeof(*r));
+	r->fd = r->uffd = -1;
 }
 
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
@@ -176,8 +376,9 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		errno = EINVAL;
 		return -1;
 	}
-	if (mprotect(r->base + ((size_t)first << r->page_shift),
-		     (size_t)n << r->page_shift, prot_of[state]))
+	if (r->uffd >= 0 ? uffd_set(r, first, n, state)
+			 : mprotect(view_of(r, first),
+				    (size_t)n << r->page_shift, prot_of[state]))
 		return -1;
 	/* Read by the EU's fault handler while the SU writes it. */
 	for (uint32_t i = first; i < first + n; i++)
@@ -202,8 +403,9 @@ int dsm_region_claim(struct dsm_region *r, uint32_t page,
 	}
 	/* Another EU that faults now sees WRITE and runs the access again
 	 * until this protection lands. */
-	if (mprotect(r->base + ((size_t)page << r->page_shift), r->page_size,
-		     prot_of[DSM_PAGE_WRITE])) {
+	if (r->uffd >= 0 ? uffd_protect(r, page, 1, false)
+			 : mprotect(view_of(r, page), r->page_size,
+				    prot_of[DSM_PAGE_WRITE])) {
 		int e = errno;
 		__atomic_store_n(&r->state[page], want, __ATOMIC_RELAXED);
 		errno = e;

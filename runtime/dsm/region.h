@@ -10,11 +10,22 @@
  * page costs one change of protection (invalid to read), and a page can
  * be filled while the program may not touch it.
  *
- * Each change of protection in the middle of a run of equal pages splits
- * a kernel mapping in two, and a process has at most vm.max_map_count
- * mappings. A region is refused when it could need more than the process
- * has left (every page in a state other than its neighbours'), with a
- * message that names the limit and how to raise it.
+ * A page's state is kept by the kernel in one of two ways:
+ *  - userfaultfd (where the kernel has minor and write-protect faults on
+ *    shared memory, and UFFDIO_CONTINUE's write-protect mode): the view is
+ *    mapped readable and writable once; an invalid page is not mapped in
+ *    it (MADV_DONTNEED), a read-only one is mapped write-protected
+ *    (UFFDIO_CONTINUE, UFFDIO_WRITEPROTECT). An access the state does not
+ *    allow raises SIGBUS (UFFD_FEATURE_SIGBUS), with the page-fault error
+ *    code in the signal frame as for SIGSEGV. The view stays one kernel
+ *    mapping whatever its pages' states.
+ *  - page protections (mprotect; SIGSEGV), where the kernel refuses the
+ *    above. Each change of protection in the middle of a run of equal
+ *    pages splits a kernel mapping in two, and a process has at most
+ *    vm.max_map_count mappings: such a region is refused when it could
+ *    need more than the process has left (every page in a state other
+ *    than its neighbours'), with a message that names the limit and how
+ *    to raise it.
  */
 #ifndef EARTH_DSM_REGION_H
 #define EARTH_DSM_REGION_H
@@ -40,11 +51,20 @@ static inline bool dsm_page_allows(uint8_t st, bool write)
 	       (!write && (st == DSM_PAGE_READ || st == DSM_PAGE_HOME));
 }
 
+/* How a region's pages fault (EARTH_DSM_FAULTS, in its order). */
+enum dsm_region_faults {
+	DSM_FAULTS_AUTO = 0,	/* userfaultfd where the kernel has it, else
+				 * page protections */
+	DSM_FAULTS_UFFD = 1,	/* userfaultfd, or the region is refused */
+	DSM_FAULTS_PROTECT = 2, /* page protections */
+};
+
 struct dsm_region {
 	uint8_t *base;	  /* the program's view: protected page by page */
 	uint8_t *alias;	  /* the same memory, always writable: for the node
 			   * to fill and read pages whatever their state */
 	int fd;		  /* the memory (memfd) */
+	int uffd;	  /* its userfaultfd, or -1: page protections */
 	size_t size;	  /* bytes: pages * page_size */
 	size_t page_size; /* a multiple of the system's page size */
 	uint32_t pages;
@@ -55,17 +75,25 @@ struct dsm_region {
 /* Maps size bytes (rounded up to pages of page_size bytes, a power of two
  * and a multiple of the system's page) at exactly `at` (never over
  * anything mapped there; NULL: anywhere), every page invalid, and the
- * same memory again anywhere, writable (alias). Returns 0, or -1 with a
- * message in err (what, where, what to do). */
+ * same memory again anywhere, writable (alias); its pages fault as `how`
+ * says. Returns 0, or -1 with a message in err (what, where, what to do). */
 int dsm_region_map(struct dsm_region *r, void *at, size_t size,
-		   size_t page_size, char *err, size_t errlen);
+		   size_t page_size, enum dsm_region_faults how, char *err,
+		   size_t errlen);
 
 /* The same, on bytes [shared_off, shared_off + size) of a file another
  * owns (earthrun's job mapping: other nodes map it too and read this
  * node's pages one-sided); fd stays open when the region goes. */
 int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
-		      size_t page_size, int shared_fd, uint64_t shared_off,
-		      char *err, size_t errlen);
+		      size_t page_size, enum dsm_region_faults how,
+		      int shared_fd, uint64_t shared_off, char *err,
+		      size_t errlen);
+
+/* "userfaultfd" or "protections": how r's pages fault. */
+static inline const char *dsm_region_faults_name(const struct dsm_region *r)
+{
+	return r->uffd >= 0 ? "userfaultfd" : "protections";
+}
 
 /* Unmaps the region. */
 void dsm_region_unmap(struct dsm_region *r);
@@ -81,8 +109,9 @@ static inline enum dsm_page_state dsm_region_state(const struct dsm_region *r,
 						    __ATOMIC_RELAXED);
 }
 
-/* Sets pages first .. first+n-1 to state (their protection and their
- * entries). Returns 0, or -1 with errno from mprotect. */
+/* Sets pages first .. first+n-1 to state (their mapping or protection,
+ * then their entries). Returns 0, or -1 with errno from mprotect, madvise
+ * or the userfaultfd ioctls. */
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		   enum dsm_page_state state);
 
@@ -94,7 +123,7 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
  * two steps, so a page's entry and protection agree once both are done.
  * Returns 0 when this caller changed it; -1 when the page was not in
  * state from (errno EAGAIN) or its protection could not change (errno
- * from mprotect; the entry is from again). */
+ * from mprotect or UFFDIO_WRITEPROTECT; the entry is from again). */
 int dsm_region_claim(struct dsm_region *r, uint32_t page,
 		     enum dsm_page_state from);
 

@@ -203,8 +203,10 @@ int node_dsm_open(struct earth_node *n)
 			dsm_g.peer_seg = seg;
 		}
 	}
-	if (dsm_region_map_fd(&dsm_g.region, DSM_BASE, bytes, page, fd,
-			      off + (uint64_t)n->id * seg, err, sizeof(err))) {
+	if (dsm_region_map_fd(
+		&dsm_g.region, DSM_BASE, bytes, page,
+		(enum dsm_region_faults)earth_setting_u64(EARTH_SET_DSM_FAULTS),
+		fd, off + (uint64_t)n->id * seg, err, sizeof(err))) {
 		fprintf(stderr, "earth: node %u: %s\n", n->id, err);
 		return -1;
 	}

@@ -169,16 +169,17 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 	struct dsm_stats d;
 	dsm_stats_of(n, &d);
 	fprintf(f,
-		"  shared memory: faults %" PRIu64 " read, %" PRIu64
+		"  shared memory: faults (by %s) %" PRIu64 " read, %" PRIu64
 		" write (the EU took %" PRIu64 "); fetches %" PRIu64
 		" (%" PRIu64 " one-sided, %" PRIu64
 		" at an acquire); twins %" PRIu64 "; diffs %" PRIu64
 		" of %" PRIu64 " bytes, from %" PRIu64
 		" bytes twinned; intervals %" PRIu64 "; invalidations %" PRIu64
 		"; home pages left writable at a release %" PRIu64 "\n",
-		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
-		d.fetches_direct, d.refreshes, d.twins, d.diffs, d.diff_bytes,
-		d.twin_bytes, d.intervals, d.invalidations, d.home_kept);
+		dsm_region_faults_name(&dsm_g.region), d.read_faults,
+		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
+		d.refreshes, d.twins, d.diffs, d.diff_bytes, d.twin_bytes,
+		d.intervals, d.invalidations, d.home_kept);
 	fprintf(
 	    f,
 	    "  shared memory: lock acquires %" PRIu64 " here, %" PRIu64
@@ -213,7 +214,7 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 	struct dsm_stats d;
 	dsm_stats_of(n, &d);
 	fprintf(f,
-		",\"dsm\":{\"read_faults\":%" PRIu64
+		",\"dsm\":{\"faults_by\":\"%s\",\"read_faults\":%" PRIu64
 		",\"write_faults\":%" PRIu64 ",\"eu_faults\":%" PRIu64
 		",\"fetches\":%" PRIu64 ",\"fetches_direct\":%" PRIu64
 		",\"refreshes\":%" PRIu64 ",\"home_writes_eu\":%" PRIu64
@@ -230,9 +231,10 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		",\"fiber_hits\":%" PRIu64 ",\"fiber_hits_eu\":%" PRIu64
 		",\"fiber_coalesced\":%" PRIu64 ",\"fiber_releases\":%" PRIu64
 		",\"fiber_deferred\":%" PRIu64 ",\"wait_ns\":{",
-		d.read_faults, d.write_faults, d.eu_faults, d.fetches,
-		d.fetches_direct, d.refreshes, d.home_writes_eu, d.home_kept,
-		d.twins, d.twin_bytes, d.diffs, d.diff_bytes, d.intervals,
+		dsm_region_faults_name(&dsm_g.region), d.read_faults,
+		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
+		d.refreshes, d.home_writes_eu, d.home_kept, d.twins,
+		d.twin_bytes, d.diffs, d.diff_bytes, d.intervals,
 		d.invalidations, d.notice_bytes, d.notices_held, d.msgs_sent,
 		d.msgs_net, d.barrier_msgs, d.lock_local, d.lock_remote,
 		d.lock_handoffs, d.barriers, d.switches, d.early_sends,

@@ -880,8 +880,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		once = true;
 		earth_fatal_hook = on_fatal;
 		char err[256];
-		if (dsm_region_map(&dsm_g.region, NULL, PAGES * PAGE, PAGE, err,
-				   sizeof(err)) ||
+		if (dsm_region_map(&dsm_g.region, NULL, PAGES * PAGE, PAGE,
+				   DSM_FAULTS_AUTO, err, sizeof(err)) ||
 		    !__sanitizer_install_malloc_and_free_hooks(on_malloc,
 							       on_free))
 			abort();
