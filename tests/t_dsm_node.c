@@ -87,6 +87,35 @@ Test(dsm_node, random_drf_programs_against_sequential)
 	}
 }
 
+/* Pages kept by protections (where the kernel has no userfaultfd) give
+ * the same results: the litmus programs on 2 nodes over shm and tcp,
+ * random data-race-free programs with nodes of 1 and 2 EUs, and the
+ * statistics name the path. */
+Test(dsm_node, protections_keep_results_exact)
+{
+	const char *tests[] = {"lock", "barrier", "flag", "chain", "merge"};
+	for (int ti = 0; ti < 2; ti++)
+		for (int k = 0; k < 5; k++) {
+			char args[64], want[64];
+			snprintf(args, sizeof(args), "-t %s -r 8", tests[k]);
+			snprintf(want, sizeof(want), "dsm_litmus %s ok",
+				 tests[k]);
+			ok_run("EARTH_DSM_FAULTS=protections", 2,
+			       transports[ti], "dsm_litmus", args, want);
+		}
+	ok_run("EARTH_DSM_FAULTS=protections", 3, "shm", "dsm_drf",
+	       "-p 12 -s 5 -c 12000 -k 4", "dsm_drf ok");
+	ok_run("EARTH_DSM_FAULTS=protections EARTH_EUS=2", 2, "tcp", "dsm_drf",
+	       "-p 8 -s 6 -c 12000 -k 4", "dsm_drf ok");
+	const char *js = job_file("EARTH_DSM_FAULTS=protections", 2, "",
+				  "stats-json", "dsm_basic -p 4");
+	int n = 0;
+	for (const char *q = js;
+	     (q = strstr(q, "\"faults_by\":\"protections\"")); q++)
+		n++;
+	cr_assert_eq(n, 2, "%s", js);
+}
+
 /* Acquires refresh the pages they invalidate from their homes' copies
  * (one host): each copy is made at the grant, so a grant that carried an
  * interval whose diffs were still on the way read stale data here (about
