@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_dsm_fault.c - the shared region and its faults (runtime/dsm/region.h,
- * fault.h), on one process with the test playing the node: the region is
+ * fault.h), on one process with the test playing the node, each test with
+ * the pages kept by userfaultfd and by protections: the region is
  * mapped at the address asked for (with a writable view of the same
  * memory) or refused (something there, a bad page
  * size, more pages than vm.max_map_count leaves, each with its message);
@@ -14,7 +15,11 @@
  * several EUs at once while the SU re-protects it ends with its entry
  * and its protection agreeing; a fault outside the region, and a
  * program thread's stack overflow, end the process by SIGSEGV with a message
- * naming the address.
+ * naming the address (a bus error outside it by SIGBUS); a 1 GiB region
+ * of alternating states keeps one mapping under userfaultfd and is
+ * refused naming vm.max_map_count under protections; a state change the
+ * kernel refuses ends the node naming the page; a child of fork has no
+ * view of the region.
  */
 #define EARTH_INTERNAL 1
 #define _GNU_SOURCE 1
@@ -93,6 +98,28 @@ BOTH_WAYS(region_at_its_address_or_refused)
 	cr_assert_eq(
 	    dsm_region_map(&again, AT, PG, 3000, how, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "power of two"), "%s", err);
+}
+
+/* A child of fork has neither view: its write to a page the parent may
+ * write ends it (SIGSEGV), and the parent's memory is unchanged. */
+BOTH_WAYS(region_not_inherited_by_fork)
+{
+	map_reg(*way, 4 * PG);
+	cr_assert_eq(dsm_region_set(&reg, 1, 1, DSM_PAGE_WRITE), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile int *)((char *)AT + PG) = 7;
+		*(volatile int *)dsm_region_alias(&reg, 1) = 7;
+		_exit(0);
+	}
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV,
+		  "status %#x, want killed by SIGSEGV", st);
+	cr_assert_eq(*(volatile int *)((char *)AT + PG), 0);
+	dsm_region_unmap(&reg);
 }
 
 /* A region of more pages than vm.max_map_count leaves: refused with the
@@ -656,6 +683,51 @@ BOTH_WAYS(home_claims_and_reprotection_agree)
 	cr_expect_eq(bad, 0,
 		     "%u of %u pages' entries disagreed with their protection",
 		     bad, ROUNDS * CLAIM_PAGES);
+}
+
+/* ---- a state change the kernel refuses ends the node ---- */
+
+/* A page left in a state other than its entry's would fault forever or
+ * let writes go unnoticed: the node ends, naming the page and the error
+ * (here the view is gone from under the region). */
+BOTH_WAYS(refused_state_change_ends_the_node)
+{
+	map_reg(*way, 4 * PG);
+	cr_assert_eq(dsm_region_set(&reg, 4, 1, DSM_PAGE_READ), -1,
+		     "a page past the end");
+	cr_assert_eq(errno, EINVAL);
+	dsm_region_unmap(&reg);
+	int pfd[2];
+	cr_assert_eq(pipe(pfd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* A region of the child's own: a userfaultfd acts on the
+		 * memory of the process that opened it. */
+		char err[512];
+		dup2(pfd[1], 2);
+		if (dsm_region_map(&reg, AT, 4 * PG, PG, how, err, sizeof(err)))
+			_exit(50);
+		munmap(reg.base, reg.size);
+		dsm_region_set(&reg, 2, 1, DSM_PAGE_READ);
+		_exit(0);
+	}
+	close(pfd[1]);
+	char out[1024];
+	size_t n = 0;
+	ssize_t r;
+	while (n + 1 < sizeof(out) &&
+	       (r = read(pfd[0], out + n, sizeof(out) - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	close(pfd[0]);
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == EARTH_EXIT_USAGE,
+		  "status %#x: %s", st, out);
+	cr_assert(strstr(out, "error: shared memory: the kernel refused to "
+			      "make page 2 read-only ("),
+		  "%s", out);
 }
 
 /* ---- the program's own faults end it, named ---- */

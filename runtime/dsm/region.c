@@ -4,7 +4,9 @@
  * protection of its pages (dsm/region.h).
  */
 #define _GNU_SOURCE 1
+#define EARTH_INTERNAL 1 /* earth_fatal */
 #include "dsm/region.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -317,6 +319,11 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 			close(fd);
 		return -1;
 	}
+	/* Not into a child of fork: it would read and write the job's
+	 * memory with no fault (a userfaultfd is not inherited) and no
+	 * protocol. */
+	madvise(p, bytes, MADV_DONTFORK);
+	madvise(alias, bytes, MADV_DONTFORK);
 	r->base = p;
 	r->alias = alias;
 	r->fd = own ? fd : -1; /* a shared one stays its owner's */
@@ -369,6 +376,36 @@ void dsm_region_unmap(struct dsm_region *r)
 	r->fd = r->uffd = -1;
 }
 
+/* A state change the kernel refused: the pages would fault forever, or
+ * their writes would go unnoticed, so the node ends naming them. */
+static _Noreturn EARTH_COLD void refused(const struct dsm_region *r,
+					 uint32_t first, uint32_t n,
+					 enum dsm_page_state state)
+{
+	static const char *const what[] = {
+	    [DSM_PAGE_INVALID] = "invalid",
+	    [DSM_PAGE_READ] = "read-only",
+	    [DSM_PAGE_WRITE] = "writable",
+	    [DSM_PAGE_HOME] = "read-only (home)",
+	};
+	int e = errno;
+	char pages[48];
+	if (n == 1)
+		snprintf(pages, sizeof(pages), "page %u", first);
+	else
+		snprintf(pages, sizeof(pages), "pages %u to %u", first,
+			 first + n - 1);
+	earth_fatal(
+	    "shared memory: the kernel refused to make %s %s (%s: %s)%s", pages,
+	    what[state], r->uffd >= 0 ? "userfaultfd" : "mprotect", strerror(e),
+	    e == ENOMEM && r->uffd < 0
+		? ": the process may be out of kernel mappings "
+		  "(vm.max_map_count) or memory; raise the limit or "
+		  "run with EARTH_DSM_FAULTS=auto on Linux 6.6 or "
+		  "later"
+		: "");
+}
+
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		   enum dsm_page_state state)
 {
@@ -379,7 +416,7 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 	if (r->uffd >= 0 ? uffd_set(r, first, n, state)
 			 : mprotect(view_of(r, first),
 				    (size_t)n << r->page_shift, prot_of[state]))
-		return -1;
+		refused(r, first, n, state);
 	/* Read by the EU's fault handler while the SU writes it. */
 	for (uint32_t i = first; i < first + n; i++)
 		__atomic_store_n(&r->state[i], (uint8_t)state,

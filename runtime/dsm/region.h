@@ -110,8 +110,11 @@ static inline enum dsm_page_state dsm_region_state(const struct dsm_region *r,
 }
 
 /* Sets pages first .. first+n-1 to state (their mapping or protection,
- * then their entries). Returns 0, or -1 with errno from mprotect, madvise
- * or the userfaultfd ioctls. */
+ * then their entries). Returns 0, or -1 (EINVAL) when they are not all in
+ * the region. A change the kernel refuses (mprotect, madvise or a
+ * userfaultfd ioctl failing) ends the node with a message naming the
+ * pages (earth_fatal): left as they were, they would fault forever or
+ * their writes would go unnoticed. */
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		   enum dsm_page_state state);
 
