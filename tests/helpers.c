@@ -223,6 +223,14 @@ int t_first_cpu(int *cpu)
 	return 0;
 }
 
+int t_count_of(const char *text, const char *s)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, s)); p++)
+		n++;
+	return n;
+}
+
 bool t_line_whole(const char *text, const char *start)
 {
 	const char *at = strstr(text, start);

@@ -75,6 +75,8 @@ int t_wait_pid(int pid, uint64_t ns);
 /* Reads a file into buf (at most len - 1 bytes, NUL-terminated; "" if it
  * cannot be read). */
 void t_slurp(const char *path, char *buf, size_t len);
+/* Occurrences of s in text. */
+int t_count_of(const char *text, const char *s);
 /* Does text hold a line that begins with start and has its newline
  * (a log line written whole, not one still being written)? */
 bool t_line_whole(const char *text, const char *start);

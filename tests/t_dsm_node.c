@@ -109,11 +109,8 @@ Test(dsm_node, protections_keep_results_exact)
 	       "-p 8 -s 6 -c 12000 -k 4", "dsm_drf ok");
 	const char *js = job_file("EARTH_DSM_FAULTS=protections", 2, "",
 				  "stats-json", "dsm_basic -p 4");
-	int n = 0;
-	for (const char *q = js;
-	     (q = strstr(q, "\"faults_by\":\"protections\"")); q++)
-		n++;
-	cr_assert_eq(n, 2, "%s", js);
+	cr_assert_eq(t_count_of(js, "\"faults_by\":\"protections\""), 2, "%s",
+		     js);
 }
 
 /* Acquires refresh the pages they invalidate from their homes' copies
@@ -353,11 +350,8 @@ Test(dsm_node, region_past_the_map_count_by_fault_path)
 	cr_assert(strstr(cmd.err, "vm.max_map_count"), "%s", cmd.err);
 	const char *js = job_file("EARTH_DSM_MB=1024", 2, "", "stats-json",
 				  "dsm_basic -p 4");
-	int by_uffd = 0;
-	for (const char *q = js;
-	     (q = strstr(q, "\"faults_by\":\"userfaultfd\"")); q++)
-		by_uffd++;
-	cr_assert_eq(by_uffd, 2, "%s", js);
+	cr_assert_eq(t_count_of(js, "\"faults_by\":\"userfaultfd\""), 2, "%s",
+		     js);
 	t_sh(&cmd, 60, "env EARTH_DSM_FAULTS=bogus %s -n 1 %s/dsm_basic -p 1",
 	     T_EARTHRUN, T_PROG_DIR);
 	cr_assert_neq(cmd.status, 0);

@@ -627,24 +627,12 @@ Test(trace, three_nodes_tcp)
 	check_job("tcp", 3);
 }
 
-/* Occurrences of s in text. */
-static int count_of(const char *text, const char *s)
-{
-	int n = 0;
-	for (const char *p = text; (p = strstr(p, s)); p++)
-		n++;
-	return n;
-}
-
 /* Occurrences of s in the file at path. */
 static int count_in(const char *path, const char *s)
 {
 	static char buf[1 << 20];
 	t_slurp(path, buf, sizeof(buf));
-	int n = 0;
-	for (const char *p = buf; (p = strstr(p, s)); p++)
-		n++;
-	return n;
+	return t_count_of(buf, s);
 }
 
 /* A program that never starts its nodes (here /bin/true) leaves an
@@ -739,8 +727,8 @@ Test(trace, renderer_reads_any_layout_and_merges_nodes)
 	t_sh(&c, 60, "%s -o %s/d.svg %s/t.json %s/t.json", T_EARTHTRACE, dir,
 	     dir, dir);
 	cr_assert_eq(c.status, 0, "%s", c.err);
-	cr_expect_eq(count_of(c.err, "node 0 is in both"), 1, "%s", c.err);
-	cr_expect_eq(count_of(c.err, "node 1 is in both"), 1, "%s", c.err);
-	cr_expect_eq(count_of(c.err, "warning"), 2, "%s", c.err);
+	cr_expect_eq(t_count_of(c.err, "node 0 is in both"), 1, "%s", c.err);
+	cr_expect_eq(t_count_of(c.err, "node 1 is in both"), 1, "%s", c.err);
+	cr_expect_eq(t_count_of(c.err, "warning"), 2, "%s", c.err);
 	remove_dir();
 }

@@ -130,7 +130,7 @@ static int uffd_set(struct dsm_region *r, uint32_t first, uint32_t n,
 			j++;
 		int rc = 0;
 		if (from == to)
-			;
+			rc = 0; /* as asked already */
 		else if (to == 0)
 			rc = madvise(view_of(r, i),
 				     (size_t)(j - i) << r->page_shift,
