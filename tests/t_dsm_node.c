@@ -399,6 +399,43 @@ Test(dsm_node, placements_block_and_first_touch)
 	}
 }
 
+/* A fault is counted once, by the SU, when the EU's handler asks for the
+ * page, not again when the page comes and its waiting threads are asked
+ * again: on every node, the faults counted (read and write) are at most
+ * the EU's signals less the home writes it resolved itself. */
+Test(dsm_node, every_fault_counted_once)
+{
+	for (int ti = 0; ti < 2; ti++) {
+		const char *js =
+		    job_file("", 2, ti ? "--transport tcp" : "--transport shm",
+			     "stats-json", "dsm_basic -p 4");
+		for (int node = 0; node < 2; node++) {
+			char key[32];
+			snprintf(key, sizeof(key), "\"node\":%d", node);
+			const char *p = strstr(js, key);
+			cr_assert(p && (p = strstr(p, "\"read_faults\":")),
+				  "%s", js);
+			unsigned long long r = 0, w = 0, eu = 0, home = 0;
+			cr_assert(
+			    sscanf(p,
+				   "\"read_faults\":%llu,\"write_faults\":"
+				   "%llu,\"eu_faults\":%llu",
+				   &r, &w, &eu) == 3,
+			    "%s", p);
+			p = strstr(p, "\"home_writes_eu\":");
+			cr_assert(p && sscanf(p, "\"home_writes_eu\":%llu",
+					      &home) == 1,
+				  "%s", js);
+			cr_assert(r + w > 0 || node == 0, "%s", js);
+			cr_assert_leq(r + w, eu - home,
+				      "%s node %d: %llu faults counted, from "
+				      "%llu signals of which %llu home "
+				      "writes",
+				      transports[ti], node, r + w, eu, home);
+		}
+	}
+}
+
 /* A node that dies holding a lock (and a written page) ends the job,
  * named, and the others end as its echo. */
 Test(dsm_node, node_dying_with_a_lock_is_named)

@@ -22,6 +22,7 @@
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,11 +285,12 @@ static void sim_end(void)
 static void access_page(struct node *x, uint32_t a, bool write)
 {
 	uint32_t page = a / PSZ;
-	for (;;) {
+	for (bool again = false;; again = true) {
 		uint8_t st = x->r.state[page];
 		if (dsm_page_allows(st, write))
 			return;
-		if (dsm_proto_access(&x->p, page, write) == DSM_ACCESS_OK)
+		if (dsm_proto_access(&x->p, page, write, again) ==
+		    DSM_ACCESS_OK)
 			continue;
 		cr_assert(deliver_any(),
 			  "node %u waits on page %u, and no "
@@ -707,8 +709,9 @@ Test(dsm_protocol, home_page_written_in_a_row_stays_writable)
 	/* faulted at rounds 1, 2 and 11 (DSM_HOME_KEEP + 1 later) */
 	cr_assert_lt(h->p.st.write_faults, 4);
 	cr_assert_eq(h->p.st.home_kept, ROUNDS - 2);
-	/* writes elsewhere make intervals; page 0 is not written in them */
-	for (unsigned i = 0; i <= DSM_HOME_KEEP; i++) {
+	/* writes elsewhere make intervals; page 0 is not written in them:
+	 * read-only after its keep (twice DSM_HOME_KEEP since round 11) */
+	for (unsigned i = 0; i < 2 * DSM_HOME_KEEP; i++) {
 		sim_lock(h, 0);
 		sim_write(h, 2 * PSZ, (uint8_t)i);
 		sim_unlock(h, 0);
@@ -717,6 +720,58 @@ Test(dsm_protocol, home_page_written_in_a_row_stays_writable)
 		     "unwritten, it stays writable");
 	sim_lock(o, 0);
 	cr_assert_eq(sim_read(o, 10), ROUNDS);
+	sim_unlock(o, 0);
+	sim_end();
+}
+
+/* A home page still written when its keep ends is kept twice as long the
+ * next time, up to DSM_HOME_KEEP_GROW times DSM_HOME_KEEP releases: a page
+ * written in every interval faults at rounds 1 and 2 (kept 8), 11 (16), 28
+ * (32), 61 (64), 126 (64 again). Left unwritten it is read-only again
+ * after one keep at most, and written in a row again it starts over at
+ * DSM_HOME_KEEP: faults at rounds 1, 2 and DSM_HOME_KEEP + 3. */
+Test(dsm_protocol, home_page_kept_longer_while_written)
+{
+	sim_start(2);
+	struct node *h = &nd[0], *o = &nd[1];
+	enum { ROUNDS = 140 };
+	for (unsigned i = 1; i <= ROUNDS; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 10, (uint8_t)i);
+		sim_unlock(h, 0);
+		if (i % 16 == 0) {
+			sim_lock(o, 0);
+			cr_assert_eq(sim_read(o, 10), (uint8_t)i,
+				     "round %u: a stale copy", i);
+			sim_unlock(o, 0);
+		}
+	}
+	cr_assert_eq(h->p.st.write_faults, 6,
+		     "%" PRIu64 " faults in %u rounds, not 6: the keep did "
+		     "not grow",
+		     h->p.st.write_faults, ROUNDS);
+	/* unwritten: read-only after the rest of its keep (64 at most) */
+	for (unsigned i = 0; i < DSM_HOME_KEEP * DSM_HOME_KEEP_GROW; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 2 * PSZ, (uint8_t)i);
+		sim_unlock(h, 0);
+	}
+	cr_assert_eq(h->r.state[0], DSM_PAGE_HOME,
+		     "unwritten, it stays writable");
+	/* written in a row again: kept DSM_HOME_KEEP releases, not more */
+	uint64_t f = h->p.st.write_faults;
+	for (unsigned i = 1; i <= DSM_HOME_KEEP + 3; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 10, (uint8_t)(200 + i));
+		sim_unlock(h, 0);
+	}
+	cr_assert_eq(h->p.st.write_faults, f + 3,
+		     "written again after a pause: %" PRIu64
+		     " faults, not 3 (1, 2 and %u): the keep did not start "
+		     "over",
+		     h->p.st.write_faults - f, DSM_HOME_KEEP + 3);
+	sim_lock(o, 0);
+	cr_assert_eq(sim_read(o, 10), (uint8_t)(203 + DSM_HOME_KEEP));
 	sim_unlock(o, 0);
 	sim_end();
 }
@@ -771,7 +826,8 @@ Test(dsm_protocol, fetch_answered_before_a_notice_is_asked_again)
 	/* node 1 asks for page 2; node 2 answers with the old bytes, held
 	 * on the way back */
 	chan[2][1].held = true;
-	cr_assert_eq(dsm_proto_access(&nd[1].p, 2, false), DSM_ACCESS_WAIT);
+	cr_assert_eq(dsm_proto_access(&nd[1].p, 2, false, false),
+		     DSM_ACCESS_WAIT);
 	cr_assert(deliver_one(1, 2));
 	sim_unlock(&nd[0], 0); /* diff applied at node 2, acked */
 	sim_lock(&nd[1], 0);   /* notices page 2 while its fetch is out */
@@ -799,7 +855,8 @@ Test(dsm_protocol, bad_messages_refused)
 	cr_assert(strstr(why, "did not ask"), "%s", why);
 	cr_assert_eq(dsm_proto_page_in(&nd[0].p, 0, 1, page, PSZ, &why), -1);
 	cr_assert(strstr(why, "not its home"), "%s", why);
-	cr_assert_eq(dsm_proto_access(&nd[0].p, 1, false), DSM_ACCESS_WAIT);
+	cr_assert_eq(dsm_proto_access(&nd[0].p, 1, false, false),
+		     DSM_ACCESS_WAIT);
 	cr_assert_eq(dsm_proto_page_in(&nd[0].p, 1, 1, page, PSZ - 1, &why),
 		     -1);
 	cr_assert(strstr(why, "wrong size"), "%s", why);

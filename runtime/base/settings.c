@@ -357,8 +357,10 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "255)",
 	 .help = "shared memory: a home page written again within this many "
 		 "intervals stays writable through as many releases, each "
-		 "naming it in a write notice (0: protected at every release, "
-		 "noticed only when written)"},
+		 "naming it in a write notice, and twice as many each time it "
+		 "is written again right after, up to 8 times as many (255 at "
+		 "most) (0: protected at every release, noticed only when "
+		 "written)"},
     [EARTH_SET_DSM_GRANT_PAGES] =
 	{.env = "EARTH_DSM_GRANT_PAGES",
 	 .type = EARTH_SET_T_UINT,

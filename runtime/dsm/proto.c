@@ -40,13 +40,14 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->shrinking = calloc(n, 1);
 	p->kept = calloc(n, sizeof(*p->kept));
 	p->hot = calloc(n, 1);
+	p->span = calloc(n, 1);
 	p->wrote = calloc(n, sizeof(*p->wrote));
 	p->wr_hint = calloc(n, 1);
 	p->pretwin = calloc(n, 1);
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
 	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
-	    !p->shrinking || !p->kept || !p->hot || !p->wrote || !p->wr_hint ||
-	    !p->pretwin) {
+	    !p->shrinking || !p->kept || !p->hot || !p->span || !p->wrote ||
+	    !p->wr_hint || !p->pretwin) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -70,6 +71,7 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->shrinking);
 	free(p->kept);
 	free(p->hot);
+	free(p->span);
 	free(p->wrote);
 	free(p->wr_hint);
 	free(p->pretwin);
@@ -87,7 +89,7 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 	}
 	for (uint32_t i = first; i < first + n; i++) {
 		p->home[i] = (uint16_t)home;
-		p->hot[i] = 0;
+		p->hot[i] = p->span[i] = 0;
 		p->wrote[i] = 0;
 		p->wr_hint[i] = 0;
 		if (p->fetching[i] >= CLAIM_READ)
@@ -124,10 +126,13 @@ static void mark_dirty(struct dsm_proto *p, uint32_t page)
 	}
 }
 
-enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write)
+enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
+				 bool again)
 {
 	uint8_t st = dsm_region_state(p->r, page);
-	if (write)
+	if (again)
+		;
+	else if (write)
 		p->st.write_faults++;
 	else
 		p->st.read_faults++;
@@ -353,7 +358,8 @@ static long send_diff_held(struct dsm_proto *p, uint32_t page)
 }
 
 /* A home page written in this interval (DSM_HOME_KEEP): whether it
- * stays writable through this release. */
+ * stays writable through this release. Its keep doubles each time it is
+ * written again right after the last one ended (DSM_HOME_KEEP_GROW). */
 static bool home_keeps(struct dsm_proto *p, uint32_t page)
 {
 	uint32_t cur = p->log.vt[p->self] + 1; /* the interval closing */
@@ -362,8 +368,17 @@ static bool home_keeps(struct dsm_proto *p, uint32_t page)
 			return true;
 	} else if (p->home_keep && p->wrote[page] &&
 		   cur - p->wrote[page] <= p->home_keep) {
-		p->hot[page] = (uint8_t)p->home_keep;
+		uint32_t most = p->home_keep * DSM_HOME_KEEP_GROW,
+			 span =
+			     p->span[page] ? 2u * p->span[page] : p->home_keep;
+		if (most > UINT8_MAX)
+			most = UINT8_MAX;
+		if (span > most)
+			span = most;
+		p->span[page] = p->hot[page] = (uint8_t)span;
 		return true;
+	} else {
+		p->span[page] = 0; /* after a pause: start over */
 	}
 	p->wrote[page] = cur;
 	return false;

@@ -80,8 +80,14 @@ struct dsm_proto_stats {
  * a protection change (a write notice that may name a page not written since:
  * other nodes then invalidate a copy they could have kept, which release
  * consistency allows). Then it is read-only again, and its next write
- * keeps it writable again at once. */
+ * keeps it writable again at once. A page written again right after its
+ * keep ended (within DSM_HOME_KEEP intervals) is kept twice as long the next
+ * time, up to DSM_HOME_KEEP_GROW times the first keep (255 releases at most):
+ * a page written in every interval faults once in 65 instead of once in 9.
+ * A write after a longer pause starts over at DSM_HOME_KEEP. So a page that
+ * stops being written is named in at most one keep's releases more. */
 #define DSM_HOME_KEEP 8
+#define DSM_HOME_KEEP_GROW 8
 
 struct dsm_proto {
 	struct dsm_region *r;
@@ -108,7 +114,7 @@ struct dsm_proto {
 	uint32_t *kept;
 	/* Home pages (DSM_HOME_KEEP): releases each stays writable still,
 	 * and the interval of its last write noticed by a fault. */
-	uint8_t *hot;
+	uint8_t *hot, *span; /* span: its last keep (0: none since a pause) */
 	uint32_t *wrote;
 	/* Cached pages: written the last time this node had them (a
 	 * pretwin's hint); pretwinned in the open interval. */
@@ -147,9 +153,11 @@ void dsm_proto_fini(struct dsm_proto *p);
 int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		       uint32_t home);
 
-/* A program thread of this node faulted on page (write: it writes). */
-enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page,
-				 bool write);
+/* A program thread of this node faulted on page (write: it writes), or a
+ * fiber acquires it. again: the same access asked again (the page came,
+ * or it waited for something else), not counted as a fault once more. */
+enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
+				 bool again);
 
 /* The home's answer to a fetch: the page's bytes. Returns 1 when the page
  * is usable now (wake its waiters); 0 when the page was invalidated while

@@ -779,12 +779,15 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 	}
 }
 
-static void fault(struct dsm_pt *pt, uint64_t page, bool write)
+/* Thread pt's fault on page, or (again) its fault asked again when the
+ * page came. */
+static void fault(struct dsm_pt *pt, uint64_t page, bool write, bool again)
 {
 	if (page >= dsm_g.region.pages)
 		earth_fatal("shared memory: a fault on page %llu of %u",
 			    (unsigned long long)page, dsm_g.region.pages);
-	if (dsm_proto_access(&sd.p, (uint32_t)page, write) == DSM_ACCESS_OK) {
+	if (dsm_proto_access(&sd.p, (uint32_t)page, write, again) ==
+	    DSM_ACCESS_OK) {
 		resume(pt, 0);
 		return;
 	}
@@ -861,7 +864,7 @@ static void request(const struct su_req *r)
 	}
 	switch (req) {
 	case DSM_R_FAULT:
-		fault(pt, r->b, r->c != 0);
+		fault(pt, r->b, r->c != 0, false);
 		return;
 	case DSM_R_WAIT_END:
 		if (sd.ended >= r->b) {
@@ -971,7 +974,7 @@ static void page_came(uint32_t page)
 	sd.pwait[page] = NULL;
 	while (w) {
 		struct dsm_pt *next = w->next;
-		fault(w, page, w->wait_write);
+		fault(w, page, w->wait_write, true);
 		w = next;
 	}
 	su_dsm_fiber_page(page);

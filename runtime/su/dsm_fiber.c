@@ -192,7 +192,7 @@ static bool page_ready(struct acq *a, uint32_t page, bool *queued)
 		return true;
 	bool out = p->fetching[page] != 0; /* a fetch or claim out */
 	if ((!out || !a->passes) &&
-	    dsm_proto_access(p, page, a->write) == DSM_ACCESS_OK)
+	    dsm_proto_access(p, page, a->write, a->passes) == DSM_ACCESS_OK)
 		return true;
 	if (out && !a->passes)
 		fs.coalesced++;
