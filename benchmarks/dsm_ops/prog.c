@@ -343,13 +343,11 @@ static void jacobi_thread(unsigned me)
 		double t0 = now_ns();
 		for (int s = 0; s < JAC_SWEEPS; s++) {
 			double *src = s % 2 ? jy : jx, *dst = s % 2 ? jx : jy;
-			for (long i = lo; i < hi; i++) {
-				if (i == 0 || i == JAC_N - 1)
-					continue;
-				*jat(dst, i) =
-				    jac_step(*jat(src, i - 1), *jat(src, i),
-					     *jat(src, i + 1));
-			}
+			/* the neighbour's value from the other node's half */
+			jac_sweep(jat(src, lo), jat(dst, lo), JAC_HALF,
+				  lo ? *jat(src, lo - 1) : 0,
+				  hi < JAC_N ? *jat(src, hi) : 0, lo == 0,
+				  hi == JAC_N);
 			earth_dsm_barrier(g->bar, 2);
 		}
 		if (me == 0)
