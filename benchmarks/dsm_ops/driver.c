@@ -40,6 +40,10 @@
  *                             the 1-D Jacobi of jacobi.h over shm, each
  *                             half homed on its writer, against two
  *                             pthreads on this host (same results checked)
+ *   dsm_fault.shm.single_poll, dsm_lock_handoff.shm.single_poll,
+ *   dsm_locked_incr.shm.single_poll, dsm_barrier.shm.single_poll
+ *                             the same over shm on single-poll nodes (one
+ *                             thread each: two cores in all)
  *   dsm_jacobi.single_poll / dsm_jacobi_over_pthreads.single_poll
  *                             the same on single-poll nodes (one thread
  *                             each: two cores, as the pthreads)
@@ -351,6 +355,32 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 		}
 }
 
+/* The fault, the lock, the increment and the barrier over shm on
+ * single-poll nodes: one thread a node, two cores in all, so where the
+ * dual nodes' four units share fewer than four cores these wait for no
+ * scheduler (each node's protocol work runs between its thread's runs, on
+ * its one core). */
+static void single_poll(void)
+{
+	static char out[65536];
+	const char *env[] = {"EARTH_MODE=single-poll", NULL};
+	const char *npages = bench_quick ? "200" : "1000";
+	const char *nsync = bench_quick ? "500" : "2000";
+	const char *md[] = {"fault", "lock", "incr", "barrier"};
+	const char *nm[] = {"dsm_fault", "dsm_lock_handoff", "dsm_locked_incr",
+			    "dsm_barrier"};
+	for (int i = 0; i < 4; i++) {
+		double v = prog_result("shm", env, md[i], i ? nsync : npages,
+				       "1", out, sizeof(out));
+		if (v > 0) {
+			char name[96];
+			snprintf(name, sizeof(name), "%s.shm.single_poll",
+				 nm[i]);
+			bench_metric_ns(name, v);
+		}
+	}
+}
+
 /* ---- Jacobi with two pthreads ---- */
 
 static double pj_x[JAC_N], pj_y[JAC_N];
@@ -561,6 +591,7 @@ int main(int argc, char **argv)
 	transport("tcp", "tcp", NULL, kernel);
 	transport("ucx", "ucx_tcp", "tcp", kernel);
 	transport("ucx", "ucx_shm", "posix,cma", kernel);
+	single_poll();
 	jacobi();
 	hidden();
 	return bad;
