@@ -776,6 +776,40 @@ Test(dsm_protocol, home_page_kept_longer_while_written)
 	sim_end();
 }
 
+/* A keep counts the releases of every program thread of the node: with
+ * 16 threads each releasing once a round and one of them writing the
+ * page, the page written in every round is kept as with one thread
+ * (kept from round 2 to 9, read-only at the end of round 10, kept again
+ * from round 11 for twice as long), not protected at each round. */
+Test(dsm_protocol, home_page_keep_counts_every_thread)
+{
+	sim_start(2);
+	struct node *h = &nd[0], *o = &nd[1];
+	enum { THREADS = 16, ROUNDS = 12 };
+	dsm_proto_threads(&h->p, THREADS);
+	for (unsigned i = 1; i <= ROUNDS; i++) {
+		sim_lock(h, 0);
+		sim_write(h, 10, (uint8_t)i); /* thread 0 */
+		sim_unlock(h, 0);
+		for (unsigned t = 1; t < THREADS; t++) {
+			sim_lock(h, 0);
+			sim_write(h, 2 * PSZ + t, (uint8_t)i);
+			sim_unlock(h, 0);
+		}
+		if (i >= 2 && i <= 9)
+			cr_assert_eq(h->r.state[0], DSM_PAGE_WRITE,
+				     "round %u: written in every round, yet "
+				     "made read-only",
+				     i);
+	}
+	cr_assert_eq(h->r.state[0], DSM_PAGE_WRITE,
+		     "round %u: its longer keep not counted in rounds", ROUNDS);
+	sim_lock(o, 0);
+	cr_assert_eq(sim_read(o, 10), ROUNDS);
+	sim_unlock(o, 0);
+	sim_end();
+}
+
 Test(dsm_protocol, transitive_chain_of_three)
 {
 	sim_start(3);

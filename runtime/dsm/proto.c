@@ -28,6 +28,7 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->ctx = ctx;
 	p->refresh_max = DSM_REFRESH_MAX;
 	p->home_keep = DSM_HOME_KEEP;
+	p->threads = 1;
 	size_t n = r->pages;
 	p->home = calloc(n, sizeof(*p->home));
 	p->twin = calloc(n, sizeof(*p->twin));
@@ -39,7 +40,7 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->deferred = calloc(n, 1);
 	p->shrinking = calloc(n, 1);
 	p->kept = calloc(n, sizeof(*p->kept));
-	p->hot = calloc(n, 1);
+	p->hot = calloc(n, sizeof(*p->hot));
 	p->span = calloc(n, 1);
 	p->wrote = calloc(n, sizeof(*p->wrote));
 	p->wr_hint = calloc(n, 1);
@@ -357,9 +358,15 @@ static long send_diff_held(struct dsm_proto *p, uint32_t page)
 	return (long)diff_out(p, page, t);
 }
 
+void dsm_proto_threads(struct dsm_proto *p, uint32_t n)
+{
+	p->threads = n ? (n < 256 ? n : 256) : 1; /* hot stays in 16 bits */
+}
+
 /* A home page written in this interval (DSM_HOME_KEEP): whether it
  * stays writable through this release. Its keep doubles each time it is
- * written again right after the last one ended (DSM_HOME_KEEP_GROW). */
+ * written again right after the last one ended (DSM_HOME_KEEP_GROW).
+ * Counted in rounds of p->threads releases. */
 static bool home_keeps(struct dsm_proto *p, uint32_t page)
 {
 	uint32_t cur = p->log.vt[p->self] + 1; /* the interval closing */
@@ -367,7 +374,7 @@ static bool home_keeps(struct dsm_proto *p, uint32_t page)
 		if (--p->hot[page])
 			return true;
 	} else if (p->home_keep && p->wrote[page] &&
-		   cur - p->wrote[page] <= p->home_keep) {
+		   cur - p->wrote[page] <= p->home_keep * p->threads) {
 		uint32_t most = p->home_keep * DSM_HOME_KEEP_GROW,
 			 span =
 			     p->span[page] ? 2u * p->span[page] : p->home_keep;
@@ -375,7 +382,8 @@ static bool home_keeps(struct dsm_proto *p, uint32_t page)
 			most = UINT8_MAX;
 		if (span > most)
 			span = most;
-		p->span[page] = p->hot[page] = (uint8_t)span;
+		p->span[page] = (uint8_t)span;
+		p->hot[page] = (uint16_t)(span * p->threads);
 		return true;
 	} else {
 		p->span[page] = 0; /* after a pause: start over */

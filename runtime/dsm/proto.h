@@ -85,7 +85,11 @@ struct dsm_proto_stats {
  * time, up to DSM_HOME_KEEP_GROW times the first keep (255 releases at most):
  * a page written in every interval faults once in 65 instead of once in 9.
  * A write after a longer pause starts over at DSM_HOME_KEEP. So a page that
- * stops being written is named in at most one keep's releases more. */
+ * stops being written is named in at most one keep's releases more.
+ * Intervals and releases are counted in rounds of as many as the node has
+ * program threads (dsm_proto_threads): each of them releasing once per
+ * barrier, a page written in every episode by one of them is kept as with
+ * one thread. */
 #define DSM_HOME_KEEP 8
 #define DSM_HOME_KEEP_GROW 8
 
@@ -114,7 +118,8 @@ struct dsm_proto {
 	uint32_t *kept;
 	/* Home pages (DSM_HOME_KEEP): releases each stays writable still,
 	 * and the interval of its last write noticed by a fault. */
-	uint8_t *hot, *span; /* span: its last keep (0: none since a pause) */
+	uint16_t *hot; /* releases it stays writable still */
+	uint8_t *span; /* its last keep, in rounds (0: none since a pause) */
 	uint32_t *wrote;
 	/* Cached pages: written the last time this node had them (a
 	 * pretwin's hint); pretwinned in the open interval. */
@@ -123,6 +128,7 @@ struct dsm_proto {
 	uint32_t refresh_left; /* of refresh_max, this acquire */
 	uint32_t refresh_max;  /* pages an acquire may refresh */
 	uint32_t home_keep;    /* DSM_HOME_KEEP, or EARTH_DSM_HOME_KEEP */
+	uint32_t threads;      /* dsm_proto_threads: releases in a round */
 	struct dsm_proto_stats st;
 };
 
@@ -152,6 +158,10 @@ void dsm_proto_fini(struct dsm_proto *p);
  * (dsm/alloc.h): first touch, no home yet. 0 or -1. */
 int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		       uint32_t home);
+
+/* The program threads this node runs now (0 counts as 1): the releases a
+ * keep (DSM_HOME_KEEP) counts as one round. */
+void dsm_proto_threads(struct dsm_proto *p, uint32_t n);
 
 /* A program thread of this node faulted on page (write: it writes), or a
  * fiber acquires it. again: the same access asked again (the page came,

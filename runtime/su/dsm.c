@@ -554,6 +554,16 @@ int su_dsm_open(struct earth_node *n)
 	return 0;
 }
 
+/* The program threads this node runs now: a keep of the protocol counts
+ * their releases in rounds (dsm_proto_threads). */
+static void threads_counted(void)
+{
+	uint32_t k = 0;
+	for (unsigned i = 0; i < DSM_THREADS_PER_NODE; i++)
+		k += sd.by_slot[i] != NULL;
+	dsm_proto_threads(&sd.p, k);
+}
+
 void su_dsm_close(void)
 {
 	if (!sd.n)
@@ -773,6 +783,7 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		uint32_t id = pt->id;
 		sd.by_slot[pt->slot] = NULL;
 		free(pt);
+		threads_counted();
 		send_to(0, M_DONE, 0, id, 0, sd.buf, len);
 		return;
 	}
@@ -1126,6 +1137,7 @@ static void create_here(const struct wire_hdr *h, uint32_t from)
 			    "bytes): %m",
 			    pt->id, dsm_g.stack_size);
 	sd.by_slot[pt->slot] = pt;
+	threads_counted();
 	resume(pt, 0);
 }
 
