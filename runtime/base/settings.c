@@ -356,11 +356,12 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .want = "EARTH_DSM_HOME_KEEP must be a count of intervals (0 to "
 		 "255)",
 	 .help = "shared memory: a home page written again within this many "
-		 "intervals stays writable through as many releases, each "
-		 "naming it in a write notice, and twice as many each time it "
-		 "is written again right after, up to 8 times as many (255 at "
-		 "most) (0: protected at every release, noticed only when "
-		 "written)"},
+		 "rounds of releases (a round: as many releases as the node "
+		 "has program threads) stays writable through as many rounds, "
+		 "each release naming it in a write notice, and twice as many "
+		 "each time it is written again right after, up to 8 times as "
+		 "many (255 at most) (0: protected at every release, noticed "
+		 "only when written)"},
     [EARTH_SET_DSM_GRANT_PAGES] =
 	{.env = "EARTH_DSM_GRANT_PAGES",
 	 .type = EARTH_SET_T_UINT,
