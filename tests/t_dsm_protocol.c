@@ -150,6 +150,15 @@ static void learn(struct node *x, const struct msg *m)
 		     f.what);
 }
 
+/* The manager receives a release: its notices held, node 0's copies
+ * left until one of its own threads acquires. */
+static void learn_release(struct node *x, const struct msg *m)
+{
+	struct dsm_notice_fault f = {0};
+	cr_assert_eq(dsm_proto_learn(&x->p, m->data, m->len, &f), 0, "%s",
+		     f.what);
+}
+
 /* The manager lets a waiter go: a grant with what it lacks. */
 static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
@@ -200,12 +209,12 @@ static bool deliver_one(uint32_t from, uint32_t to)
 			     0, "%s", why);
 		break;
 	case M_UNLOCK:
-		learn(&nd[0], m);
+		learn_release(&nd[0], m);
 		cr_assert_eq(dsm_sync_unlock(&mgr, m->page, from, 0, &why), 0,
 			     "%s", why);
 		break;
 	case M_BARRIER:
-		learn(&nd[0], m);
+		learn_release(&nd[0], m);
 		cr_assert_eq(
 		    dsm_sync_barrier(&mgr, m->page, nn, from, 0, m->vt, &why),
 		    0, "%s", why);
@@ -807,6 +816,35 @@ Test(dsm_protocol, home_page_keep_counts_every_thread)
 	sim_lock(o, 0);
 	cr_assert_eq(sim_read(o, 10), ROUNDS);
 	sim_unlock(o, 0);
+	sim_end();
+}
+
+/* The manager of a lock holds the notices of an unlock it receives and
+ * passes them on, but its own copy of a page another node wrote stays
+ * valid until a thread of its own acquires: a thread of the manager's
+ * node that did not synchronise goes on reading its copy (no fetch in the
+ * middle of its phase); once it acquires, it reads the new value. */
+Test(dsm_protocol, manager_copies_kept_until_its_own_acquire)
+{
+	sim_start(3);
+	uint32_t a = 1 * PSZ + 5;	      /* page 1: home node 1 */
+	cr_assert_eq(sim_read(&nd[0], a), 0); /* node 0 caches it */
+	sim_lock(&nd[2], 0);
+	sim_write(&nd[2], a, 4);
+	sim_unlock(&nd[2], 0);
+	settle();
+	cr_assert_eq(nd[0].r.state[1], DSM_PAGE_READ,
+		     "the manager dropped its copy at another node's unlock");
+	uint64_t fetches = nd[0].p.st.fetches;
+	cr_assert_eq(sim_read(&nd[0], a), 0);
+	cr_assert_eq(nd[0].p.st.fetches, fetches);
+	sim_lock(&nd[1], 0); /* passed on: node 1 sees it */
+	cr_assert_eq(sim_read(&nd[1], a), 4);
+	sim_unlock(&nd[1], 0);
+	sim_lock(&nd[0], 0); /* its own acquire */
+	cr_assert_eq(nd[0].r.state[1], DSM_PAGE_INVALID);
+	cr_assert_eq(sim_read(&nd[0], a), 4, "stale data after the acquire");
+	sim_unlock(&nd[0], 0);
 	sim_end();
 }
 

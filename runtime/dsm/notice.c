@@ -33,8 +33,9 @@ int dsm_log_init(struct dsm_log *l, uint32_t nodes, uint32_t self,
 		return -1;
 	}
 	l->vt = calloc(nodes, sizeof(*l->vt));
+	l->applied = calloc(nodes, sizeof(*l->applied));
 	l->log = calloc(nodes, sizeof(*l->log));
-	if (!l->vt || !l->log) {
+	if (!l->vt || !l->applied || !l->log) {
 		dsm_log_fini(l);
 		errno = ENOMEM;
 		return -1;
@@ -57,6 +58,7 @@ void dsm_log_fini(struct dsm_log *l)
 		}
 	free(l->log);
 	free(l->vt);
+	free(l->applied);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -317,19 +319,38 @@ int dsm_log_add(struct dsm_log *l, const void *buf, size_t len,
 			return -1;
 		}
 		memcpy(p, pg, (size_t)np * 4);
-		if (node != l->self)
-			for (uint32_t k = 0; k < np; k++)
-				invalidate(arg, p[k]);
 	}
+	if (invalidate)
+		dsm_log_apply(l, invalidate, arg);
 	return 0;
+}
+
+void dsm_log_apply(struct dsm_log *l,
+		   void (*invalidate)(void *arg, uint32_t page), void *arg)
+{
+	for (uint32_t n = 0; n < l->nodes; n++) {
+		if (n == l->self || l->applied[n] == l->vt[n])
+			continue;
+		struct dsm_node_log *g = &l->log[n];
+		/* collect keeps what is not applied: applied[n] + 1 is held */
+		for (uint32_t seq = l->applied[n] + 1; seq <= l->vt[n]; seq++) {
+			const struct dsm_interval *iv = &g->iv[seq - g->first];
+			for (uint32_t k = 0; k < iv->npages; k++)
+				invalidate(arg, iv->pages[k]);
+		}
+		l->applied[n] = l->vt[n];
+	}
 }
 
 void dsm_log_collect(struct dsm_log *l, const uint32_t *upto)
 {
 	for (uint32_t n = 0; n < l->nodes; n++) {
 		struct dsm_node_log *g = &l->log[n];
-		uint32_t drop = 0;
-		while (drop < g->n && g->iv[drop].seq <= upto[n]) {
+		uint32_t drop = 0,
+			 last = n == l->self || upto[n] < l->applied[n]
+				    ? upto[n]
+				    : l->applied[n];
+		while (drop < g->n && g->iv[drop].seq <= last) {
 			l->held_bytes -= (uint64_t)g->iv[drop].npages * 4;
 			free(g->iv[drop].pages);
 			drop++;

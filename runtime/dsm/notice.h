@@ -52,8 +52,10 @@ struct dsm_node_log {
 struct dsm_log {
 	uint32_t nodes, self, pages; /* pages: of the region */
 	uint32_t *vt;		     /* vt[n]: the last interval of n held */
-	struct dsm_node_log *log;    /* per node */
-	uint64_t held_bytes;	     /* of the page lists held */
+	uint32_t *applied; /* applied[n]: the last one whose pages this node
+			    * invalidated (dsm_log_apply); <= vt[n] */
+	struct dsm_node_log *log; /* per node */
+	uint64_t held_bytes;	  /* of the page lists held */
 };
 
 /* What is wrong with encoded intervals that failed their check. */
@@ -97,16 +99,25 @@ size_t dsm_log_encode_since(const struct dsm_log *l, const uint32_t *their_vt,
 size_t dsm_notice_cut(const void *enc, size_t len, size_t *at, void *out,
 		      size_t cap);
 
-/* Checks encoded intervals from elsewhere, then adds the new ones and
- * calls invalidate(arg, page) for each page of each new interval of
- * another node (a page may come more than once). Refused whole (nothing
- * added) with *f on a fault. */
+/* Checks encoded intervals from elsewhere, then adds the new ones; with
+ * invalidate, then applies every interval of another node held and not
+ * applied yet, these and those added before without (dsm_log_apply). A
+ * manager adds without: it holds the notices of the releases it receives,
+ * to pass them on in its grants, and its own copies stay valid until one
+ * of its own threads acquires. Refused whole (nothing added) with *f on a
+ * fault. */
 int dsm_log_add(struct dsm_log *l, const void *buf, size_t len,
 		void (*invalidate)(void *arg, uint32_t page), void *arg,
 		struct dsm_notice_fault *f);
 
+/* Calls invalidate(arg, page) for each page of each interval of another
+ * node held and not applied yet (a page may come more than once). */
+void dsm_log_apply(struct dsm_log *l,
+		   void (*invalidate)(void *arg, uint32_t page), void *arg);
+
 /* Drops the intervals every node holds (upto[n]: the least vt[n] over all
- * nodes, as a barrier learns it): what no grant can need again. */
+ * nodes, as a barrier learns it): what no grant can need again. One not
+ * applied here yet stays until it is. */
 void dsm_log_collect(struct dsm_log *l, const uint32_t *upto);
 
 #endif

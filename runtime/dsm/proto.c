@@ -523,3 +523,9 @@ int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 	p->refresh_left = p->refresh_max;
 	return dsm_log_add(&p->log, buf, len, invalidate, p, f);
 }
+
+int dsm_proto_learn(struct dsm_proto *p, const void *buf, size_t len,
+		    struct dsm_notice_fault *f)
+{
+	return dsm_log_add(&p->log, buf, len, NULL, NULL, f);
+}

@@ -264,8 +264,18 @@ static inline bool dsm_hold_try(_Atomic uint32_t *pin,
 }
 
 /* An acquire: the intervals a grant carries (dsm/notice.h), checked, then
- * their pages invalidated. -1 with *f when refused (nothing changed). */
+ * their pages invalidated, with those of every interval learned before
+ * and not applied yet. -1 with *f when refused (nothing changed). */
 int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 		      struct dsm_notice_fault *f);
+
+/* A manager receives a release (an unlock, a barrier arrival, a flag
+ * set): the intervals it carries are held, to go on in the grants, but
+ * this node's copies are not invalidated until one of its own threads or
+ * fibers acquires (dsm_proto_acquire): its threads that did not
+ * synchronise with that release may go on reading what they had. -1 with
+ * *f when refused. */
+int dsm_proto_learn(struct dsm_proto *p, const void *buf, size_t len,
+		    struct dsm_notice_fault *f);
 
 #endif

@@ -1073,12 +1073,28 @@ static uint32_t my_object(const struct wire_hdr *h, uint32_t from,
 	return k;
 }
 
+/* The intervals a message carries: an acquire of this node (a grant, a
+ * thread created here, a thread's end that main waits for), or with
+ * !acquire a release this node manages (dsm_proto_learn). */
+static void notices_in(const struct wire_hdr *h, uint32_t from, const void *buf,
+		       size_t len, bool acquire)
+{
+	struct dsm_notice_fault f = {0};
+	if ((acquire ? dsm_proto_acquire(&sd.p, buf, len, &f)
+		     : dsm_proto_learn(&sd.p, buf, len, &f)) != 0)
+		bad(h, from, "payload", f.what ? f.what : "bad write notices");
+}
+
 static void learn(const struct wire_hdr *h, uint32_t from, const void *buf,
 		  size_t len)
 {
-	struct dsm_notice_fault f = {0};
-	if (dsm_proto_acquire(&sd.p, buf, len, &f) != 0)
-		bad(h, from, "payload", f.what ? f.what : "bad write notices");
+	notices_in(h, from, buf, len, true);
+}
+
+static void learn_release(const struct wire_hdr *h, uint32_t from,
+			  const void *buf, size_t len)
+{
+	notices_in(h, from, buf, len, false);
 }
 
 static void sync_refused(const struct wire_hdr *h, uint32_t from, int rc,
@@ -1245,7 +1261,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	}
 	case M_UNLOCK: {
 		uint32_t k = my_object(h, from, &dsm_g.nlocks);
-		learn(h, from, payload, h->len);
+		learn_release(h, from, payload, h->len);
 		sync_refused(
 		    h, from,
 		    dsm_sync_unlock(&sd.sync, k, from, (uint32_t)h->b, &why),
@@ -1261,8 +1277,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		if (!vt)
 			earth_fatal("shared memory: out of memory");
 		memcpy(vt, payload, vt_len);
-		learn(h, from, (const uint8_t *)payload + vt_len,
-		      h->len - vt_len);
+		learn_release(h, from, (const uint8_t *)payload + vt_len,
+			      h->len - vt_len);
 		struct bar_ep *ep = bar_episode(k);
 		uint32_t count = (uint32_t)h->c;
 		ep->arrived[from]++;
@@ -1288,7 +1304,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	}
 	case M_FLAG_SET: {
 		uint32_t k = my_object(h, from, &dsm_g.nflags);
-		learn(h, from, payload, h->len);
+		learn_release(h, from, payload, h->len);
 		sync_refused(h, from, dsm_sync_flag_set(&sd.sync, k, &why),
 			     why);
 		return;
@@ -1309,8 +1325,9 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			     why);
 		return;
 	}
-	case M_NOTICES: /* the first part of the next message's */
-		learn(h, from, payload, h->len);
+	case M_NOTICES: /* the first part of the next message's (a grant
+			 * applies them all) */
+		learn_release(h, from, payload, h->len);
 		return;
 	case M_GRANT: {
 		grant_check(h, from);
