@@ -8,9 +8,10 @@
  * of more pages than an interval holds closes several, cut into messages
  * of whole intervals that add up to the whole; intervals
  * collected at a barrier free their memory and cannot be asked
- * for again; intervals from a hostile peer (a gap, a node or page out of
- * range, pages out of order, our own future, cut short, bytes after) are
- * refused whole, naming the interval.
+ * for again; intervals a manager adds without invalidating are applied
+ * at its next acquire and kept by a collection until then; intervals from a
+ * hostile peer (a gap, a node or page out of range, pages out of order, our own
+ * future, cut short, bytes after) are refused whole, naming the interval.
  */
 #define EARTH_INTERNAL 1
 #include <criterion/criterion.h>
@@ -256,6 +257,41 @@ Test(dsm_notice, random_grants_match_reference)
 	}
 	for (int i = 0; i < N; i++)
 		dsm_log_fini(&l[i]);
+}
+
+/* A manager adds the notices of a release it receives without
+ * invalidating (no callback); its node's next acquire invalidates them
+ * with its own; a barrier's collection keeps what is not applied yet. */
+Test(dsm_notice, learned_then_applied_at_the_next_acquire)
+{
+	struct dsm_log a, b;
+	cr_assert_eq(dsm_log_init(&a, 2, 0, PAGES), 0);
+	cr_assert_eq(dsm_log_init(&b, 2, 1, PAGES), 0);
+	for (uint32_t i = 1; i <= 3; i++)
+		cr_assert_eq(dsm_log_close(&a, &i, 1), 0);
+	static uint8_t buf[4096];
+	uint32_t zero[2] = {0, 0};
+	size_t len =
+	    dsm_log_encode_since(&a, zero, UINT32_MAX, buf, sizeof(buf));
+	struct dsm_notice_fault f = {0};
+	cr_assert_eq(dsm_log_add(&b, buf, len, NULL, NULL, &f), 0);
+	cr_assert_eq(b.vt[0], 3, "held, to pass on");
+	cr_assert_eq(b.applied[0], 0);
+	uint32_t upto[2] = {3, 0};
+	dsm_log_collect(&b, upto);
+	cr_assert_eq(b.log[0].n, 3, "collected before it was applied");
+	uint32_t w = 9;
+	cr_assert_eq(dsm_log_close(&a, &w, 1), 0); /* interval 4 */
+	grant(&a, &b);
+	expect_inval((uint32_t[]){1, 2, 3, 9}, 4);
+	cr_assert_eq(b.applied[0], 4);
+	ninval = 0;
+	dsm_log_apply(&b, on_inval, NULL);
+	cr_assert_eq(ninval, 0, "applied twice");
+	dsm_log_collect(&b, upto);
+	cr_assert_eq(b.log[0].n, 1);
+	dsm_log_fini(&a);
+	dsm_log_fini(&b);
 }
 
 Test(dsm_notice, barrier_collects)
