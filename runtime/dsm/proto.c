@@ -131,12 +131,8 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 				 bool again)
 {
 	uint8_t st = dsm_region_state(p->r, page);
-	if (again)
-		;
-	else if (write)
-		p->st.write_faults++;
-	else
-		p->st.read_faults++;
+	if (!again)
+		++*(write ? &p->st.write_faults : &p->st.read_faults);
 	if (atomic_load(&p->deferred[page])) {
 		/* Its holds gone (an EU's hit that backed off may have
 		 * put it off): done now; else dsm_proto_unpin wakes it. */
