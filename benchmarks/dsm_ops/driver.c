@@ -273,6 +273,21 @@ static double sync_msgs(const char *tr, const char *tls_set, const char *mode,
 	return (sent[1] - sent[0]) / ops;
 }
 
+/* The fault and the three synchronisations every transport measures:
+ * prog.c's mode, the METRIC name, and how many a job makes (pages read,
+ * or synchronisations per thread). */
+enum { OPS = 4 };
+static const char *const op_mode[OPS] = {"fault", "lock", "incr", "barrier"};
+static const char *const op_name[OPS] = {"dsm_fault", "dsm_lock_handoff",
+					 "dsm_locked_incr", "dsm_barrier"};
+
+static const char *op_count(int i)
+{
+	if (i == 0)
+		return bench_quick ? "200" : "1000";
+	return bench_quick ? "500" : "2000";
+}
+
 static void transport(const char *tr, const char *sfx, const char *tls,
 		      double kernel)
 {
@@ -290,16 +305,11 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 			bad = 1;
 		}
 	}
-	const char *npages = bench_quick ? "200" : "1000";
-	double fault =
-	    prog_result(tr, env, "fault", npages, "1", out, sizeof(out));
-	const char *nsync = bench_quick ? "500" : "2000";
-	double lock =
-		   prog_result(tr, env, "lock", nsync, "1", out, sizeof(out)),
-	       incr =
-		   prog_result(tr, env, "incr", nsync, "1", out, sizeof(out)),
-	       barrier = prog_result(tr, env, "barrier", nsync, "1", out,
-				     sizeof(out));
+	double v[OPS];
+	for (int i = 0; i < OPS; i++)
+		v[i] = prog_result(tr, env, op_mode[i], op_count(i), "1", out,
+				   sizeof(out));
+	double fault = v[0];
 	if (fault > 0) {
 		snprintf(name, sizeof(name), "dsm_fault.%s", sfx);
 		bench_metric_ns(name, fault);
@@ -320,7 +330,7 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 	/* The EU's time per miss: fibers' split-phase acquisition against a
 	 * program thread's fault, node 1's EU busy time in the same job. */
 	const char *tenv[] = {"EARTH_TIMING=1", tls ? set : NULL, NULL};
-	double miss = prog_result(tr, tenv, "miss_eu", npages, "1", out,
+	double miss = prog_result(tr, tenv, "miss_eu", op_count(0), "1", out,
 				  sizeof(out)),
 	       miss_thread =
 		   miss > 0 ? value_in(out, "result miss_eu_thread ") : -1;
@@ -339,19 +349,15 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 		printf("# dsm_ops: no miss_eu_thread over %s:\n%s", sfx, out);
 		bad = 1;
 	}
-	const char *nm[] = {"dsm_lock_handoff", "dsm_locked_incr",
-			    "dsm_barrier"};
-	const char *md[] = {"lock", "incr", "barrier"};
-	double v[] = {lock, incr, barrier};
-	for (int i = 0; i < 3; i++)
+	for (int i = 1; i < OPS; i++) /* the synchronisations */
 		if (v[i] > 0) {
-			snprintf(name, sizeof(name), "%s.%s", nm[i], sfx);
+			snprintf(name, sizeof(name), "%s.%s", op_name[i], sfx);
 			bench_metric_ns(name, v[i]);
-			double m = sync_msgs(tr, tls ? set : NULL, md[i], out,
-					     sizeof(out));
+			double m = sync_msgs(tr, tls ? set : NULL, op_mode[i],
+					     out, sizeof(out));
 			if (m >= 0) {
 				snprintf(name, sizeof(name), "%s_msgs.%s",
-					 nm[i], sfx);
+					 op_name[i], sfx);
 				bench_metric(name, m, "msgs");
 			}
 		}
@@ -366,18 +372,13 @@ static void single_poll(void)
 {
 	static char out[65536];
 	const char *env[] = {"EARTH_MODE=single-poll", NULL};
-	const char *npages = bench_quick ? "200" : "1000";
-	const char *nsync = bench_quick ? "500" : "2000";
-	const char *md[] = {"fault", "lock", "incr", "barrier"};
-	const char *nm[] = {"dsm_fault", "dsm_lock_handoff", "dsm_locked_incr",
-			    "dsm_barrier"};
-	for (int i = 0; i < 4; i++) {
-		double v = prog_result("shm", env, md[i], i ? nsync : npages,
-				       "1", out, sizeof(out));
+	for (int i = 0; i < OPS; i++) {
+		double v = prog_result("shm", env, op_mode[i], op_count(i), "1",
+				       out, sizeof(out));
 		if (v > 0) {
 			char name[96];
 			snprintf(name, sizeof(name), "%s.shm.single_poll",
-				 nm[i]);
+				 op_name[i]);
 			bench_metric_ns(name, v);
 		}
 	}
