@@ -9,7 +9,8 @@
 #   dsm_fault  a fault's kernel part by protections and by userfaultfd
 #   tc_dsm     latency hiding with fibers and with program threads on 2
 #              nodes (full sizes; F = 1, 8, 16 and k = 1, 8, at 20 and
-#              100 us: the figures the targets name)
+#              100 us: the figures the targets name; TC_DSM_LATS,
+#              TC_DSM_FS and TC_DSM_KS set others, as for the driver)
 #   xcore_rtt  the cache-line round trip between two CPUs, before and after
 # Each driver gets at most RUN_LIMIT seconds (default 240). RUN=NAME runs
 # one of them (smp, dsm_ops, dsm_fault, tc_dsm). Usage: OUT=DIR run.sh
@@ -49,7 +50,8 @@ step xcore_rtt "$d/rel/bench/xcore_rtt"
 step smp "$d/rel/bench/smp"
 step dsm_ops "$d/rel/bench/dsm_ops"
 step dsm_fault "$d/rel/bench/dsm_fault"
-step tc_dsm env QUICK=0 TC_DSM_LATS="20 100" TC_DSM_FS="8 16" \
-	TC_DSM_KS="8" RESULTS_DIR="$OUT" "$d/rel/bench/tc_dsm"
+step tc_dsm env QUICK=0 TC_DSM_LATS="${TC_DSM_LATS:-20 100}" \
+	TC_DSM_FS="${TC_DSM_FS:-8 16}" TC_DSM_KS="${TC_DSM_KS:-8}" \
+	RESULTS_DIR="$OUT" "$d/rel/bench/tc_dsm"
 echo "run: $(grep -c . "$OUT/metrics.txt") METRIC lines in $OUT"
 exit $status

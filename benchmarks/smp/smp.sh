@@ -19,7 +19,9 @@
 # tbb_uts): the programs of compare.sh. A k the runtime refuses (a build
 # that runs one EU per node) is named and skipped, not failed. On a machine
 # with fewer cores than k + 1 the figures are reported, not judged.
-# QUICK=1: smaller problems, fewer rounds. SMP_KMAX caps k.
+# QUICK=1: smaller problems, fewer rounds. SMP_KMIN and SMP_KMAX bound k
+# (SMP_KMIN: to finish a run a time limit cut short). SMP_PARTS: "one",
+# "two" or both (the default): the one-node rounds, the two-node ones.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 DRIVER_NAME=smp
@@ -34,8 +36,11 @@ rounds=$([ -n "$quick" ] && echo 3 || echo 5)
 cores=$(nproc)
 kmax=$cores
 [ -n "${SMP_KMAX:-}" ] && [ "$SMP_KMAX" -lt "$kmax" ] && kmax=$SMP_KMAX
+kmin=${SMP_KMIN:-1}
+parts=${SMP_PARTS:-one two}
+part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "# smp: $(lscpu | sed -n 's/^Model name: *//p' | head -n1); $cores usable" \
-     "cores; a node of k EUs is k + 1 threads (its SU), k = 1..$kmax"
+     "cores; a node of k EUs is k + 1 threads (its SU), k = $kmin..$kmax"
 echo "# smp: load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
 trap 'echo "# smp: load average at end $(cut -d" " -f1-3 /proc/loadavg)"' EXIT
 
@@ -104,7 +109,7 @@ placement() {
 	echo "# smp: k=$1 placement: $(sed -n 's/^  mode dual: //p' <<<"$o" |
 		head -n1)${cpus:+; EU CPUs$cpus}"
 }
-for ((k = 1; k <= kmax; k++)); do
+part one && for ((k = kmin; k <= kmax; k++)); do
 	eus_ok "$k" || continue
 	placement "$k"
 	prog_rounds fib "$k" "$bin/earth_tasks fib $fib_n $reps" \
@@ -122,7 +127,7 @@ done
 w=$([ -n "$quick" ] && echo 64 || echo 256)
 c=$([ -n "$quick" ] && echo 200 || echo 1000)
 best=""
-for ((k = 1; k <= kmax; k++)); do
+part two && for ((k = kmin; k <= kmax; k++)); do
 	eus_ok "$k" || continue
 	T=()
 	for ((r = 0; r < rounds; r++)); do
