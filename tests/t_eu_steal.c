@@ -6,7 +6,9 @@
  * EUs' idle wait (eu_idle: steal from a sibling, the idle count, sleep),
  * every token run exactly once and the idle count back to 0; siblings
  * steal every token of an EU that only pushes; an EU asleep wakes for a
- * sibling's token; the SU asks peers for tokens only when every EU is
+ * sibling's token; a fiber one EU makes ready on another's frame goes
+ * to that EU's sibling list and wakes it, through the SU only when that
+ * list is full; the SU asks peers for tokens only when every EU is
  * idle, steals for a peer from the EUs round robin with each frame going
  * back to its EU, gives an arriving token to the EU with the shortest
  * ready ring, and counts the node stuck only when every EU is idle. White
@@ -159,14 +161,27 @@ static void run_token(unsigned e, void *frame)
 	atomic_fetch_sub(&left, 1);
 }
 
-/* EU e's loop as eu/fiber_loop.h runs it, with tokens only: its newest
- * token, else its idle wait (a sibling's token lands on its own deque). */
+/* The EU a thread of the test acts as. */
+static __thread int by_hand_eu = -1;
+
+/* EU e's loop as eu/fiber_loop.h runs it, with tokens and fibers siblings
+ * hand it: such a fiber, else its newest token, else its idle wait (a
+ * sibling's token lands on its own deque). */
 static void *eu_thread_by_hand(void *arg)
 {
 	unsigned e = (unsigned)(uintptr_t)arg;
 	struct earth_node *n = &earth_node_g;
+	by_hand_eu = (int)e;
 	ran_by[e] = 0;
 	while (!atomic_load_explicit(&n->stop, memory_order_acquire)) {
+		struct q_msg *m = q_mpsc_peek(&n->link[e].sib);
+		if (m) {
+			earth_fiber_fn f = (earth_fiber_fn)(uintptr_t)m->w[0];
+			void *fr = (void *)(uintptr_t)m->w[1];
+			q_mpsc_release(&n->link[e].sib);
+			f(fr);
+			continue;
+		}
 		void *t = deque_pop(eu_at(e)->tokens);
 		if (t)
 			run_token(e, t);
@@ -329,6 +344,77 @@ Test(eu_steal, an_eu_asleep_wakes_for_a_siblings_token)
 		      (unsigned long long)eu_at(on)->sleeps);
 	cr_expect_eq(eu_at(on)->tokens_taken, 1);
 	cr_expect_eq(atomic_load(&earth_node_g.eus_idle), 0);
+	node_down();
+}
+
+/* ---- fibers made ready on a sibling's frame ---- */
+
+static _Atomic uint64_t handed_runs;
+static _Atomic int handed_on = -1;
+static void handed_fiber(void *frame)
+{
+	(void)frame;
+	atomic_store(&handed_on, by_hand_eu);
+	atomic_fetch_add(&handed_runs, 1);
+}
+
+static bool one_run(uint64_t v)
+{
+	return v == 1;
+}
+
+Test(eu_steal, a_fiber_made_ready_on_a_siblings_frame_wakes_it_asleep)
+{
+	node_up(K);
+	/* A frame of EU 1's, taken before its thread runs. */
+	void *frame = eu_frame_alloc(eu_at(1), &tok_fn);
+	atomic_store(&handed_runs, 0);
+	atomic_store(&handed_on, -1);
+	pthread_t t[K];
+	start_eus(t, 1, K);
+	cr_assert(wait_for(&earth_node_g.eus_idle, two_asleep),
+		  "EUs 1 and 2 never both slept: idle count %#llx",
+		  (unsigned long long)atomic_load(&earth_node_g.eus_idle));
+	/* This thread, as EU 0, signalled the slot of a fiber on that frame
+	 * to 0: the fiber goes to EU 1, with no request to the SU. */
+	eu_ready_elsewhere(eu_at(0), handed_fiber, frame);
+	cr_assert(wait_for(&handed_runs, one_run), "the fiber never ran");
+	cr_expect_eq(atomic_load(&handed_on), 1, "run by EU %d",
+		     atomic_load(&handed_on));
+	cr_expect_eq(eu_at(0)->req_posted, 0);
+	cr_expect_eq(eu_at(0)->fibers_elsewhere, 1);
+	cr_expect(wait_for(&earth_node_g.eus_idle, two_asleep));
+	stop_eus(t, 1, K);
+	/* asleep before, and again after it ran the fiber */
+	cr_expect_geq(eu_at(1)->sleeps, 2, "EU 1 slept %llu times",
+		      (unsigned long long)eu_at(1)->sleeps);
+	eu_frame_free(eu_at(1), frame);
+	node_down();
+}
+
+Test(eu_steal, a_full_sibling_list_sends_the_fiber_through_the_su)
+{
+	node_up(K);
+	void *frame = eu_frame_alloc(eu_at(1), &tok_fn);
+	struct q_mpsc *q = &earth_node_g.link[1].sib;
+	unsigned filled = 0;
+	for (struct q_msg *m; (m = q_mpsc_reserve(q)); filled++) {
+		m->w[0] = (uintptr_t)handed_fiber;
+		m->w[1] = (uintptr_t)frame;
+		q_mpsc_publish(q, m);
+	}
+	cr_assert_eq(filled, EARTH_SIB_READY_SLOTS);
+	eu_ready_elsewhere(eu_at(0), handed_fiber, frame);
+	/* A SPAWN request to the SU, which routes it by frame. */
+	cr_expect_eq(eu_at(0)->req_posted, 1);
+	eu_post_flush(eu_at(0));
+	cr_expect(q_ring_peek(&earth_node_g.link[0].req),
+		  "no request on EU 0's ring");
+	unsigned left_on_list = 0;
+	for (; q_mpsc_peek(q); left_on_list++)
+		q_mpsc_release(q);
+	cr_expect_eq(left_on_list, EARTH_SIB_READY_SLOTS);
+	eu_frame_free(eu_at(1), frame);
 	node_down();
 }
 

@@ -458,8 +458,9 @@ Test(smp, a_slot_signalled_from_every_eu_and_another_node_at_once)
  * sibling that stole a child, and a fiber a child SPAWNs on main's frame,
  * wait for main's first fiber to end; a stolen token's frame is its
  * thief's. Unobserved, the EUs signal the join's slot themselves and hand
- * the fiber over through the SU; with statistics on, the SU performs every
- * signal and routes the fiber by frame. */
+ * the fiber to main's EU themselves, with no request to the SU; with
+ * statistics on, the SU performs every signal and routes the fiber by
+ * frame. */
 Test(smp, a_frames_fibers_never_run_at_once)
 {
 	static struct t_cmd c;
@@ -485,6 +486,13 @@ Test(smp, a_frames_fibers_never_run_at_once)
 			 * tested */
 			cr_expect(!strstr(c.out, "on other EUs 0,"), "k=%u: %s",
 				  k, c.out);
+			/* unobserved, the EUs hand each other the join and
+			 * the SPAWN themselves: no request to the SU (one
+			 * there put the EU behind the SU for every signal
+			 * after it) */
+			if (!observed)
+				cr_expect(strstr(c.out, "SU requests 0\n"),
+					  "k=%u: %s", k, c.out);
 			if (observed)
 				eus_in_stats(path, 1, k);
 		}

@@ -85,6 +85,12 @@
 #ifndef EARTH_TOKEN_DEQUE_MAX
 #define EARTH_TOKEN_DEQUE_MAX (1u << 24)
 #endif
+/* Fibers a node's EUs hand each other (k > 1: a slot signalled on one EU
+ * made a fiber of another's frame ready), per EU; more wait go through
+ * the SU. */
+#ifndef EARTH_SIB_READY_SLOTS
+#define EARTH_SIB_READY_SLOTS 256u
+#endif
 /* The EU returns ready-ring credits every this many messages. */
 #ifndef EARTH_READY_CREDIT_BATCH
 #define EARTH_READY_CREDIT_BATCH 128

@@ -118,8 +118,8 @@ struct eu_state {
 	 * first sibling to look at (xorshift64; 0 until the first steal), and
 	 * the tokens taken from siblings. */
 	uint64_t steal_rng, tokens_taken;
-	/* Fibers its slot signals made ready on siblings' frames, sent
-	 * through the SU (eu_ready_elsewhere). */
+	/* Fibers its slot signals made ready on siblings' frames
+	 * (eu_ready_elsewhere). */
 	uint64_t fibers_elsewhere;
 } q_aligned_line;
 
@@ -512,8 +512,10 @@ static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 	eu_ready_push(eu, fiber, frame);
 }
 
-/* A fiber made ready on the EU for a frame of another EU: to the SU as a
- * SPAWN, which gives it to that EU (post.c). */
+/* A fiber made ready on the EU for a frame of another EU: onto that EU's
+ * sibling list (eu_link.sib), waking it if it sleeps; through the SU as a
+ * SPAWN only when that list is full (post.c). Never a request on the way:
+ * the EU keeps performing its own signals (eu_local_ok). */
 void eu_ready_elsewhere(struct eu_state *eu, earth_fiber_fn fiber,
 			void *frame) EARTH_HIDDEN;
 /* May a fiber on `frame` run on this EU? Always on a node of one EU. */
@@ -566,6 +568,9 @@ bool eu_sleep_begin(struct earth_node *n) EARTH_HIDDEN;
 void eu_sleep_end(struct earth_node *n) EARTH_HIDDEN;
 void eu_idle_leave(struct earth_node *n, struct eu_state *eu) EARTH_HIDDEN;
 #define EU_SIB_RECHECK_NS 1000000u /* 1 ms */
+/* Wakes EU i if its word says it sleeps (a CAS from SLEEPING, then the
+ * futex): true if it did. The caller fenced after what EU i must see. */
+bool eu_wake_if_asleep(struct earth_node *n, unsigned i) EARTH_HIDDEN;
 /* Wakes one sleeping sibling of eu, if one sleeps. */
 void eu_wake_sibling(struct earth_node *n,
 		     struct eu_state *eu) EARTH_HIDDEN EARTH_COLD;

@@ -79,6 +79,25 @@ EU_LOOP_NAME(struct earth_node *n, struct eu_state *eu,
 						       eu->own_ready_len != 0);
 				continue;
 			}
+			/* Fibers siblings made ready for this EU's frames
+			 * (k > 1): after a ready message the SU published
+			 * before the sibling handed one over (the sibling
+			 * saw it performed: eu_local_ok), so the ring is
+			 * looked at again once one is here. */
+			struct q_msg *sm;
+			if (eu->siblings &&
+			    (sm = q_mpsc_peek(&eu->link->sib))) {
+				if (q_ring_nonempty(eu->ready))
+					continue;
+				earth_fiber_fn f =
+				    (earth_fiber_fn)(uintptr_t)sm->w[0];
+				void *fr = (void *)(uintptr_t)sm->w[1];
+				q_mpsc_release(&eu->link->sib);
+				EU_LOOP_RUN(n, eu, f, fr);
+				if (q_unlikely(acct_on))
+					eu_fiber_ended(eu, false);
+				continue;
+			}
 			void *t = deque_pop(eu->tokens);
 			if (t) {
 				eu->tokens_run++;

@@ -75,7 +75,8 @@ EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 		eu_idle_enter(n);
 	for (;;) {
 		if (q_ring_peek(eu->ready) ||
-		    atomic_load_explicit(&n->stop, memory_order_acquire))
+		    atomic_load_explicit(&n->stop, memory_order_acquire) ||
+		    (sibs && q_mpsc_peek(&eu->link->sib)))
 			goto out;
 		if (eu->ovf_len) {
 			eu_ovf_drain(eu);
@@ -90,7 +91,9 @@ EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	/* Block. Dekker with su_ready_flush: we store SLEEPING then look at
 	 * the ring; the SU stores the ring then looks at our state. With
 	 * siblings, Dekker with eu_token_pushed too: we count ourselves
-	 * asleep, fence, then look at their deques. */
+	 * asleep, fence, then look at their deques; and with
+	 * eu_ready_elsewhere: it publishes on our sibling list, fences,
+	 * then looks at our word. */
 	atomic_store_explicit(&eu->link->word, UNIT_SLEEPING,
 			      memory_order_seq_cst);
 	bool fenced = !sibs || eu_sleep_begin(n);
@@ -101,7 +104,7 @@ EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 		earth_su_wake(n);
 	if (!q_ring_nonempty(eu->ready) &&
 	    !atomic_load_explicit(&n->stop, memory_order_acquire) &&
-	    !(sibs && eu_sib_tokens(n, eu))) {
+	    !(sibs && (eu_sib_tokens(n, eu) || q_mpsc_peek(&eu->link->sib)))) {
 		eu->sleeps++;
 		if (q_likely(fenced))
 			earth_futex_wait(&eu->link->word, UNIT_SLEEPING);

@@ -158,9 +158,25 @@ void eu_own_ready_to_su(struct eu_state *eu)
 
 void eu_ready_elsewhere(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 {
-	/* Counted by the SU when it makes it ready. */
-	post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
+	struct earth_node *n = &earth_node_g;
+	unsigned to = unit_frame_eu(&eu->regs, frame, unit_eus(n));
+	struct q_mpsc *q = &n->link[to].sib;
+	struct q_msg *m = q_mpsc_reserve(q);
 	eu->fibers_elsewhere++;
+	if (q_unlikely(!m)) {
+		/* Its list is full: through the SU, which counts it when it
+		 * makes it ready. */
+		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
+		return;
+	}
+	m->w[0] = (uintptr_t)fiber;
+	m->w[1] = (uintptr_t)frame;
+	q_mpsc_publish(q, m);
+	eu->fibers_ready++;
+	/* Dekker with eu_idle: it stores SLEEPING, fences, then looks at
+	 * the list; we published, fence, then look at its word. */
+	atomic_thread_fence(memory_order_seq_cst);
+	(void)eu_wake_if_asleep(n, to);
 }
 
 void eu_ovf_drain(struct eu_state *eu)
@@ -589,10 +605,16 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
 	struct eu_state *eu = eu_self;
-	if (eu_local_ok(eu) && eu_frame_here(eu, frame))
-		eu_ready_local(eu, fiber, frame);
-	else
+	if (!eu_local_ok(eu)) {
 		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
+	} else if (eu_frame_here(eu, frame)) {
+		eu_ready_local(eu, fiber, frame);
+	} else {
+		/* Another EU's frame: handed to it, after the signals
+		 * combined before. */
+		eu_comb_perform(eu);
+		eu_ready_elsewhere(eu, fiber, frame);
+	}
 	eu->ops[EARTH_OP_SPAWN]++;
 }
 

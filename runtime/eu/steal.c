@@ -108,22 +108,26 @@ void eu_idle_leave(struct earth_node *n, struct eu_state *eu)
 		eu_wake_sibling(n, eu);
 }
 
+bool eu_wake_if_asleep(struct earth_node *n, unsigned i)
+{
+	_Atomic uint32_t *w = &n->link[i].word;
+	uint32_t s = UNIT_SLEEPING;
+	if (atomic_load_explicit(w, memory_order_relaxed) != UNIT_SLEEPING ||
+	    !atomic_compare_exchange_strong_explicit(w, &s, UNIT_RUNNING,
+						     memory_order_seq_cst,
+						     memory_order_relaxed))
+		return false;
+	earth_futex_wake(w);
+	return true;
+}
+
 void eu_wake_sibling(struct earth_node *n, struct eu_state *eu)
 {
 	unsigned k = unit_eus(n), self = eu_index(n, eu);
 	/* Pairs with the sleeper's seq_cst store of its word before it
 	 * counted itself asleep. */
 	atomic_thread_fence(memory_order_seq_cst);
-	for (unsigned j = 1; j < k; j++) {
-		_Atomic uint32_t *w = &n->link[(self + j) % k].word;
-		uint32_t s = UNIT_SLEEPING;
-		if (atomic_load_explicit(w, memory_order_relaxed) ==
-			UNIT_SLEEPING &&
-		    atomic_compare_exchange_strong_explicit(
-			w, &s, UNIT_RUNNING, memory_order_seq_cst,
-			memory_order_relaxed)) {
-			earth_futex_wake(w);
+	for (unsigned j = 1; j < k; j++)
+		if (eu_wake_if_asleep(n, (self + j) % k))
 			return;
-		}
-	}
 }

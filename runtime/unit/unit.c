@@ -50,6 +50,11 @@ int unit_links_init(struct earth_node *n, enum q_mode mode, uint32_t slots)
 		if (rc)
 			return rc;
 		q_ring_set_batches(&l->ready, 32, EARTH_READY_CREDIT_BATCH);
+		if (k > 1) {
+			rc = q_mpsc_init(&l->sib, EARTH_SIB_READY_SLOTS);
+			if (rc)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -71,6 +76,7 @@ void unit_links_fini(struct earth_node *n)
 		q_ring_fini(&n->link[i].req);
 		q_ring_fini(&n->link[i].ready);
 		deque_free(&n->link[i].tokens); /* nothing if never set up */
+		q_mpsc_fini(&n->link[i].sib);
 	}
 	free(n->link);
 	n->link = NULL;

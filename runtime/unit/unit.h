@@ -172,6 +172,13 @@ struct eu_link {
 	 * siblings (eu/steal.c) and the SU, for other nodes (su/balance.c),
 	 * steal the oldest at the top. Its two ends on lines of their own. */
 	struct deque tokens;
+	/* Fibers EU i's siblings made ready for its frames (a slot one of
+	 * them signalled, eu/post.c, eu_ready_elsewhere): any sibling
+	 * publishes, EU i takes them in its loop after its own ready list
+	 * and before its tokens, and looks here before it sleeps (the
+	 * publisher fences, then wakes it if its word says SLEEPING). Set up
+	 * for k > 1 only. */
+	struct q_mpsc sib;
 };
 
 /* Sets up n->link for n->eus EUs: each ring pair with `slots` messages
