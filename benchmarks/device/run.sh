@@ -4,7 +4,8 @@
 # $OUT/metrics.txt, each driver's output into $OUT/<driver>.log, and the
 # machine into $OUT/machine.txt:
 #   smp        a node of k EUs against oneTBB, k = 1 .. SMP_KMAX (default:
-#              the cores less one, at most 15), QUICK by default
+#              the cores, at most 16: the last with the SU dozing on a
+#              core an EU shares), full sizes unless QUICK=1
 #   dsm_ops    the shared-memory figures that need four free cores
 #   dsm_fault  a fault's kernel part by protections and by userfaultfd
 #   tc_dsm     latency hiding with fibers and with program threads on 2
@@ -20,10 +21,10 @@ OUT=${OUT:-$d/out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export UCX_MODULE_DIR=$d/lib/ucx
-export QUICK=${QUICK:-1}
+export QUICK=${QUICK:-0}
 limit=${RUN_LIMIT:-240}
 cores=$(nproc)
-kmax=$((cores - 1 < 15 ? cores - 1 : 15))
+kmax=$((cores < 16 ? cores : 16))
 export SMP_KMAX=${SMP_KMAX:-$kmax}
 {
 	echo "date: $(date -u +%FT%TZ)"
