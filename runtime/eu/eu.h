@@ -504,7 +504,7 @@ static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,
 	eu_ready_put(eu, fiber, frame);
 }
 
-/* SPAWN, INVOKE on the EU: after the signals combined before them. */
+/* INVOKE on the EU: after the signals combined before it. */
 static inline void eu_ready_local(struct eu_state *eu, earth_fiber_fn fiber,
 				  void *frame)
 {

@@ -605,15 +605,13 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	if (q_unlikely(!fiber))
 		eu_misuse("SPAWN", "null fiber");
 	struct eu_state *eu = eu_self;
-	if (!eu_local_ok(eu)) {
-		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
-	} else if (eu_frame_here(eu, frame)) {
-		eu_ready_local(eu, fiber, frame);
-	} else {
-		/* Another EU's frame: handed to it, after the signals
-		 * combined before. */
+	if (eu_local_ok(eu)) {
+		/* After the signals combined before; onto this EU's list, or
+		 * handed to the EU of another's frame, as a slot's fiber. */
 		eu_comb_perform(eu);
-		eu_ready_elsewhere(eu, fiber, frame);
+		eu_ready_fired(eu, fiber, frame);
+	} else {
+		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
 	}
 	eu->ops[EARTH_OP_SPAWN]++;
 }
