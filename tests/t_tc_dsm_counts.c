@@ -150,9 +150,8 @@ static void matmul(int workers, long kk, long r, long lat_ns)
 		for (long j = 0; j < W; j++)
 			b[k * W + j] = hm_b(k, j);
 	for (long h = 0; h < 2; h++) {
-		memset(acc, 0, sizeof(acc));
 		for (long k = 0; k < kk; k++)
-			hm_update(a, b, acc, M, W, h, k, 0, W);
+			hm_update(a, b, acc, M, W, h, k, k == 0);
 		for (long i = h; i < M; i += 2)
 			memcpy(c + i * W, acc + (i / 2) * W,
 			       sizeof(double) * W);

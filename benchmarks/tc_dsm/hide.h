@@ -16,13 +16,13 @@
  * matmul: C = A B, A of M rows of K doubles, B of K rows of W doubles, C
  *   of M rows of W; every row a page of its own (A padded to W). Row i of
  *   A and C and row k of B are homed on node i mod 2 (k mod 2). Node h
- *   computes its own rows of C; its P workers split the W columns, worker
- *   j taking columns [jW/P, (j+1)W/P) and the rows of B in the order
- *   k = (jK/P + t) mod K, t = 0..K-1 (workers start on different rows, so
- *   their misses are different pages), summing into memory of its own;
- *   then it writes its columns of C. The values are small integers:
- *   every sum is exact whatever the order, so the checksum is the same for
- *   every P.
+ *   computes its own rows of C; its P workers split the K rows of B,
+ *   worker j taking rows [jK/P, (j+1)K/P) (hm_rows_of: each row of B read
+ *   by one worker of each node, every other one remote), and sums A[i][k]
+ *   B[k][.] over them into a partial C of its own (all W columns of the
+ *   node's rows); then the node's last worker adds the partials into C.
+ *   The values are small integers: every sum is exact whatever the order,
+ *   so the checksum is the same for every P.
  */
 #ifndef TC_DSM_HIDE_H
 #define TC_DSM_HIDE_H
@@ -62,18 +62,56 @@ static inline double hm_b(long k, long j)
 	return (double)((k * 5 + j * 13) % 17 - 8);
 }
 
-/* matmul: acc[i / 2][0..c1 - c0) += A[i][k] B[k][c0..c1) for the rows i
- * of node h (a worker sums into memory of its own and writes its columns
- * of C once, at the end: C's pages are written once per product) */
-static inline void hm_update(const double *a, const double *b, double *acc,
-			     long m, long w, long h, long k, long c0, long c1)
+/* matmul: worker j of p takes rows [*k0, *k1) of B's kk (none when
+ * p > kk leaves it none) */
+static inline void hm_rows_of(long j, long p, long kk, long *k0, long *k1)
 {
+	*k0 = j * kk / p;
+	*k1 = (j + 1) * kk / p;
+}
+
+/* matmul: acc[i / 2][0..w) += A[i][k] B[k][0..w) for the rows i of node h
+ * (= at the worker's first row: no zeroing; a worker sums into memory of
+ * its own, and the node's last worker adds every partial into C once) */
+static inline void hm_update(const double *a, const double *b, double *acc,
+			     long m, long w, long h, long k, int first)
+{
+	const double *brow = b + k * w;
 	for (long i = h; i < m; i += 2) {
 		double aik = a[i * w + k];
-		double *row = acc + (i / 2) * (c1 - c0) - c0;
-		for (long col = c0; col < c1; col++)
-			row[col] += aik * b[k * w + col];
+		double *row = acc + (i / 2) * w;
+		if (first)
+			for (long col = 0; col < w; col++)
+				row[col] = aik * brow[col];
+		else
+			for (long col = 0; col < w; col++)
+				row[col] += aik * brow[col];
 	}
+}
+
+/* matmul: row i of C (dst, w doubles) = the sum of the partials acc[0..p)
+ * of the workers that have rows of B, in worker order */
+static inline void hm_reduce(double *dst, double *const *acc, long p, long kk,
+			     long w, long i)
+{
+	int any = 0;
+	for (long jj = 0; jj < p; jj++) {
+		long k0, k1;
+		hm_rows_of(jj, p, kk, &k0, &k1);
+		if (k0 == k1)
+			continue;
+		const double *src = acc[jj] + (i / 2) * w;
+		if (!any)
+			for (long col = 0; col < w; col++)
+				dst[col] = src[col];
+		else
+			for (long col = 0; col < w; col++)
+				dst[col] += src[col];
+		any = 1;
+	}
+	if (!any)
+		for (long col = 0; col < w; col++)
+			dst[col] = 0;
 }
 
 /* A weighted sum of n doubles: the checksum both versions print */

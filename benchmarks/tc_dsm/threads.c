@@ -9,7 +9,7 @@
  * among them, after the initialisation and after each step), the same
  * initialisation (jacobi: every worker its blocks; matmul: worker 0 of
  * each node its pages), the same stores (matmul: the node's last worker
- * to finish stores every worker's sums into C).
+ * to finish adds every worker's partial sums into C).
  *
  *   earthrun -n 2 hide_threads -m jacobi|matmul -k K [-n N] [-s S] [-r R]
  *
@@ -78,10 +78,11 @@ static void jacobi(unsigned me)
 static void matmul(unsigned me)
 {
 	long node = me % 2, j = me / 2, nq = (2 * HM_M + n - node + 1) / 2;
-	long c0 = j * w / k, c1 = (j + 1) * w / k;
-	acc[j] = calloc((size_t)(HM_M / 2 * (c1 - c0)) + 1, sizeof(double));
+	long k0, k1;
+	hm_rows_of(j, k, n, &k0, &k1);
+	acc[j] = malloc(sizeof(double) * (size_t)(HM_M / 2 * w));
 	if (!acc[j]) {
-		perror("hide_threads: calloc");
+		perror("hide_threads: malloc");
 		exit(1);
 	}
 	for (long r = 0; r <= reps; r++) {
@@ -100,21 +101,13 @@ static void matmul(unsigned me)
 		}
 		meet();
 		double t0 = now_ns();
-		memset(acc[j], 0,
-		       sizeof(double) * (size_t)(HM_M / 2 * (c1 - c0)));
-		for (long t = 0; t < n; t++)
-			hm_update(x, x + HM_M * w, acc[j], HM_M, w, node,
-				  (j * n / k + t) % n, c0, c1);
+		for (long kb = k0; kb < k1; kb++)
+			hm_update(x, x + HM_M * w, acc[j], HM_M, w, node, kb,
+				  kb == k0);
 		if (__atomic_sub_fetch(&left, 1, __ATOMIC_SEQ_CST) == 0)
 			for (long i = node; i < HM_M; i += 2)
-				for (long jj = 0; jj < k; jj++) {
-					long b0 = jj * w / k,
-					     b1 = (jj + 1) * w / k;
-					memcpy(x + (HM_M + n + i) * w + b0,
-					       acc[jj] + (i / 2) * (b1 - b0),
-					       sizeof(double) *
-						   (size_t)(b1 - b0));
-				}
+				hm_reduce(x + (HM_M + n + i) * w, acc, k, n, w,
+					  i);
 		meet();
 		if (me == 0)
 			ns[r] = now_ns() - t0;
