@@ -197,6 +197,42 @@ Test(dsm_node, lock_grants_carry_the_managers_pages)
 	cr_assert_eq(most_in(off, "tcp", "refreshes", a), 0);
 }
 
+/* Node n's value of key in a --stats-json file, or -1. */
+static long node_value(const char *js, int n, const char *key)
+{
+	char nk[32], k[64];
+	snprintf(nk, sizeof(nk), "\"node\":%d", n);
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	const char *p = strstr(js, nk);
+	if (!p || !(p = strstr(p, k)))
+		return -1;
+	return strtol(p + strlen(k), NULL, 10);
+}
+
+/* A lock granted again to the node that held it last, none of its copies
+ * invalidated: the counter's page (homed on node 0) its last critical
+ * section wrote comes twinned and writable (EARTH_DSM_LOCK_PRETWIN), so
+ * thread 1's 200 increments alone take no write fault after the first;
+ * with the setting 0 each one faults. The count is checked by the
+ * program. */
+Test(dsm_node, lock_granted_again_pretwins_its_pages)
+{
+	const char *a = "dsm_basic -p 2 -r 10 -s 200";
+	const char *on = job_file("", 2, "--transport shm", "stats-json", a);
+	long pt_on = node_value(on, 1, "pretwins"),
+	     wf_on = node_value(on, 1, "write_faults");
+	const char *off = job_file("EARTH_DSM_LOCK_PRETWIN=0", 2,
+				   "--transport shm", "stats-json", a);
+	long pt_off = node_value(off, 1, "pretwins"),
+	     wf_off = node_value(off, 1, "write_faults");
+	cr_assert_geq(pt_on, 195, "pretwins %ld", pt_on);
+	cr_assert_eq(pt_off, 0, "pretwins %ld with the setting 0", pt_off);
+	cr_assert_geq(wf_off, 200, "write faults %ld with the setting 0",
+		      wf_off);
+	cr_assert_leq(wf_on, wf_off - 190,
+		      "write faults %ld pretwinned, %ld not", wf_on, wf_off);
+}
+
 /* Releases that write more pages than one message's notices can name
  * (17000 pages: an unlock to the manager, the grant it passes on, a
  * barrier's grants), over each transport. */

@@ -373,6 +373,17 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "manager that its grant carries along with the notices "
 		 "naming them, so that the grantee's copy it read before is "
 		 "current again without a fetch (0: none)"},
+    [EARTH_SET_DSM_LOCK_PRETWIN] =
+	{.env = "EARTH_DSM_LOCK_PRETWIN",
+	 .type = EARTH_SET_T_UINT,
+	 .min = 0,
+	 .max = 8,
+	 .dflt = "4",
+	 .want = "EARTH_DSM_LOCK_PRETWIN must be a count of pages (0 to 8)",
+	 .help = "shared memory: pages the last critical section of a lock "
+		 "wrote on this node (copies of other nodes' pages) that the "
+		 "lock's next grant here twins and makes writable, so that "
+		 "the next critical section's writes take no fault (0: none)"},
     [EARTH_SET_DSM_FAULTS] =
 	{.env = "EARTH_DSM_FAULTS",
 	 .type = EARTH_SET_T_ENUM,

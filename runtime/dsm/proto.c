@@ -183,6 +183,41 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 	return DSM_ACCESS_OK;
 }
 
+bool dsm_proto_pretwin(struct dsm_proto *p, uint32_t page)
+{
+	if (page >= p->r->pages || p->home[page] == p->self ||
+	    p->home[page] == DSM_HOME_NONE || p->twin[page] || p->dirty[page] ||
+	    p->fetching[page] != FETCH_NONE || atomic_load(&p->deferred[page]))
+		return false; /* dirty: its earlier diff must be noticed */
+	uint8_t st = dsm_region_state(p->r, page);
+	if (st != DSM_PAGE_READ && st != DSM_PAGE_INVALID)
+		return false;
+	uint8_t *t = malloc(p->r->page_size);
+	if (!t)
+		return false;
+	if (st == DSM_PAGE_INVALID) { /* the home's copy first, if it can */
+		if (!p->ops->refresh ||
+		    !p->ops->refresh(p->ctx, p->home[page], page,
+				     dsm_region_alias(p->r, page))) {
+			free(t);
+			return false;
+		}
+		p->st.fetches++;
+		p->st.refreshes++;
+	}
+	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
+	if (dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE)) {
+		free(t);
+		return false;
+	}
+	p->twin[page] = t;
+	p->pretwin[page] = 1;
+	p->st.twins++;
+	p->st.pretwins++;
+	mark_dirty(p, page);
+	return true;
+}
+
 int dsm_proto_page_in(struct dsm_proto *p, uint32_t from, uint32_t page,
 		      const void *data, size_t len, const char **why)
 {

@@ -169,6 +169,15 @@ void dsm_proto_threads(struct dsm_proto *p, uint32_t n);
 enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 				 bool again);
 
+/* Twins page now and makes it writable (a pretwin, as a refresh's): a
+ * copy of another node's page (no twin, nothing out for it, no
+ * invalidation waiting) that this node holds for reading, or that is
+ * invalid and the ops can refresh from the home's copy now (counted as
+ * a fetch and a refresh), which the caller expects the thread it lets go
+ * next to write; that write then takes no fault. Left unwritten, its
+ * empty diff names it in no notice. true when it did. */
+bool dsm_proto_pretwin(struct dsm_proto *p, uint32_t page);
+
 /* The home's answer to a fetch: the page's bytes. Returns 1 when the page
  * is usable now (wake its waiters); 0 when the page was invalidated while
  * the fetch was out, so the answer may predate the notice: it is asked

@@ -91,6 +91,8 @@ struct dsm_stats {
 	 * acknowledgements (su/dsm.c: all to the node the message goes to). */
 	uint64_t early_sends;
 	uint64_t refreshes;   /* of the fetches, made at an acquire (proto.h) */
+	uint64_t pretwins;    /* of the twins, made before the write (at a
+			       * refresh, or at a lock's grant: su/dsm.c) */
 	uint64_t grant_pages; /* pages this node's lock grants carried */
 	uint64_t msgs_net;    /* of msgs_sent, to other nodes (the rest: to
 			       * this node itself) */

@@ -172,14 +172,15 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 		"  shared memory: faults (by %s) %" PRIu64 " read, %" PRIu64
 		" write (the EU took %" PRIu64 "); fetches %" PRIu64
 		" (%" PRIu64 " one-sided, %" PRIu64
-		" at an acquire); twins %" PRIu64 "; diffs %" PRIu64
-		" of %" PRIu64 " bytes, from %" PRIu64
-		" bytes twinned; intervals %" PRIu64 "; invalidations %" PRIu64
+		" at an acquire); twins %" PRIu64 " (%" PRIu64
+		" made before the write); diffs %" PRIu64 " of %" PRIu64
+		" bytes, from %" PRIu64 " bytes twinned; intervals %" PRIu64
+		"; invalidations %" PRIu64
 		"; home pages left writable at a release %" PRIu64 "\n",
 		dsm_region_faults_name(&dsm_g.region), d.read_faults,
 		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
-		d.refreshes, d.twins, d.diffs, d.diff_bytes, d.twin_bytes,
-		d.intervals, d.invalidations, d.home_kept);
+		d.refreshes, d.twins, d.pretwins, d.diffs, d.diff_bytes,
+		d.twin_bytes, d.intervals, d.invalidations, d.home_kept);
 	fprintf(
 	    f,
 	    "  shared memory: lock acquires %" PRIu64 " here, %" PRIu64
@@ -219,21 +220,22 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		",\"fetches\":%" PRIu64 ",\"fetches_direct\":%" PRIu64
 		",\"refreshes\":%" PRIu64 ",\"home_writes_eu\":%" PRIu64
 		",\"home_kept\":%" PRIu64 ",\"twins\":%" PRIu64
-		",\"twin_bytes\":%" PRIu64 ",\"diffs\":%" PRIu64
-		",\"diff_bytes\":%" PRIu64 ",\"intervals\":%" PRIu64
-		",\"invalidations\":%" PRIu64 ",\"notice_bytes\":%" PRIu64
-		",\"notices_held\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
-		",\"msgs_net\":%" PRIu64 ",\"barrier_msgs\":%" PRIu64
-		",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
-		",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
-		",\"switches\":%" PRIu64 ",\"early_sends\":%" PRIu64
-		",\"grant_pages\":%" PRIu64 ",\"fiber_acquires\":%" PRIu64
-		",\"fiber_hits\":%" PRIu64 ",\"fiber_hits_eu\":%" PRIu64
-		",\"fiber_coalesced\":%" PRIu64 ",\"fiber_releases\":%" PRIu64
-		",\"fiber_deferred\":%" PRIu64 ",\"wait_ns\":{",
+		",\"pretwins\":%" PRIu64 ",\"twin_bytes\":%" PRIu64
+		",\"diffs\":%" PRIu64 ",\"diff_bytes\":%" PRIu64
+		",\"intervals\":%" PRIu64 ",\"invalidations\":%" PRIu64
+		",\"notice_bytes\":%" PRIu64 ",\"notices_held\":%" PRIu64
+		",\"msgs_sent\":%" PRIu64 ",\"msgs_net\":%" PRIu64
+		",\"barrier_msgs\":%" PRIu64 ",\"lock_local\":%" PRIu64
+		",\"lock_remote\":%" PRIu64 ",\"lock_handoffs\":%" PRIu64
+		",\"barriers\":%" PRIu64 ",\"switches\":%" PRIu64
+		",\"early_sends\":%" PRIu64 ",\"grant_pages\":%" PRIu64
+		",\"fiber_acquires\":%" PRIu64 ",\"fiber_hits\":%" PRIu64
+		",\"fiber_hits_eu\":%" PRIu64 ",\"fiber_coalesced\":%" PRIu64
+		",\"fiber_releases\":%" PRIu64 ",\"fiber_deferred\":%" PRIu64
+		",\"wait_ns\":{",
 		dsm_region_faults_name(&dsm_g.region), d.read_faults,
 		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
-		d.refreshes, d.home_writes_eu, d.home_kept, d.twins,
+		d.refreshes, d.home_writes_eu, d.home_kept, d.twins, d.pretwins,
 		d.twin_bytes, d.diffs, d.diff_bytes, d.intervals,
 		d.invalidations, d.notice_bytes, d.notices_held, d.msgs_sent,
 		d.msgs_net, d.barrier_msgs, d.lock_local, d.lock_remote,

@@ -71,6 +71,11 @@ struct held {
 	uint64_t b, c;
 };
 
+/* A lock's pages pretwinned at its next grant here (lock_pages_note):
+ * at most this many a lock, for this many locks at once. */
+#define LOCK_PAGES_MAX 8
+#define LOCK_PAGES_SETS 64
+
 static struct {
 	struct earth_node *n;
 	struct dsm_proto p;
@@ -94,6 +99,16 @@ static struct {
 	uint32_t grant_pages, ncarry, carry_from;
 	const uint8_t *carry;
 	uint64_t grant_pages_sent;
+	/* Per lock this node took lately (a small table, by the lock's id):
+	 * the copies of other nodes' pages that the critical section it
+	 * released last wrote, pretwinned when the lock is granted here
+	 * again (at most lock_pretwin, EARTH_DSM_LOCK_PRETWIN). */
+	struct lock_pages {
+		uint64_t lock;
+		uint32_t n;
+		uint32_t page[LOCK_PAGES_MAX];
+	} lockpg[LOCK_PAGES_SETS];
+	uint32_t lock_pretwin;
 	uint32_t ended; /* node 0: threads ended */
 	uint8_t *done;	/* node 0: per thread id, ended */
 	/* Node 0: allocations waiting for every node to have their homes. */
@@ -150,6 +165,40 @@ static struct {
 } sd;
 
 #define BUF_CAP WIRE_MAX_PAYLOAD
+
+/* ---- a lock's pages, pretwinned at its next grant here ---- */
+
+static struct lock_pages *lock_pages_of(uint64_t lock)
+{
+	uint64_t h = lock * 0x9e3779b97f4a7c15ull;
+	return &sd.lockpg[h >> 58 & (LOCK_PAGES_SETS - 1)];
+}
+
+/* An unlock of lock, before its release: the copies it wrote. */
+static void lock_pages_note(uint64_t lock)
+{
+	if (!sd.lock_pretwin)
+		return;
+	struct lock_pages *l = lock_pages_of(lock);
+	l->lock = lock;
+	l->n = 0;
+	for (uint32_t i = 0; i < sd.p.ndirty && l->n < sd.lock_pretwin; i++) {
+		uint32_t pg = sd.p.dirty_list[i];
+		if (sd.p.twin[pg])
+			l->page[l->n++] = pg;
+	}
+}
+
+/* Lock granted here, its notices learnt: those copies twinned and
+ * writable again where they are still valid (dsm_proto_pretwin). */
+static void lock_pages_pretwin(uint64_t lock)
+{
+	struct lock_pages *l = lock_pages_of(lock);
+	if (!l->n || l->lock != lock)
+		return;
+	for (uint32_t i = 0; i < l->n; i++)
+		dsm_proto_pretwin(&sd.p, l->page[i]);
+}
 
 /* ---- refusing a message ---- */
 
@@ -535,6 +584,8 @@ int su_dsm_open(struct earth_node *n)
 	sd.p.refresh_max = (uint32_t)earth_setting_u64(EARTH_SET_DSM_REFRESH);
 	sd.p.home_keep = (uint32_t)earth_setting_u64(EARTH_SET_DSM_HOME_KEEP);
 	sd.grant_pages = (uint32_t)earth_setting_u64(EARTH_SET_DSM_GRANT_PAGES);
+	sd.lock_pretwin =
+	    (uint32_t)earth_setting_u64(EARTH_SET_DSM_LOCK_PRETWIN);
 	if (su_dsm_fiber_open(dsm_g.region.pages))
 		return -1;
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
@@ -899,6 +950,8 @@ static void request(const struct su_req *r)
 			     : req == DSM_R_BARRIER ? "barrier"
 						    : "flag",
 			     r->b);
+		if (req == DSM_R_UNLOCK)
+			lock_pages_note(r->b);
 		release();
 		break;
 	case DSM_R_CREATE:
@@ -1360,6 +1413,9 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		}
 		sd.p.refresh_max -= sd.ncarry; /* the pages' offer ends */
 		sd.ncarry = 0;
+		if ((h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES)) ==
+		    DSM_SYNC_LOCK) /* checked by grant_check */
+			lock_pages_pretwin(h->c);
 		resume(pt, 0);
 		return;
 	}
@@ -1634,6 +1690,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->grant_pages = sd.grant_pages_sent;
 	st->msgs_net = sd.msgs_net;
 	st->refreshes = p->refreshes;
+	st->pretwins = p->pretwins;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;

@@ -6,7 +6,8 @@
  * barrier, check every other thread's part, pass a token along a chain
  * of flags, and main checks the totals after they end. Prints
  * "dsm_basic ok ..." and exits 0, or names the first wrong value and
- * exits 1.
+ * exits 1. -r R: each thread's rounds on the counter (50); -s S: then
+ * thread 1 adds S more alone (the lock granted to its node after itself).
  *
  * -x MISTAKE makes thread 1 (or main) make one, for the tests of what the
  * job then says: crash (a null pointer written), stuck-lock (a lock never
@@ -33,7 +34,7 @@ struct shared {
 
 static struct shared *g; /* set by main before CREATE: every node has it */
 static long *arr;	 /* P * PER longs */
-static int nthreads = 2, rounds = 50;
+static int nthreads = 2, rounds = 50, solo = 0;
 static const char *mistake = "";
 enum { PER = 1024 };
 
@@ -90,6 +91,14 @@ static void slave(void)
 	if (!strcmp(mistake, "stuck-barrier"))
 		earth_dsm_barrier(g->bar, (unsigned)nthreads);
 	work();
+	/* -s: thread 1 adds to the counter alone (every other thread is
+	 * past its rounds: they met at the barrier) */
+	if (earth_dsm_thread_id() == 1)
+		for (int r = 0; r < solo; r++) {
+			earth_dsm_lock(g->lock);
+			g->counter++;
+			earth_dsm_unlock(g->lock);
+		}
 }
 
 /* Main's part of a mistake (it never returns from it). */
@@ -113,13 +122,15 @@ static void main_mistake(void)
 static int program(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:r:x:")) != -1) {
+	while ((c = getopt(argc, argv, "p:r:s:x:")) != -1) {
 		if (c == 'p')
 			nthreads = atoi(optarg);
 		else if (c == 'x')
 			mistake = optarg;
 		else if (c == 'r')
 			rounds = atoi(optarg);
+		else if (c == 's')
+			solo = atoi(optarg);
 		else
 			return 2;
 	}
@@ -148,13 +159,12 @@ static int program(int argc, char **argv)
 	earth_dsm_wait_for_end((unsigned)nthreads - 1);
 	earth_dsm_flag_wait(g->flag[nthreads]);
 	long want = (long)nthreads * (nthreads - 1) / 2;
-	if (g->bad || g->counter != (long)nthreads * rounds ||
-	    g->token != want) {
+	long count = (long)nthreads * rounds + (nthreads > 1 ? solo : 0);
+	if (g->bad || g->counter != count || g->token != want) {
 		fprintf(stderr,
 			"dsm_basic: counter %ld (want %ld), token %ld (want "
 			"%ld), bad %d\n",
-			g->counter, (long)nthreads * rounds, g->token, want,
-			g->bad);
+			g->counter, count, g->token, want, g->bad);
 		return 1;
 	}
 	printf("dsm_basic ok nodes=%u threads=%d counter=%ld token=%ld\n",
