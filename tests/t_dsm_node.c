@@ -233,6 +233,22 @@ Test(dsm_node, lock_granted_again_pretwins_its_pages)
 		      "write faults %ld pretwinned, %ld not", wf_on, wf_off);
 }
 
+/* One node has no one to notice a write to: every page is homed there
+ * and writable from its allocation (first touch too), a release changes
+ * nothing, so a program takes no fault and closes no interval, on dual
+ * and single-poll nodes; its results stay exact (dsm_basic checks). */
+Test(dsm_node, one_node_takes_no_faults)
+{
+	const char *modes[] = {"", "EARTH_MODE=single-poll EARTH_EUS=1"};
+	for (int m = 0; m < 2; m++) {
+		const char *js = job_file(modes[m], 1, "", "stats-json",
+					  "dsm_basic -p 4 -r 20");
+		cr_assert_eq(node_value(js, 0, "eu_faults"), 0, "%s", js);
+		cr_assert_eq(node_value(js, 0, "intervals"), 0, "%s", js);
+		cr_assert_eq(node_value(js, 0, "twins"), 0, "%s", js);
+	}
+}
+
 /* Releases that write more pages than one message's notices can name
  * (17000 pages: an unlock to the manager, the grant it passes on, a
  * barrier's grants), over each transport. */

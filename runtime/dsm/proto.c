@@ -425,6 +425,14 @@ static bool home_keeps(struct dsm_proto *p, uint32_t page)
 
 int dsm_proto_release(struct dsm_proto *p)
 {
+	if (p->nodes == 1) {
+		/* No other node to notice anything: every page is homed here
+		 * and stays as the program made it (writable once written). */
+		for (uint32_t i = 0; i < p->ndirty; i++)
+			p->dirty[p->dirty_list[i]] = 0;
+		p->ndirty = 0;
+		return 0;
+	}
 	uint32_t nkept = 0, nlog = 0; /* dirty_list[0 .. nlog): noticed */
 	for (uint32_t i = 0; i < p->ndirty; i++) {
 		uint32_t page = p->dirty_list[i];

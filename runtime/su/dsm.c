@@ -1174,12 +1174,19 @@ static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
 		bad(h, from, "payload", why);
 	}
 	for (uint32_t k = pl.first; k < pl.first + pl.pages; k++) {
+		if (home[k] == DSM_HOME_NONE && sd.n->num_nodes == 1)
+			home[k] = 0; /* first touch on one node: this one */
 		if (home[k] == sd.n->id)
 			memset(dsm_region_alias(&dsm_g.region, k), 0,
 			       dsm_g.region.page_size);
 		if (dsm_proto_set_home(&sd.p, k, 1, home[k]))
 			earth_fatal("shared memory: setting a page's home: %m");
 	}
+	/* One node notices nothing (dsm_proto_release): its pages are
+	 * writable from the start, so their first writes take no fault. */
+	if (sd.n->num_nodes == 1 &&
+	    dsm_region_set(&dsm_g.region, pl.first, pl.pages, DSM_PAGE_WRITE))
+		earth_fatal("shared memory: making pages writable: %m");
 	free(home);
 	su_dsm_fiber_placed(pl.first, pl.pages);
 }
