@@ -505,5 +505,6 @@ clean:
 -include benchmarks/smp/module.mk
 -include benchmarks/ucx_floor/module.mk
 -include benchmarks/tc_dsm/module.mk
+-include benchmarks/parmacs/module.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -12,7 +12,9 @@
 # own result exactly against a sequential run on node 0), each run on
 # several nodes must show the protocol counts its layout fixes
 # (check_counts, from --stats-json; no page refreshed at a grant), and a
-# bad -p must be refused with exit status 2. `make test-parmacs`.
+# bad -p must be refused with exit status 2. The same sources built on
+# POSIX threads (benchmarks/parmacs/pthreads.m4) must each print a timed
+# "ok" line on 1 and 3 threads. `make test-parmacs`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -238,5 +240,23 @@ for p in "${progs[@]}"; do
 	timeout 60 "$earthrun" -n 2 "$out/$p" -p0 >"$out/$p.bad.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] || fail "$p -p0: exit $rc, wanted 2 (a usage error)"
 done
+# The same sources on POSIX threads (benchmarks/parmacs/pthreads.m4, the
+# floor benchmarks/parmacs measures against): each correct, and timed.
+pth=$build/parmacs-pth
+make --no-print-directory -s -C tests/parmacs CC=cc \
+	MACROS="$PWD/benchmarks/parmacs/pthreads.m4" O="$pth" all
+for p in "${progs[@]}"; do
+	for np in 1 3; do
+		rc=0
+		timeout 120 "$pth/$p" "-p$np" >"$pth/$p.$np.log" 2>&1 || rc=$?
+		if [ "$rc" != 0 ] ||
+		   ! grep -q "ok $p p=$np .* us=[0-9]" "$pth/$p.$np.log"; then
+			fail "$p on $np POSIX threads: exit $rc, or no timed \"ok\" line:"
+			tail -n 20 "$pth/$p.$np.log" >&2
+		fi
+		runs=$((runs + 1))
+	done
+done
 [ "$bad" = 0 ] || exit 1
-echo "t_parmacs: ${#progs[@]} programs, $runs runs on 1-4 nodes, all correct"
+echo "t_parmacs: ${#progs[@]} programs, $runs runs on 1-4 nodes and on" \
+     "POSIX threads, all correct"

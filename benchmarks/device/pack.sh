@@ -6,7 +6,8 @@
 #                             $(BUILD)/rel (bench/smp, bench/lib, compare,
 #                             smp, bin/earthrun, bench/dsm_ops and what it
 #                             runs, bench/dsm_fault, bench/tc_dsm and its
-#                             two programs, bench/xcore_rtt)
+#                             two programs, bench/parmacs and its twelve,
+#                             bench/xcore_rtt)
 #   $(BUILD)/device/lib/      the shared libraries they load but the C
 #                             library's own (glibc stays the machine's),
 #                             and UCX's transport modules in lib/ucx
@@ -21,7 +22,10 @@ progs=(bench/smp bench/lib/driver.sh bench/lib/median.sh compare/earth_tasks
 	compare/earth_uts compare/tbb_tasks compare/tbb_uts smp/su_capacity
 	bin/earthrun bench/dsm_ops bench/dsm_fault bench/progs/dsm_ops_prog
 	bench/xcore_rtt bench/tc_dsm bench/progs/tc_dsm_hide
-	bench/progs/tc_dsm_threads)
+	bench/progs/tc_dsm_threads bench/parmacs)
+for pm in jacobi matmul lu transpose lockacc pipeline; do
+	progs+=(bench/progs/parmacs-dsm/$pm bench/progs/parmacs-pth/$pm)
+done
 for p in "${progs[@]}"; do
 	[ -e "$rel/$p" ] || {
 		echo "device-pack: $rel/$p is missing: run make, make tc" \

@@ -12,9 +12,12 @@
 #              nodes (full sizes; F = 1, 8, 16 and k = 1, 8, at 20 and
 #              100 us: the figures the targets name; TC_DSM_LATS,
 #              TC_DSM_FS and TC_DSM_KS set others, as for the driver)
+#   parmacs    the PARMACS programs of tests/parmacs on 1, 2, 4, ... nodes
+#              against as many POSIX threads: wall-clock speedups
 #   xcore_rtt  the cache-line round trip between two CPUs, before and after
 # Each driver gets at most RUN_LIMIT seconds (default 240). RUN=NAME runs
-# one of them (smp, dsm_ops, dsm_fault, tc_dsm). Usage: OUT=DIR run.sh
+# one of them (smp, dsm_ops, dsm_fault, tc_dsm, parmacs). Usage: OUT=DIR
+# run.sh
 set -u
 d=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-$d/out}
@@ -54,5 +57,6 @@ step dsm_fault "$d/rel/bench/dsm_fault"
 step tc_dsm env QUICK=0 TC_DSM_LATS="${TC_DSM_LATS:-20 100}" \
 	TC_DSM_FS="${TC_DSM_FS:-8 16}" TC_DSM_KS="${TC_DSM_KS:-8}" \
 	RESULTS_DIR="$OUT" "$d/rel/bench/tc_dsm"
+step parmacs "$d/rel/bench/parmacs"
 echo "run: $(grep -c . "$OUT/metrics.txt") METRIC lines in $OUT"
 exit $status
