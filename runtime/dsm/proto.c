@@ -127,6 +127,26 @@ static void mark_dirty(struct dsm_proto *p, uint32_t page)
 	}
 }
 
+/* Twins page from its bytes now and makes it writable and written in the
+ * open interval; pre: before any write (a pretwin). false when out of
+ * memory (nothing changed). */
+static bool twin_take(struct dsm_proto *p, uint32_t page, bool pre)
+{
+	uint8_t *t = malloc(p->r->page_size);
+	if (!t)
+		return false;
+	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
+	p->twin[page] = t;
+	p->st.twins++;
+	if (pre) {
+		p->pretwin[page] = 1;
+		p->st.pretwins++;
+	}
+	mark_dirty(p, page);
+	dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
+	return true;
+}
+
 enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 				 bool again)
 {
@@ -170,15 +190,9 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 		return DSM_ACCESS_WAIT;
 	}
 	if (write && st == DSM_PAGE_READ) {
-		uint8_t *t = malloc(p->r->page_size);
-		if (!t)
+		if (!twin_take(p, page, false))
 			return DSM_ACCESS_WAIT; /* no memory: try later */
-		memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
-		p->twin[page] = t;
-		p->st.twins++;
 		p->wr_hint[page] = 1;
-		mark_dirty(p, page);
-		dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
 	}
 	return DSM_ACCESS_OK;
 }
@@ -190,32 +204,17 @@ bool dsm_proto_pretwin(struct dsm_proto *p, uint32_t page)
 	    p->fetching[page] != FETCH_NONE || atomic_load(&p->deferred[page]))
 		return false; /* dirty: its earlier diff must be noticed */
 	uint8_t st = dsm_region_state(p->r, page);
-	if (st != DSM_PAGE_READ && st != DSM_PAGE_INVALID)
-		return false;
-	uint8_t *t = malloc(p->r->page_size);
-	if (!t)
-		return false;
 	if (st == DSM_PAGE_INVALID) { /* the home's copy first, if it can */
 		if (!p->ops->refresh ||
 		    !p->ops->refresh(p->ctx, p->home[page], page,
-				     dsm_region_alias(p->r, page))) {
-			free(t);
+				     dsm_region_alias(p->r, page)) ||
+		    !twin_take(p, page, true))
 			return false;
-		}
 		p->st.fetches++;
 		p->st.refreshes++;
+		return true;
 	}
-	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
-	if (dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE)) {
-		free(t);
-		return false;
-	}
-	p->twin[page] = t;
-	p->pretwin[page] = 1;
-	p->st.twins++;
-	p->st.pretwins++;
-	mark_dirty(p, page);
-	return true;
+	return st == DSM_PAGE_READ && twin_take(p, page, true);
 }
 
 int dsm_proto_page_in(struct dsm_proto *p, uint32_t from, uint32_t page,
@@ -518,20 +517,10 @@ static void invalidate(void *arg, uint32_t page)
 		p->refresh_left--;
 		p->st.fetches++;
 		p->st.refreshes++;
-		uint8_t *t = p->wr_hint[page] && !p->dirty[page]
-				 ? malloc(p->r->page_size)
-				 : NULL;
-		if (t) { /* written last time: twinned, writable */
-			memcpy(t, dsm_region_alias(p->r, page),
-			       p->r->page_size);
-			p->twin[page] = t;
-			p->pretwin[page] = 1;
-			p->st.twins++;
-			p->st.pretwins++;
-			mark_dirty(p, page);
-		}
-		dsm_region_set(p->r, page, 1,
-			       t ? DSM_PAGE_WRITE : DSM_PAGE_READ);
+		/* written last time: twinned, writable */
+		if (!p->wr_hint[page] || p->dirty[page] ||
+		    !twin_take(p, page, true))
+			dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
 	}
 	atomic_store(&p->deferred[page], 0); /* done: after the state */
 	shrunk(p, page);

@@ -1066,21 +1066,23 @@ static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
 }
 
 /* A grant names the object its thread waits on, and comes from the node
- * that manages it (waiting_thread refuses a slot that waits for none). */
-static void grant_check(const struct wire_hdr *h, uint32_t from)
+ * that manages it (waiting_thread refuses a slot that waits for none).
+ * Returns its kind (enum dsm_sync_kind), its flags off. */
+static uint64_t grant_check(const struct wire_hdr *h, uint32_t from)
 {
+	uint64_t got = h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES);
 	struct dsm_pt *pt =
 	    h->b < DSM_WAITERS_PER_NODE ? sd.by_slot[h->b] : NULL;
 	if (!pt || pt->waits != M_GRANT)
-		return;
+		return got; /* waiting_thread refuses it */
 	unsigned kind = pt->wait_req == DSM_R_LOCK	? DSM_SYNC_LOCK
 			: pt->wait_req == DSM_R_BARRIER ? DSM_SYNC_BARRIER
 							: DSM_SYNC_FLAG;
-	if (h->c != pt->wait_id || from != id_node(pt->wait_id) ||
-	    (h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES)) != kind)
+	if (h->c != pt->wait_id || from != id_node(pt->wait_id) || got != kind)
 		bad(h, from, "c",
 		    "a grant of an object the thread does not wait on, or "
 		    "not from the node that manages it");
+	return got;
 }
 
 /* A lock's grant that carries pages (GRANT_PAGES): checked (no more than
@@ -1390,7 +1392,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		learn_release(h, from, payload, h->len);
 		return;
 	case M_GRANT: {
-		grant_check(h, from);
+		uint64_t kind = grant_check(h, from);
 		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
 		const uint8_t *pl = payload;
 		size_t len = h->len;
@@ -1420,8 +1422,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		}
 		sd.p.refresh_max -= sd.ncarry; /* the pages' offer ends */
 		sd.ncarry = 0;
-		if ((h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES)) ==
-		    DSM_SYNC_LOCK) /* checked by grant_check */
+		if (kind == DSM_SYNC_LOCK)
 			lock_pages_pretwin(h->c);
 		resume(pt, 0);
 		return;
