@@ -210,19 +210,21 @@ static long node_value(const char *js, int n, const char *key)
 }
 
 /* A lock granted again to the node that held it last, none of its copies
- * invalidated: the counter's page (homed on node 0) its last critical
- * section wrote comes twinned and writable (EARTH_DSM_LOCK_PRETWIN), so
- * thread 1's 200 increments alone take no write fault after the first;
- * with the setting 0 each one faults. The count is checked by the
- * program. */
+ * invalidated (and none refreshed, EARTH_DSM_REFRESH=0): the counter's page
+ * (homed on node 0) its last critical section wrote comes twinned and writable
+ * (EARTH_DSM_LOCK_PRETWIN), so thread 1's 200 increments alone take no write
+ * fault after the first; with the setting 0 each one faults. The count is
+ * checked by the program. */
 Test(dsm_node, lock_granted_again_pretwins_its_pages)
 {
 	const char *a = "dsm_basic -p 2 -r 10 -s 200";
-	const char *on = job_file("", 2, "--transport shm", "stats-json", a);
+	const char *on = job_file("EARTH_DSM_REFRESH=0", 2, "--transport shm",
+				  "stats-json", a);
 	long pt_on = node_value(on, 1, "pretwins"),
 	     wf_on = node_value(on, 1, "write_faults");
-	const char *off = job_file("EARTH_DSM_LOCK_PRETWIN=0", 2,
-				   "--transport shm", "stats-json", a);
+	const char *off =
+	    job_file("EARTH_DSM_REFRESH=0 EARTH_DSM_LOCK_PRETWIN=0", 2,
+		     "--transport shm", "stats-json", a);
 	long pt_off = node_value(off, 1, "pretwins"),
 	     wf_off = node_value(off, 1, "write_faults");
 	cr_assert_geq(pt_on, 195, "pretwins %ld", pt_on);

@@ -558,6 +558,57 @@ Test(dsm_protocol, grant_refreshes_a_page_read_here)
 	sim_end();
 }
 
+/* Node 0 writes page 0 under lock 0, node 1 takes the lock: whether
+ * node 1's copy was refreshed (still readable) rather than invalidated. */
+static bool noticed_and_refreshed(uint8_t v)
+{
+	sim_lock(&nd[0], 0);
+	sim_write(&nd[0], 10, v);
+	sim_unlock(&nd[0], 0);
+	uint64_t r = nd[1].p.st.refreshes;
+	sim_lock(&nd[1], 0);
+	sim_unlock(&nd[1], 0);
+	bool fresh = nd[1].p.st.refreshes == r + 1;
+	cr_assert_eq(fresh, nd[1].r.state[0] == DSM_PAGE_READ);
+	return fresh;
+}
+
+/* Refreshes in a row of one page this node does not fault on. */
+static int refreshes_in_a_row(uint8_t *v)
+{
+	int n = 0;
+	while (noticed_and_refreshed(++*v))
+		cr_assert_leq(++n, 255, "refreshed without end");
+	return n;
+}
+
+/* A page refreshed DSM_REFRESH_AGE times with no fault here is
+ * invalidated at the next notice: read again at once, it is refreshed
+ * twice as long, up to DSM_REFRESH_GROW doublings; left unread through
+ * DSM_REFRESH_AGE notices, it starts over. Every read sees the last
+ * write. */
+Test(dsm_protocol, refreshes_end_unless_the_page_is_read_again)
+{
+	refresh_on = true;
+	sim_start(2);
+	uint8_t v = 0;
+	cr_assert_eq(sim_read(&nd[1], 10), 0);
+	for (int g = 0; g <= DSM_REFRESH_GROW + 1; g++) {
+		int want = DSM_REFRESH_AGE
+			   << (g < DSM_REFRESH_GROW ? g : DSM_REFRESH_GROW);
+		cr_assert_eq(refreshes_in_a_row(&v), want, "run %d", g);
+		cr_assert_eq(sim_read(&nd[1], 10), v, "stale after run %d", g);
+	}
+	cr_assert_eq(refreshes_in_a_row(&v),
+		     DSM_REFRESH_AGE << DSM_REFRESH_GROW);
+	for (int i = 0; i < DSM_REFRESH_AGE; i++) /* left unread */
+		cr_assert_not(noticed_and_refreshed(++v));
+	cr_assert_eq(sim_read(&nd[1], 10), v);
+	cr_assert_eq(refreshes_in_a_row(&v), DSM_REFRESH_AGE,
+		     "not started over");
+	sim_end();
+}
+
 /* A page this node wrote under the lock last time comes with the next
  * grant twinned and writable (a pretwin): the write takes no fault; left
  * unwritten, its empty diff names it in no notice, and the next grant

@@ -341,12 +341,12 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .type = EARTH_SET_T_UINT,
 	 .min = 0,
 	 .max = 4096,
-	 .dflt = "0",
+	 .dflt = "16",
 	 .want = "EARTH_DSM_REFRESH must be the pages an acquire may "
 		 "refresh (0 to 4096)",
-	 .help = "shared memory: pages an acquire copies from their homes "
-		 "on one host instead of invalidating them (pages this node "
-		 "read; 0: none, every such page faults again)"},
+	 .help = "shared memory: pages an acquire copies in place from "
+		 "their homes on one host instead of invalidating them (pages "
+		 "this node read; 0: none, every such page faults again)"},
     [EARTH_SET_DSM_HOME_KEEP] =
 	{.env = "EARTH_DSM_HOME_KEEP",
 	 .type = EARTH_SET_T_UINT,

@@ -15,6 +15,11 @@
  * (claimed to read, or to write). */
 enum { FETCH_NONE, FETCH_OUT, FETCH_STALE, CLAIM_READ, CLAIM_WRITE };
 
+/* A page's refreshes ended (dsm_proto::fresh): it was invalidated, and
+ * fresh counts the notices since, up to 254; 255: refreshed by the
+ * acquire under way. */
+enum { FRESH_ENDED = 128, FRESH_NOW = 255 };
+
 int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 		   uint32_t nodes, const struct dsm_proto_ops *ops, void *ctx)
 {
@@ -45,10 +50,14 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->wrote = calloc(n, sizeof(*p->wrote));
 	p->wr_hint = calloc(n, 1);
 	p->pretwin = calloc(n, 1);
+	p->fresh = calloc(n, 1);
+	p->fresh_grow = calloc(n, 1);
+	p->now = calloc(n, sizeof(*p->now));
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
 	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
 	    !p->shrinking || !p->kept || !p->hot || !p->span || !p->wrote ||
-	    !p->wr_hint || !p->pretwin) {
+	    !p->wr_hint || !p->pretwin || !p->fresh || !p->fresh_grow ||
+	    !p->now) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -76,6 +85,9 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->wrote);
 	free(p->wr_hint);
 	free(p->pretwin);
+	free(p->fresh);
+	free(p->fresh_grow);
+	free(p->now);
 	dsm_log_fini(&p->log);
 	memset(p, 0, sizeof(*p));
 }
@@ -93,6 +105,7 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		p->hot[i] = p->span[i] = 0;
 		p->wrote[i] = 0;
 		p->wr_hint[i] = 0;
+		p->fresh[i] = p->fresh_grow[i] = 0;
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
 	}
@@ -101,6 +114,7 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 }
 
 static void invalidate(void *arg, uint32_t page);
+static void refreshes_end(struct dsm_proto *p);
 
 /* The SU is about to take access to page away: false when a fiber holds
  * it (nothing changes then); true: go on, then shrunk (dsm_hold_try says
@@ -151,13 +165,25 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 				 bool again)
 {
 	uint8_t st = dsm_region_state(p->r, page);
-	if (!again)
+	if (!again) {
 		++*(write ? &p->st.write_faults : &p->st.read_faults);
+		/* In use: refreshed again; read again soon after its
+		 * refreshes ended, refreshed longer the next time. */
+		if (p->fresh[page] >= FRESH_ENDED)
+			p->fresh_grow[page] =
+			    p->fresh[page] - FRESH_ENDED >= DSM_REFRESH_AGE ? 0
+			    : p->fresh_grow[page] < DSM_REFRESH_GROW
+				? p->fresh_grow[page] + 1
+				: p->fresh_grow[page];
+		p->fresh[page] = 0;
+	}
 	if (atomic_load(&p->deferred[page])) {
 		/* Its holds gone (an EU's hit that backed off may have
 		 * put it off): done now; else dsm_proto_unpin wakes it. */
-		if (!atomic_load(&p->pin[page]))
+		if (!atomic_load(&p->pin[page])) {
 			invalidate(p, page);
+			refreshes_end(p);
+		}
 		if (atomic_load(&p->deferred[page]))
 			return DSM_ACCESS_WAIT;
 		st = dsm_region_state(p->r, page);
@@ -210,6 +236,7 @@ bool dsm_proto_pretwin(struct dsm_proto *p, uint32_t page)
 				     dsm_region_alias(p->r, page)) ||
 		    !twin_take(p, page, true))
 			return false;
+		p->fresh[page] = 0;
 		p->st.fetches++;
 		p->st.refreshes++;
 		return true;
@@ -485,6 +512,56 @@ int dsm_proto_release(struct dsm_proto *p)
 	return (int)p->diffs_out;
 }
 
+/* A copy this node reads (no twin, nothing out for it), refreshed from
+ * the home's copy in place where the ops can (p->refresh_left): it stays
+ * readable, so neither its protection nor a later fault changes hands.
+ * A thread of this node that reads it meanwhile reads a word the notice
+ * names only if it races with the write the notice carries (a
+ * data-race-free program does not), and any other word with its value
+ * unchanged. Written here last time: twinned and writable too. */
+static bool refresh_in_place(struct dsm_proto *p, uint32_t page)
+{
+	if (p->fresh[page] == FRESH_NOW) /* by this acquire already */
+		return true;
+	if (p->fresh[page] >= FRESH_ENDED) { /* unread since they ended */
+		if (p->fresh[page] < FRESH_NOW - 1)
+			p->fresh[page]++;
+		return false;
+	}
+	if (p->fresh[page] >= (DSM_REFRESH_AGE << p->fresh_grow[page])) {
+		p->fresh[page] = FRESH_ENDED; /* invalidated: in use? */
+		return false;
+	}
+	if (p->twin[page] || p->fetching[page] != FETCH_NONE ||
+	    !p->refresh_left || !p->ops->refresh ||
+	    dsm_region_state(p->r, page) != DSM_PAGE_READ ||
+	    !p->ops->refresh(p->ctx, p->home[page], page,
+			     dsm_region_alias(p->r, page)))
+		return false;
+	p->refresh_left--;
+	p->st.fetches++;
+	p->st.refreshes++;
+	/* Its count goes up when the acquire ends (which may name the page
+	 * again meanwhile), and then its pretwin. */
+	p->now[p->nnow++] = (struct dsm_fresh_now){page, p->fresh[page]};
+	p->fresh[page] = FRESH_NOW;
+	return true;
+}
+
+/* The acquire's refreshes done: each page's count, and the pretwin of a
+ * page written here the last time (twinned and writable). */
+static void refreshes_end(struct dsm_proto *p)
+{
+	for (uint32_t i = 0; i < p->nnow; i++) {
+		uint32_t page = p->now[i].page;
+		p->fresh[page] = (uint8_t)(p->now[i].fresh + 1);
+		if (p->wr_hint[page] && !p->dirty[page] && !p->twin[page] &&
+		    dsm_region_state(p->r, page) == DSM_PAGE_READ)
+			twin_take(p, page, true);
+	}
+	p->nnow = 0;
+}
+
 static void invalidate(void *arg, uint32_t page)
 {
 	struct dsm_proto *p = arg;
@@ -496,31 +573,18 @@ static void invalidate(void *arg, uint32_t page)
 		atomic_store(&p->deferred[page], 1);
 		return;
 	}
-	if (p->twin[page]) {
-		send_diff(p, page); /* stays dirty: noticed at the release */
-		p->pretwin[page] = 0;
-	}
-	if (p->fetching[page] == FETCH_OUT)
-		p->fetching[page] = FETCH_STALE;
-	uint8_t was = dsm_region_state(p->r, page);
-	if (was != DSM_PAGE_INVALID) {
-		dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
-		p->st.invalidations++;
-	}
-	/* A copy it read (no twin: a written one sent its diff just now,
-	 * which must reach the home first): the home's copy, now. Invalid
-	 * while it is filled, as a fetched page is. */
-	if (was == DSM_PAGE_READ && p->fetching[page] == FETCH_NONE &&
-	    p->refresh_left && p->ops->refresh &&
-	    p->ops->refresh(p->ctx, p->home[page], page,
-			    dsm_region_alias(p->r, page))) {
-		p->refresh_left--;
-		p->st.fetches++;
-		p->st.refreshes++;
-		/* written last time: twinned, writable */
-		if (!p->wr_hint[page] || p->dirty[page] ||
-		    !twin_take(p, page, true))
-			dsm_region_set(p->r, page, 1, DSM_PAGE_READ);
+	if (!refresh_in_place(p, page)) {
+		if (p->twin[page]) {
+			send_diff(p, page); /* stays dirty: noticed at the
+					     * release */
+			p->pretwin[page] = 0;
+		}
+		if (p->fetching[page] == FETCH_OUT)
+			p->fetching[page] = FETCH_STALE;
+		if (dsm_region_state(p->r, page) != DSM_PAGE_INVALID) {
+			dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
+			p->st.invalidations++;
+		}
 	}
 	atomic_store(&p->deferred[page], 0); /* done: after the state */
 	shrunk(p, page);
@@ -542,6 +606,7 @@ int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
 	    !atomic_load(&p->deferred[page]))
 		return 0;
 	invalidate(p, page);
+	refreshes_end(p);
 	return !atomic_load(&p->deferred[page]);
 }
 
@@ -549,7 +614,9 @@ int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 		      struct dsm_notice_fault *f)
 {
 	p->refresh_left = p->refresh_max;
-	return dsm_log_add(&p->log, buf, len, invalidate, p, f);
+	int rc = dsm_log_add(&p->log, buf, len, invalidate, p, f);
+	refreshes_end(p);
+	return rc;
 }
 
 int dsm_proto_learn(struct dsm_proto *p, const void *buf, size_t len,

@@ -20,7 +20,8 @@
  * their order: a page stops being writable (its write protection is
  * complete on every CPU once mprotect returns) before its diff is taken,
  * and a page is filled through the region's writable view before it
- * becomes readable.
+ * becomes readable (or, refreshed at an acquire, while it stays readable:
+ * what a reader may see then is below).
  *
  * Everything from another node (a page, a diff, a fetch, notices) is
  * checked first: a page of the region, homed where the message says, a
@@ -64,15 +65,26 @@ struct dsm_proto_stats {
 };
 
 /* An acquire that invalidates a page this node holds a copy of (it read
- * it since the last notice) copies the home's copy instead, when the ops
- * can (refresh): a fetch made now, not at the fault that would follow;
- * at most refresh_max pages per acquire (EARTH_DSM_REFRESH; 0, the
- * default, none), the rest invalidated. A refreshed page this node wrote the
- * last time it had it (its diff was not empty) is twinned and made writable at
- * once too (a pretwin): its next write takes no fault. A pretwinned page left
- * unwritten has an empty diff at the release: it is named in no write notice,
- * and is not pretwinned again until it is written again. */
+ * it since the last notice, no twin) copies the home's copy into it
+ * instead, in place, when the ops can (refresh): the page stays readable,
+ * so neither a protection change (an interprocessor interrupt where a
+ * program thread runs on another CPU) nor the fault that would follow.
+ * At most refresh_max pages per acquire (EARTH_DSM_REFRESH, default
+ * DSM_REFRESH_MAX; 0 none), the rest invalidated. A page refreshed
+ * DSM_REFRESH_AGE times with no fault of this node's on it since is
+ * invalidated at the next notice instead: read again, it faults once and
+ * is refreshed again; never read again, it costs no more copies. Read
+ * again before its next notice, it is refreshed twice as long the next
+ * time, up to DSM_REFRESH_GROW doublings (a page read in every interval
+ * faults once in 65); found unread at its next notice, it starts over. A
+ * refreshed page this node wrote the last time it had it (its diff was
+ * not empty) is twinned and made writable at once too (a pretwin): its
+ * next write takes no fault. A pretwinned page left unwritten has an
+ * empty diff at the release: it is named in no write notice, and is not
+ * pretwinned again until it is written again. */
 #define DSM_REFRESH_MAX 16
+#define DSM_REFRESH_AGE 8
+#define DSM_REFRESH_GROW 3
 
 /* A home page written again within DSM_HOME_KEEP intervals of this node
  * (each write noticed by its fault) stays writable through the next
@@ -124,6 +136,15 @@ struct dsm_proto {
 	/* Cached pages: written the last time this node had them (a
 	 * pretwin's hint); pretwinned in the open interval. */
 	uint8_t *wr_hint, *pretwin;
+	/* Per page: refreshes since this node's last fault on it (255:
+	 * ended, invalidated), and its doublings of DSM_REFRESH_AGE. */
+	uint8_t *fresh, *fresh_grow;
+	/* Pages the acquire under way refreshed, and their counts before. */
+	struct dsm_fresh_now {
+		uint32_t page;
+		uint8_t fresh;
+	} * now;
+	uint32_t nnow;
 	uint64_t deferred_n;   /* invalidations and protections put off */
 	uint32_t refresh_left; /* of refresh_max, this acquire */
 	uint32_t refresh_max;  /* pages an acquire may refresh */
