@@ -235,6 +235,38 @@ Test(dsm_node, lock_granted_again_pretwins_its_pages)
 		      "write faults %ld pretwinned, %ld not", wf_on, wf_off);
 }
 
+/* A page node 1 reads after every barrier, written by other threads
+ * before it (dsm_litmus -t barrier, which checks every value): refreshed
+ * in place at the barriers (EARTH_DSM_REFRESH, on by default), it takes
+ * a fault only when its refreshes end to see whether it is still read;
+ * with the setting 0 nearly every round faults. Dual and single-poll. */
+Test(dsm_node, acquires_refresh_the_pages_read_again)
+{
+	const char *a = "dsm_litmus -t barrier -r 200";
+	for (int sp = 0; sp < 2; sp++) {
+		const char *mode =
+		    sp ? "EARTH_MODE=single-poll EARTH_EUS=1 " : "";
+		char env[128];
+		const char *js =
+		    job_file(mode, 2, "--transport shm", "stats-json", a);
+		long rf_on = node_value(js, 1, "read_faults"),
+		     inv_on = node_value(js, 1, "invalidations"),
+		     ref_on = node_value(js, 1, "refreshes");
+		snprintf(env, sizeof(env), "%sEARTH_DSM_REFRESH=0", mode);
+		js = job_file(env, 2, "--transport shm", "stats-json", a);
+		long rf_off = node_value(js, 1, "read_faults"),
+		     ref_off = node_value(js, 1, "refreshes");
+		cr_assert_geq(rf_off, 150, "%s read faults %ld unrefreshed",
+			      mode, rf_off);
+		cr_assert_eq(ref_off, 0);
+		cr_assert_geq(ref_on, 200, "%s refreshes %ld", mode, ref_on);
+		cr_assert_leq(rf_on, rf_off / 10,
+			      "%s read faults %ld refreshed, %ld not", mode,
+			      rf_on, rf_off);
+		cr_assert_leq(inv_on, 20, "%s invalidations %ld", mode, inv_on);
+	}
+}
+
 /* One node has no one to notice a write to: every page is homed there
  * and writable from its allocation (first touch too), a release changes
  * nothing, so a program takes no fault and closes no interval, on dual
