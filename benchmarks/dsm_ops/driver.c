@@ -295,6 +295,8 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 	char set[64], name[96];
 	snprintf(set, sizeof(set), "UCX_TLS=%s", tls ? tls : "");
 	const char *env[] = {tls ? set : NULL, NULL};
+	/* The fault: every page faults (none refreshed at the barrier). */
+	const char *fenv[] = {"EARTH_DSM_REFRESH=0", tls ? set : NULL, NULL};
 	const char *gargv[] = {self, NULL};
 	const char *genv[] = {"DSM_OPS_GET=1", tls ? set : NULL, NULL};
 	double get = -1;
@@ -307,8 +309,8 @@ static void transport(const char *tr, const char *sfx, const char *tls,
 	}
 	double v[OPS];
 	for (int i = 0; i < OPS; i++)
-		v[i] = prog_result(tr, env, op_mode[i], op_count(i), "1", out,
-				   sizeof(out));
+		v[i] = prog_result(tr, i ? env : fenv, op_mode[i], op_count(i),
+				   "1", out, sizeof(out));
 	double fault = v[0];
 	if (fault > 0) {
 		snprintf(name, sizeof(name), "dsm_fault.%s", sfx);
@@ -372,9 +374,11 @@ static void single_poll(void)
 {
 	static char out[65536];
 	const char *env[] = {"EARTH_MODE=single-poll", NULL};
+	const char *fenv[] = {"EARTH_MODE=single-poll", "EARTH_DSM_REFRESH=0",
+			      NULL};
 	for (int i = 0; i < OPS; i++) {
-		double v = prog_result("shm", env, op_mode[i], op_count(i), "1",
-				       out, sizeof(out));
+		double v = prog_result("shm", i ? env : fenv, op_mode[i],
+				       op_count(i), "1", out, sizeof(out));
 		if (v > 0) {
 			char name[96];
 			snprintf(name, sizeof(name), "%s.shm.single_poll",
