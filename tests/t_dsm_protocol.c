@@ -865,16 +865,31 @@ Test(dsm_protocol, home_page_written_in_a_row_stays_writable)
 }
 
 /* A home page still written when its keep ends is kept twice as long the
- * next time, up to DSM_HOME_KEEP_GROW times DSM_HOME_KEEP releases: a page
- * written in every interval faults at rounds 1 and 2 (kept 8), 11 (16), 28
- * (32), 61 (64), 126 (64 again). Left unwritten it is read-only again
- * after one keep at most, and written in a row again it starts over at
- * DSM_HOME_KEEP: faults at rounds 1, 2 and DSM_HOME_KEEP + 3. */
+ * next time, up to DSM_HOME_KEEP_GROW times DSM_HOME_KEEP releases (255 at
+ * most): a page written in every interval faults at rounds 1 and 2 (kept
+ * K = DSM_HOME_KEEP), 2 + K + 1 (kept 2K), then 2K + 1 later (4K), ...
+ * (with K = 8: 1, 2, 11, 28, 61, 126). Left unwritten it is read-only
+ * again after one keep at most, and written in a row again it starts over
+ * at DSM_HOME_KEEP: faults at rounds 1, 2 and DSM_HOME_KEEP + 3. */
+static uint64_t home_faults_in(unsigned rounds)
+{
+	unsigned most = DSM_HOME_KEEP * DSM_HOME_KEEP_GROW,
+		 span = DSM_HOME_KEEP;
+	if (most > 255)
+		most = 255;
+	uint64_t n = 2;
+	for (unsigned at = 2 + span + 1; at <= rounds; at += span + 1) {
+		n++;
+		span = 2 * span > most ? most : 2 * span;
+	}
+	return n;
+}
+
 Test(dsm_protocol, home_page_kept_longer_while_written)
 {
 	sim_start(2);
 	struct node *h = &nd[0], *o = &nd[1];
-	enum { ROUNDS = 140 };
+	enum { ROUNDS = 400 };
 	for (unsigned i = 1; i <= ROUNDS; i++) {
 		sim_lock(h, 0);
 		sim_write(h, 10, (uint8_t)i);
@@ -886,11 +901,11 @@ Test(dsm_protocol, home_page_kept_longer_while_written)
 			sim_unlock(o, 0);
 		}
 	}
-	cr_assert_eq(h->p.st.write_faults, 6,
-		     "%" PRIu64 " faults in %u rounds, not 6: the keep did "
-		     "not grow",
-		     h->p.st.write_faults, ROUNDS);
-	/* unwritten: read-only after the rest of its keep (64 at most) */
+	cr_assert_eq(h->p.st.write_faults, home_faults_in(ROUNDS),
+		     "%" PRIu64 " faults in %u rounds, not %" PRIu64
+		     ": the keep did not grow",
+		     h->p.st.write_faults, ROUNDS, home_faults_in(ROUNDS));
+	/* unwritten: read-only after the rest of its keep (255 at most) */
 	for (unsigned i = 0; i < DSM_HOME_KEEP * DSM_HOME_KEEP_GROW; i++) {
 		sim_lock(h, 0);
 		sim_write(h, 2 * PSZ, (uint8_t)i);

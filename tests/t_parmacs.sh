@@ -205,11 +205,13 @@ run_one() {
 	if [ -n "$t" ]; then
 		# (--transport: earthrun sets EARTH_TRANSPORT for its nodes,
 		# shm without it.) The counts are the protocol's: no page
-		# refreshed at a grant (EARTH_DSM_REFRESH=0, the default, said
-		# here so a caller's setting does not change them), no page
+		# refreshed at an acquire (EARTH_DSM_REFRESH=0), no page
 		# carried by a lock's grant between hosts
-		# (EARTH_DSM_GRANT_PAGES=0).
+		# (EARTH_DSM_GRANT_PAGES=0), no home page kept writable and
+		# named in notices unwritten (EARTH_DSM_HOME_KEEP=0: readers
+		# would fetch it again as timing allows).
 		EARTH_DSM_REFRESH=0 EARTH_DSM_GRANT_PAGES=0 \
+			EARTH_DSM_HOME_KEEP=0 \
 			timeout 300 "$earthrun" -n "$n" \
 			--transport "$t" --stats-json="${log%.log}.json" \
 			"$out/$p" "-p$np" >"$log" 2>&1 || rc=$?

@@ -352,7 +352,7 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .type = EARTH_SET_T_UINT,
 	 .min = 0,
 	 .max = 255,
-	 .dflt = "8",
+	 .dflt = "32",
 	 .want = "EARTH_DSM_HOME_KEEP must be a count of intervals (0 to "
 		 "255)",
 	 .help = "shared memory: a home page written again within this many "

@@ -95,14 +95,15 @@ struct dsm_proto_stats {
  * keeps it writable again at once. A page written again right after its
  * keep ended (within DSM_HOME_KEEP intervals) is kept twice as long the next
  * time, up to DSM_HOME_KEEP_GROW times the first keep (255 releases at most):
- * a page written in every interval faults once in 65 instead of once in 9.
+ * a page written in every interval faults at its first two writes, then
+ * 33, 65 and 129 intervals later, then once in 256, instead of at each.
  * A write after a longer pause starts over at DSM_HOME_KEEP. So a page that
  * stops being written is named in at most one keep's releases more.
  * Intervals and releases are counted in rounds of as many as the node has
  * program threads (dsm_proto_threads): each of them releasing once per
  * barrier, a page written in every episode by one of them is kept as with
  * one thread. */
-#define DSM_HOME_KEEP 8
+#define DSM_HOME_KEEP 32
 #define DSM_HOME_KEEP_GROW 8
 
 struct dsm_proto {
