@@ -74,9 +74,11 @@ struct dsm_proto_stats {
  * DSM_REFRESH_AGE times with no fault of this node's on it since is
  * invalidated at the next notice instead: read again, it faults once and
  * is refreshed again; never read again, it costs no more copies. Read
- * again before its next notice, it is refreshed twice as long the next
- * time, up to DSM_REFRESH_GROW doublings (a page read in every interval
- * faults once in 65); found unread at its next notice, it starts over. A
+ * again within DSM_REFRESH_AGE notices of that invalidation, it is
+ * refreshed twice as long the next time, up to DSM_REFRESH_GROW doublings
+ * (a page read in every interval faults once in 65); read again later,
+ * it starts over. An acquire that names a page in several intervals
+ * copies it once. A
  * refreshed page this node wrote the last time it had it (its diff was
  * not empty) is twinned and made writable at once too (a pretwin): its
  * next write takes no fault. A pretwinned page left unwritten has an
