@@ -384,6 +384,14 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 		 "wrote on this node (copies of other nodes' pages) that the "
 		 "lock's next grant here twins and makes writable, so that "
 		 "the next critical section's writes take no fault (0: none)"},
+    [EARTH_SET_DSM_CLAIM_AHEAD] =
+	{.env = "EARTH_DSM_CLAIM_AHEAD",
+	 .type = EARTH_SET_T_BOOL,
+	 .dflt = "1",
+	 .help = "shared memory: a program thread's first write to a "
+		 "first-touch page that has no home yet goes on at once while "
+		 "node 0 decides the home (the thread's next synchronisation "
+		 "waits for the answers); 0: the write waits"},
     [EARTH_SET_DSM_FAULTS] =
 	{.env = "EARTH_DSM_FAULTS",
 	 .type = EARTH_SET_T_ENUM,

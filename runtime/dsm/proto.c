@@ -13,7 +13,14 @@
 /* What a page waits for: nothing, its home's copy (asked again if a
  * notice made the answer stale), or node 0's word on a first-touch page
  * (claimed to read, or to write). */
-enum { FETCH_NONE, FETCH_OUT, FETCH_STALE, CLAIM_READ, CLAIM_WRITE };
+enum {
+	FETCH_NONE,
+	FETCH_OUT,
+	FETCH_STALE,
+	CLAIM_READ,
+	CLAIM_WRITE,
+	CLAIM_AHEAD, /* written here meanwhile, against a twin of zeros */
+};
 
 /* A page's refreshes ended (dsm_proto::fresh): it was invalidated, and
  * fresh counts the notices since, up to 254; 255: refreshed by the
@@ -161,6 +168,32 @@ static bool twin_take(struct dsm_proto *p, uint32_t page, bool pre)
 	return true;
 }
 
+/* A thread's first write to a page no node has written yet, as far as
+ * this node knows: the claim goes to node 0 and the thread writes on at
+ * once, against a twin of zeros (every copy of a page with no home is
+ * zeros). Node 0's answer (dsm_proto_homed) makes this node the home (the
+ * twin is dropped) or names another (the twin stays: the release sends
+ * the diff there). Until every such answer came, this node neither
+ * releases nor acquires (dsm_proto_claims_out). */
+static enum dsm_access claim_ahead(struct dsm_proto *p, uint32_t page)
+{
+	uint8_t *t = calloc(1, p->r->page_size);
+	if (!t)
+		return DSM_ACCESS_WAIT; /* no memory: try later */
+	memset(dsm_region_alias(p->r, page), 0, p->r->page_size);
+	if (dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE)) {
+		free(t);
+		return DSM_ACCESS_WAIT;
+	}
+	p->twin[page] = t;
+	mark_dirty(p, page);
+	p->fetching[page] = CLAIM_AHEAD;
+	p->claims_out++;
+	p->st.claims_ahead++;
+	p->ops->claim(p->ctx, page, true);
+	return DSM_ACCESS_OK;
+}
+
 enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 				 bool again)
 {
@@ -194,6 +227,8 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 		/* A write, or a read of a page never seen: node 0 decides;
 		 * a read claim out when a write comes is followed by a
 		 * write claim once it is answered. */
+		if (write && p->claim_ahead && p->fetching[page] == FETCH_NONE)
+			return claim_ahead(p, page);
 		if (p->fetching[page] == FETCH_NONE) {
 			p->fetching[page] = write ? CLAIM_WRITE : CLAIM_READ;
 			p->ops->claim(p->ctx, page, write);
@@ -319,10 +354,27 @@ int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
 		*why = "a page that has another home";
 	else if (home == DSM_HOME_NONE && p->fetching[page] != CLAIM_READ)
 		*why = "no home for a page this node did not claim to read";
+	else if (p->fetching[page] == CLAIM_AHEAD &&
+		 p->home[page] != DSM_HOME_NONE)
+		*why = "a second home for a page this node wrote first";
 	else
 		*why = NULL;
 	if (*why)
 		return -1;
+	if (p->fetching[page] == CLAIM_AHEAD) {
+		/* Written here meanwhile: its home now, or a diff for it. */
+		p->fetching[page] = FETCH_NONE;
+		p->claims_out--;
+		p->home[page] = (uint16_t)home;
+		if (home == p->self) {
+			free(p->twin[page]);
+			p->twin[page] = NULL;
+		} else {
+			p->st.twins++;
+			p->wr_hint[page] = 1;
+		}
+		return 1;
+	}
 	/* (A fetch may be out already: the word came before the answer.) */
 	if (p->fetching[page] >= CLAIM_READ)
 		p->fetching[page] = FETCH_NONE;
@@ -355,7 +407,8 @@ void dsm_proto_home_written(struct dsm_proto *p, uint32_t page)
 bool dsm_proto_claiming(const struct dsm_proto *p, uint32_t page)
 {
 	return page < p->r->pages && p->home[page] == DSM_HOME_NONE &&
-	       p->fetching[page] == CLAIM_WRITE;
+	       (p->fetching[page] == CLAIM_WRITE ||
+		p->fetching[page] == CLAIM_AHEAD);
 }
 
 int dsm_proto_diff_acked(struct dsm_proto *p)
@@ -462,6 +515,12 @@ int dsm_proto_release(struct dsm_proto *p)
 	uint32_t nkept = 0, nlog = 0; /* dirty_list[0 .. nlog): noticed */
 	for (uint32_t i = 0; i < p->ndirty; i++) {
 		uint32_t page = p->dirty_list[i];
+		if (p->fetching[page] == CLAIM_AHEAD) {
+			/* No home yet (a fiber's release: a thread's waits
+			 * for the homes): the next release's. */
+			p->kept[nkept++] = page;
+			continue;
+		}
 		p->dirty_list[nlog++] = page;
 		if (p->home[page] == p->self && !p->twin[page] &&
 		    dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
@@ -565,8 +624,8 @@ static void refreshes_end(struct dsm_proto *p)
 static void invalidate(void *arg, uint32_t page)
 {
 	struct dsm_proto *p = arg;
-	if (p->home[page] == p->self)
-		return;
+	if (p->home[page] == p->self || p->fetching[page] == CLAIM_AHEAD)
+		return; /* (no acquire meets a page claimed ahead) */
 	if (!may_shrink(p, page)) { /* held by a fiber: when it lets go */
 		if (!atomic_load(&p->deferred[page]))
 			p->deferred_n++;

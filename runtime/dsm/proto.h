@@ -59,9 +59,10 @@ struct dsm_proto_ops {
 struct dsm_proto_stats {
 	uint64_t read_faults, write_faults, fetches, twins, diffs, diff_bytes,
 	    invalidations, intervals;
-	uint64_t home_kept; /* home pages a release left writable (below) */
-	uint64_t refreshes; /* of the fetches, made at an acquire (below) */
-	uint64_t pretwins;  /* of the twins, made at such a refresh */
+	uint64_t home_kept;    /* home pages a release left writable (below) */
+	uint64_t refreshes;    /* of the fetches, made at an acquire (below) */
+	uint64_t pretwins;     /* of the twins, made at such a refresh */
+	uint64_t claims_ahead; /* first writes that did not wait (below) */
 };
 
 /* An acquire that invalidates a page this node holds a copy of (it read
@@ -153,6 +154,11 @@ struct dsm_proto {
 	uint32_t refresh_max;  /* pages an acquire may refresh */
 	uint32_t home_keep;    /* DSM_HOME_KEEP, or EARTH_DSM_HOME_KEEP */
 	uint32_t threads;      /* dsm_proto_threads: releases in a round */
+	/* A write fault on a page with no home claims it and goes on
+	 * (dsm_proto_access, while the caller sets it), and the claims so
+	 * made that node 0 has not answered yet. */
+	bool claim_ahead;
+	uint32_t claims_out;
 	struct dsm_proto_stats st;
 };
 

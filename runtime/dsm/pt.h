@@ -94,8 +94,10 @@ struct dsm_stats {
 	uint64_t pretwins;    /* of the twins, made before the write (at a
 			       * refresh, or at a lock's grant: su/dsm.c) */
 	uint64_t grant_pages; /* pages this node's lock grants carried */
-	uint64_t msgs_net;    /* of msgs_sent, to other nodes (the rest: to
-			       * this node itself) */
+	uint64_t claims_ahead; /* first writes that went on while node 0
+				* decided their home (proto.h) */
+	uint64_t msgs_net;     /* of msgs_sent, to other nodes (the rest: to
+				* this node itself) */
 	uint64_t wait_ns[DSM_WAIT_CAUSES_]; /* by cause, every thread */
 	/* Fibers (earth_dsm_fiber.h): range acquisitions, of which every
 	 * page was usable at once (hits), and the waits for a page that

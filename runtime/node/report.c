@@ -189,10 +189,12 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 	    " (%" PRIu64 " to other nodes), write notices %" PRIu64
 	    " bytes sent, %" PRIu64 " held at the end; thread switches %" PRIu64
 	    "; requests sent behind diffs %" PRIu64
-	    "; pages lock grants carried %" PRIu64 "\n",
+	    "; pages lock grants carried %" PRIu64
+	    "; first writes claimed ahead %" PRIu64 "\n",
 	    d.lock_local, d.lock_remote, d.lock_handoffs, d.barriers,
 	    d.barrier_msgs, d.msgs_sent, d.msgs_net, d.notice_bytes,
-	    d.notices_held, d.switches, d.early_sends, d.grant_pages);
+	    d.notices_held, d.switches, d.early_sends, d.grant_pages,
+	    d.claims_ahead);
 	if (d.f_acquires || d.f_releases)
 		fprintf(f,
 			"  shared memory: fibers' acquisitions %" PRIu64
@@ -229,10 +231,10 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		",\"lock_remote\":%" PRIu64 ",\"lock_handoffs\":%" PRIu64
 		",\"barriers\":%" PRIu64 ",\"switches\":%" PRIu64
 		",\"early_sends\":%" PRIu64 ",\"grant_pages\":%" PRIu64
-		",\"fiber_acquires\":%" PRIu64 ",\"fiber_hits\":%" PRIu64
-		",\"fiber_hits_eu\":%" PRIu64 ",\"fiber_coalesced\":%" PRIu64
-		",\"fiber_releases\":%" PRIu64 ",\"fiber_deferred\":%" PRIu64
-		",\"wait_ns\":{",
+		",\"claims_ahead\":%" PRIu64 ",\"fiber_acquires\":%" PRIu64
+		",\"fiber_hits\":%" PRIu64 ",\"fiber_hits_eu\":%" PRIu64
+		",\"fiber_coalesced\":%" PRIu64 ",\"fiber_releases\":%" PRIu64
+		",\"fiber_deferred\":%" PRIu64 ",\"wait_ns\":{",
 		dsm_region_faults_name(&dsm_g.region), d.read_faults,
 		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
 		d.refreshes, d.home_writes_eu, d.home_kept, d.twins, d.pretwins,
@@ -240,8 +242,8 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		d.invalidations, d.notice_bytes, d.notices_held, d.msgs_sent,
 		d.msgs_net, d.barrier_msgs, d.lock_local, d.lock_remote,
 		d.lock_handoffs, d.barriers, d.switches, d.early_sends,
-		d.grant_pages, d.f_acquires, d.f_hits, d.f_hits_eu,
-		d.f_coalesced, d.f_releases, d.f_deferred);
+		d.grant_pages, d.claims_ahead, d.f_acquires, d.f_hits,
+		d.f_hits_eu, d.f_coalesced, d.f_releases, d.f_deferred);
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",
 			dsm_cause_names[k], d.wait_ns[k]);

@@ -162,6 +162,13 @@ static struct {
 	 * is the page's home (a first-touch page it claimed: the claimant
 	 * hears of it from node 0, others may hear first). */
 	struct kept_list *early;
+	/* While first writes claimed ahead wait for their homes
+	 * (dsm_proto claims_out): the threads' requests, and the messages
+	 * that bring an acquire's notices, put off until the last answer. */
+	bool claim_ahead;
+	struct su_req *parked;
+	size_t nparked, parked_cap;
+	struct kept_list after_claims;
 } sd;
 
 #define BUF_CAP WIRE_MAX_PAYLOAD
@@ -586,6 +593,7 @@ int su_dsm_open(struct earth_node *n)
 	sd.grant_pages = (uint32_t)earth_setting_u64(EARTH_SET_DSM_GRANT_PAGES);
 	sd.lock_pretwin =
 	    (uint32_t)earth_setting_u64(EARTH_SET_DSM_LOCK_PRETWIN);
+	sd.claim_ahead = earth_setting_u64(EARTH_SET_DSM_CLAIM_AHEAD) != 0;
 	if (su_dsm_fiber_open(dsm_g.region.pages))
 		return -1;
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
@@ -650,6 +658,11 @@ void su_dsm_close(void)
 		nx = m->next;
 		free(m);
 	}
+	for (struct kept *m = sd.after_claims.head, *nx; m; m = nx) {
+		nx = m->next;
+		free(m);
+	}
+	free(sd.parked);
 	for (uint32_t k = 0; sd.early && k < dsm_g.region.pages; k++)
 		for (struct kept *m = sd.early[k].head, *nx; m; m = nx) {
 			nx = m->next;
@@ -848,8 +861,11 @@ static void fault(struct dsm_pt *pt, uint64_t page, bool write, bool again)
 	if (page >= dsm_g.region.pages)
 		earth_fatal("shared memory: a fault on page %llu of %u",
 			    (unsigned long long)page, dsm_g.region.pages);
-	if (dsm_proto_access(&sd.p, (uint32_t)page, write, again) ==
-	    DSM_ACCESS_OK) {
+	sd.p.claim_ahead = sd.claim_ahead; /* a thread's: it may go on */
+	enum dsm_access a =
+	    dsm_proto_access(&sd.p, (uint32_t)page, write, again);
+	sd.p.claim_ahead = false;
+	if (a == DSM_ACCESS_OK) {
 		resume(pt, 0);
 		return;
 	}
@@ -911,8 +927,56 @@ static bool behind_diffs(unsigned req, uint64_t b)
 	return true;
 }
 
+static void request(const struct su_req *r);
+
+/* A request put off while first writes wait for their homes. */
+static void park(const struct su_req *r)
+{
+	if (sd.nparked == sd.parked_cap) {
+		size_t cap = sd.parked_cap ? sd.parked_cap * 2 : 16;
+		struct su_req *q = realloc(sd.parked, cap * sizeof(*q));
+		if (!q)
+			earth_fatal("shared memory: out of memory");
+		sd.parked = q;
+		sd.parked_cap = cap;
+	}
+	sd.parked[sd.nparked++] = *r;
+}
+
+/* The last home of the first writes claimed ahead came: what waited
+ * for it, in order (the messages first: they came before). Each is
+ * handled as if it came now; should first writes be claimed ahead again
+ * meanwhile, the rest waits again, behind. */
+static void claims_done(void)
+{
+	struct kept *m = sd.after_claims.head;
+	sd.after_claims = (struct kept_list){0};
+	while (m) {
+		struct kept *nx = m->next;
+		if (sd.p.claims_out || sd.after_claims.n) {
+			keep(&sd.after_claims, m->from, &m->h, m->payload);
+		} else {
+			receive(m->from, &m->h, m->payload);
+		}
+		free(m);
+		m = nx;
+	}
+	struct su_req *q = sd.parked;
+	size_t n = sd.nparked;
+	sd.parked = NULL;
+	sd.nparked = sd.parked_cap = 0;
+	for (size_t i = 0; i < n; i++)
+		request(&q[i]); /* parks again while claims are out */
+	free(q);
+}
+
 static void request(const struct su_req *r)
 {
+	if ((unsigned)r->n != DSM_R_FAULT && (sd.p.claims_out || sd.nparked)) {
+		/* A release would name pages whose home is not known. */
+		park(r);
+		return;
+	}
 	home_writes_take();
 	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)r->a;
 	unsigned req = (unsigned)r->n;
@@ -1265,6 +1329,18 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	uint32_t page = (uint32_t)h->a;
 	if ((unsigned)h->n >= M_COUNT_)
 		bad(h, from, "n", "unknown kind");
+	if ((sd.p.claims_out || sd.after_claims.n) &&
+	    (h->n == M_NOTICES || h->n == M_GRANT || h->n == M_CREATE ||
+	     h->n == M_DONE)) {
+		/* An acquire waits until every page this node wrote first
+		 * has its home (no notice may find one without). */
+		if (sd.after_claims.n >= 64u * nodes + 1024)
+			bad(h, from, "n",
+			    "too many grants while this node's first writes "
+			    "wait for their homes");
+		keep(&sd.after_claims, from, h, payload);
+		return;
+	}
 	switch ((enum dsm_msg)h->n) {
 	case M_FETCH:
 		if (early(h, from, payload))
@@ -1568,6 +1644,8 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			free(m);
 			m = nx;
 		}
+		if (!sd.p.claims_out)
+			claims_done();
 		return;
 	}
 	case M_COUNT_:
@@ -1699,6 +1777,7 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->msgs_net = sd.msgs_net;
 	st->refreshes = p->refreshes;
 	st->pretwins = p->pretwins;
+	st->claims_ahead = p->claims_ahead;
 	st->twins = p->twins;
 	st->twin_bytes = p->twins * dsm_g.region.page_size;
 	st->diffs = p->diffs;
