@@ -725,16 +725,23 @@ static void run_held(void)
 	}
 }
 
+/* arr (n elements of size each, room for *cap) with room for one more. */
+static void *room_for_one(void *arr, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *a = realloc(arr, c * size);
+	if (!a)
+		earth_fatal("shared memory: out of memory");
+	*cap = c;
+	return a;
+}
+
 static void hold(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 {
-	if (sd.nheld == sd.held_cap) {
-		size_t cap = sd.held_cap ? sd.held_cap * 2 : 16;
-		struct held *h = realloc(sd.held, cap * sizeof(*h));
-		if (!h)
-			earth_fatal("shared memory: out of memory");
-		sd.held = h;
-		sd.held_cap = cap;
-	}
+	sd.held =
+	    room_for_one(sd.held, sd.nheld, &sd.held_cap, sizeof(*sd.held));
 	sd.held[sd.nheld++] = (struct held){pt, req, b, c};
 }
 
@@ -932,14 +939,8 @@ static void request(const struct su_req *r);
 /* A request put off while first writes wait for their homes. */
 static void park(const struct su_req *r)
 {
-	if (sd.nparked == sd.parked_cap) {
-		size_t cap = sd.parked_cap ? sd.parked_cap * 2 : 16;
-		struct su_req *q = realloc(sd.parked, cap * sizeof(*q));
-		if (!q)
-			earth_fatal("shared memory: out of memory");
-		sd.parked = q;
-		sd.parked_cap = cap;
-	}
+	sd.parked = room_for_one(sd.parked, sd.nparked, &sd.parked_cap,
+				 sizeof(*sd.parked));
 	sd.parked[sd.nparked++] = *r;
 }
 
