@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsm/alloc.h"
 #include "dsm/proto.h"
 #include "dsm/sync.h"
 
@@ -606,6 +607,65 @@ Test(dsm_protocol, refreshes_end_unless_the_page_is_read_again)
 	cr_assert_eq(sim_read(&nd[1], 10), v);
 	cr_assert_eq(refreshes_in_a_row(&v), DSM_REFRESH_AGE,
 		     "not started over");
+	sim_end();
+}
+
+/* Claims a test node made (no node 0 here: the test answers them). */
+static unsigned claims_made;
+static void op_claim_count(void *ctx, uint32_t page, bool write)
+{
+	(void)ctx;
+	(void)page;
+	cr_assert(write, "a read claimed ahead");
+	claims_made++;
+}
+static const struct dsm_proto_ops claim_ops = {op_fetch, op_diff,
+					       op_claim_count, op_refresh};
+
+/* A first write to a page with no home goes on at once against a twin of
+ * zeros (EARTH_DSM_CLAIM_AHEAD): node 0's answer naming this node drops
+ * the twin; one naming another keeps it, and the release sends the
+ * writes there as a diff; a page placed anew meanwhile (written after
+ * its free) leaves no claim counted out. */
+Test(dsm_protocol, first_write_claimed_ahead)
+{
+	sim_start(2);
+	struct node *x = &nd[1];
+	x->p.ops = &claim_ops;
+	x->p.claim_ahead = true;
+	const char *why;
+	for (uint32_t q = 2; q <= 4; q++)
+		cr_assert_eq(dsm_proto_set_home(&x->p, q, 1, DSM_HOME_NONE), 0);
+	/* node 0's view once it decided: page 2 is node 1's, page 3 its own */
+	cr_assert_eq(dsm_proto_set_home(&nd[0].p, 2, 1, 1), 0);
+	cr_assert_eq(dsm_proto_set_home(&nd[0].p, 3, 1, 0), 0);
+	for (uint32_t q = 2; q <= 4; q++) {
+		cr_assert_eq(dsm_proto_access(&x->p, q, true, false),
+			     DSM_ACCESS_OK, "page %u waited", q);
+		cr_assert_eq(x->r.state[q], DSM_PAGE_WRITE);
+		x->r.base[q * PSZ + 5] = (uint8_t)(10 + q);
+	}
+	cr_assert_eq(claims_made, 3);
+	cr_assert_eq(x->p.claims_out, 3);
+	cr_assert(dsm_proto_claiming(&x->p, 2));
+	/* page 2: this node's; page 3: node 0's (its writes: a diff) */
+	cr_assert_eq(dsm_proto_homed(&x->p, 2, 1, &why), 1);
+	cr_assert_null(x->p.twin[2]);
+	cr_assert_eq(dsm_proto_homed(&x->p, 3, 0, &why), 1);
+	cr_assert_not_null(x->p.twin[3]);
+	/* page 4 placed anew: no answer is waited for */
+	cr_assert_eq(dsm_proto_set_home(&x->p, 4, 1, 0), 0);
+	cr_assert_eq(x->p.claims_out, 0);
+	cr_assert_null(x->p.twin[4]);
+	/* a second home for page 2 is refused */
+	cr_assert_lt(dsm_proto_homed(&x->p, 2, 0, &why), 0);
+	uint64_t diffs = x->p.st.diffs;
+	sim_release(x);
+	cr_assert_eq(x->p.st.diffs, diffs + 1, "page 3's writes not sent");
+	settle();
+	cr_assert_eq(nd[0].r.base[3 * PSZ + 5], 13, "the diff did not land");
+	cr_assert_eq(x->r.base[2 * PSZ + 5], 12);
+	x->p.ops = &ops;
 	sim_end();
 }
 

@@ -113,6 +113,13 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		p->wrote[i] = 0;
 		p->wr_hint[i] = 0;
 		p->fresh[i] = p->fresh_grow[i] = 0;
+		if (p->fetching[i] == CLAIM_AHEAD) {
+			/* Placed anew while claimed ahead (written after
+			 * its free): no answer counts for it now. */
+			p->claims_out--;
+			free(p->twin[i]);
+			p->twin[i] = NULL;
+		}
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
 	}

@@ -1256,6 +1256,8 @@ static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
 		earth_fatal("shared memory: making pages writable: %m");
 	free(home);
 	su_dsm_fiber_placed(pl.first, pl.pages);
+	if (!sd.p.claims_out && (sd.nparked || sd.after_claims.n))
+		claims_done();
 }
 
 static void create_here(const struct wire_hdr *h, uint32_t from)
