@@ -130,6 +130,14 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 static void invalidate(void *arg, uint32_t page);
 static void refreshes_end(struct dsm_proto *p);
 
+/* An invalidation put off for a fiber's hold, done now (outside an
+ * acquire: its refresh, if any, ends at once). */
+static void invalidate_now(struct dsm_proto *p, uint32_t page)
+{
+	invalidate(p, page);
+	refreshes_end(p);
+}
+
 /* The SU is about to take access to page away: false when a fiber holds
  * it (nothing changes then); true: go on, then shrunk (dsm_hold_try says
  * why this order). */
@@ -156,22 +164,29 @@ static void mark_dirty(struct dsm_proto *p, uint32_t page)
 }
 
 /* Twins page from its bytes now and makes it writable and written in the
- * open interval; pre: before any write (a pretwin). false when out of
- * memory (nothing changed). */
-static bool twin_take(struct dsm_proto *p, uint32_t page, bool pre)
+ * open interval; false when out of memory (nothing changed). */
+static bool twin_make(struct dsm_proto *p, uint32_t page)
 {
 	uint8_t *t = malloc(p->r->page_size);
 	if (!t)
 		return false;
 	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
 	p->twin[page] = t;
+	mark_dirty(p, page);
+	dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
+	return true;
+}
+
+/* twin_make, counted; pre: before any write (a pretwin). */
+static bool twin_take(struct dsm_proto *p, uint32_t page, bool pre)
+{
+	if (!twin_make(p, page))
+		return false;
 	p->st.twins++;
 	if (pre) {
 		p->pretwin[page] = 1;
 		p->st.pretwins++;
 	}
-	mark_dirty(p, page);
-	dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
 	return true;
 }
 
@@ -181,19 +196,12 @@ static bool twin_take(struct dsm_proto *p, uint32_t page, bool pre)
  * zeros). Node 0's answer (dsm_proto_homed) makes this node the home (the
  * twin is dropped) or names another (the twin stays: the release sends
  * the diff there). Until every such answer came, this node neither
- * releases nor acquires (dsm_proto_claims_out). */
+ * releases nor acquires (claims_out). */
 static enum dsm_access claim_ahead(struct dsm_proto *p, uint32_t page)
 {
-	uint8_t *t = calloc(1, p->r->page_size);
-	if (!t)
-		return DSM_ACCESS_WAIT; /* no memory: try later */
 	memset(dsm_region_alias(p->r, page), 0, p->r->page_size);
-	if (dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE)) {
-		free(t);
-		return DSM_ACCESS_WAIT;
-	}
-	p->twin[page] = t;
-	mark_dirty(p, page);
+	if (!twin_make(p, page))	/* counted if its home is elsewhere */
+		return DSM_ACCESS_WAIT; /* no memory: try later */
 	p->fetching[page] = CLAIM_AHEAD;
 	p->claims_out++;
 	p->st.claims_ahead++;
@@ -220,10 +228,8 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 	if (atomic_load(&p->deferred[page])) {
 		/* Its holds gone (an EU's hit that backed off may have
 		 * put it off): done now; else dsm_proto_unpin wakes it. */
-		if (!atomic_load(&p->pin[page])) {
-			invalidate(p, page);
-			refreshes_end(p);
-		}
+		if (!atomic_load(&p->pin[page]))
+			invalidate_now(p, page);
 		if (atomic_load(&p->deferred[page]))
 			return DSM_ACCESS_WAIT;
 		st = dsm_region_state(p->r, page);
@@ -671,8 +677,7 @@ int dsm_proto_unpin(struct dsm_proto *p, uint32_t page)
 	if (atomic_fetch_sub(&p->pin[page], 1) != 1 ||
 	    !atomic_load(&p->deferred[page]))
 		return 0;
-	invalidate(p, page);
-	refreshes_end(p);
+	invalidate_now(p, page);
 	return !atomic_load(&p->deferred[page]);
 }
 
