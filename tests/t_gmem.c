@@ -393,6 +393,12 @@ Test(gmem, launcher_options)
 	t_sh(&c, 60, "%s -n 2 --gmem-mb 0 %s/gmem", T_EARTHRUN, T_PROG_DIR);
 	cr_assert_eq(c.status, EARTH_EXIT_USAGE);
 	cr_assert(strstr(c.err, "this job has no global memory"), "%s", c.err);
-	/* a small segment works */
+	/* a small segment works, an odd number of MiB too (the segments
+	 * of the job's shared mapping follow one another at any MiB) */
 	gmem_job("--gmem-mb 2", 3, 100000);
+	gmem_job("--gmem-mb 1", 2, 100000);
+	gmem_job("--gmem-mb 3", 3, 100000);
+	t_sh(&c, 60, "env EARTH_GMEM_MB=5 %s -n 2 %s/gmem 64", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_eq(c.status, 0, "%s", c.err);
 }

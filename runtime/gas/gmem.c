@@ -119,7 +119,7 @@ const char *gmem_open(uint32_t self, uint32_t nodes, const struct net *net)
 	struct shm_job hdr;
 	int fd = net ? shared_fd(&hdr, nodes) : -1;
 	if (fd >= 0) {
-		if (hdr.gmem_seg % GMEM_ALIGN || hdr.gmem_off % GMEM_ALIGN ||
+		if (hdr.gmem_seg % GMEM_UNIT || hdr.gmem_off % GMEM_ALIGN ||
 		    hdr.gmem_seg > GMEM_SPAN / nodes ||
 		    !segments_fit(fd, &hdr, nodes))
 			return "the job mapping's global memory fields are "

@@ -29,7 +29,7 @@ int er_map_job(const struct er_opts *o, struct er_job *j)
 {
 	uint64_t ring = (uint64_t)o->ring_kb * 1024;
 	size_t total = shm_total((uint32_t)o->nodes, ring);
-	uint64_t gseg = (uint64_t)o->gmem_mb << 20;
+	uint64_t gseg = (uint64_t)o->gmem_mb * GMEM_UNIT;
 	uint64_t goff = shm_gmem_off((uint32_t)o->nodes, ring);
 	/* tcp nodes map their own segment privately: no shared one here. */
 	uint64_t fsize = o->tcp ? total : goff + (uint64_t)o->nodes * gseg;

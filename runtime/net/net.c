@@ -37,6 +37,6 @@ const char *net_gmem_seg(uint64_t *seg)
 	 * validated when the node started. */
 	_Static_assert(GMEM_SPAN >> 20 == 262144, "EARTH_GMEM_MB's range");
 	_Static_assert(GMEM_DEFAULT_MB == 64, "EARTH_GMEM_MB's default");
-	*seg = earth_setting_u64(EARTH_SET_GMEM_MB) << 20;
+	*seg = earth_setting_u64(EARTH_SET_GMEM_MB) * GMEM_UNIT;
 	return NULL;
 }

@@ -34,7 +34,11 @@
  * GMEM_SPAN bytes. */
 #define GMEM_BASE 0x560000000000ull
 #define GMEM_SPAN (256ull << 30)
+/* Where the global segments start in the job's file (and the shared
+ * regions after them); a segment is a whole number of MiB
+ * (EARTH_GMEM_MB), so node k's begins GMEM_UNIT-aligned. */
 #define GMEM_ALIGN (2ull << 20)
+#define GMEM_UNIT (1ull << 20)
 /* Default segment size per node (EARTH_GMEM_MB, earthrun --gmem-mb). */
 #define GMEM_DEFAULT_MB 64
 
