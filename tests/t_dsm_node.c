@@ -449,6 +449,25 @@ Test(dsm_node, region_past_the_map_count_by_fault_path)
 		  "%s", cmd.err);
 }
 
+/* A region costs the memory of the pages the job uses, not its size: with
+ * 1 GiB of shared memory a small program's node 0 (the home of every page
+ * until one is placed) holds a few pages of it (it held the whole region
+ * twice, 2 GiB, when it mapped every page it homed at the start). */
+Test(dsm_node, a_large_region_costs_the_pages_used)
+{
+	for (int n = 1; n <= 3; n += 2) {
+		ok_run("EARTH_DSM_MB=1024", n, "shm", "dsm_basic", "-p 4",
+		       "dsm_basic ok");
+		const char *kb = strstr(cmd.out, "shmem_kb=");
+		cr_assert(kb, "%s", cmd.out);
+		long have = atol(kb + strlen("shmem_kb="));
+		cr_assert(have >= 0 && have < 64 * 1024,
+			  "%d nodes: node 0 holds %ld KiB of shared memory "
+			  "for a region of 1 GiB\n%s",
+			  n, have, cmd.out);
+	}
+}
+
 /* The write notices a node holds stay bounded: a barrier every thread
  * reaches lets every node drop what all of them hold. 30 phases send
  * many notices; at the end each node holds a small part of them. */

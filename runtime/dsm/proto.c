@@ -69,7 +69,10 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 		errno = ENOMEM;
 		return -1;
 	}
-	return dsm_proto_set_home(p, 0, r->pages, 0);
+	/* Homed on node 0, none of them mapped there yet: node 0 maps a
+	 * page at its placement or at its first access (dsm_proto_access),
+	 * so the region costs memory only for what the job uses. */
+	return 0;
 }
 
 void dsm_proto_fini(struct dsm_proto *p)
@@ -252,6 +255,8 @@ enum dsm_access dsm_proto_access(struct dsm_proto *p, uint32_t page, bool write,
 		if (write && st != DSM_PAGE_WRITE) {
 			mark_dirty(p, page);
 			dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
+		} else if (st == DSM_PAGE_INVALID) { /* not mapped yet */
+			dsm_region_set(p->r, page, 1, DSM_PAGE_HOME);
 		}
 		return DSM_ACCESS_OK;
 	}

@@ -178,7 +178,8 @@ enum dsm_access {
 };
 
 /* Readies p for node self of nodes over region r (every page homed on
- * node 0 until dsm_proto_set_home). Returns 0, or -1 with errno. */
+ * node 0 until dsm_proto_set_home, and left invalid in r: node 0 maps a
+ * page of its own at its first access). Returns 0, or -1 with errno. */
 int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 		   uint32_t nodes, const struct dsm_proto_ops *ops, void *ctx);
 void dsm_proto_fini(struct dsm_proto *p);

@@ -5,7 +5,8 @@
  * lock, write their own part of an array homed block-wise, meet at a
  * barrier, check every other thread's part, pass a token along a chain
  * of flags, and main checks the totals after they end. Prints
- * "dsm_basic ok ..." and exits 0, or names the first wrong value and
+ * "dsm_basic ok ... shmem_kb=K" (K: node 0's resident shared memory,
+ * RssShmem) and exits 0, or names the first wrong value and
  * exits 1. -r R: each thread's rounds on the counter (50); -s S: then
  * thread 1 adds S more alone (the lock granted to its node after itself).
  *
@@ -119,6 +120,21 @@ static void main_mistake(void)
 	}
 }
 
+/* This process's resident shared memory (RssShmem of /proc/self/status),
+ * KiB; -1 where it cannot be read. */
+static long shmem_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssShmem: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 static int program(int argc, char **argv)
 {
 	int c;
@@ -167,8 +183,9 @@ static int program(int argc, char **argv)
 			g->counter, count, g->token, want, g->bad);
 		return 1;
 	}
-	printf("dsm_basic ok nodes=%u threads=%d counter=%ld token=%ld\n",
-	       earth_dsm_nodes(), nthreads, g->counter, g->token);
+	printf("dsm_basic ok nodes=%u threads=%d counter=%ld token=%ld "
+	       "shmem_kb=%ld\n",
+	       earth_dsm_nodes(), nthreads, g->counter, g->token, shmem_kb());
 	return 0;
 }
 
