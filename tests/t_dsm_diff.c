@@ -68,6 +68,35 @@ static void round_trip(const uint8_t *page, const uint8_t *twin, size_t n,
 	memcpy(home, twin, n);
 	cr_assert_eq(dsm_diff_apply(home, n, d, len, &f), 0);
 	cr_assert(!memcmp(home, page, n), "twin + diff differs from the page");
+	/* Cut into parts of at most a message (the smallest, a header and
+	 * one byte): each part a diff of its own, all of them together the
+	 * same changes. */
+	static const size_t caps[] = {DSM_DIFF_RUN_HDR + 1, 7, 64, 1000, 16384};
+	uint8_t *part = malloc(16384);
+	for (size_t ci = 0; ci < sizeof(caps) / sizeof(*caps); ci++) {
+		struct dsm_diff_cutter c;
+		dsm_diff_cut_init(&c, d, len);
+		memcpy(home, twin, n);
+		size_t m, parts = 0, carried = 0;
+		while ((m = dsm_diff_cut(&c, part, caps[ci]))) {
+			cr_assert_leq(m, caps[ci]);
+			cr_assert_eq(dsm_diff_apply(home, n, part, m, &f), 0,
+				     "part %zu (cap %zu) refused: %s", parts,
+				     caps[ci], f.what);
+			dsm_diff_count(part, m, &runs, &bytes);
+			carried += bytes;
+			parts++;
+		}
+		cr_assert_eq(carried, changed,
+			     "cap %zu: %zu bytes in %zu parts", caps[ci],
+			     carried, parts);
+		cr_assert(!memcmp(home, page, n),
+			  "twin + the diff's parts (cap %zu) differs",
+			  caps[ci]);
+		if (len <= caps[ci])
+			cr_assert_eq(parts, len ? 1 : 0);
+	}
+	free(part);
 	/* No smaller cap fits: the encoder says so instead of writing past. */
 	if (len)
 		cr_assert_eq(dsm_diff_encode(page, twin, n, d, len - 1),

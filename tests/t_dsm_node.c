@@ -468,6 +468,45 @@ Test(dsm_node, a_large_region_costs_the_pages_used)
 	}
 }
 
+/* Messages smaller than what the protocol sends: a job's rings of 64 KiB
+ * carry messages of 16 KiB, and a diff of a page written every other byte
+ * takes two and a half pages (a 64 KiB page's, 160 KiB, more than any
+ * message): diffs go in parts, notices in smaller intervals, and a page
+ * that cannot go whole is refused at the start, naming the ring size. */
+Test(dsm_node, messages_smaller_than_the_protocol_wants)
+{
+	static const struct {
+		const char *env, *opts, *args;
+	} runs[] = {
+	    {"EARTH_DSM_PAGE=8192", "--ring-kb 64", ""},
+	    {"EARTH_DSM_PAGE=16384", "--ring-kb 64", "-f"},
+	    {"EARTH_DSM_PAGE=65536", "", ""},
+	    {"EARTH_DSM_PAGE=65536", "", "-f"},
+	    {"EARTH_DSM_PAGE=65536", "--transport tcp", ""},
+	    {"EARTH_DSM_PAGE=65536 UCX_TLS=tcp", "--transport ucx", "-f"},
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(*runs); i++) {
+		t_sh(&cmd, 120, "env %s %s -n 3 %s %s/dsm_bigdiff %s",
+		     runs[i].env, T_EARTHRUN, runs[i].opts, T_PROG_DIR,
+		     runs[i].args);
+		cr_assert_eq(cmd.status, 0, "%s %s %s: status %d\n%s%s",
+			     runs[i].env, runs[i].opts, runs[i].args,
+			     cmd.status, cmd.out, cmd.err);
+		cr_assert(strstr(cmd.out, "dsm_bigdiff ok"), "%s", cmd.out);
+	}
+	ok_run("EARTH_DSM_MB=160", 3, "shm --ring-kb 64", "dsm_wide", "",
+	       "dsm_wide ok pages=17000");
+	ok_run("", 3, "shm --ring-kb 64", "dsm_basic", "-p 6", "dsm_basic ok");
+	t_sh(&cmd, 60,
+	     "env EARTH_DSM_PAGE=65536 %s -n 2 --ring-kb 128 %s/dsm_bigdiff",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0);
+	cr_assert(strstr(cmd.err, "pages of 65536 bytes (EARTH_DSM_PAGE) do "
+				  "not fit this job's messages of 32768 "
+				  "bytes: give earthrun --ring-kb 256 or more"),
+		  "%s", cmd.err);
+}
+
 /* The write notices a node holds stay bounded: a barrier every thread
  * reaches lets every node drop what all of them hold. 30 phases send
  * many notices; at the end each node holds a small part of them. */

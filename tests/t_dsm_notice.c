@@ -41,6 +41,35 @@ static void mark_wide(void *arg, uint32_t page)
 	((bool *)arg)[page] = true;
 }
 
+/* All of a's intervals (encoded into cut_enc, *len bytes) cut into
+ * messages of at most cap bytes, each added to b (seen: the pages it
+ * invalidated); how many messages. */
+static uint8_t *cut_enc;
+static size_t cut_into(struct dsm_log *a, struct dsm_log *b, size_t cap,
+		       bool *seen, size_t *len)
+{
+	uint32_t zero[2] = {0, 0};
+	*len = dsm_log_size_since(a, zero, UINT32_MAX);
+	cut_enc = malloc(*len);
+	uint8_t *part = malloc(cap);
+	cr_assert(cut_enc && part);
+	cr_assert_eq(dsm_log_encode_since(a, zero, UINT32_MAX, cut_enc, *len),
+		     *len);
+	size_t at = 4, parts = 0;
+	while (at < *len) {
+		size_t n = dsm_notice_cut(cut_enc, *len, &at, part, cap);
+		cr_assert_gt(n, 4, "an interval does not fit %zu bytes", cap);
+		cr_assert_leq(n, cap);
+		memset(inval, 0, sizeof(inval));
+		struct dsm_notice_fault f = {0};
+		cr_assert_eq(dsm_log_add(b, part, n, mark_wide, seen, &f), 0,
+			     "%s", f.what);
+		parts++;
+	}
+	free(part);
+	return parts;
+}
+
 /* to acquires from `from`: from's intervals to's vector time lacks. */
 static void grant(struct dsm_log *from, struct dsm_log *to)
 {
@@ -146,33 +175,50 @@ Test(dsm_notice, wide_release_cut_into_messages)
 	cr_assert_eq(a.log[0].iv[0].npages, DSM_IV_PAGES_MAX);
 	cr_assert_eq(a.log[0].iv[2].npages, 100);
 	cr_assert_eq(a.log[0].iv[1].pages[0], DSM_IV_PAGES_MAX);
-	uint32_t zero[2] = {0, 0};
-	size_t len = dsm_log_size_since(&a, zero, UINT32_MAX);
-	uint8_t *enc = malloc(len), *part = malloc(CAP);
-	cr_assert(enc && part);
-	cr_assert_eq(dsm_log_encode_since(&a, zero, UINT32_MAX, enc, len), len);
 	static bool seen[WIDE];
-	size_t at = 4, parts = 0;
-	while (at < len) {
-		size_t n = dsm_notice_cut(enc, len, &at, part, CAP);
-		cr_assert_gt(n, 4, "no interval fits");
-		cr_assert_leq(n, CAP);
-		memset(inval, 0, sizeof(inval));
-		struct dsm_notice_fault f = {0};
-		cr_assert_eq(dsm_log_add(&b, part, n, mark_wide, seen, &f), 0,
-			     "%s", f.what);
-		parts++;
-	}
+	size_t len, parts = cut_into(&a, &b, CAP, seen, &len);
+	uint8_t *enc = cut_enc, *part = malloc(CAP);
+	cr_assert(part);
 	cr_assert_eq(parts, 2, "32 KiB, then 32 KiB and the last 100 pages");
 	cr_assert_eq(b.vt[0], 3);
 	for (uint32_t p = 0; p < WIDE; p++)
 		cr_assert(seen[p], "page %u not invalidated", p);
 	/* Too small for the next interval: nothing taken. */
-	at = 4;
+	size_t at = 4;
 	cr_assert_eq(dsm_notice_cut(enc, len, &at, part, 1000), 4);
 	cr_assert_eq(at, 4);
 	free(enc);
 	free(part);
+	free(w);
+	dsm_log_fini(&a);
+	dsm_log_fini(&b);
+}
+
+/* Messages smaller than DSM_IV_PAGES_MAX pages of notices (a job's rings
+ * of 64 KiB carry 16 KiB): dsm_log_fit makes the intervals smaller, so
+ * that every one goes in a message of that size. */
+Test(dsm_notice, intervals_fit_small_messages)
+{
+	enum { WIDE = 10000, CAP = 16384 };
+	struct dsm_log a, b;
+	cr_assert_eq(dsm_log_init(&a, 2, 0, WIDE), 0);
+	cr_assert_eq(dsm_log_init(&b, 2, 1, WIDE), 0);
+	dsm_log_fit(&a, CAP);
+	cr_assert_eq(a.iv_max, (CAP - 16) / 4);
+	uint32_t *w = malloc(WIDE * sizeof(*w));
+	cr_assert(w);
+	for (uint32_t i = 0; i < WIDE; i++)
+		w[i] = i;
+	cr_assert_eq(dsm_log_close(&a, w, WIDE), 0);
+	cr_assert_eq(a.vt[0], 3, "4092 + 4092 + 1816 pages");
+	static bool seen[WIDE];
+	size_t len;
+	cr_assert_eq(cut_into(&a, &b, CAP, seen, &len), 3);
+	for (uint32_t p = 0; p < WIDE; p++)
+		cr_assert(seen[p], "page %u not invalidated", p);
+	dsm_log_fit(&a, 1 << 20);
+	cr_assert_eq(a.iv_max, DSM_IV_PAGES_MAX, "never past the most");
+	free(cut_enc);
 	free(w);
 	dsm_log_fini(&a);
 	dsm_log_fini(&b);

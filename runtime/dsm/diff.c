@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsm/diff.c - encoding a page's changes against its twin as byte runs,
- * checking a diff from elsewhere, applying it (dsm/diff.h).
+ * cutting it into parts, checking a diff from elsewhere, applying it
+ * (dsm/diff.h).
  *
  * The encoder compares eight bytes at a time: an equal word is skipped
  * whole, a word whose eight bytes all differ is taken whole, and the
@@ -134,6 +135,35 @@ int dsm_diff_apply(void *page, size_t page_size, const void *diff, size_t len,
 		at += DSM_DIFF_RUN_HDR + (size_t)cnt + 1;
 	}
 	return 0;
+}
+
+size_t dsm_diff_cut(struct dsm_diff_cutter *c, void *out, size_t cap)
+{
+	uint8_t *o = out;
+	size_t len = 0;
+	while (c->at < c->len && cap - len > DSM_DIFF_RUN_HDR) {
+		uint16_t off, cnt;
+		memcpy(&off, c->diff + c->at, 2);
+		memcpy(&cnt, c->diff + c->at + 2, 2);
+		size_t left = (size_t)cnt + 1 - c->done;
+		size_t k = cap - len - DSM_DIFF_RUN_HDR;
+		if (k > left)
+			k = left;
+		uint16_t o16 = (uint16_t)(off + c->done),
+			 c16 = (uint16_t)(k - 1);
+		memcpy(o + len, &o16, 2);
+		memcpy(o + len + 2, &c16, 2);
+		memcpy(o + len + DSM_DIFF_RUN_HDR,
+		       c->diff + c->at + DSM_DIFF_RUN_HDR + c->done, k);
+		len += DSM_DIFF_RUN_HDR + k;
+		if (k == left) {
+			c->at += DSM_DIFF_RUN_HDR + (size_t)cnt + 1;
+			c->done = 0;
+		} else {
+			c->done += k;
+		}
+	}
+	return len;
 }
 
 void dsm_diff_count(const void *diff, size_t len, uint32_t *runs,

@@ -61,6 +61,29 @@ int dsm_diff_check(const void *diff, size_t len, size_t page_size,
 int dsm_diff_apply(void *page, size_t page_size, const void *diff, size_t len,
 		   struct dsm_diff_fault *f);
 
+/* Cutting a diff of our own into parts of at most a message each: every
+ * part a diff of its own (its runs ascending, a run that does not fit cut
+ * in two), applying the parts in order the same as applying the whole. */
+struct dsm_diff_cutter {
+	const uint8_t *diff;
+	size_t len;
+	size_t at;   /* the next run's header */
+	size_t done; /* bytes of that run already in a part */
+};
+
+static inline void dsm_diff_cut_init(struct dsm_diff_cutter *c,
+				     const void *diff, size_t len)
+{
+	c->diff = diff;
+	c->len = len;
+	c->at = 0;
+	c->done = 0;
+}
+
+/* The next part into out (cap bytes, more than DSM_DIFF_RUN_HDR): its
+ * length, 0 when the diff is all cut. */
+size_t dsm_diff_cut(struct dsm_diff_cutter *c, void *out, size_t cap);
+
 /* How many runs and changed bytes a checked diff holds. */
 void dsm_diff_count(const void *diff, size_t len, uint32_t *runs,
 		    uint32_t *bytes);

@@ -45,6 +45,7 @@ int dsm_log_init(struct dsm_log *l, uint32_t nodes, uint32_t self,
 	l->nodes = nodes;
 	l->self = self;
 	l->pages = pages;
+	l->iv_max = DSM_IV_PAGES_MAX;
 	return 0;
 }
 
@@ -108,16 +109,15 @@ int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n)
 		if (!k || p[k - 1] != p[i])
 			p[k++] = p[i];
 	}
-	/* Past DSM_IV_PAGES_MAX pages: intervals of that many, the last of
-	 * the rest, each its own copy (p itself kept for the last). */
-	uint32_t from = 0;
-	for (; k - from > DSM_IV_PAGES_MAX; from += DSM_IV_PAGES_MAX) {
-		uint32_t *q = malloc((size_t)DSM_IV_PAGES_MAX * sizeof(*q));
+	/* Past iv_max pages: intervals of that many, the last of the rest,
+	 * each its own copy (p itself kept for the last). */
+	uint32_t from = 0, most = l->iv_max;
+	for (; k - from > most; from += most) {
+		uint32_t *q = malloc((size_t)most * sizeof(*q));
 		if (!q)
 			goto nomem;
-		memcpy(q, p + from, (size_t)DSM_IV_PAGES_MAX * sizeof(*q));
-		if (append(l, l->self, l->vt[l->self] + 1, q,
-			   DSM_IV_PAGES_MAX)) {
+		memcpy(q, p + from, (size_t)most * sizeof(*q));
+		if (append(l, l->self, l->vt[l->self] + 1, q, most)) {
 			free(q);
 			goto nomem;
 		}
@@ -220,6 +220,12 @@ size_t dsm_notice_cut(const void *enc, size_t len, size_t *at, void *out,
 	}
 	memcpy(o, &count, 4);
 	return w;
+}
+
+void dsm_log_fit(struct dsm_log *l, size_t cap)
+{
+	size_t most = (cap - 4 - IV_HDR) / 4;
+	l->iv_max = most < DSM_IV_PAGES_MAX ? (uint32_t)most : DSM_IV_PAGES_MAX;
 }
 
 /* The check of dsm_log_add: everything, before anything changes. */

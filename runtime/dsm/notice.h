@@ -56,6 +56,8 @@ struct dsm_log {
 			    * invalidated (dsm_log_apply); <= vt[n] */
 	struct dsm_node_log *log; /* per node */
 	uint64_t held_bytes;	  /* of the page lists held */
+	uint32_t iv_max;	  /* pages of this node's intervals, at most
+				   * DSM_IV_PAGES_MAX (dsm_log_fit) */
 };
 
 /* What is wrong with encoded intervals that failed their check. */
@@ -68,11 +70,17 @@ int dsm_log_init(struct dsm_log *l, uint32_t nodes, uint32_t self,
 		 uint32_t pages);
 void dsm_log_fini(struct dsm_log *l);
 
+/* This node's intervals made small enough that one, with the count before
+ * it, fits a message of cap bytes (cap at least 20; DSM_IV_PAGES_MAX
+ * pages where that fits). Every node of a job must fit the same cap: the
+ * intervals go on from node to node whole. */
+void dsm_log_fit(struct dsm_log *l, size_t cap);
+
 /* Closes this node's current interval with the pages it wrote (any
  * order, repeats allowed; sorted here): a new interval vt[self] + 1 (more
- * than one past DSM_IV_PAGES_MAX pages). An interval with no page is not
- * made. Returns 0, or -1 (ENOMEM, or a page
- * out of the region: EINVAL). */
+ * than one past iv_max pages, DSM_IV_PAGES_MAX unless dsm_log_fit). An interval
+ * with no page is not made. Returns 0, or -1 (ENOMEM, or a page out of the
+ * region: EINVAL). */
 int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n);
 
 /* The bytes dsm_log_encode_since would write for their vector time. */

@@ -189,6 +189,18 @@ int node_dsm_open(struct earth_node *n)
 	 * stands for links between hosts: pages then come as messages.) */
 	bool emulated = earth_setting_u64(EARTH_SET_NET_LATENCY_NS) ||
 			earth_setting_real(EARTH_SET_NET_BW_MBPS) > 0;
+	/* A page goes whole in a message (a fetch's answer). */
+	if (n->net && page > n->net->max_payload) {
+		fprintf(
+		    stderr,
+		    "earth: node %u: shared memory: pages of %zu bytes "
+		    "(EARTH_DSM_PAGE) do not fit this job's messages of "
+		    "%u bytes: give earthrun --ring-kb %zu or more (a "
+		    "message takes at most a quarter of a ring), or smaller "
+		    "pages\n",
+		    n->id, page, n->net->max_payload, page * 4 / 1024);
+		return -1;
+	}
 	int fd = n->num_nodes > 1 && !emulated
 		     ? shared_regions(n->num_nodes, bytes, page, &off, &seg)
 		     : -1;

@@ -15,6 +15,7 @@
 #define EARTH_INTERNAL 1
 #include "base/settings.h"
 #include "dsm/alloc.h"
+#include "dsm/diff.h"
 #include "dsm/proto.h"
 #include "dsm/pt.h"
 #include "dsm/sync.h"
@@ -169,6 +170,14 @@ static struct {
 	struct su_req *parked;
 	size_t nparked, parked_cap;
 	struct kept_list after_claims;
+	/* The most payload a DSM message carries: the transport's
+	 * (net.max_payload: a quarter of a ring over shm), at most
+	 * BUF_CAP. Notices, carried pages and globals are cut to it, a diff
+	 * that exceeds it goes in parts (op_diff); a page always fits
+	 * (node_dsm_open refuses pages that do not). */
+	size_t cap;
+	uint8_t *dpart;	    /* a part of a diff, cap bytes */
+	uint32_t early_max; /* messages kept for a page not yet homed */
 } sd;
 
 #define BUF_CAP WIRE_MAX_PAYLOAD
@@ -320,7 +329,7 @@ static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to,
 {
 	const uint32_t *from = since(vt);
 	size_t len = dsm_log_size_since(&sd.p.log, from, own_upto);
-	size_t room = BUF_CAP - off - tail;
+	size_t room = sd.cap - off - tail;
 	if (len == (size_t)-2)
 		earth_fatal("shared memory: node %u lacks write notices every "
 			    "node dropped at a barrier",
@@ -339,12 +348,12 @@ static size_t encode_since(const uint32_t *vt, size_t off, uint32_t to,
 	dsm_log_encode_since(&sd.p.log, from, own_upto, sd.big, len);
 	size_t at = 4;
 	while (4 + (len - at) > room) {
-		size_t n = dsm_notice_cut(sd.big, len, &at, sd.cut, BUF_CAP);
+		size_t n = dsm_notice_cut(sd.big, len, &at, sd.cut, sd.cap);
 		if (n == 4)
 			earth_fatal(
 			    "shared memory: an interval's write notices "
-			    "exceed a message (%u bytes)",
-			    BUF_CAP);
+			    "exceed a message (%zu bytes)",
+			    sd.cap);
 		send_to(to, M_NOTICES, 0, 0, 0, sd.cut, n);
 	}
 	return dsm_notice_cut(sd.big, len, &at, sd.buf + off, room);
@@ -439,12 +448,23 @@ static void op_fetch(void *ctx, uint32_t home, uint32_t page)
 	send_to(home, M_FETCH, page, 0, 0, NULL, 0);
 }
 
+/* A diff to its home, in parts where it exceeds a message (b = 1: more
+ * parts follow; the home applies each and acknowledges the last). */
 static void op_diff(void *ctx, uint32_t home, uint32_t page, const void *d,
 		    size_t len)
 {
 	(void)ctx;
 	sd.diff_to[home]++;
-	send_to(home, M_DIFF, page, 0, 0, d, len);
+	if (len <= sd.cap) {
+		send_to(home, M_DIFF, page, 0, 0, d, len);
+		return;
+	}
+	struct dsm_diff_cutter c;
+	dsm_diff_cut_init(&c, d, len);
+	size_t n;
+	while ((n = dsm_diff_cut(&c, sd.dpart, sd.cap))) {
+		send_to(home, M_DIFF, page, c.at < len, 0, sd.dpart, n);
+	}
 }
 
 /* On one host: page's home copy into dst, read one-sided as op_fetch
@@ -509,7 +529,7 @@ static size_t carry_pages(uint32_t node, size_t len)
 		}
 		at += 12 + 4 * (size_t)np;
 	}
-	while (n && len + 4 + n * (4 + ps) > BUF_CAP)
+	while (n && len + 4 + n * (4 + ps) > sd.cap)
 		n--;
 	if (!n)
 		return len;
@@ -564,7 +584,7 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 	/* Between hosts, a lock's grant brings the pages it invalidates
 	 * that are homed here (the next critical section reads them). */
 	if (kind == DSM_SYNC_LOCK && node != self && !dsm_g.peer_base &&
-	    sd.grant_pages && len <= BUF_CAP - 4) {
+	    sd.grant_pages && len + 4 <= sd.cap) {
 		size_t with = carry_pages(node, len);
 		if (with != len)
 			a |= GRANT_PAGES;
@@ -599,14 +619,26 @@ int su_dsm_open(struct earth_node *n)
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
 	sd.sent = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.told = calloc((size_t)nodes * nodes, sizeof(uint32_t));
+	sd.cap = n->net && n->net->max_payload < BUF_CAP ? n->net->max_payload
+							 : BUF_CAP;
+	dsm_log_fit(&sd.p.log, sd.cap);
+	/* A page not yet homed here may get, from each node, a fetch, a
+	 * claim's word and a diff in its parts, and more in flight. */
+	size_t part = sd.cap - DSM_DIFF_RUN_HDR;
+	sd.early_max = (uint32_t)((3 + (dsm_diff_bound(dsm_g.region.page_size) +
+					part - 1) /
+					   part) *
+				      nodes +
+				  8);
 	sd.buf = malloc(BUF_CAP);
 	sd.cut = malloc(BUF_CAP);
+	sd.dpart = malloc(BUF_CAP);
 	sd.vt_tmp = calloc(nodes, sizeof(uint32_t));
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
 	sd.diff_to = calloc(nodes, sizeof(uint32_t));
 	sd.done = calloc((size_t)nodes * DSM_THREADS_PER_NODE, 1);
 	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.cut ||
-	    !sd.vt_tmp || !sd.early || !sd.done || !sd.diff_to)
+	    !sd.dpart || !sd.vt_tmp || !sd.early || !sd.done || !sd.diff_to)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -677,6 +709,7 @@ void su_dsm_close(void)
 	}
 	free(sd.buf);
 	free(sd.cut);
+	free(sd.dpart);
 	free(sd.big);
 	while (sd.rfree) {
 		struct rfetch *f = sd.rfree;
@@ -773,9 +806,9 @@ static void send_globals(void)
 	size_t len[2] = {dsm_g.data_len, dsm_g.bss_len};
 	for (uint32_t k = 1; k < sd.n->num_nodes; k++)
 		for (unsigned r = 0; r < 2; r++)
-			for (size_t off = 0; off < len[r]; off += BUF_CAP) {
-				size_t m = len[r] - off < BUF_CAP ? len[r] - off
-								  : BUF_CAP;
+			for (size_t off = 0; off < len[r]; off += sd.cap) {
+				size_t m = len[r] - off < sd.cap ? len[r] - off
+								 : sd.cap;
 				globals_copy(sd.buf, part[r] + off, m);
 				send_to(k, M_GLOBALS, off, r, 0, sd.buf, m);
 			}
@@ -1316,7 +1349,7 @@ static bool early(const struct wire_hdr *h, uint32_t from, const void *payload)
 	    !dsm_proto_claiming(&sd.p, (uint32_t)h->a))
 		return false;
 	struct kept_list *l = &sd.early[h->a];
-	if (l->n >= 4 * sd.n->num_nodes + 8)
+	if (l->n >= sd.early_max)
 		bad(h, from, "a",
 		    "too many messages for a page whose home is not decided");
 	keep(l, from, h, payload);
@@ -1374,11 +1407,14 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_DIFF:
 		if (early(h, from, payload))
 			return;
+		if (h->b > 1)
+			bad(h, from, "b", "neither a diff's last part nor not");
 		if (h->a >= dsm_g.region.pages ||
 		    dsm_proto_apply(&sd.p, from, page, payload, h->len, &why))
 			bad(h, from, "payload",
 			    why ? why : "no page of the region");
-		send_to(from, M_ACK, 0, 0, 0, NULL, 0);
+		if (!h->b) /* the diff's last part */
+			send_to(from, M_ACK, 0, 0, 0, NULL, 0);
 		return;
 	case M_ACK:
 		if (!sd.diff_to[from] || dsm_proto_diff_acked(&sd.p))

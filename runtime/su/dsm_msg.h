@@ -6,7 +6,8 @@
  *
  *   FETCH      a = page                      -> PAGE from the home
  *   PAGE       a = page, the page's bytes
- *   DIFF       a = page, the diff            -> ACK
+ *   DIFF       a = page, b = 1: more parts follow, the diff (or a part
+ *              of it)                        -> ACK after the last part
  *   ACK
  *   LOCK       a = lock, b = thread slot, the sender's vector time
  *   UNLOCK     a = lock, b = slot, the sender's new write notices
