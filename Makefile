@@ -379,8 +379,10 @@ bench: $(DEPS_STAMP)
 # `make device-pack`: the benchmarks that need more cores than this
 # machine has, with their libraries, in $(BUILD)/device for a larger
 # machine (benchmarks/device/README.md).
+# The Threaded-C and PARMACS programs are rebuilt with the apps: linked
+# against the runtime of the tree, never an older build's.
 device-pack: $(DEPS_STAMP)
-	$(Q)$(MAKE) --no-print-directory all bench-extra
+	$(Q)$(MAKE) --no-print-directory all bench-extra apps
 	$(Q)benchmarks/device/pack.sh $(BUILD)
 .PHONY: device-pack
 # What the benchmarks need beyond `make`: the other sides of the
