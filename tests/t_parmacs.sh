@@ -197,10 +197,11 @@ check_counts() {
 	esac
 }
 
-# run_one PROG NODES THREADS TRANSPORT ("" for the default)
+# run_one PROG NODES THREADS TRANSPORT ("" for the default) [ARGS]
 run_one() {
-	local p=$1 n=$2 np=$3 t=$4 rc=0 log=$out/$1.n$2.p$3${4:+.$4}.log
-	local what="earthrun -n $n${t:+ --transport $t} $p -p$np"
+	local p=$1 n=$2 np=$3 t=$4 x=${5:-} rc=0
+	local log=$out/$1.n$2.p$3${4:+.$4}${5:+.${5// /}}.log
+	local what="earthrun -n $n${t:+ --transport $t} $p -p$np${x:+ $x}"
 	runs=$((runs + 1))
 	if [ -n "$t" ]; then
 		# (--transport: earthrun sets EARTH_TRANSPORT for its nodes,
@@ -214,9 +215,10 @@ run_one() {
 			EARTH_DSM_HOME_KEEP=0 \
 			timeout 300 "$earthrun" -n "$n" \
 			--transport "$t" --stats-json="${log%.log}.json" \
-			"$out/$p" "-p$np" >"$log" 2>&1 || rc=$?
+			"$out/$p" "-p$np" $x >"$log" 2>&1 || rc=$?
 	else
-		timeout 300 "$earthrun" -n "$n" "$out/$p" "-p$np" >"$log" 2>&1 || rc=$?
+		timeout 300 "$earthrun" -n "$n" "$out/$p" "-p$np" $x >"$log" 2>&1 ||
+			rc=$?
 	fi
 	if [ "$rc" != 0 ]; then
 		fail "$what: exit $rc:"
@@ -241,6 +243,14 @@ for p in "${progs[@]}"; do
 	rc=0
 	timeout 60 "$earthrun" -n 2 "$out/$p" -p0 >"$out/$p.bad.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] || fail "$p -p0: exit $rc, wanted 2 (a usage error)"
+done
+# LU with its blocks contiguous (lu -c, benchmarks/parmacs' lu_blocks):
+# correct, with LU's barriers.
+for n in 2 4; do
+	for t in "${transports[@]}"; do
+		run_one lu "$n" "$n" "$t" -c
+		run_one lu "$n" $((2 * n + 1)) "$t" -c
+	done
 done
 # The same sources on POSIX threads (benchmarks/parmacs/pthreads.m4, the
 # floor benchmarks/parmacs measures against): each correct, and timed.

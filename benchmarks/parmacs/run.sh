@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # benchmarks/parmacs/run.sh - installed as $(BUILD)/rel/bench/parmacs, run
-# by `make bench`: the six PARMACS programs of tests/parmacs, unchanged,
+# by `make bench`: the six PARMACS programs of tests/parmacs (LU twice:
+# rows and contiguous blocks, lu_blocks), unchanged,
 # built twice (progs/parmacs-dsm/: m4 with runtime/earth_parmacs.m4, then
 # earthcc; progs/parmacs-pth/: m4 with benchmarks/parmacs/pthreads.m4,
 # then cc), each run's time its own (CLOCK around CREATE .. WAIT_FOR_END,
@@ -27,8 +28,12 @@ DRIVER_NAME=parmacs
 . "$here/lib/driver.sh"
 . "$here/lib/median.sh"
 dsm=$here/progs/parmacs-dsm pth=$here/progs/parmacs-pth
-progs=(jacobi matmul lu transpose lockacc pipeline)
-for p in "${progs[@]}"; do
+# A figure's name and the program it runs (lu_blocks: lu -c, the matrix
+# in contiguous blocks).
+progs=(jacobi matmul lu lu_blocks transpose lockacc pipeline)
+declare -A bin=([jacobi]=jacobi [matmul]=matmul [lu]=lu [lu_blocks]=lu
+		[transpose]=transpose [lockacc]=lockacc [pipeline]=pipeline)
+for p in "${bin[@]}"; do
 	if [ ! -x "$dsm/$p" ] || [ ! -x "$pth/$p" ]; then
 		echo "# parmacs: $dsm/$p or $pth/$p is missing (built by make" \
 		     "with the apps, which need clang-14): skipped"
@@ -39,12 +44,13 @@ cores=$(nproc)
 cores=${PARMACS_CORES:-$cores}
 if [ -n "$quick" ]; then
 	jobs=1
-	declare -A args=([jacobi]="" [matmul]="" [lu]="" [transpose]=""
-			 [lockacc]="" [pipeline]="")
+	declare -A args=([jacobi]="" [matmul]="" [lu]="" [lu_blocks]="-c"
+			 [transpose]="" [lockacc]="" [pipeline]="")
 else
 	jobs=3
 	declare -A args=([jacobi]="-n 1000000 -s 20" [matmul]="-n 256"
-			 [lu]="-n 512 -b 32" [transpose]="-n 1024"
+			 [lu]="-n 512 -b 32" [lu_blocks]="-n 512 -b 32 -c"
+			 [transpose]="-n 1024"
 			 [lockacc]="-m 2000" [pipeline]="-r 2000")
 fi
 echo "# parmacs: $(lscpu | sed -n 's/^Model name: *//p' | head -n1);" \
@@ -59,16 +65,18 @@ time_of() {
 	tm=
 	for ((j = 0; j < jobs; j++)); do
 		case $what in
-		pth) run "$pth/$p" -p"$np" ${args[$p]} || return ;;
-		dual) run "$earthrun" -n "$np" --transport shm "$dsm/$p" \
-			  -p"$np" ${args[$p]} || return ;;
+		pth) run "$pth/${bin[$p]}" -p"$np" ${args[$p]} || return ;;
+		dual) run "$earthrun" -n "$np" --transport shm \
+			  "$dsm/${bin[$p]}" -p"$np" ${args[$p]} || return ;;
 		sp) run env EARTH_MODE=single-poll "$earthrun" -n "$np" \
-			--transport shm "$dsm/$p" -p"$np" ${args[$p]} ||
-			return ;;
+			--transport shm "$dsm/${bin[$p]}" -p"$np" \
+			${args[$p]} || return ;;
 		esac
-		u=$(sed -n "s/^ok $p p=$np .* us=\([0-9]*\).*/\1/p" <<<"$out")
+		u=$(sed -n "s/^ok ${bin[$p]} p=$np .* us=\([0-9]*\).*/\1/p" \
+			<<<"$out")
 		if [ -z "$u" ]; then
-			echo "# parmacs: $p ($what, $np): no \"ok $p p=$np\" line"
+			echo "# parmacs: $p ($what, $np): no \"ok ${bin[$p]}" \
+			     "p=$np\" line"
 			status=1
 			return
 		fi
