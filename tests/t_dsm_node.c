@@ -432,7 +432,7 @@ Test(dsm_node, statistics_count_what_the_program_did)
 Test(dsm_node, region_past_the_map_count_by_fault_path)
 {
 	t_sh(&cmd, 60,
-	     "env EARTH_DSM_FAULTS=protections EARTH_DSM_MB=786432 %s -n 1 "
+	     "env EARTH_DSM_FAULTS=protections EARTH_DSM_MB=458752 %s -n 1 "
 	     "%s/dsm_basic -p 1",
 	     T_EARTHRUN, T_PROG_DIR);
 	cr_assert_neq(cmd.status, 0);
@@ -452,7 +452,8 @@ Test(dsm_node, region_past_the_map_count_by_fault_path)
 /* A region costs the memory of the pages the job uses, not its size: with
  * 1 GiB of shared memory a small program's node 0 (the home of every page
  * until one is placed) holds a few pages of it (it held the whole region
- * twice, 2 GiB, when it mapped every page it homed at the start). */
+ * twice, 2 GiB, when it mapped every page it homed at the start). The
+ * largest region maps (it overlapped the global segments at 768 GiB). */
 Test(dsm_node, a_large_region_costs_the_pages_used)
 {
 	for (int n = 1; n <= 3; n += 2) {
@@ -466,6 +467,16 @@ Test(dsm_node, a_large_region_costs_the_pages_used)
 			  "for a region of 1 GiB\n%s",
 			  n, have, cmd.out);
 	}
+	/* The most the setting takes (below the global segments) maps; one
+	 * more is refused naming the range. */
+	ok_run("EARTH_DSM_MB=458752", 2, "shm", "dsm_basic", "-p 2",
+	       "dsm_basic ok");
+	t_sh(&cmd, 60, "env EARTH_DSM_MB=458753 %s -n 2 %s/dsm_basic -p 2",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0);
+	cr_assert(strstr(cmd.err, "EARTH_DSM_MB must be the MiB of shared "
+				  "memory (1 to 458752)"),
+		  "%s", cmd.err);
 }
 
 /* Messages smaller than what the protocol sends: a job's rings of 64 KiB

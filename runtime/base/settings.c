@@ -313,10 +313,10 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	{.env = "EARTH_DSM_MB",
 	 .type = EARTH_SET_T_UINT,
 	 .min = 1,
-	 .max = 786432,
+	 .max = 458752, /* below the global segments (net/shm_layout.h) */
 	 .dflt = "64",
 	 .want = "EARTH_DSM_MB must be the MiB of shared memory (1 to "
-		 "786432)",
+		 "458752)",
 	 .help = "shared memory across nodes (earth_dsm.h): the region's "
 		 "MiB, the same on every node"},
     [EARTH_SET_DSM_PAGE] =

@@ -40,7 +40,8 @@ int er_map_job(const struct er_opts *o, struct er_job *j)
 	const char *dmb = getenv("EARTH_DSM_MB");
 	char *end = NULL;
 	unsigned long long mb = dmb ? strtoull(dmb, &end, 10) : 64;
-	if (!o->tcp && (!dmb || (*dmb && !*end)) && mb >= 1 && mb <= 786432) {
+	if (!o->tcp && (!dmb || (*dmb && !*end)) && mb >= 1 &&
+	    mb <= DSM_REGION_MAX_MB) {
 		dseg = (uint64_t)mb << 20;
 		doff = (fsize + GMEM_ALIGN - 1) & ~(uint64_t)(GMEM_ALIGN - 1);
 		fsize = doff + (uint64_t)o->nodes * dseg;

@@ -39,6 +39,12 @@
  * (EARTH_GMEM_MB), so node k's begins GMEM_UNIT-aligned. */
 #define GMEM_ALIGN (2ull << 20)
 #define GMEM_UNIT (1ull << 20)
+/* Where a node's shared-memory region lies (earth_dsm.h; node/dsm.c),
+ * the same in every process of a job: above where the executable and its
+ * heap lie without randomisation, below the global segments, so at most
+ * DSM_REGION_MAX_MB MiB (EARTH_DSM_MB's most). */
+#define DSM_REGION_BASE 0x559000000000ull
+#define DSM_REGION_MAX_MB ((GMEM_BASE - DSM_REGION_BASE) >> 20)
 /* Default segment size per node (EARTH_GMEM_MB, earthrun --gmem-mb). */
 #define GMEM_DEFAULT_MB 64
 

@@ -31,9 +31,11 @@
 
 /* Where the region lies in every node (the nodes of a job have the same
  * layout, and nothing maps there unasked): above where the executable and
- * its heap lie without randomisation, in the part of the address space
- * that ThreadSanitizer and AddressSanitizer leave to programs too. */
-#define DSM_BASE ((void *)(uintptr_t)0x559000000000ull)
+ * its heap lie without randomisation, below the global segments, in the
+ * part of the address space that ThreadSanitizer and AddressSanitizer
+ * leave to programs too (net/shm_layout.h). */
+#define DSM_BASE ((void *)(uintptr_t)DSM_REGION_BASE)
+_Static_assert(DSM_REGION_MAX_MB == 458752, "EARTH_DSM_MB's range");
 /* Where main's argv lies on every node: globals that point into argv
  * (a file name from the command line) stay good on the nodes that
  * receive them. */
