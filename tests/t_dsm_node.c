@@ -55,6 +55,17 @@ static const char *job_file(const char *env, int n, const char *opts,
 	return js;
 }
 
+/* Runs `env ENV earthrun -n N dsm_basic ARGS` and asserts it failed
+ * saying want. */
+static void basic_refused(const char *env, int n, const char *args,
+			  const char *want)
+{
+	t_sh(&cmd, 60, "env %s %s -n %d %s/dsm_basic %s", env, T_EARTHRUN, n,
+	     T_PROG_DIR, args);
+	cr_assert_neq(cmd.status, 0, "%s", cmd.out);
+	cr_assert(strstr(cmd.err, want), "want '%s':\n%s", want, cmd.err);
+}
+
 static const char *const transports[] = {"shm", "tcp", "ucx"};
 
 Test(dsm_node, litmus_every_transport_1_to_4_nodes)
@@ -431,22 +442,15 @@ Test(dsm_node, statistics_count_what_the_program_did)
  * pages fault. */
 Test(dsm_node, region_past_the_map_count_by_fault_path)
 {
-	t_sh(&cmd, 60,
-	     "env EARTH_DSM_FAULTS=protections EARTH_DSM_MB=458752 %s -n 1 "
-	     "%s/dsm_basic -p 1",
-	     T_EARTHRUN, T_PROG_DIR);
-	cr_assert_neq(cmd.status, 0);
-	cr_assert(strstr(cmd.err, "vm.max_map_count"), "%s", cmd.err);
+	basic_refused("EARTH_DSM_FAULTS=protections EARTH_DSM_MB=458752", 1,
+		      "-p 1", "vm.max_map_count");
 	const char *js = job_file("EARTH_DSM_MB=1024", 2, "", "stats-json",
 				  "dsm_basic -p 4");
 	cr_assert_eq(t_count_of(js, "\"faults_by\":\"userfaultfd\""), 2, "%s",
 		     js);
-	t_sh(&cmd, 60, "env EARTH_DSM_FAULTS=bogus %s -n 1 %s/dsm_basic -p 1",
-	     T_EARTHRUN, T_PROG_DIR);
-	cr_assert_neq(cmd.status, 0);
-	cr_assert(strstr(cmd.err, "unknown EARTH_DSM_FAULTS 'bogus' (use "
-				  "auto, userfaultfd or protections)"),
-		  "%s", cmd.err);
+	basic_refused("EARTH_DSM_FAULTS=bogus", 1, "-p 1",
+		      "unknown EARTH_DSM_FAULTS 'bogus' (use auto, userfaultfd "
+		      "or protections)");
 }
 
 /* A region costs the memory of the pages the job uses, not its size: with
@@ -471,12 +475,9 @@ Test(dsm_node, a_large_region_costs_the_pages_used)
 	 * more is refused naming the range. */
 	ok_run("EARTH_DSM_MB=458752", 2, "shm", "dsm_basic", "-p 2",
 	       "dsm_basic ok");
-	t_sh(&cmd, 60, "env EARTH_DSM_MB=458753 %s -n 2 %s/dsm_basic -p 2",
-	     T_EARTHRUN, T_PROG_DIR);
-	cr_assert_neq(cmd.status, 0);
-	cr_assert(strstr(cmd.err, "EARTH_DSM_MB must be the MiB of shared "
-				  "memory (1 to 458752)"),
-		  "%s", cmd.err);
+	basic_refused("EARTH_DSM_MB=458753", 2, "-p 2",
+		      "EARTH_DSM_MB must be the MiB of shared memory (1 to "
+		      "458752)");
 }
 
 /* Messages smaller than what the protocol sends: a job's rings of 64 KiB
