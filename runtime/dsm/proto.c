@@ -78,7 +78,7 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 void dsm_proto_fini(struct dsm_proto *p)
 {
 	if (p->twin && p->r)
-		for (uint32_t i = 0; i < p->r->pages; i++)
+		for (uint32_t i = 0; i < p->twin_hi; i++)
 			free(p->twin[i]);
 	free(p->home);
 	free(p->twin);
@@ -175,6 +175,8 @@ static bool twin_make(struct dsm_proto *p, uint32_t page)
 		return false;
 	memcpy(t, dsm_region_alias(p->r, page), p->r->page_size);
 	p->twin[page] = t;
+	if (page >= p->twin_hi) /* (the end scans no further) */
+		p->twin_hi = page + 1;
 	mark_dirty(p, page);
 	dsm_region_set(p->r, page, 1, DSM_PAGE_WRITE);
 	return true;

@@ -117,6 +117,7 @@ struct dsm_proto {
 	void *ctx;
 	uint16_t *home;	   /* per page */
 	uint8_t **twin;	   /* per page: the twin while written, or NULL */
+	uint32_t twin_hi;  /* every page with a twin is below it */
 	uint8_t *fetching; /* per page: a fetch is out */
 	uint8_t *dirty;	   /* per page: written in the open interval */
 	uint32_t *dirty_list, ndirty;

@@ -163,6 +163,7 @@ static struct {
 	 * is the page's home (a first-touch page it claimed: the claimant
 	 * hears of it from node 0, others may hear first). */
 	struct kept_list *early;
+	uint32_t early_hi; /* every page with messages kept is below it */
 	/* While first writes claimed ahead wait for their homes
 	 * (dsm_proto claims_out): the threads' requests, and the messages
 	 * that bring an acquire's notices, put off until the last answer. */
@@ -695,7 +696,7 @@ void su_dsm_close(void)
 		free(m);
 	}
 	free(sd.parked);
-	for (uint32_t k = 0; sd.early && k < dsm_g.region.pages; k++)
+	for (uint32_t k = 0; sd.early && k < sd.early_hi; k++)
 		for (struct kept *m = sd.early[k].head, *nx; m; m = nx) {
 			nx = m->next;
 			free(m);
@@ -1349,6 +1350,8 @@ static bool early(const struct wire_hdr *h, uint32_t from, const void *payload)
 	    !dsm_proto_claiming(&sd.p, (uint32_t)h->a))
 		return false;
 	struct kept_list *l = &sd.early[h->a];
+	if (h->a >= sd.early_hi)
+		sd.early_hi = (uint32_t)h->a + 1;
 	if (l->n >= sd.early_max)
 		bad(h, from, "a",
 		    "too many messages for a page whose home is not decided");

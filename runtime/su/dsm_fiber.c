@@ -46,6 +46,7 @@ struct acq {
 static struct {
 	struct earth_node *n;
 	struct acq **wait; /* per page: acquisitions waiting for it */
+	uint32_t wait_hi;  /* every page waited for is below it */
 	uint8_t *placed;   /* per page: of an allocation */
 	struct acq *rel_head, *rel_tail; /* releases waiting for acks */
 	uint32_t live;			 /* records under way */
@@ -112,8 +113,7 @@ int su_dsm_fiber_open(uint32_t pages)
 
 void su_dsm_fiber_close(void)
 {
-	uint32_t pages = dsm_g.region.pages;
-	for (uint32_t k = 0; fs.wait && k < pages; k++)
+	for (uint32_t k = 0; fs.wait && k < fs.wait_hi; k++)
 		for (struct acq *a = fs.wait[k], *nx; a; a = nx) {
 			nx = a->next;
 			free(a);
@@ -201,6 +201,8 @@ static bool page_ready(struct acq *a, uint32_t page, bool *queued)
 		a->at = page;
 		a->next = fs.wait[page];
 		fs.wait[page] = a;
+		if (page >= fs.wait_hi)
+			fs.wait_hi = page + 1;
 	}
 	return false;
 }
