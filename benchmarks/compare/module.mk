@@ -61,5 +61,5 @@ compare-extra:
 	else echo "compare: oneTBB (libtbb-dev) or g++ missing: TBB part skipped"; fi
 	$(Q)if command -v mpicc >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory $(UF_OUT)/mpi_floor $(CMP_OUT)/mpi_ll7 \
-	    $(BUILD)/rel/bench/mpi_jacobi; \
+	    $(BUILD)/rel/bench/progs/mpi_jacobi; \
 	else echo "compare: Open MPI (libopenmpi-dev) missing: MPI part skipped"; fi

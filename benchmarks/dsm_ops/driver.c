@@ -49,8 +49,9 @@
  *                             each: two cores, as the pthreads)
  *   mpi_jacobi / dsm_jacobi_over_mpi
  *                             the same Jacobi in Open MPI, two ranks on
- *                             this host (mpi_jacobi.c, beside this driver
- *                             where mpicc was; same results checked)
+ *                             this host (mpi_jacobi.c, in progs/ beside
+ *                             this driver where mpicc was; same results
+ *                             checked)
  *   dsm_hidden.t<k>.lat<us>   latency hiding, k threads per node, the
  *                             emulated network's one-way delay (us) over
  *                             shm: (T1 - Tk) / (T1 - T_local), T_local the
@@ -439,14 +440,14 @@ static double pthreads_jacobi(double *checksum)
 	return ns;
 }
 
-/* The Jacobi in Open MPI (mpi_jacobi beside this driver), 2 ranks on
+/* The Jacobi in Open MPI (progs/mpi_jacobi beside this driver), 2 ranks on
  * this host over shared memory: its median ns and checksum; 0 when it or
  * mpirun is missing (said), or the run fails (said, counted bad). */
 static double mpi_jacobi(double *checksum)
 {
 	char path[PATH_MAX + 64], cmd[2 * PATH_MAX];
 	static char out[4096];
-	bench_beside(self, "mpi_jacobi", path, sizeof(path));
+	bench_beside(self, "progs/mpi_jacobi", path, sizeof(path));
 	if (access(path, X_OK) || system("command -v mpirun >/dev/null 2>&1")) {
 		printf("# dsm_ops: no mpi_jacobi or mpirun (Debian "
 		       "libopenmpi-dev, openmpi-bin): the MPI Jacobi "

@@ -11,7 +11,7 @@
 #   $(BUILD)/rel/bench/progs/dsm_ops_prog   prog.c, the shared-memory
 #                                           program (linked as earthcc
 #                                           links one: earth_dsm.ld)
-#   $(BUILD)/rel/bench/mpi_jacobi           mpi_jacobi.c, the Jacobi in
+#   $(BUILD)/rel/bench/progs/mpi_jacobi     mpi_jacobi.c, the Jacobi in
 #                                           Open MPI (built with the other
 #                                           MPI programs by compare-extra,
 #                                           where mpicc is)
@@ -40,6 +40,6 @@ $(BUILD)/asan/tests/t_dsm_ops: | $(BUILD)/asan/dsm_ops/dsm_ops_prog $(BUILD)/rel
 $(BUILD)/asan/obj/tests/t_dsm_ops.o: CFLAGS += -I$(DO_DIR) \
     -DT_DSM_OPS_PROG='"$(BUILD)/asan/dsm_ops/dsm_ops_prog"' -DT_EARTHRUN='"$(BUILD)/rel/bin/earthrun"'
 
-$(BUILD)/rel/bench/mpi_jacobi: $(DO_DIR)/mpi_jacobi.c $(DO_DIR)/jacobi.h
+$(BUILD)/rel/bench/progs/mpi_jacobi: $(DO_DIR)/mpi_jacobi.c $(DO_DIR)/jacobi.h
 	@mkdir -p $(@D); $(if $(Q),echo "  MPICC   $@";)
 	$(Q)mpicc $(CSTD) $(WARN) -O2 -g -ffp-contract=off -I$(DO_DIR) $< -o $@
