@@ -293,6 +293,8 @@ run: $(DEPS_STAMP)
 #   eus      those marked eus again with nodes of 2 and of 3 EUs
 #   tsan     those marked tsan under TSan
 #   fuzz     each libFuzzer target briefly (tests/fuzz/)
+#   bench    `QUICK=1 make bench` into a scratch folder: every benchmark
+#            runs and prints its figures (none judged here)
 # `make check`, the edit-test loop (under 3 minutes once built): format,
 # layers, and the binaries marked check under ASan+UBSan.
 # Each test binary runs its suites one at a time (a node pins two CPUs).
@@ -308,6 +310,7 @@ test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-asan-eus
 	$(Q)$(MAKE) --no-print-directory test-tsan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
+	$(Q)$(MAKE) --no-print-directory test-bench
 check: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-format
 	$(Q)$(MAKE) --no-print-directory test-layers
@@ -376,6 +379,13 @@ bench: $(DEPS_STAMP)
 	$(Q)QUICK=$(QUICK) RESULTS_DIR=$(RESULTS_DIR) EARTH_BUILD=$(abspath $(BUILD)) \
 	  BUILD=$(BUILD) benchmarks/run.sh $(BUILD)/rel/bench
 	@echo "bench: results in $(RESULTS_DIR)"
+# Every benchmark, briefly, its results into a scratch folder (the
+# figures are judged by people, never here; a driver that fails fails).
+test-bench: $(DEPS_STAMP)
+	$(Q)d=$$(mktemp -d) && \
+	  $(MAKE) --no-print-directory bench QUICK=1 RESULTS_DIR=$$d && \
+	  rm -rf $$d
+.PHONY: test-bench
 # `make device-pack`: the benchmarks that need more cores than this
 # machine has, with their libraries, in $(BUILD)/device for a larger
 # machine (benchmarks/device/README.md).
