@@ -5,7 +5,9 @@
  * correct, nqueens exact under balancing on 1-3 nodes, an idle job sleeps
  * (idle nodes do not keep each other busy with STEALs), and a node that
  * runs dry for one round trip after each remote operation sends no STEAL
- * each time (tests/progs/getloop.c).
+ * each time (tests/progs/getloop.c); tokens whose arguments no message
+ * carries stay on their node, and such an INVOKE on another node is
+ * refused naming it (tests/progs/bigargs.c).
  */
 #include <criterion/criterion.h>
 
@@ -204,4 +206,66 @@ Test(balance, short_idle_sends_no_steal)
 			      "%s: node 1 sent %ld STEALs during 2000 GETs",
 			      tr[i], s1);
 	}
+}
+
+/* Runs bigargs ARGS on 2 nodes with rings of ring KiB. */
+static void bigargs(struct t_cmd *c, int ring, const char *args)
+{
+	t_sh(c, 60, "%s -n 2 --ring-kb %d %s/bigargs %s", T_EARTHRUN, ring,
+	     T_PROG_DIR, args);
+}
+
+/* Tokens whose arguments no message carries (over 16 KiB with rings of
+ * 64 KiB, over 64 KiB with any) run where they were made: an idle node
+ * asks, and gets none of them (they went out, and the receiver stopped
+ * the job as a hostile peer's); smaller ones still go. */
+Test(balance, tokens_too_large_to_travel_stay)
+{
+	static const struct {
+		int ring;
+		const char *args;
+		bool all_here;
+	} runs[] = {
+	    {64, "token 8", false},	 {64, "token 20000", true},
+	    {64, "token 70000", true},	 {1024, "token 20000", false},
+	    {1024, "token 70000", true},
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(*runs); i++) {
+		struct t_cmd c;
+		bigargs(&c, runs[i].ring, runs[i].args);
+		cr_assert_eq(c.status, 0, "--ring-kb %d %s: status %d\n%s%s",
+			     runs[i].ring, runs[i].args, c.status, c.out,
+			     c.err);
+		const char *p = strstr(c.out, "bigargs: token ok, node 0 ran ");
+		cr_assert(p, "%s%s", c.out, c.err);
+		long here = atol(p + strlen("bigargs: token ok, node 0 ran "));
+		if (runs[i].all_here)
+			cr_assert_eq(here, 200, "--ring-kb %d %s: %s",
+				     runs[i].ring, runs[i].args, c.out);
+		else
+			cr_assert_lt(here, 200,
+				     "--ring-kb %d %s: node 1 ran none: %s",
+				     runs[i].ring, runs[i].args, c.out);
+	}
+}
+
+/* An INVOKE on another node whose arguments no message carries is the
+ * program's mistake, named at the INVOKE (the receiver stopped the job as
+ * a hostile peer's, or the sender waited for ring room for ever). */
+Test(balance, invoke_arguments_past_a_message_refused)
+{
+	struct t_cmd c;
+	bigargs(&c, 1024, "invoke 20000");
+	cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+	cr_assert(strstr(c.out, "bigargs: invoke ok"), "%s", c.out);
+	bigargs(&c, 64, "invoke 20000");
+	cr_assert_neq(c.status, 0, "%s", c.out);
+	cr_assert(strstr(c.err, "INVOKE: fn20000 takes 20008 bytes of "
+				"arguments, more than a message between nodes "
+				"carries (16384 bytes;"),
+		  "%s", c.err);
+	bigargs(&c, 1024, "invoke 70000");
+	cr_assert_neq(c.status, 0, "%s", c.out);
+	cr_assert(strstr(c.err, "carries (65536 bytes;"), "%s", c.err);
+	cr_assert(strstr(c.err, "BLKMOV_SYNC"), "%s", c.err);
 }

@@ -15,6 +15,7 @@
 #include "eu/eu.h"
 #include "gas/gmem.h"
 #include "gas/registry.h"
+#include "net/net.h"
 #include "unit/slot.h"
 
 #include <stdlib.h>
@@ -1074,6 +1075,16 @@ static void invoke_remote(uint32_t node, const struct earth_tfunc *f,
 			  (uintptr_t)f, w[1], w[2], w[3], false);
 		return;
 	}
+	uint32_t most = net_msg_max(earth_node_g.net);
+	if (q_unlikely(size > most))
+		eu_misuse(
+		    "INVOKE",
+		    "%s takes %zu bytes of arguments, more than a message "
+		    "between nodes carries (%u bytes; over shm a quarter "
+		    "of earthrun's --ring-kb, at most 64 KiB): give it a "
+		    "global pointer to the data and move them with "
+		    "BLKMOV_SYNC",
+		    f->name, size, most);
 	void *copy = malloc(size);
 	if (!copy)
 		earth_fatal("out of memory for INVOKE arguments");

@@ -140,7 +140,7 @@ struct net_ops {
 struct net {
 	const struct net_ops *ops;
 	uint32_t self, nodes;
-	uint32_t max_payload; /* largest payload one message may carry */
+	uint32_t max_payload; /* largest payload one BLK_DATA may carry */
 	/* Sends in flight whose completion only a poll collects (tcp); a
 	 * single-interrupt node, which otherwise polls only when data
 	 * arrives, polls at its safe points while this is not zero. The SU's
@@ -152,6 +152,16 @@ struct net {
 	 * copies it out of its receive buffers. Checked again on delivery. */
 	void *(*place)(const struct wire_hdr *h);
 };
+
+/* The most payload any other message carries: max_payload, at most
+ * WIRE_MAX_PAYLOAD (a quarter of a ring over shm: 16 KiB with rings of
+ * 64 KiB). What the receiver accepts: a sender that would send more must
+ * cut it, or refuse. */
+static inline uint32_t net_msg_max(const struct net *t)
+{
+	return t->max_payload < WIRE_MAX_PAYLOAD ? t->max_payload
+						 : WIRE_MAX_PAYLOAD;
+}
 
 /* Transport set up from the environment the launcher left (shm.c).
  * NULL with *err set when it cannot; NULL with *err NULL when the job has

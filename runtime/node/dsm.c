@@ -192,7 +192,7 @@ int node_dsm_open(struct earth_node *n)
 	bool emulated = earth_setting_u64(EARTH_SET_NET_LATENCY_NS) ||
 			earth_setting_real(EARTH_SET_NET_BW_MBPS) > 0;
 	/* A page goes whole in a message (a fetch's answer). */
-	if (n->net && page > n->net->max_payload) {
+	if (n->net && page > net_msg_max(n->net)) {
 		fprintf(
 		    stderr,
 		    "earth: node %u: shared memory: pages of %zu bytes "
@@ -200,7 +200,7 @@ int node_dsm_open(struct earth_node *n)
 		    "%u bytes: give earthrun --ring-kb %zu or more (a "
 		    "message takes at most a quarter of a ring), or smaller "
 		    "pages\n",
-		    n->id, page, n->net->max_payload, page * 4 / 1024);
+		    n->id, page, net_msg_max(n->net), page * 4 / 1024);
 		return -1;
 	}
 	int fd = n->num_nodes > 1 && !emulated

@@ -57,15 +57,25 @@ static bool give_oldest(struct earth_node *n, uint32_t to)
 {
 	struct su_state *su = &su_g;
 	unsigned i;
-	void *frame = take_oldest(n, su, &i);
-	if (!frame)
-		return false;
-	const struct frame_hdr *fh = (const struct frame_hdr *)frame - 1;
-	const struct earth_tfunc *f = fh->fn;
+	void *frame;
+	const struct earth_tfunc *f;
+	struct su_eu *was = su->eu;
+	for (;;) {
+		frame = take_oldest(n, su, &i);
+		if (!frame)
+			return false;
+		f = ((const struct frame_hdr *)frame - 1)->fn;
+		if (f->args_size <= net_msg_max(n->net))
+			break;
+		/* Its arguments fit no message: it runs where it was made,
+		 * on the EU whose deque held it. */
+		su->eu = &su->eus[i];
+		su_ready_push(su, f->entry, frame);
+		su->eu = was;
+	}
 	struct wire_hdr h = {
 	    .type = W_TOKEN, .n = reg_tfunc_id(f), .len = f->args_size};
 	su_net_send(n, to, &h, frame);
-	struct su_eu *was = su->eu;
 	su->eu = &su->eus[i];
 	su_ready_push(su, n->token_gone_fiber, frame);
 	su->eu = was;

@@ -172,10 +172,10 @@ static struct {
 	size_t nparked, parked_cap;
 	struct kept_list after_claims;
 	/* The most payload a DSM message carries: the transport's
-	 * (net.max_payload: a quarter of a ring over shm), at most
-	 * BUF_CAP. Notices, carried pages and globals are cut to it, a diff
-	 * that exceeds it goes in parts (op_diff); a page always fits
-	 * (node_dsm_open refuses pages that do not). */
+	 * (net_msg_max: a quarter of a ring over shm), at most BUF_CAP.
+	 * Notices, carried pages and globals are cut to it, a diff that exceeds
+	 * it goes in parts (op_diff); a page always fits (node_dsm_open refuses
+	 * pages that do not). */
 	size_t cap;
 	uint8_t *dpart;	    /* a part of a diff, cap bytes */
 	uint32_t early_max; /* messages kept for a page not yet homed */
@@ -620,8 +620,7 @@ int su_dsm_open(struct earth_node *n)
 	sd.pwait = calloc(dsm_g.region.pages, sizeof(*sd.pwait));
 	sd.sent = calloc((size_t)nodes * nodes, sizeof(uint32_t));
 	sd.told = calloc((size_t)nodes * nodes, sizeof(uint32_t));
-	sd.cap = n->net && n->net->max_payload < BUF_CAP ? n->net->max_payload
-							 : BUF_CAP;
+	sd.cap = n->net ? net_msg_max(n->net) : BUF_CAP;
 	dsm_log_fit(&sd.p.log, sd.cap);
 	/* A page not yet homed here may get, from each node, a fetch, a
 	 * claim's word and a diff in its parts, and more in flight. */
