@@ -369,6 +369,16 @@ Test(dsm_node, crash_outside_shared_memory_is_reported)
 		  "%s", cmd.err);
 	cr_assert(strstr(cmd.err, "node 1 was killed by signal 11"), "%s",
 		  cmd.err);
+	/* A thread's stack overflowed: named, with the setting to raise. */
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x overflow", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_neq(cmd.status, 0);
+	cr_assert(strstr(cmd.err, "a program thread's stack overflowed at "),
+		  "%s", cmd.err);
+	cr_assert(strstr(cmd.err, "(its guard page): give threads larger "
+				  "stacks (EARTH_DSM_STACK_KB) or recurse "
+				  "less"),
+		  "%s", cmd.err);
 }
 
 static void stuck(const char *mistake, const char *a, const char *b)

@@ -249,7 +249,7 @@ static void on_fault_signal(int sig, siginfo_t *si, void *ucv)
 			report(f, "a program thread's stack overflowed at ",
 			       addr,
 			       " (its guard page): give threads larger "
-			       "stacks or recurse less");
+			       "stacks (EARTH_DSM_STACK_KB) or recurse less");
 		else
 			report(f,
 			       sig == SIGBUS ? "bus error at "

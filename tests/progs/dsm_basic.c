@@ -11,7 +11,8 @@
  * thread 1 adds S more alone (the lock granted to its node after itself).
  *
  * -x MISTAKE makes thread 1 (or main) make one, for the tests of what the
- * job then says: crash (a null pointer written), stuck-lock (a lock never
+ * job then says: crash (a null pointer written), overflow (recursion past
+ * the thread's stack), stuck-lock (a lock never
  * released, main waits for it), stuck-barrier (main never reaches the
  * barrier), stuck-flag (a flag never set), die-holding (node 1 exits
  * with status 9 while its thread holds the lock and has written a page).
@@ -73,10 +74,20 @@ static void work(void)
 	earth_dsm_flag_set(g->flag[me + 1]);
 }
 
+/* A frame of 4 KiB a level, n levels deep. */
+static long recurse(long n)
+{
+	volatile char frame[4096];
+	frame[0] = (char)n;
+	return n ? recurse(n - 1) + frame[0] : 0;
+}
+
 static void slave(void)
 {
 	if (!strcmp(mistake, "crash") && earth_dsm_thread_id() == 1)
 		*(volatile long *)(uintptr_t)16 = 1;
+	if (!strcmp(mistake, "overflow") && earth_dsm_thread_id() == 1)
+		printf("dsm_basic: %ld\n", recurse(1L << 20));
 	if (!strcmp(mistake, "stuck-lock") && earth_dsm_thread_id() == 1) {
 		earth_dsm_lock(g->lock);
 		earth_dsm_flag_set(g->flag[0]);
