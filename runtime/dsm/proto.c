@@ -102,6 +102,19 @@ void dsm_proto_fini(struct dsm_proto *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* A first write claimed ahead (claim_ahead, below) no longer waits for
+ * node 0's answer; its twin dropped unless its diff goes to a home
+ * elsewhere. */
+static void claim_ahead_end(struct dsm_proto *p, uint32_t page, bool drop_twin)
+{
+	p->fetching[page] = FETCH_NONE;
+	p->claims_out--;
+	if (drop_twin) {
+		free(p->twin[page]);
+		p->twin[page] = NULL;
+	}
+}
+
 int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		       uint32_t home)
 {
@@ -116,13 +129,10 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		p->wrote[i] = 0;
 		p->wr_hint[i] = 0;
 		p->fresh[i] = p->fresh_grow[i] = 0;
-		if (p->fetching[i] == CLAIM_AHEAD) {
+		if (p->fetching[i] == CLAIM_AHEAD)
 			/* Placed anew while claimed ahead (written after
 			 * its free): no answer counts for it now. */
-			p->claims_out--;
-			free(p->twin[i]);
-			p->twin[i] = NULL;
-		}
+			claim_ahead_end(p, i, true);
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
 	}
@@ -383,13 +393,9 @@ int dsm_proto_homed(struct dsm_proto *p, uint32_t page, uint32_t home,
 		return -1;
 	if (p->fetching[page] == CLAIM_AHEAD) {
 		/* Written here meanwhile: its home now, or a diff for it. */
-		p->fetching[page] = FETCH_NONE;
-		p->claims_out--;
+		claim_ahead_end(p, page, home == p->self);
 		p->home[page] = (uint16_t)home;
-		if (home == p->self) {
-			free(p->twin[page]);
-			p->twin[page] = NULL;
-		} else {
+		if (home != p->self) {
 			p->st.twins++;
 			p->wr_hint[page] = 1;
 		}

@@ -79,11 +79,10 @@ struct dsm_proto_stats {
  * refreshed twice as long the next time, up to DSM_REFRESH_GROW doublings
  * (a page read in every interval faults once in 65); read again later,
  * it starts over. An acquire that names a page in several intervals
- * copies it once. A
- * refreshed page this node wrote the last time it had it (its diff was
- * not empty) is twinned and made writable at once too (a pretwin): its
- * next write takes no fault. A pretwinned page left unwritten has an
- * empty diff at the release: it is named in no write notice, and is not
+ * copies it once. A refreshed page this node wrote the last time it had
+ * it (its diff was not empty) is twinned and made writable at once too (a
+ * pretwin): its next write takes no fault. A pretwinned page left unwritten has
+ * an empty diff at the release: it is named in no write notice, and is not
  * pretwinned again until it is written again. */
 #define DSM_REFRESH_MAX 16
 #define DSM_REFRESH_AGE 8

@@ -624,12 +624,10 @@ int su_dsm_open(struct earth_node *n)
 	dsm_log_fit(&sd.p.log, sd.cap);
 	/* A page not yet homed here may get, from each node, a fetch, a
 	 * claim's word and a diff in its parts, and more in flight. */
-	size_t part = sd.cap - DSM_DIFF_RUN_HDR;
-	sd.early_max = (uint32_t)((3 + (dsm_diff_bound(dsm_g.region.page_size) +
-					part - 1) /
-					   part) *
-				      nodes +
-				  8);
+	size_t part = sd.cap - DSM_DIFF_RUN_HDR,
+	       parts =
+		   (dsm_diff_bound(dsm_g.region.page_size) + part - 1) / part;
+	sd.early_max = (uint32_t)((3 + parts) * nodes + 8);
 	sd.buf = malloc(BUF_CAP);
 	sd.cut = malloc(BUF_CAP);
 	sd.dpart = malloc(BUF_CAP);
