@@ -142,7 +142,7 @@ Test(deliver, dsm_pages_for_a_peer_that_does_not_read_are_bounded,
 	n->dsm_on = true;
 	cr_assert_eq(su_dsm_open(n), 0);
 	/* Node 0 places every page on node 1 (this node). */
-	struct dsm_placement pl = {0, 16, DSM_PLACE_NODE, 1};
+	struct dsm_placement pl = {0, 16, DSM_PLACE_NODE, 1, 4096};
 	struct wire_hdr h = from0(W_DSM);
 	h.n = M_PLACED;
 	h.len = sizeof(pl);

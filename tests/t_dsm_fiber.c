@@ -149,7 +149,9 @@ static void misuse(const char *mistake, const char *a, const char *b)
 Test(dsm_fiber, misuse_ends_the_job_naming_the_fiber)
 {
 	misuse("outside", "is not inside shared memory", "(in fiber w_entry)");
-	misuse("unalloc", "which no earth_dsm_alloc gave",
+	misuse("unalloc",
+	       "which no allocation holds (never given by earth_dsm_alloc, "
+	       "or freed)",
 	       "(in fiber w_entry)");
 	misuse("release2",
 	       "is not held by any acquisition of this node's fibers "

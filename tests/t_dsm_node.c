@@ -379,6 +379,18 @@ Test(dsm_node, crash_outside_shared_memory_is_reported)
 				  "stacks (EARTH_DSM_STACK_KB) or recurse "
 				  "less"),
 		  "%s", cmd.err);
+	/* A thread freed memory twice: its node names it at the second. */
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x free-twice", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_eq(cmd.status, 70, "status %d\n%s", cmd.status, cmd.err);
+	cr_assert(strstr(cmd.err, "earth: node 1: error: shared memory: "
+				  "thread 1: earth_dsm_free(0x"),
+		  "%s", cmd.err);
+	cr_assert(strstr(cmd.err, "): no allocation starts there (freed "
+				  "twice, or an address earth_dsm_alloc did "
+				  "not give): free once what an allocation "
+				  "gave\n"),
+		  "%s", cmd.err);
 }
 
 static void stuck(const char *mistake, const char *a, const char *b)

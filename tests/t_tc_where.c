@@ -15,9 +15,11 @@
  * operations on the node's own unregistered memory stop the job at their
  * line on one node and on two, and registering, then unregistering, a
  * buffer lets them through, then refuses them again; shared memory
- * misused from fibers (an ACQUIRE larger than its allocation, also one
- * the plugin inserted before a loop, a lock unlocked twice, a range
- * released twice) ends the job at the operation's line. Skipped, with a
+ * misused from fibers (an ACQUIRE past the end of its allocation, by
+ * one element, into the allocation beside it, also one the plugin
+ * inserted before a loop; an ACQUIRE of freed memory; a free twice; a
+ * negative count; a barrier of 0; a lock unlocked twice, a range released
+ * twice) ends the job at the operation's line. Skipped, with a
  * message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
@@ -328,11 +330,74 @@ Test(tc_where, dsm_acquire_past_the_allocation)
 	static const char *const want[] = {
 	    "earth: node 0: error: tests/tc/where/dsm_range.tc:12 in main, "
 	    "fiber 0: ACQUIRE_R_SYNC: the range [0x",
-	    ", +800000) reaches page 1 (at 0x",
-	    "which no earth_dsm_alloc gave: acquire only inside an "
-	    "allocation\n",
-	    NULL};
+	    ", +800000) runs 799920 bytes past the end of its allocation "
+	    "([0x",
+	    ", +80)): acquire only inside one allocation\n", NULL};
 	where("dsm_range", 70, want);
+}
+
+/* One element past the end, inside the allocation's last page. */
+Test(tc_where, dsm_acquire_one_element_past_the_end)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_tail.tc:13 in main, "
+	    "fiber 0: ACQUIRE_R_SYNC: the range [0x",
+	    ", +88) runs 8 bytes past the end of its allocation ([0x",
+	    ", +80)): acquire only inside one allocation\n", NULL};
+	where("dsm_tail", 70, want);
+}
+
+/* Past the end of one allocation into the next, which lies beside it. */
+Test(tc_where, dsm_acquire_over_two_allocations)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_span.tc:14 in main, "
+	    "fiber 0: ACQUIRE_W_SYNC: the range [0x",
+	    ", +8192) runs 4096 bytes past the end of its allocation ([0x",
+	    ", +4096)): acquire only inside one allocation\n", NULL};
+	where("dsm_span", 70, want);
+}
+
+/* Memory the last node freed, acquired on node 0 (on one node, by the
+ * node that freed it; on two, node 0 learnt of node 1's free). */
+Test(tc_where, dsm_acquire_after_free)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_freed.tc:31 in main, "
+	    "fiber dropped: ACQUIRE_W_SYNC: the range [0x",
+	    ", +800) starts in page ",
+	    "which no allocation holds (never given by earth_dsm_alloc, or "
+	    "freed): acquire only inside an allocation\n",
+	    NULL};
+	where("dsm_freed", 70, want);
+}
+
+Test(tc_where, dsm_freed_twice)
+{
+	static const char *const want[] = {
+	    "earth: node %4$d: error: tests/tc/where/dsm_free2.tc:14 in drop, "
+	    "fiber freed: DSM_FREE_SYNC: 0x",
+	    ": no allocation starts there (freed twice, or an address "
+	    "earth_dsm_alloc did not give): free once what an allocation "
+	    "gave\n",
+	    NULL};
+	where("dsm_free2", 70, want);
+}
+
+/* Arguments the EU refuses before posting anything. */
+Test(tc_where, dsm_bad_arguments_name_the_line)
+{
+	static const char *const neg[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_neg.tc:14 in main, "
+	    "fiber 0: ACQUIRE_R_SYNC: a negative length (-8 bytes): acquire "
+	    "a count of 1 element or more\n",
+	    NULL};
+	where("dsm_neg", 70, neg);
+	static const char *const bar0[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_bar0.tc:12 in main, "
+	    "fiber 0: DSM_BARRIER_SYNC: a barrier count of 0 (1 to ",
+	    NULL};
+	where("dsm_bar0", 70, bar0);
 }
 
 Test(tc_where, dsm_lock_unlocked_twice)
@@ -364,6 +429,8 @@ Test(tc_where, dsm_inserted_acquire_past_the_allocation)
 	static const char *const want[] = {
 	    "earth: node 0: error: tests/tc/where/dsm_insert_range.tc:12 in "
 	    "main, fiber 0: ACQUIRE_R_N_SYNC: the range [0x",
-	    ", +800000) reaches page 1 (at 0x", NULL};
+	    ", +800000) runs 799920 bytes past the end of its allocation "
+	    "([0x",
+	    NULL};
 	where("dsm_insert_range", 70, want);
 }

@@ -79,14 +79,20 @@ static const struct earth_src_row *op_rows(earth_fiber_fn fn, op_match_fn m,
 	return first;
 }
 
-/* The shared-memory requests of fibers (dsm_req_name) and the prefixes
- * of the Threaded-C operations that post them (threadedc.h). */
-static const char *const dsm_ops[][2] = {
-    {"DSM ACQUIRE", "ACQUIRE_"},	  {"DSM RELEASE", "RELEASE_"},
-    {"DSM LOCK_SYNC", "DSM_LOCK_"},	  {"DSM UNLOCK_SYNC", "DSM_UNLOCK_"},
-    {"DSM BARRIER_SYNC", "DSM_BARRIER_"}, {"DSM FLAG_SET_SYNC", "FLAG_SET_"},
-    {"DSM FLAG_WAIT_SYNC", "FLAG_WAIT_"}, {"DSM ALLOC_SYNC", "DSM_ALLOC_"},
-    {"DSM FREE_SYNC", "DSM_FREE_"},
+/* The shared-memory requests of fibers (dsm_req_name), the functions
+ * that post them (earth_dsm_fiber.h: the EU names them in what it
+ * refuses) and the prefixes of the Threaded-C operations that call those
+ * (threadedc.h). */
+static const char *const dsm_ops[][3] = {
+    {"DSM ACQUIRE", "earth_dsm_acquire_", "ACQUIRE_"},
+    {"DSM RELEASE", "earth_dsm_release_", "RELEASE_"},
+    {"DSM LOCK_SYNC", "earth_dsm_lock_", "DSM_LOCK_"},
+    {"DSM UNLOCK_SYNC", "earth_dsm_unlock_", "DSM_UNLOCK_"},
+    {"DSM BARRIER_SYNC", "earth_dsm_barrier_", "DSM_BARRIER_"},
+    {"DSM FLAG_SET_SYNC", "earth_dsm_flag_set_", "FLAG_SET_"},
+    {"DSM FLAG_WAIT_SYNC", "earth_dsm_flag_wait_", "FLAG_WAIT_"},
+    {"DSM ALLOC_SYNC", "earth_dsm_alloc_sync", "DSM_ALLOC_"},
+    {"DSM FREE_SYNC", "earth_dsm_free_sync", "DSM_FREE_"},
 };
 
 /* Does the operation written `w` reach the runtime as `rt`? */
@@ -94,9 +100,10 @@ static bool op_is(const char *w, const void *key)
 {
 	const char *rt = key;
 	for (size_t i = 0; i < sizeof(dsm_ops) / sizeof(dsm_ops[0]); i++)
-		if (!strcmp(rt, dsm_ops[i][0]))
-			return !strncmp(w, dsm_ops[i][1],
-					strlen(dsm_ops[i][1]));
+		if (!strcmp(rt, dsm_ops[i][0]) ||
+		    !strncmp(rt, dsm_ops[i][1], strlen(dsm_ops[i][1])))
+			return !strncmp(w, dsm_ops[i][2],
+					strlen(dsm_ops[i][2]));
 	return !strcasecmp(w, rt) ||
 	       (!strcmp(rt, "INCR_SYNC") && !strcmp(w, "INCR_RSYNC"));
 }

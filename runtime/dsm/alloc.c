@@ -70,7 +70,7 @@ int dsm_alloc_take(struct dsm_alloc *a, uint32_t pages, enum dsm_place place,
 		a->run[p] = pages;
 		a->used[p] = 1;
 		a->used_pages += pages;
-		*out = (struct dsm_placement){p, pages, place, arg};
+		*out = (struct dsm_placement){p, pages, place, arg, 0};
 		return 0;
 	}
 	*why = "no run of free pages that long left in the shared region";

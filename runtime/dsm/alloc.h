@@ -34,6 +34,7 @@ struct dsm_placement {
 	uint32_t first, pages; /* the run */
 	uint32_t place;	       /* enum dsm_place */
 	uint32_t arg;	       /* CYCLIC: pages per chunk; NODE: the node */
+	uint32_t tail; /* bytes of the last page allocated (1 to a page) */
 };
 
 struct dsm_alloc {
@@ -46,7 +47,8 @@ struct dsm_alloc {
 int dsm_alloc_init(struct dsm_alloc *a, uint32_t pages, uint32_t nodes);
 void dsm_alloc_fini(struct dsm_alloc *a);
 
-/* A run of `pages` pages placed as asked: its record in *out. Returns 0,
+/* A run of `pages` pages placed as asked: its record in *out (tail 0:
+ * the caller knows the bytes). Returns 0,
  * or -1 with *why (no room left, a bad placement). */
 int dsm_alloc_take(struct dsm_alloc *a, uint32_t pages, enum dsm_place place,
 		   uint32_t arg, struct dsm_placement *out, const char **why);

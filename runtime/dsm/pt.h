@@ -36,7 +36,7 @@ enum dsm_req {
 	DSM_R_FLAG_SET,	  /* b = flag id                                   */
 	DSM_R_FLAG_WAIT,  /* b = flag id                                   */
 	DSM_R_FLAG_CLEAR, /* b = flag id                                  */
-	DSM_R_ALLOC,	  /* b = pages, c = place | arg << 8 -> result, value */
+	DSM_R_ALLOC,	  /* b = bytes, c = place | arg << 8 -> result, value */
 	DSM_R_FREE,	  /* b = first page                               */
 	DSM_R_CREATE,	  /* b = function's index, c = thread id (node 0) */
 	DSM_R_END,	  /* the thread ended: a release, then node 0 told */
@@ -51,7 +51,7 @@ enum dsm_req {
 	DSM_R_F_BARRIER,   /* b = barrier id, c = count                */
 	DSM_R_F_FLAG_SET,  /* b = flag id                            */
 	DSM_R_F_FLAG_WAIT, /* b = flag id                            */
-	DSM_R_F_ALLOC,	   /* b = pages, c = place | arg << 8, spare = the
+	DSM_R_F_ALLOC,	   /* b = bytes, c = place | arg << 8, spare = the
 			      void * the address goes to (NULL: none)  */
 	DSM_R_F_FREE,	   /* b = first page                           */
 	DSM_R_COUNT_
@@ -182,12 +182,19 @@ struct dsm_node {
 	struct dsm_eu *_Atomic eus;
 	uint64_t start_ns;
 	/* Fibers' holds (dsm/proto.h, dsm_hold_try), the SU's arrays the
-	 * EU's hits use, and per page whether an allocation gave it (SU
-	 * writes, EU reads). Set by the SU's opening. */
+	 * EU's hits use, and per page the live allocation that holds it
+	 * (placed: DSM_PLACED_*; short_by: on an allocation's last page, the
+	 * bytes of it past the allocation's end, else 0). The SU writes
+	 * them, the EU reads them. Set by the SU's opening. */
 	_Atomic uint32_t *hold;
 	const _Atomic uint8_t *shrinking, *deferred;
 	uint8_t *placed;
+	uint16_t *short_by;
 };
+
+/* dsm_g.placed: a page of no live allocation, the first page of one, a
+ * later page of one. */
+enum { DSM_PLACED_NONE, DSM_PLACED_START, DSM_PLACED_IN };
 
 /* One EU's side of program threads (eu/dsm.c), made on that EU. */
 struct dsm_eu {

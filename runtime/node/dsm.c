@@ -376,9 +376,8 @@ void *earth_dsm_alloc(size_t size, enum earth_dsm_place place, unsigned arg)
 		errno = size ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	uint64_t pages = (size + ps - 1) / ps;
-	int64_t r = CALL(what, DSM_R_ALLOC, pages,
-			 (uint64_t)place | (uint64_t)arg << 8);
+	int64_t r =
+	    CALL(what, DSM_R_ALLOC, size, (uint64_t)place | (uint64_t)arg << 8);
 	if (r < 0) {
 		errno = (int)-r;
 		return NULL;

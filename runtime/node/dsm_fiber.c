@@ -32,9 +32,9 @@ void node_dsm_fiber_stats(struct dsm_stats *st)
 	st->f_hits_eu = h;
 }
 
-/* Every page of [p, p + len) usable now and allocated: held (the SU never
- * takes it away until the release), true; else nothing held, false (the
- * SU decides, and names a bad range). */
+/* Every page of [p, p + len) usable now and the range inside one
+ * allocation: held (the SU never takes it away until the release), true;
+ * else nothing held, false (the SU decides, and names a bad range). */
 static bool hit(const void *p, size_t len, bool write)
 {
 	uintptr_t off = (uintptr_t)p - earth_dsm_view_.base;
@@ -44,16 +44,24 @@ static bool hit(const void *p, size_t len, bool write)
 	uint32_t first = (uint32_t)(off >> earth_dsm_view_.page_shift);
 	uint32_t last =
 	    (uint32_t)((off + len - 1) >> earth_dsm_view_.page_shift);
-	if (last - first >= HIT_PAGES_MAX)
+	size_t in_last = (off + len - 1) & (dsm_g.region.page_size - 1);
+	if (last - first >= HIT_PAGES_MAX ||
+	    in_last >=
+		dsm_g.region.page_size -
+		    __atomic_load_n(&dsm_g.short_by[last], __ATOMIC_RELAXED))
 		return false;
-	for (uint32_t k = first; k <= last; k++)
-		if (!__atomic_load_n(&dsm_g.placed[k], __ATOMIC_RELAXED) ||
+	for (uint32_t k = first; k <= last; k++) {
+		uint8_t pl =
+		    __atomic_load_n(&dsm_g.placed[k], __ATOMIC_RELAXED);
+		if ((k == first ? pl == DSM_PLACED_NONE
+				: pl != DSM_PLACED_IN) ||
 		    !dsm_hold_try(dsm_g.hold, dsm_g.shrinking, dsm_g.deferred,
 				  dsm_g.region.state, k, write)) {
 			while (k-- > first)
 				atomic_fetch_sub(&dsm_g.hold[k], 1);
 			return false;
 		}
+	}
 	atomic_fetch_add_explicit(&eu_hits, 1, memory_order_relaxed);
 	return true;
 }
@@ -93,8 +101,16 @@ static uint64_t mode_len(const char *op, size_t len, enum earth_dsm_mode mode)
 			  "mode %d is neither EARTH_DSM_READ nor "
 			  "EARTH_DSM_WRITE",
 			  (int)mode);
+	if (q_unlikely((int64_t)len < 0))
+		eu_misuse(op,
+			  "a negative length (%lld bytes): acquire a count of "
+			  "1 element or more",
+			  (long long)len);
 	if (q_unlikely(len >= (size_t)1 << 62))
-		eu_misuse(op, "a length of %zu bytes", len);
+		eu_misuse(op,
+			  "a length of %zu bytes, more than shared memory "
+			  "holds (EARTH_DSM_MB)",
+			  len);
 	return (uint64_t)len << 1 | (mode == EARTH_DSM_WRITE);
 }
 
@@ -224,10 +240,9 @@ void earth_dsm_alloc_sync(size_t size, enum earth_dsm_place place, unsigned arg,
 			  "%zu bytes: from 1 byte to the shared region's %zu "
 			  "(EARTH_DSM_MB)",
 			  size, (size_t)dsm_g.region.size);
-	size_t ps = dsm_g.region.page_size;
-	eu_post_dsm_fiber(
-	    DSM_R_F_ALLOC, (uintptr_t)slot, false, (size + ps - 1) / ps,
-	    (uint64_t)place | (uint64_t)arg << 8, (uintptr_t)result);
+	eu_post_dsm_fiber(DSM_R_F_ALLOC, (uintptr_t)slot, false, size,
+			  (uint64_t)place | (uint64_t)arg << 8,
+			  (uintptr_t)result);
 }
 
 void earth_dsm_free_sync(void *p, earth_slot *slot)

@@ -1054,8 +1054,20 @@ static void request(const struct su_req *r)
 	case DSM_R_END:
 		release();
 		break;
-	case DSM_R_ALLOC:
 	case DSM_R_FREE:
+		/* A fiber's was checked as it came (su/dsm_fiber.c). */
+		if (!pt->fiber && su_dsm_fiber_unplace(r->b))
+			earth_fatal("shared memory: thread %u: "
+				    "earth_dsm_free(%p): no allocation starts "
+				    "there (freed twice, or an address "
+				    "earth_dsm_alloc did not give): free once "
+				    "what an allocation gave",
+				    pt->id,
+				    (void *)(dsm_g.region.base +
+					     ((size_t)r->b
+					      << dsm_g.region.page_shift)));
+		break;
+	case DSM_R_ALLOC:
 		break;
 	default:
 		earth_fatal("shared memory: a request of kind %u", req);
@@ -1262,6 +1274,9 @@ static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
 	if (len != sizeof(pl))
 		bad(h, from, "len", "not a placement");
 	memcpy(&pl, pl_, sizeof(pl));
+	if (pl.tail == 0 || pl.tail > dsm_g.region.page_size)
+		bad(h, from, "payload",
+		    "a placement's last page holds no byte");
 	uint16_t *home = malloc((size_t)dsm_g.region.pages * sizeof(*home));
 	if (!home)
 		earth_fatal("shared memory: out of memory");
@@ -1286,7 +1301,7 @@ static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
 	    dsm_region_set(&dsm_g.region, pl.first, pl.pages, DSM_PAGE_WRITE))
 		earth_fatal("shared memory: making pages writable: %m");
 	free(home);
-	su_dsm_fiber_placed(pl.first, pl.pages);
+	su_dsm_fiber_placed(pl.first, pl.pages, pl.tail);
 	if (!sd.p.claims_out && (sd.nparked || sd.after_claims.n))
 		claims_done();
 }
@@ -1545,15 +1560,20 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_ALLOC: {
 		if (sd.n->id != 0)
 			bad(h, from, "n", "only node 0 allocates");
+		/* a: bytes; the run's pages hold them, its last page
+		 * `tail` of them. */
 		struct dsm_placement pl;
 		uint64_t first = ~0ull, err = 0;
-		if (h->a == 0 || h->a > dsm_g.region.pages) {
+		size_t ps = dsm_g.region.page_size;
+		uint64_t pages = h->a / ps + (h->a % ps != 0);
+		if (h->a == 0 || h->a > dsm_g.region.size) {
 			err = ENOMEM;
-		} else if (dsm_alloc_take(&sd.alloc, (uint32_t)h->a,
+		} else if (dsm_alloc_take(&sd.alloc, (uint32_t)pages,
 					  (enum dsm_place)(h->b & 0xff),
 					  (uint32_t)(h->b >> 8), &pl, &why)) {
 			err = ENOMEM; /* the caller checked place and arg */
 		} else {
+			pl.tail = (uint32_t)(h->a - (pages - 1) * ps);
 			/* Every node learns the homes, and says so, before the
 			 * memory is handed out: a node may fetch a page from
 			 * its home as soon as it has the address. */
@@ -1611,10 +1631,23 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_FREE:
-		if (sd.n->id != 0 || h->a >= dsm_g.region.pages ||
-		    dsm_alloc_free(&sd.alloc, page, &why))
+		/* To node 0: a node freed; from node 0: one did, and every
+		 * other node learns that the pages are of no allocation. */
+		if (sd.n->id != 0) {
+			if (from != 0 || su_dsm_fiber_unplace(h->a))
+				bad(h, from, "a",
+				    "no allocation starts there, or not from "
+				    "node 0");
+			return;
+		}
+		if (h->a >= dsm_g.region.pages ||
+		    dsm_alloc_free(&sd.alloc, page, &why) ||
+		    (from != 0 && su_dsm_fiber_unplace(h->a)))
 			bad(h, from, "a",
 			    why ? why : "no allocation of node 0 starts there");
+		for (uint32_t k = 1; k < nodes; k++)
+			if (k != from)
+				send_to(k, M_FREE, h->a, 0, 0, NULL, 0);
 		return;
 	case M_GLOBALS: {
 		uint8_t *part = h->b == 0 ? dsm_g.data : dsm_g.bss;

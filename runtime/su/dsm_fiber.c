@@ -45,9 +45,10 @@ struct acq {
 
 static struct {
 	struct earth_node *n;
-	struct acq **wait; /* per page: acquisitions waiting for it */
-	uint32_t wait_hi;  /* every page waited for is below it */
-	uint8_t *placed;   /* per page: of an allocation */
+	struct acq **wait;  /* per page: acquisitions waiting for it */
+	uint32_t wait_hi;   /* every page waited for is below it */
+	uint8_t *placed;    /* per page: DSM_PLACED_* (dsm/pt.h) */
+	uint16_t *short_by; /* per page: bytes past an allocation's end */
 	struct acq *rel_head, *rel_tail; /* releases waiting for acks */
 	uint32_t live;			 /* records under way */
 	uint64_t acquires, hits, coalesced, releases;
@@ -103,12 +104,14 @@ int su_dsm_fiber_open(uint32_t pages)
 {
 	fs.wait = calloc(pages, sizeof(*fs.wait));
 	fs.placed = calloc(pages, 1);
+	fs.short_by = calloc(pages, sizeof(*fs.short_by));
 	struct dsm_proto *p = su_dsm_proto();
 	dsm_g.hold = p->pin;
 	dsm_g.shrinking = p->shrinking;
 	dsm_g.deferred = p->deferred;
 	dsm_g.placed = fs.placed;
-	return fs.wait && fs.placed ? 0 : -1;
+	dsm_g.short_by = fs.short_by;
+	return fs.wait && fs.placed && fs.short_by ? 0 : -1;
 }
 
 void su_dsm_fiber_close(void)
@@ -124,16 +127,42 @@ void su_dsm_fiber_close(void)
 	}
 	free(fs.wait);
 	free(fs.placed);
+	free(fs.short_by);
 	dsm_g.hold = NULL;
 	dsm_g.shrinking = dsm_g.deferred = NULL;
 	dsm_g.placed = NULL;
+	dsm_g.short_by = NULL;
 	memset(&fs, 0, sizeof(fs));
 }
 
-void su_dsm_fiber_placed(uint32_t first, uint32_t n)
+void su_dsm_fiber_placed(uint32_t first, uint32_t n, uint32_t tail)
 {
-	for (uint32_t k = 0; fs.placed && k < n; k++)
-		__atomic_store_n(&fs.placed[first + k], 1, __ATOMIC_RELAXED);
+	if (!fs.placed || !n)
+		return;
+	uint32_t last = first + n - 1;
+	for (uint32_t k = first; k <= last; k++) {
+		__atomic_store_n(
+		    &fs.short_by[k],
+		    (uint16_t)(k == last ? dsm_g.region.page_size - tail : 0),
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&fs.placed[k],
+				 k == first ? DSM_PLACED_START : DSM_PLACED_IN,
+				 __ATOMIC_RELAXED);
+	}
+}
+
+int su_dsm_fiber_unplace(uint64_t first)
+{
+	uint32_t pages = dsm_g.region.pages;
+	if (!fs.placed || first >= pages ||
+	    fs.placed[first] != DSM_PLACED_START)
+		return -1;
+	uint32_t k = (uint32_t)first;
+	do
+		__atomic_store_n(&fs.placed[k], DSM_PLACED_NONE,
+				 __ATOMIC_RELAXED);
+	while (++k < pages && fs.placed[k] == DSM_PLACED_IN);
+	return 0;
 }
 
 void su_dsm_fiber_stats(struct dsm_stats *st)
@@ -147,8 +176,33 @@ void su_dsm_fiber_stats(struct dsm_stats *st)
 
 /* ---- acquiring a range ---- */
 
+/* The range [addr, addr + len) runs past the end of the allocation
+ * that holds page `first` of it: named, with the allocation. */
+static EARTH_COLD _Noreturn void past_end(uint64_t fiber, const char *op,
+					  uint64_t addr, uint64_t len,
+					  uint32_t first)
+{
+	const struct dsm_region *r = &dsm_g.region;
+	uint32_t start = first, end = first + 1; /* the allocation's pages */
+	while (start > 0 && fs.placed[start] != DSM_PLACED_START)
+		start--;
+	while (end < r->pages && fs.placed[end] == DSM_PLACED_IN)
+		end++;
+	uint64_t from =
+	    (uint64_t)(uintptr_t)r->base + ((uint64_t)start << r->page_shift);
+	uint64_t bytes =
+	    ((uint64_t)(end - start) << r->page_shift) - fs.short_by[end - 1];
+	misuse(fiber, op,
+	       "the range [%#llx, +%llu) runs %llu bytes past the end of its "
+	       "allocation ([%#llx, +%llu)): acquire only inside one "
+	       "allocation",
+	       (unsigned long long)addr, (unsigned long long)len,
+	       (unsigned long long)(addr + len - (from + bytes)),
+	       (unsigned long long)from, (unsigned long long)bytes);
+}
+
 /* The pages [*first, *first + *n) of range [addr, addr + len) of a
- * request, checked: inside the region, every page of an allocation. */
+ * request, checked: inside the region, inside one live allocation. */
 static void range_of(uint64_t fiber, const char *op, uint64_t addr,
 		     uint64_t len, uint32_t *first, uint32_t *n)
 {
@@ -166,16 +220,21 @@ static void range_of(uint64_t fiber, const char *op, uint64_t addr,
 	*first = (uint32_t)((addr - base) >> r->page_shift);
 	uint32_t last = (uint32_t)((addr - base + len - 1) >> r->page_shift);
 	*n = last - *first + 1;
-	for (uint32_t k = *first; k <= last; k++)
-		if (!__atomic_load_n(&fs.placed[k], __ATOMIC_RELAXED))
-			misuse(
-			    fiber, op,
-			    "the range [%#llx, +%llu) reaches page %u (at "
-			    "%p), which no earth_dsm_alloc gave: acquire "
-			    "only inside an allocation",
-			    (unsigned long long)addr, (unsigned long long)len,
-			    k,
-			    (void *)(r->base + ((size_t)k << r->page_shift)));
+	if (fs.placed[*first] == DSM_PLACED_NONE)
+		misuse(fiber, op,
+		       "the range [%#llx, +%llu) starts in page %u (at %p), "
+		       "which no allocation holds (never given by "
+		       "earth_dsm_alloc, or freed): acquire only inside an "
+		       "allocation",
+		       (unsigned long long)addr, (unsigned long long)len,
+		       *first,
+		       (void *)(r->base + ((size_t)*first << r->page_shift)));
+	for (uint32_t k = *first + 1; k <= last; k++)
+		if (fs.placed[k] != DSM_PLACED_IN)
+			past_end(fiber, op, addr, len, *first);
+	size_t in_last = (size_t)((addr - base + len - 1) & (r->page_size - 1));
+	if (in_last >= r->page_size - fs.short_by[last])
+		past_end(fiber, op, addr, len, *first);
 }
 
 /* Whether page is usable for a's access, asking the protocol for it
@@ -373,6 +432,13 @@ static void sync_op(const struct su_req *r, unsigned req)
 			       "unlock once what earth_dsm_lock_sync granted",
 			       (unsigned long long)r->b);
 		pt->holds = false;
+	} else if (req == DSM_R_F_FREE && su_dsm_fiber_unplace(r->b)) {
+		misuse(r->a, op,
+		       "%p: no allocation starts there (freed twice, or an "
+		       "address earth_dsm_alloc did not give): free once what "
+		       "an allocation gave",
+		       (void *)(dsm_g.region.base +
+				((size_t)r->b << dsm_g.region.page_shift)));
 	} else {
 		pt = calloc(1, sizeof(*pt));
 		if (!pt)

@@ -53,9 +53,12 @@ void su_dsm_fiber_page(uint32_t page) __attribute__((visibility("hidden")));
 /* Every diff of this node was acknowledged: releases waiting fire. */
 void su_dsm_fiber_acked(void) __attribute__((visibility("hidden")));
 /* Pages of an allocation every node learnt (an acquisition names only
- * those). */
-void su_dsm_fiber_placed(uint32_t first, uint32_t n)
+ * those), tail bytes of its last page allocated. */
+void su_dsm_fiber_placed(uint32_t first, uint32_t n, uint32_t tail)
     __attribute__((visibility("hidden")));
+/* The allocation that starts at page first is freed: its pages are of no
+ * allocation now. -1 when none starts there. */
+int su_dsm_fiber_unplace(uint64_t first) __attribute__((visibility("hidden")));
 int su_dsm_fiber_open(uint32_t pages) __attribute__((visibility("hidden")));
 void su_dsm_fiber_close(void) __attribute__((visibility("hidden")));
 /* "fn" or "f.tc:12 in fn, fiber 1" or "at 0x...": the fiber that

@@ -482,8 +482,9 @@ static void message(const uint8_t *r)
 		if (h.a & GRANT_COLLECT)
 			put_vt(&at, r[5]);
 		break;
-	case M_ALLOC:
-		h.a = r[4] % (PAGES + 4);
+	case M_ALLOC: /* bytes */
+		h.a = (uint64_t)(r[4] % (PAGES + 4)) * PAGE -
+		      (r[4] & 0x80 ? r[7] : 0);
 		h.b = (uint64_t)(r[5] & 3) | (uint64_t)(r[6] % 4) << 8;
 		h.c = slot;
 		break;
@@ -495,6 +496,7 @@ static void message(const uint8_t *r)
 		put32(&at, n);
 		put32(&at, r[5] & 7);
 		put32(&at, r[7] % 4);
+		put32(&at, r[5] & 0x80 ? (uint32_t)r[8] << 8 : PAGE - r[8]);
 		break;
 	}
 	case M_ALLOCATED:
@@ -584,13 +586,14 @@ static void answer(const uint8_t *r)
 		/* Node 0 places the run, then answers. */
 		struct wire_hdr p = {.n = M_PLACED};
 		uint32_t first = r[3] % PAGES;
-		uint32_t n = (uint32_t)s->a;
+		uint32_t n = (uint32_t)((s->a + PAGE - 1) / PAGE);
 		if (n > PAGES - first)
 			n = PAGES - first;
 		put32(&at, first);
 		put32(&at, n ? n : 1);
 		put32(&at, (uint32_t)(s->b & 0xff));
 		put32(&at, (uint32_t)(s->b >> 8));
+		put32(&at, (uint32_t)(s->a % PAGE ? s->a % PAGE : PAGE));
 		deliver(0, &p, at);
 		at = 0;
 		h.n = M_ALLOCATED;
@@ -670,8 +673,8 @@ static void request(const uint8_t *r)
 		b = obj;
 		c = 1 + r[5] % 6;
 		break;
-	case DSM_R_ALLOC: {
-		b = 1 + r[5] % PAGES;
+	case DSM_R_ALLOC: { /* bytes */
+		b = (1 + r[5] % PAGES) * PAGE - r[7] % PAGE;
 		uint64_t place = r[6] & 3, arg = 0;
 		if (place == DSM_PLACE_CYCLIC)
 			arg = 1 + (r[7] & 3);
@@ -797,9 +800,9 @@ static void start(void)
 {
 	uint32_t self = earth_node_g.id;
 	static const uint64_t allocs[][2] = {
-	    {16, DSM_PLACE_BLOCK},
-	    {8, DSM_PLACE_CYCLIC | 1u << 8},
-	    {8, DSM_PLACE_FIRST},
+	    {16 * PAGE, DSM_PLACE_BLOCK},
+	    {8 * PAGE, DSM_PLACE_CYCLIC | 1u << 8},
+	    {8 * PAGE - 100, DSM_PLACE_FIRST},
 	};
 	if (self == 0) {
 		for (unsigned i = 0; i < 3; i++) {
@@ -834,13 +837,15 @@ static void start(void)
 	uint32_t first = 0;
 	for (unsigned i = 0; i < 3; i++) {
 		size_t at = 0;
+		uint32_t pages = (uint32_t)((allocs[i][0] + PAGE - 1) / PAGE);
 		put32(&at, first);
-		put32(&at, (uint32_t)allocs[i][0]);
+		put32(&at, pages);
 		put32(&at, (uint32_t)(allocs[i][1] & 0xff));
 		put32(&at, (uint32_t)(allocs[i][1] >> 8));
+		put32(&at, (uint32_t)(allocs[i][0] - (pages - 1) * PAGE));
 		h = (struct wire_hdr){.n = M_PLACED};
 		deliver(0, &h, at);
-		first += (uint32_t)allocs[i][0];
+		first += pages;
 	}
 	for (unsigned k = 0; k < 2; k++) {
 		size_t at = 0;

@@ -15,7 +15,8 @@
  * the thread's stack), stuck-lock (a lock never
  * released, main waits for it), stuck-barrier (main never reaches the
  * barrier), stuck-flag (a flag never set), die-holding (node 1 exits
- * with status 9 while its thread holds the lock and has written a page).
+ * with status 9 while its thread holds the lock and has written a page),
+ * free-twice (memory from earth_dsm_alloc freed twice).
  */
 #include <earth_dsm.h>
 
@@ -102,6 +103,11 @@ static void slave(void)
 	}
 	if (!strcmp(mistake, "stuck-barrier"))
 		earth_dsm_barrier(g->bar, (unsigned)nthreads);
+	if (!strcmp(mistake, "free-twice") && earth_dsm_thread_id() == 1) {
+		void *p = earth_dsm_alloc(100, EARTH_DSM_NODE, 0);
+		earth_dsm_free(p);
+		earth_dsm_free(p);
+	}
 	work();
 	/* -s: thread 1 adds to the counter alone (every other thread is
 	 * past its rounds: they met at the barrier) */
