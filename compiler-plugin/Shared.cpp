@@ -1132,9 +1132,9 @@ public:
                " acquired",
            "acquire exactly what the fiber touches, with bounds the plugin "
            "can compare: index with constants, parameters and locals set "
-           "only where declared, or the variable of a loop 'for (i = a; i "
-           "< b; i++)', and acquire " +
-               Var + " + a, b - a elements");
+           "only where declared, or the variable of a loop 'for (i = lo; "
+           "i < hi; i++)', and acquire " +
+               Var + " + lo, hi - lo elements");
       return;
     }
     if (MayInsert && Known && !A.Loops.empty() &&

@@ -379,6 +379,22 @@ Test(dsm_node, crash_outside_shared_memory_is_reported)
 				  "stacks (EARTH_DSM_STACK_KB) or recurse "
 				  "less"),
 		  "%s", cmd.err);
+	/* Allocations that get NULL: node 0 says why, once. */
+	t_sh(&cmd, 60,
+	     "env EARTH_DSM_MB=1 %s -n 2 %s/dsm_basic -p 2 -x no-room",
+	     T_EARTHRUN, T_PROG_DIR);
+	cr_assert_eq(cmd.status, 3, "status %d\n%s", cmd.status, cmd.err);
+	cr_assert(strstr(cmd.out, "dsm_basic: no room: ok NULL NULL\n"), "%s",
+		  cmd.out);
+	const char *said = "earth: node 0: shared memory: an allocation of "
+			   "786432 bytes on node 1 gets NULL: the shared "
+			   "region of 1 MiB (256 pages of 4096 bytes, ";
+	const char *tail = " in use: an allocation takes whole pages) has "
+			   "no free run that long; a larger EARTH_DSM_MB "
+			   "makes room (said once)\n";
+	const char *at = strstr(cmd.err, said);
+	cr_assert(at && strstr(at, tail), "%s", cmd.err);
+	cr_assert_null(strstr(at + strlen(said), "gets NULL"), "%s", cmd.err);
 	/* A thread freed memory twice: its node names it at the second. */
 	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x free-twice", T_EARTHRUN,
 	     T_PROG_DIR);

@@ -11,8 +11,9 @@
 # exit 0 and print its "ok PROG p=P ..." line (every program checks its
 # own result exactly against a sequential run on node 0), each run on
 # several nodes must show the protocol counts its layout fixes
-# (check_counts, from --stats-json; no page refreshed at a grant), and a
-# bad -p must be refused with exit status 2. The same sources built on
+# (check_counts, from --stats-json; no page refreshed at a grant), a
+# bad -p must be refused with exit status 2, and 65 threads on one node
+# must end the job naming the 64 a node runs. The same sources built on
 # POSIX threads (benchmarks/parmacs/pthreads.m4) must each print a timed
 # "ok" line on 1 and 3 threads. `make test-parmacs`.
 set -euo pipefail
@@ -244,6 +245,17 @@ for p in "${progs[@]}"; do
 	timeout 60 "$earthrun" -n 2 "$out/$p" -p0 >"$out/$p.bad.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] || fail "$p -p0: exit $rc, wanted 2 (a usage error)"
 done
+# More threads than a node runs: CREATE ends the job naming the limit.
+rc=0
+timeout 60 "$earthrun" -n 1 "$out/lockacc" -p65 >"$out/lockacc.p65.log" 2>&1 ||
+	rc=$?
+if [ "$rc" != 70 ] || ! grep -q "EARTH_DSM_CREATE: thread 64 would be past \
+the 64 program threads a node runs (at most 64 threads on the job's 1 \
+node(s)): run on more nodes, or create fewer threads" "$out/lockacc.p65.log"; then
+	fail "lockacc -p65 on 1 node: exit $rc, or no message naming the limit:"
+	tail -n 5 "$out/lockacc.p65.log" >&2
+fi
+runs=$((runs + 1))
 # LU with its blocks contiguous (lu -c, benchmarks/parmacs' lu_blocks):
 # correct, with LU's barriers.
 for n in 2 4; do

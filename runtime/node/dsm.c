@@ -372,8 +372,8 @@ void *earth_dsm_alloc(size_t size, enum earth_dsm_place place, unsigned arg)
 		return NULL;
 	}
 	size_t ps = dsm_g.region.page_size;
-	if (size == 0 || size > dsm_g.region.size) {
-		errno = size ? ENOMEM : EINVAL;
+	if (size == 0) { /* larger than the region: node 0 says ENOMEM */
+		errno = EINVAL;
 		return NULL;
 	}
 	int64_t r =
@@ -469,8 +469,13 @@ unsigned earth_dsm_create_(const struct earth_dsm_fn *fn)
 			  "it with earthcc");
 	uint32_t id = dsm_g.created;
 	if (id / dsm_g.nodes >= DSM_THREADS_PER_NODE)
-		eu_misuse(what, "more than %u threads per node",
-			  DSM_THREADS_PER_NODE);
+		eu_misuse(what,
+			  "thread %u would be past the %u program threads a "
+			  "node runs (at most %u threads on the job's %u "
+			  "node(s)): run on more nodes, or create fewer "
+			  "threads",
+			  id, DSM_THREADS_PER_NODE,
+			  DSM_THREADS_PER_NODE * dsm_g.nodes, dsm_g.nodes);
 	dsm_g.created++;
 	CALL(what, DSM_R_CREATE, (uint64_t)(fn - __start_earth_dsm_fns), id);
 	return id;

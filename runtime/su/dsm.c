@@ -124,6 +124,7 @@ static struct {
 	struct dsm_pt *end_waiter;
 	uint32_t end_want;
 	bool globals_sent;
+	bool said_no_room; /* node 0: an allocation got NULL (said once) */
 	uint64_t msgs[M_COUNT_];
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
@@ -1590,6 +1591,19 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 					sizeof(pl));
 			return;
 		}
+		if (!sd.said_no_room) {
+			sd.said_no_room = true;
+			fprintf(stderr,
+				"earth: node 0: shared memory: an allocation "
+				"of %llu bytes on node %u gets NULL: the "
+				"shared region of %zu MiB (%u pages of %zu "
+				"bytes, %u in use: an allocation takes whole "
+				"pages) has no free run that long; a larger "
+				"EARTH_DSM_MB makes room (said once)\n",
+				(unsigned long long)h->a, from,
+				dsm_g.region.size >> 20, dsm_g.region.pages, ps,
+				sd.alloc.used_pages);
+		}
 		send_to(from, M_ALLOCATED, first, err, h->c, NULL, 0);
 		return;
 	}
@@ -1771,8 +1785,9 @@ unsigned su_dsm_stuck_report(FILE *f)
 		else if (pt->wait_req == DSM_R_WAIT_END)
 			fprintf(f,
 				"earth: node %u: stuck: thread %u waits for "
-				"%u threads to end, and %u did\n",
-				self, pt->id, sd.end_want, sd.ended);
+				"%u thread%s to end, and %u did\n",
+				self, pt->id, sd.end_want,
+				sd.end_want == 1 ? "" : "s", sd.ended);
 		else
 			fprintf(f,
 				"earth: node %u: stuck: thread %u waits for "

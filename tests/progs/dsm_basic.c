@@ -16,7 +16,9 @@
  * released, main waits for it), stuck-barrier (main never reaches the
  * barrier), stuck-flag (a flag never set), die-holding (node 1 exits
  * with status 9 while its thread holds the lock and has written a page),
- * free-twice (memory from earth_dsm_alloc freed twice).
+ * free-twice (memory from earth_dsm_alloc freed twice), no-room (run
+ * with EARTH_DSM_MB=1: 3/4 MiB allocated twice, then 2 MiB; the last two
+ * get NULL).
  */
 #include <earth_dsm.h>
 
@@ -107,6 +109,15 @@ static void slave(void)
 		void *p = earth_dsm_alloc(100, EARTH_DSM_NODE, 0);
 		earth_dsm_free(p);
 		earth_dsm_free(p);
+	}
+	if (!strcmp(mistake, "no-room") && earth_dsm_thread_id() == 1) {
+		size_t mb = (size_t)1 << 20; /* run with EARTH_DSM_MB=1 */
+		void *a = earth_dsm_alloc(mb / 4 * 3, EARTH_DSM_NODE, 1);
+		void *b = earth_dsm_alloc(mb / 4 * 3, EARTH_DSM_NODE, 1);
+		void *c = earth_dsm_alloc(mb * 2, EARTH_DSM_NODE, 1);
+		printf("dsm_basic: no room: %s %s %s\n", a ? "ok" : "NULL",
+		       b ? "ok" : "NULL", c ? "ok" : "NULL");
+		return;
 	}
 	work();
 	/* -s: thread 1 adds to the counter alone (every other thread is
