@@ -58,6 +58,21 @@
  *                             same work (1 thread per node, the same
  *                             remote pages) with no emulated delay
  *   dsm_hidden_time.t<k>.lat<us>, dsm_hidden_local   those times (ns)
+ *   dsm_setting.<s>.off, dsm_setting.<s>.on, dsm_setting_gain.<s>
+ *                             what each protocol setting buys, on
+ *                             single-poll nodes (two cores in all): the
+ *                             program it is for with the setting at 0
+ *                             and at its default, jobs alternating (three
+ *                             pairs, one with QUICK=1), medians, and
+ *                             off / on: home_keep (EARTH_DSM_HOME_KEEP,
+ *                             the Jacobi, ns a run), refresh
+ *                             (EARTH_DSM_REFRESH, the Jacobi),
+ *                             lock_pretwin (EARTH_DSM_LOCK_PRETWIN, the
+ *                             locked increment over shm, ns each),
+ *                             grant_pages (EARTH_DSM_GRANT_PAGES, the
+ *                             same over tcp), claim_ahead
+ *                             (EARTH_DSM_CLAIM_AHEAD, -m first: ns per
+ *                             page first written)
  *   the same three with .single_poll (dsm_hidden_local.single_poll):
  *                             on single-poll nodes, T_local too
  *
@@ -587,6 +602,50 @@ static void hidden(void)
 	hidden_in("EARTH_MODE=single-poll", ".single_poll");
 }
 
+/* ---- what each protocol setting buys ---- */
+
+static void settings(void)
+{
+	static char out[65536];
+	static const struct {
+		const char *name, *off, *mode, *n, *tr;
+	} s[] = {
+	    {"home_keep", "EARTH_DSM_HOME_KEEP=0", "jacobi", "1", "shm"},
+	    {"refresh", "EARTH_DSM_REFRESH=0", "jacobi", "1", "shm"},
+	    {"lock_pretwin", "EARTH_DSM_LOCK_PRETWIN=0", "incr", "1000", "shm"},
+	    {"grant_pages", "EARTH_DSM_GRANT_PAGES=0", "incr", "1000", "tcp"},
+	    {"claim_ahead", "EARTH_DSM_CLAIM_AHEAD=0", "first", "200", "shm"},
+	};
+	int pairs = bench_quick ? 1 : 3;
+	for (size_t i = 0; i < sizeof(s) / sizeof(*s); i++) {
+		double v[2][3];
+		int got = 0;
+		for (int r = 0; r < pairs; r++) {
+			const char *off[] = {"EARTH_MODE=single-poll", s[i].off,
+					     NULL};
+			const char *on[] = {"EARTH_MODE=single-poll", NULL};
+			v[0][got] = prog_result(s[i].tr, off, s[i].mode, s[i].n,
+						"1", out, sizeof(out));
+			v[1][got] = prog_result(s[i].tr, on, s[i].mode, s[i].n,
+						"1", out, sizeof(out));
+			if (v[0][got] > 0 && v[1][got] > 0)
+				got++;
+		}
+		if (!got)
+			continue;
+		char name[96];
+		double m[2];
+		for (int w = 0; w < 2; w++) {
+			m[w] = bench_median(v[w], got);
+			snprintf(name, sizeof(name), "dsm_setting.%s.%s",
+				 s[i].name, w ? "on" : "off");
+			bench_metric_ns(name, m[w]);
+		}
+		snprintf(name, sizeof(name), "dsm_setting_gain.%s", s[i].name);
+		bench_metric(name, m[0] / m[1], "x");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (getenv("DSM_OPS_GET") && bench_setting(EARTH_SET_NODES)->given)
@@ -615,5 +674,6 @@ int main(int argc, char **argv)
 	single_poll();
 	jacobi();
 	hidden();
+	settings();
 	return bad;
 }

@@ -26,6 +26,12 @@
  *               at a time; a half starts on a page of its own): ns per
  *               run of the sweeps; also "checksum S" of the result, which
  *               the driver compares with its own sequential run
+ *   -m first    first writes: main allocates 2 * -n pages placed first
+ *               touch (EARTH_DSM_FIRST_TOUCH), a barrier, each thread
+ *               writes a word of each page of its half (every write the
+ *               first to a page with no home: node 0 decides the home),
+ *               a barrier: ns per page from barrier to barrier; then main
+ *               reads node 1's words back, and frees the pages
  *   -m hidden   latency hiding: -k threads per node; each node's threads
  *               read every page (-n per node) homed on the other node, in
  *               turn, and sum its words, between two barriers: ns from the
@@ -70,6 +76,7 @@ struct shared {
 	long wrong;
 	double ns[MAX_REPS + 1];
 	double checksum;
+	uint8_t *first; /* first: this repetition's pages */
 };
 
 static struct shared *g;
@@ -82,6 +89,8 @@ static uint8_t *home[2]; /* hidden: n pages homed on each node */
 static double *jx, *jy;	 /* jacobi: two arrays, halves apart */
 static long half_stride; /* jacobi: doubles from half 0 to half 1 */
 static volatile uint64_t sink;
+
+static void *alloc_or_die(size_t size, enum earth_dsm_place pl, unsigned arg);
 
 static double now_ns(void)
 {
@@ -361,6 +370,34 @@ static void jacobi_thread(unsigned me)
 	}
 }
 
+/* ---- first ---- */
+
+static void first_thread(unsigned me)
+{
+	for (int r = 0; r <= reps; r++) {
+		if (me == 0)
+			g->first = alloc_or_die((size_t)(2 * n * pg),
+						EARTH_DSM_FIRST_TOUCH, 0);
+		earth_dsm_barrier(g->bar, 2);
+		uint8_t *mine = g->first + (size_t)me * (size_t)(n * pg);
+		double t0 = now_ns();
+		for (long p = 0; p < n; p++)
+			*(long *)(mine + p * pg) = r * 1000003L + p;
+		earth_dsm_barrier(g->bar, 2);
+		if (me == 0) {
+			g->ns[r] = (now_ns() - t0) / (double)n;
+			const uint8_t *theirs = g->first + n * pg;
+			for (long p = 0; p < n; p++)
+				if (*(const long *)(theirs + p * pg) !=
+				    r * 1000003L + p)
+					wrong("a first-touch page's word",
+					      *(const long *)(theirs + p * pg),
+					      r * 1000003L + p);
+			earth_dsm_free(g->first);
+		}
+	}
+}
+
 /* ---- hidden ---- */
 
 static void hidden_thread(unsigned me)
@@ -400,6 +437,8 @@ static void run(void)
 		jacobi_thread(me);
 	else if (!strcmp(mode, "hidden"))
 		hidden_thread(me);
+	else if (!strcmp(mode, "first"))
+		first_thread(me);
 	else
 		sync_thread(me);
 }
@@ -429,8 +468,9 @@ static int program(int argc, char **argv)
 		else
 			return 2;
 	}
-	static const char *const modes[] = {
-	    "fault", "lock", "incr", "barrier", "jacobi", "hidden", "miss_eu"};
+	static const char *const modes[] = {"fault",   "lock",	 "incr",
+					    "barrier", "jacobi", "hidden",
+					    "miss_eu", "first"};
 	int known = 0;
 	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes); i++)
 		known |= !strcmp(mode, modes[i]);
@@ -439,7 +479,8 @@ static int program(int argc, char **argv)
 		fprintf(
 		    stderr,
 		    "dsm_ops_prog: usage: earthrun -n 2 dsm_ops_prog -m "
-		    "fault|lock|incr|barrier|jacobi|hidden|miss_eu [-n count] "
+		    "fault|lock|incr|barrier|jacobi|hidden|miss_eu|first [-n "
+		    "count] "
 		    "[-r 1..%d] [-k threads per node, 1..32]\n",
 		    MAX_REPS);
 		return 2;
