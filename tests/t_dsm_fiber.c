@@ -203,9 +203,9 @@ Test(dsm_fiber, a_lock_never_unlocked_is_named)
 	 * before the job stopped, is timing (nodes of several EUs, make
 	 * test's eus pass, run more of them at once). */
 	const char *want[] = {
-	    "stuck: lock 0x0 is held by the fibers of node ",
+	    "stuck: lock 0x1 is held by the fibers of node ",
 	    "for it: unlock it on every path (earth_dsm_unlock_sync)",
-	    "stuck: a fiber (w_released) waits for lock 0x0 (made by node 0)"};
+	    "stuck: a fiber (w_released) waits for lock 0x1 (made by node 0)"};
 	for (int i = 0; i < 3; i++)
 		cr_assert(strstr(cmd.err, want[i]), "no \"%s\" in\n%s", want[i],
 			  cmd.err);

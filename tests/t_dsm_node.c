@@ -379,6 +379,25 @@ Test(dsm_node, crash_outside_shared_memory_is_reported)
 				  "stacks (EARTH_DSM_STACK_KB) or recurse "
 				  "less"),
 		  "%s", cmd.err);
+	/* A lock never made: a zeroed one at the thread's EU; one its
+	 * manager never made, at the manager. */
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x unmade-lock", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_eq(cmd.status, 70, "status %d\n%s", cmd.status, cmd.err);
+	cr_assert(strstr(cmd.err,
+			 "earth: node 1: error: earth_dsm_lock: lock 0x0 was "
+			 "never made: use what earth_dsm_lock_new returned "
+			 "(PARMACS: LOCKINIT, ALOCKINIT, BARINIT or PAUSEINIT "
+			 "before its first use) (in program thread 1)\n"),
+		  "%s", cmd.err);
+	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x unmade-remote", T_EARTHRUN,
+	     T_PROG_DIR);
+	cr_assert_eq(cmd.status, 70, "status %d\n%s", cmd.status, cmd.err);
+	cr_assert(strstr(cmd.err, "earth: node 0: error: shared memory: node 1 "
+				  "used lock 0x65, which node 0 (its manager) "
+				  "never made: use what earth_dsm_lock_new "
+				  "returned, after it returned"),
+		  "%s", cmd.err);
 	/* Allocations that get NULL: node 0 says why, once. */
 	t_sh(&cmd, 60,
 	     "env EARTH_DSM_MB=1 %s -n 2 %s/dsm_basic -p 2 -x no-room",
@@ -423,13 +442,13 @@ static void stuck(const char *mistake, const char *a, const char *b)
 
 Test(dsm_node, deadlocks_name_the_object_and_the_waiters)
 {
-	stuck("stuck-lock", "thread 0 waits for lock 0x0 (made by node 0)",
-	      "lock 0x0 is held by thread 1 (node 1), and 2 threads wait "
+	stuck("stuck-lock", "thread 0 waits for lock 0x1 (made by node 0)",
+	      "lock 0x1 is held by thread 1 (node 1), and 2 threads wait "
 	      "for it");
-	stuck("stuck-barrier", "thread 1 waits for barrier 0x0",
-	      "barrier 0x0 has 2 threads waiting for the others");
-	stuck("stuck-flag", "thread 0 waits for flag 0x3",
-	      "flag 0x3 is not set, and 1 thread waits for it");
+	stuck("stuck-barrier", "thread 1 waits for barrier 0x1",
+	      "barrier 0x1 has 2 threads waiting for the others");
+	stuck("stuck-flag", "thread 0 waits for flag 0x4",
+	      "flag 0x4 is not set, and 1 thread waits for it");
 }
 
 /* --stats-json: each node's counters of shared memory, exact where the

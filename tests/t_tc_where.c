@@ -18,9 +18,9 @@
  * misused from fibers (an ACQUIRE past the end of its allocation, by
  * one element, into the allocation beside it, also one the plugin
  * inserted before a loop; an ACQUIRE of freed memory; a free twice; a
- * negative count; a barrier of 0; a lock unlocked twice, a range released
- * twice) ends the job at the operation's line. Skipped, with a
- * message, when clang-14 or the plugin is missing.
+ * negative count; a barrier of 0; a lock never made; a lock unlocked
+ * twice, a range released twice) ends the job at the operation's line. Skipped,
+ * with a message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
 
@@ -384,6 +384,17 @@ Test(tc_where, dsm_freed_twice)
 	where("dsm_free2", 70, want);
 }
 
+Test(tc_where, dsm_lock_never_made)
+{
+	static const char *const want[] = {
+	    "earth: node 0: error: tests/tc/where/dsm_lock0.tc:13 in main, "
+	    "fiber 0: DSM_LOCK_SYNC: lock 0x0 was never made: use what "
+	    "earth_dsm_lock_new returned (PARMACS: LOCKINIT, ALOCKINIT, "
+	    "BARINIT or PAUSEINIT before its first use)\n",
+	    NULL};
+	where("dsm_lock0", 70, want);
+}
+
 /* Arguments the EU refuses before posting anything. */
 Test(tc_where, dsm_bad_arguments_name_the_line)
 {
@@ -404,7 +415,7 @@ Test(tc_where, dsm_lock_unlocked_twice)
 {
 	static const char *const want[] = {
 	    "earth: node 0: error: tests/tc/where/dsm_unlock2.tc:18 in main, "
-	    "fiber unlocked: DSM_UNLOCK_SYNC: lock 0 is not held by this "
+	    "fiber unlocked: DSM_UNLOCK_SYNC: lock 0x1 is not held by this "
 	    "node's fibers (unlocked twice, or never locked by a fiber): "
 	    "unlock once what earth_dsm_lock_sync granted\n",
 	    NULL};

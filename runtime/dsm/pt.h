@@ -118,8 +118,24 @@ struct dsm_stats {
 /* Home pages the EU may note written before the SU takes them. */
 #define DSM_HOME_W_CAP 1024u
 
-/* An object's id: the managing node, then its number there. */
+/* An object's id: the managing node, then its number there plus 1, so
+ * that an id with low bits 0 (a zeroed variable: a lock, barrier or flag
+ * never made) names none. */
 #define DSM_ID_SHIFT 16
+static inline uint32_t dsm_id(uint32_t node, uint32_t k)
+{
+	return node << DSM_ID_SHIFT | (k + 1);
+}
+static inline uint32_t dsm_id_node(uint64_t id)
+{
+	return (uint32_t)(id >> DSM_ID_SHIFT);
+}
+/* Its number on its node; UINT32_MAX for an id that names none. */
+static inline uint32_t dsm_id_index(uint64_t id)
+{
+	uint32_t low = (uint32_t)(id & ((1u << DSM_ID_SHIFT) - 1));
+	return low ? low - 1 : UINT32_MAX;
+}
 
 /* One program thread of this node. */
 struct dsm_pt {

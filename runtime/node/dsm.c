@@ -402,7 +402,19 @@ static uint32_t object_new(const char *what, _Atomic uint32_t *made)
 	if (k >= DSM_OBJECTS_PER_NODE)
 		eu_misuse(what, "more than %u of them made on node %u",
 			  DSM_OBJECTS_PER_NODE, dsm_g.self);
-	return dsm_g.self << DSM_ID_SHIFT | k;
+	return dsm_id(dsm_g.self, k);
+}
+
+void node_dsm_check_object(const char *op, const char *kind, uint64_t id)
+{
+	if (q_unlikely(dsm_id_index(id) == UINT32_MAX ||
+		       dsm_id_node(id) >= dsm_g.nodes))
+		eu_misuse(op,
+			  "%s 0x%llx was never made: use what "
+			  "earth_dsm_%s_new returned (PARMACS: LOCKINIT, "
+			  "ALOCKINIT, BARINIT or PAUSEINIT before its first "
+			  "use)",
+			  kind, (unsigned long long)id, kind);
 }
 
 earth_dsm_lock_t earth_dsm_lock_new(void)
@@ -422,11 +434,13 @@ earth_dsm_flag_t earth_dsm_flag_new(void)
 
 void earth_dsm_lock(earth_dsm_lock_t lock)
 {
+	node_dsm_check_object("earth_dsm_lock", "lock", lock);
 	CALL("earth_dsm_lock", DSM_R_LOCK, lock, 0);
 }
 
 void earth_dsm_unlock(earth_dsm_lock_t lock)
 {
+	node_dsm_check_object("earth_dsm_unlock", "lock", lock);
 	CALL("earth_dsm_unlock", DSM_R_UNLOCK, lock, 0);
 }
 
@@ -434,21 +448,25 @@ void earth_dsm_barrier(earth_dsm_barrier_t b, unsigned count)
 {
 	if (count == 0)
 		eu_misuse("earth_dsm_barrier", "a count of 0 threads");
+	node_dsm_check_object("earth_dsm_barrier", "barrier", b);
 	CALL("earth_dsm_barrier", DSM_R_BARRIER, b, count);
 }
 
 void earth_dsm_flag_set(earth_dsm_flag_t f)
 {
+	node_dsm_check_object("earth_dsm_flag_set", "flag", f);
 	CALL("earth_dsm_flag_set", DSM_R_FLAG_SET, f, 0);
 }
 
 void earth_dsm_flag_wait(earth_dsm_flag_t f)
 {
+	node_dsm_check_object("earth_dsm_flag_wait", "flag", f);
 	CALL("earth_dsm_flag_wait", DSM_R_FLAG_WAIT, f, 0);
 }
 
 void earth_dsm_flag_clear(earth_dsm_flag_t f)
 {
+	node_dsm_check_object("earth_dsm_flag_clear", "flag", f);
 	CALL("earth_dsm_flag_clear", DSM_R_FLAG_CLEAR, f, 0);
 }
 

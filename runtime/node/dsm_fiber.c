@@ -159,18 +159,21 @@ void earth_dsm_release_rsync(const void *p, size_t len, earth_gslot slot)
 void earth_dsm_lock_sync(earth_dsm_lock_t lock, earth_slot *slot)
 {
 	check("earth_dsm_lock_sync", slot);
+	node_dsm_check_object("earth_dsm_lock_sync", "lock", lock);
 	eu_post_dsm_fiber(DSM_R_F_LOCK, (uintptr_t)slot, false, lock, 0, 0);
 }
 
 void earth_dsm_lock_rsync(earth_dsm_lock_t lock, earth_gslot slot)
 {
 	check_g("earth_dsm_lock_rsync", slot);
+	node_dsm_check_object("earth_dsm_lock_rsync", "lock", lock);
 	eu_post_dsm_fiber(DSM_R_F_LOCK, slot.bits, true, lock, 0, 0);
 }
 
 void earth_dsm_unlock_sync(earth_dsm_lock_t lock, earth_slot *slot)
 {
 	check("earth_dsm_unlock_sync", slot);
+	node_dsm_check_object("earth_dsm_unlock_sync", "lock", lock);
 	eu_post_dsm_fiber(DSM_R_F_UNLOCK, (uintptr_t)slot, false, lock, 0, 0);
 }
 
@@ -188,6 +191,7 @@ void earth_dsm_barrier_sync(earth_dsm_barrier_t b, unsigned count,
 	const char *op = "earth_dsm_barrier_sync";
 	check(op, slot);
 	barrier_count(op, count);
+	node_dsm_check_object(op, "barrier", b);
 	eu_post_dsm_fiber(DSM_R_F_BARRIER, (uintptr_t)slot, false, b, count, 0);
 }
 
@@ -197,24 +201,28 @@ void earth_dsm_barrier_rsync(earth_dsm_barrier_t b, unsigned count,
 	const char *op = "earth_dsm_barrier_rsync";
 	check_g(op, slot);
 	barrier_count(op, count);
+	node_dsm_check_object(op, "barrier", b);
 	eu_post_dsm_fiber(DSM_R_F_BARRIER, slot.bits, true, b, count, 0);
 }
 
 void earth_dsm_flag_set_sync(earth_dsm_flag_t f, earth_slot *slot)
 {
 	check("earth_dsm_flag_set_sync", slot);
+	node_dsm_check_object("earth_dsm_flag_set_sync", "flag", f);
 	eu_post_dsm_fiber(DSM_R_F_FLAG_SET, (uintptr_t)slot, false, f, 0, 0);
 }
 
 void earth_dsm_flag_wait_sync(earth_dsm_flag_t f, earth_slot *slot)
 {
 	check("earth_dsm_flag_wait_sync", slot);
+	node_dsm_check_object("earth_dsm_flag_wait_sync", "flag", f);
 	eu_post_dsm_fiber(DSM_R_F_FLAG_WAIT, (uintptr_t)slot, false, f, 0, 0);
 }
 
 void earth_dsm_flag_wait_rsync(earth_dsm_flag_t f, earth_gslot slot)
 {
 	check_g("earth_dsm_flag_wait_rsync", slot);
+	node_dsm_check_object("earth_dsm_flag_wait_rsync", "flag", f);
 	eu_post_dsm_fiber(DSM_R_F_FLAG_WAIT, slot.bits, true, f, 0, 0);
 }
 

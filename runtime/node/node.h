@@ -36,6 +36,10 @@ void node_dsm_fiber_open(void) EARTH_HIDDEN;
  * earth_dsm.h; CYCLIC's pages per block > 0, NODE's node in the job; at
  * most 24 bits)? Also the fibers' earth_dsm_alloc_sync. */
 bool node_dsm_place_ok(enum earth_dsm_place place, unsigned arg) EARTH_HIDDEN;
+/* Ends the job at operation op when id (of a lock, barrier or flag:
+ * kind) names no object any node could have made. */
+void node_dsm_check_object(const char *op, const char *kind,
+			   uint64_t id) EARTH_HIDDEN;
 struct dsm_stats;
 /* The EU's hits into the fibers' counts (node/dsm_fiber.c). */
 void node_dsm_fiber_stats(struct dsm_stats *st) EARTH_HIDDEN;

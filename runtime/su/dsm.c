@@ -592,8 +592,7 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 			a |= GRANT_PAGES;
 		len = with;
 	}
-	send_to(node, M_GRANT, a, thread,
-		(uint64_t)sd.n->id << DSM_ID_SHIFT | id, sd.buf, len);
+	send_to(node, M_GRANT, a, thread, dsm_id(sd.n->id, id), sd.buf, len);
 }
 
 /* ---- set up ---- */
@@ -720,20 +719,15 @@ void su_dsm_close(void)
 
 /* ---- requests of this node's threads ---- */
 
-static inline uint32_t id_node(uint64_t id)
-{
-	return (uint32_t)(id >> DSM_ID_SHIFT);
-}
-
 static void check_object(struct dsm_pt *pt, const char *what, uint64_t id)
 {
-	if (id_node(id) >= sd.n->num_nodes && pt->fiber)
+	if (dsm_id_node(id) >= sd.n->num_nodes && pt->fiber)
 		earth_fatal("shared memory: fiber %s: %s %#llx was never made "
 			    "(earth_dsm_%s_new): its number names no node of "
 			    "the job",
 			    su_dsm_fiber_name(pt->ffiber), what,
 			    (unsigned long long)id, what);
-	if (id_node(id) >= sd.n->num_nodes)
+	if (dsm_id_node(id) >= sd.n->num_nodes)
 		earth_fatal("shared memory: thread %u: %s %#llx was never "
 			    "made (earth_dsm_%s_new): its number names no "
 			    "node of the job",
@@ -822,32 +816,32 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->waits = M_GRANT;
 		pt->wait_req = DSM_R_LOCK;
 		pt->wait_id = (uint32_t)b;
-		if (id_node(b) == sd.n->id)
+		if (dsm_id_node(b) == sd.n->id)
 			sd.lock_local++;
 		else
 			sd.lock_remote++;
-		send_to(id_node(b), M_LOCK, b, pt->slot, 0, sd.p.log.vt,
+		send_to(dsm_id_node(b), M_LOCK, b, pt->slot, 0, sd.p.log.vt,
 			vt_len);
 		return;
 	case DSM_R_UNLOCK: {
-		size_t len = notices_for(id_node(b), 0);
-		send_to(id_node(b), M_UNLOCK, b, pt->slot, 0, sd.buf, len);
+		size_t len = notices_for(dsm_id_node(b), 0);
+		send_to(dsm_id_node(b), M_UNLOCK, b, pt->slot, 0, sd.buf, len);
 		resume(pt, 0);
 		return;
 	}
 	case DSM_R_BARRIER: {
 		memcpy(sd.buf, sd.p.log.vt, vt_len);
-		size_t len = vt_len + notices_for(id_node(b), vt_len);
+		size_t len = vt_len + notices_for(dsm_id_node(b), vt_len);
 		pt->waits = M_GRANT;
 		pt->wait_req = DSM_R_BARRIER;
 		pt->wait_id = (uint32_t)b;
 		sd.barrier_msgs++;
-		send_to(id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
+		send_to(dsm_id_node(b), M_BARRIER, b, pt->slot, c, sd.buf, len);
 		return;
 	}
 	case DSM_R_FLAG_SET: {
-		size_t len = notices_for(id_node(b), 0);
-		send_to(id_node(b), M_FLAG_SET, b, 0, 0, sd.buf, len);
+		size_t len = notices_for(dsm_id_node(b), 0);
+		send_to(dsm_id_node(b), M_FLAG_SET, b, 0, 0, sd.buf, len);
 		resume(pt, 0);
 		return;
 	}
@@ -855,11 +849,11 @@ static void perform(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 		pt->waits = M_GRANT;
 		pt->wait_req = DSM_R_FLAG_WAIT;
 		pt->wait_id = (uint32_t)b;
-		send_to(id_node(b), M_FLAG_WAIT, b, pt->slot, 0, sd.p.log.vt,
-			vt_len);
+		send_to(dsm_id_node(b), M_FLAG_WAIT, b, pt->slot, 0,
+			sd.p.log.vt, vt_len);
 		return;
 	case DSM_R_FLAG_CLEAR:
-		send_to(id_node(b), M_FLAG_CLEAR, b, 0, 0, NULL, 0);
+		send_to(dsm_id_node(b), M_FLAG_CLEAR, b, 0, 0, NULL, 0);
 		resume(pt, 0);
 		return;
 	case DSM_R_ALLOC:
@@ -950,7 +944,7 @@ static bool behind_diffs(unsigned req, uint64_t b)
 	case DSM_R_FLAG_SET:
 	case DSM_R_FLAG_WAIT:
 	case DSM_R_FLAG_CLEAR:
-		to = id_node(b);
+		to = dsm_id_node(b);
 		break;
 	case DSM_R_ALLOC:
 	case DSM_R_FREE:
@@ -1187,7 +1181,8 @@ static uint64_t grant_check(const struct wire_hdr *h, uint32_t from)
 	unsigned kind = pt->wait_req == DSM_R_LOCK	? DSM_SYNC_LOCK
 			: pt->wait_req == DSM_R_BARRIER ? DSM_SYNC_BARRIER
 							: DSM_SYNC_FLAG;
-	if (h->c != pt->wait_id || from != id_node(pt->wait_id) || got != kind)
+	if (h->c != pt->wait_id || from != dsm_id_node(pt->wait_id) ||
+	    got != kind)
 		bad(h, from, "c",
 		    "a grant of an object the thread does not wait on, or "
 		    "not from the node that manages it");
@@ -1225,15 +1220,24 @@ static size_t granted_pages(const struct wire_hdr *h, uint32_t from,
 	return 4 + n * (4 + ps);
 }
 
-/* The number, on this node, of an object a message names. */
+/* The number, on this node, of an object (a lock, barrier or flag:
+ * kind) a message names. One this node never made is a program's mistake
+ * (an id not from earth_dsm_*_new, or one made on another node after its
+ * use here): named as such. */
 static uint32_t my_object(const struct wire_hdr *h, uint32_t from,
-			  _Atomic uint32_t *made)
+			  _Atomic uint32_t *made, const char *kind)
 {
 	uint64_t id = h->a;
-	uint32_t k = (uint32_t)(id & ((1u << DSM_ID_SHIFT) - 1));
-	if (id_node(id) != sd.n->id ||
-	    k >= atomic_load_explicit(made, memory_order_acquire))
-		bad(h, from, "a", "an object this node did not make");
+	uint32_t k = dsm_id_index(id);
+	if (dsm_id_node(id) != sd.n->id)
+		bad(h, from, "a", "an object of another node");
+	if (k >= atomic_load_explicit(made, memory_order_acquire))
+		earth_fatal("shared memory: node %u used %s 0x%llx, which node "
+			    "%u (its manager) never made: use what "
+			    "earth_dsm_%s_new returned, after it returned "
+			    "(PARMACS: LOCKINIT, ALOCKINIT, BARINIT or "
+			    "PAUSEINIT before its first use)",
+			    from, kind, (unsigned long long)id, sd.n->id, kind);
 	return k;
 }
 
@@ -1443,7 +1447,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			su_dsm_fiber_acked();
 		return;
 	case M_LOCK: {
-		uint32_t k = my_object(h, from, &dsm_g.nlocks);
+		uint32_t k = my_object(h, from, &dsm_g.nlocks, "lock");
 		if (h->len != vt_len)
 			bad(h, from, "len", "not a vector time");
 		sync_refused(h, from,
@@ -1453,7 +1457,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_UNLOCK: {
-		uint32_t k = my_object(h, from, &dsm_g.nlocks);
+		uint32_t k = my_object(h, from, &dsm_g.nlocks, "lock");
 		learn_release(h, from, payload, h->len);
 		sync_refused(
 		    h, from,
@@ -1462,7 +1466,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_BARRIER: {
-		uint32_t k = my_object(h, from, &dsm_g.nbarriers);
+		uint32_t k = my_object(h, from, &dsm_g.nbarriers, "barrier");
 		if (h->len < vt_len || !h->c ||
 		    h->c > (uint64_t)nodes * DSM_WAITERS_PER_NODE)
 			bad(h, from, "c", "a count no job's threads make");
@@ -1496,14 +1500,14 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_FLAG_SET: {
-		uint32_t k = my_object(h, from, &dsm_g.nflags);
+		uint32_t k = my_object(h, from, &dsm_g.nflags, "flag");
 		learn_release(h, from, payload, h->len);
 		sync_refused(h, from, dsm_sync_flag_set(&sd.sync, k, &why),
 			     why);
 		return;
 	}
 	case M_FLAG_WAIT: {
-		uint32_t k = my_object(h, from, &dsm_g.nflags);
+		uint32_t k = my_object(h, from, &dsm_g.nflags, "flag");
 		if (h->len != vt_len)
 			bad(h, from, "len", "not a vector time");
 		sync_refused(h, from,
@@ -1513,7 +1517,7 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		return;
 	}
 	case M_FLAG_CLEAR: {
-		uint32_t k = my_object(h, from, &dsm_g.nflags);
+		uint32_t k = my_object(h, from, &dsm_g.nflags, "flag");
 		sync_refused(h, from, dsm_sync_flag_clear(&sd.sync, k, &why),
 			     why);
 		return;
@@ -1781,7 +1785,7 @@ unsigned su_dsm_stuck_report(FILE *f)
 				"%s 0x%x (made by node %u)\n",
 				self, su_dsm_fiber_name(pt->ffiber),
 				req_names[pt->wait_req], pt->wait_id,
-				id_node(pt->wait_id));
+				dsm_id_node(pt->wait_id));
 		else if (pt->wait_req == DSM_R_WAIT_END)
 			fprintf(f,
 				"earth: node %u: stuck: thread %u waits for "
@@ -1793,7 +1797,7 @@ unsigned su_dsm_stuck_report(FILE *f)
 				"earth: node %u: stuck: thread %u waits for "
 				"%s 0x%x (made by node %u)\n",
 				self, pt->id, req_names[pt->wait_req],
-				pt->wait_id, id_node(pt->wait_id));
+				pt->wait_id, dsm_id_node(pt->wait_id));
 	}
 	/* What the objects this node manages say. */
 	uint32_t nl = atomic_load(&dsm_g.nlocks),
@@ -1811,7 +1815,7 @@ unsigned su_dsm_stuck_report(FILE *f)
 				"the fibers of node %u, and %u wait%s for it: "
 				"unlock it on every path "
 				"(earth_dsm_unlock_sync)\n",
-				self, self << DSM_ID_SHIFT | k,
+				self, dsm_id(self, k),
 				(unsigned)(h / DSM_WAITERS_PER_NODE), w,
 				w == 1 ? "s" : "");
 			continue;
@@ -1820,7 +1824,7 @@ unsigned su_dsm_stuck_report(FILE *f)
 			"earth: node %u: stuck: lock 0x%x is held by thread %u "
 			"(node %u), and %u thread%s wait%s for it: release it "
 			"on every path (earth_dsm_unlock, UNLOCK)\n",
-			self, self << DSM_ID_SHIFT | k,
+			self, dsm_id(self, k),
 			h < 0 ? 0
 			      : thread_of((uint32_t)(h / DSM_WAITERS_PER_NODE),
 					  (uint32_t)(h % DSM_WAITERS_PER_NODE)),
@@ -1834,8 +1838,7 @@ unsigned su_dsm_stuck_report(FILE *f)
 				"earth: node %u: stuck: barrier 0x%x has %u "
 				"thread%s waiting for the others: every "
 				"thread of the count must reach it\n",
-				self, self << DSM_ID_SHIFT | k, w,
-				w == 1 ? "" : "s");
+				self, dsm_id(self, k), w, w == 1 ? "" : "s");
 	}
 	for (uint32_t k = 0; k < nf && k < DSM_OBJECTS_PER_NODE; k++) {
 		uint32_t w = dsm_sync_waiting(&sd.sync, DSM_SYNC_FLAG, k);
@@ -1843,8 +1846,8 @@ unsigned su_dsm_stuck_report(FILE *f)
 			fprintf(f,
 				"earth: node %u: stuck: flag 0x%x is not set, "
 				"and %u thread%s wait%s for it\n",
-				self, self << DSM_ID_SHIFT | k, w,
-				w == 1 ? "" : "s", w == 1 ? "s" : "");
+				self, dsm_id(self, k), w, w == 1 ? "" : "s",
+				w == 1 ? "s" : "");
 	}
 	return waiting;
 }

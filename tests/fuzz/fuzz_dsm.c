@@ -399,7 +399,7 @@ static void message(const uint8_t *r)
 	h.n = (int32_t)kind;
 	uint32_t onode = r[2] & 0x80 ? (r[2] >> 4) % NODES : self;
 	uint64_t obj = (uint64_t)onode << 16 |
-		       ((r[2] & 0x0c) == 0x0c ? r[2] & 7 : r[2] & 3);
+		       ((r[2] & 0x0c) == 0x0c ? r[2] & 7 : 1 + (r[2] & 3));
 	uint64_t page = r[2] % (PAGES + 2);
 	uint64_t slot = r[3] & 0x80 ? r[3] : r[3] % 8;
 	size_t at = 0;
@@ -642,7 +642,7 @@ static void request(const uint8_t *r)
 	 * with a slot, which these records do not have). */
 	unsigned req = 1 + r[3] % (DSM_R_F_ACQUIRE - 1);
 	uint32_t onode = r[4] & 0x80 ? (r[4] >> 4) % NODES : self;
-	uint64_t obj = (uint64_t)onode << 16 | (r[4] & 3);
+	uint64_t obj = (uint64_t)onode << 16 | (1 + (r[4] & 3));
 	uint64_t b = 0, c = 0;
 	switch (req) {
 	case DSM_R_FAULT:

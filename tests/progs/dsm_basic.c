@@ -18,7 +18,8 @@
  * with status 9 while its thread holds the lock and has written a page),
  * free-twice (memory from earth_dsm_alloc freed twice), no-room (run
  * with EARTH_DSM_MB=1: 3/4 MiB allocated twice, then 2 MiB; the last two
- * get NULL).
+ * get NULL), unmade-lock (lock 0, which no earth_dsm_lock_new gives),
+ * unmade-remote (a lock id of node 0 it never made).
  */
 #include <earth_dsm.h>
 
@@ -110,6 +111,10 @@ static void slave(void)
 		earth_dsm_free(p);
 		earth_dsm_free(p);
 	}
+	if (!strcmp(mistake, "unmade-lock") && earth_dsm_thread_id() == 1)
+		earth_dsm_lock(0); /* a zeroed lock: LOCKINIT forgotten */
+	if (!strcmp(mistake, "unmade-remote") && earth_dsm_thread_id() == 1)
+		earth_dsm_lock(0x65); /* node 0's 101st lock: never made */
 	if (!strcmp(mistake, "no-room") && earth_dsm_thread_id() == 1) {
 		size_t mb = (size_t)1 << 20; /* run with EARTH_DSM_MB=1 */
 		void *a = earth_dsm_alloc(mb / 4 * 3, EARTH_DSM_NODE, 1);
