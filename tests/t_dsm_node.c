@@ -379,53 +379,59 @@ Test(dsm_node, crash_outside_shared_memory_is_reported)
 				  "stacks (EARTH_DSM_STACK_KB) or recurse "
 				  "less"),
 		  "%s", cmd.err);
+}
+
+/* `dsm_basic -p 2 -x mistake` on 2 nodes (env before it) ends with
+ * status and prints a, then b (NULL: nothing more) on stderr. */
+static void mistake_says(const char *env, const char *mistake, int status,
+			 const char *a, const char *b)
+{
+	t_sh(&cmd, 60, "env %s %s -n 2 %s/dsm_basic -p 2 -x %s", env,
+	     T_EARTHRUN, T_PROG_DIR, mistake);
+	cr_assert_eq(cmd.status, status, "%s: status %d\n%s", mistake,
+		     cmd.status, cmd.err);
+	const char *at = strstr(cmd.err, a);
+	cr_assert(at, "%s: no \"%s\" in\n%s", mistake, a, cmd.err);
+	cr_assert(!b || strstr(at, b), "%s: no \"%s\" in\n%s", mistake, b,
+		  cmd.err);
+}
+
+/* Mistakes with shared memory end the job naming what and where. */
+Test(dsm_node, mistakes_name_what_and_where)
+{
 	/* A lock never made: a zeroed one at the thread's EU; one its
 	 * manager never made, at the manager. */
-	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x unmade-lock", T_EARTHRUN,
-	     T_PROG_DIR);
-	cr_assert_eq(cmd.status, 70, "status %d\n%s", cmd.status, cmd.err);
-	cr_assert(strstr(cmd.err,
-			 "earth: node 1: error: earth_dsm_lock: lock 0x0 was "
-			 "never made: use what earth_dsm_lock_new returned "
-			 "(PARMACS: LOCKINIT, ALOCKINIT, BARINIT or PAUSEINIT "
-			 "before its first use) (in program thread 1)\n"),
-		  "%s", cmd.err);
-	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x unmade-remote", T_EARTHRUN,
-	     T_PROG_DIR);
-	cr_assert_eq(cmd.status, 70, "status %d\n%s", cmd.status, cmd.err);
-	cr_assert(strstr(cmd.err, "earth: node 0: error: shared memory: node 1 "
-				  "used lock 0x65, which node 0 (its manager) "
-				  "never made: use what earth_dsm_lock_new "
-				  "returned, after it returned"),
-		  "%s", cmd.err);
+	mistake_says("", "unmade-lock", 70,
+		     "earth: node 1: error: earth_dsm_lock: lock 0x0 was never "
+		     "made: use what earth_dsm_lock_new returned (PARMACS: "
+		     "LOCKINIT, ALOCKINIT, BARINIT or PAUSEINIT before its "
+		     "first use) (in program thread 1)\n",
+		     NULL);
+	mistake_says("", "unmade-remote", 70,
+		     "earth: node 0: error: shared memory: node 1 used lock "
+		     "0x65, which node 0 (its manager) never made: use what "
+		     "earth_dsm_lock_new returned, after it returned",
+		     NULL);
+	/* A thread freed memory twice: its node names it at the second. */
+	mistake_says("", "free-twice", 70,
+		     "earth: node 1: error: shared memory: thread 1: "
+		     "earth_dsm_free(0x",
+		     "): no allocation starts there (freed twice, or an "
+		     "address earth_dsm_alloc did not give): free once what an "
+		     "allocation gave\n");
 	/* Allocations that get NULL: node 0 says why, once. */
-	t_sh(&cmd, 60,
-	     "env EARTH_DSM_MB=1 %s -n 2 %s/dsm_basic -p 2 -x no-room",
-	     T_EARTHRUN, T_PROG_DIR);
-	cr_assert_eq(cmd.status, 3, "status %d\n%s", cmd.status, cmd.err);
+	mistake_says("EARTH_DSM_MB=1", "no-room", 3,
+		     "earth: node 0: shared memory: an allocation of 786432 "
+		     "bytes on node 1 gets NULL: the shared region of 1 MiB "
+		     "(256 pages of 4096 bytes, ",
+		     " in use: an allocation takes whole pages) has no free "
+		     "run that long; a larger EARTH_DSM_MB makes room (said "
+		     "once)\n");
 	cr_assert(strstr(cmd.out, "dsm_basic: no room: ok NULL NULL\n"), "%s",
 		  cmd.out);
-	const char *said = "earth: node 0: shared memory: an allocation of "
-			   "786432 bytes on node 1 gets NULL: the shared "
-			   "region of 1 MiB (256 pages of 4096 bytes, ";
-	const char *tail = " in use: an allocation takes whole pages) has "
-			   "no free run that long; a larger EARTH_DSM_MB "
-			   "makes room (said once)\n";
-	const char *at = strstr(cmd.err, said);
-	cr_assert(at && strstr(at, tail), "%s", cmd.err);
-	cr_assert_null(strstr(at + strlen(said), "gets NULL"), "%s", cmd.err);
-	/* A thread freed memory twice: its node names it at the second. */
-	t_sh(&cmd, 60, "%s -n 2 %s/dsm_basic -p 2 -x free-twice", T_EARTHRUN,
-	     T_PROG_DIR);
-	cr_assert_eq(cmd.status, 70, "status %d\n%s", cmd.status, cmd.err);
-	cr_assert(strstr(cmd.err, "earth: node 1: error: shared memory: "
-				  "thread 1: earth_dsm_free(0x"),
-		  "%s", cmd.err);
-	cr_assert(strstr(cmd.err, "): no allocation starts there (freed "
-				  "twice, or an address earth_dsm_alloc did "
-				  "not give): free once what an allocation "
-				  "gave\n"),
-		  "%s", cmd.err);
+	const char *first = strstr(cmd.err, "gets NULL");
+	cr_assert_null(strstr(first + 1, "gets NULL"), "said twice:\n%s",
+		       cmd.err);
 }
 
 static void stuck(const char *mistake, const char *a, const char *b)
