@@ -303,6 +303,8 @@ struct Access {
   unsigned Fiber;
   const VarDecl *Base = nullptr;
   const Expr *Index = nullptr; // null: element 0
+  const Expr *Count = nullptr; // SHARED_ARG_x: elements from Index on
+  bool NotArgument = false;    // SHARED_ARG_x written elsewhere
   bool Write = false;
   bool CastMismatch = false;
   std::vector<Loop> Loops; // enclosing, outermost first
@@ -448,7 +450,61 @@ public:
   }
   bool VisitCallExpr(CallExpr *C) {
     Calls.push_back(C);
+    if (const FunctionDecl *FD = C->getDirectCallee())
+      if ((FD->getName() == "tc_shared_arg_r_" ||
+           FD->getName() == "tc_shared_arg_w_") &&
+          C->getNumArgs() == 2 && !Unevaluated)
+        argument(C, FD->getName() == "tc_shared_arg_w_");
     return true;
+  }
+
+  // SHARED_ARG_R / _W (threadedc.h): the range [p, p + n) as an access,
+  // and whether the macro's value is an argument of a call.
+  void argument(const CallExpr *C, bool Write) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    const Expr *P = C->getArg(0)->IgnoreParenImpCasts();
+    const Expr *S = sharedOperand(Ctx, P);
+    if (!S)
+      return;
+    Access A;
+    A.E = P;
+    A.SharedExpr = S;
+    A.Loc = SM.getExpansionLoc(C->getBeginLoc());
+    A.Write = Write;
+    A.Loops = LoopStack;
+    A.Count = C->getArg(1)->IgnoreParenCasts();
+    const Expr *B = P, *Off = nullptr;
+    if (const auto *BO = dyn_cast<BinaryOperator>(P))
+      if (BO->getOpcode() == BO_Add &&
+          BO->getLHS()->getType()->isPointerType()) {
+        B = BO->getLHS()->IgnoreParenImpCasts();
+        Off = BO->getRHS();
+      }
+    if (const auto *U = dyn_cast<UnaryOperator>(P))
+      if (U->getOpcode() == UO_AddrOf)
+        if (const auto *AS =
+                dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens())) {
+          B = AS->getBase()->IgnoreParenImpCasts();
+          Off = AS->getIdx();
+        }
+    A.Base = varOf(B);
+    if (A.Base && !isSharedPtrType(Ctx, A.Base->getType()))
+      A.Base = nullptr;
+    A.Index = Off;
+    // The macro's value: the call, its cast, then an argument of a call.
+    const Expr *Cur = C;
+    for (;;) {
+      auto Ps = Ctx.getParents(*Cur);
+      const auto *Up = Ps.empty() ? nullptr : Ps[0].get<Expr>();
+      if (Up && (isa<ParenExpr>(Up) || isa<CastExpr>(Up))) {
+        Cur = Up;
+        continue;
+      }
+      const auto *Call = dyn_cast_or_null<CallExpr>(Up);
+      A.NotArgument = !Call || Call->getCallee() == Cur;
+      break;
+    }
+    Accesses.push_back(A);
   }
 
   // Is E (an lvalue of shared memory) written, read, or only addressed?
@@ -1017,6 +1073,15 @@ public:
       *Holds = Facts;
     Lo = E;
     Hi = E;
+    if (A.Count) { // SHARED_ARG_x: n elements from E on
+      Poly N = poly(A.Count, Id);
+      if (!N.Ok) {
+        Why = "the count is not a sum of products of constants, loop "
+              "variables and variables set only where declared";
+        return false;
+      }
+      Hi = E + N - constant(1);
+    }
     for (size_t K = A.Loops.size(); K-- > 0;) {
       const VarDecl *V = A.Loops[K].Var;
       for (Poly *X : {&Lo, &Hi}) {
@@ -1067,10 +1132,18 @@ public:
     F.Failed = true;
   }
 
+  // The access as written: the expression, or SHARED_ARG_x(p, n).
+  std::string shown(const Access &A) {
+    if (!A.Count)
+      return text(A.E);
+    return std::string(A.Write ? "SHARED_ARG_W(" : "SHARED_ARG_R(") +
+           text(A.E) + ", " + text(A.Count) + ")";
+  }
+
   void checkAccess(Access &A) {
     std::string How = A.Write ? "writing" : "reading";
     std::string Name = sharedName(A.SharedExpr);
-    std::string T = text(A.E);
+    std::string T = shown(A);
     std::string Mode = A.Write ? "ACQUIRE_W_SYNC" : "ACQUIRE_R_SYNC";
     std::string Var = A.Base ? A.Base->getNameAsString() : "p";
     std::string HowTo =
@@ -1079,6 +1152,13 @@ public:
         " + first, count, s); END_THREAD(); and access it in fiber NEXT "
         "(or a later fiber of the chain, before RELEASE_SYNC of '" +
         Var + "')";
+    if (A.NotArgument) {
+      fail(A.Loc, T + " is not an argument of a call",
+           "pass it straight to the C function, f(SHARED_ARG_R(p, n)): "
+           "a plain pointer kept after the call would escape the acquire "
+           "checks");
+      return;
+    }
     if (!A.Base) {
       fail(A.Loc,
            How + " '" + T + "' through " + Name +
@@ -1159,7 +1239,7 @@ public:
   }
 
   void uncovered(const Access &A) {
-    std::string T = text(A.E), Var = A.Base->getNameAsString();
+    std::string T = shown(A), Var = A.Base->getNameAsString();
     std::string Mode = A.Write ? "ACQUIRE_W_SYNC" : "ACQUIRE_R_SYNC";
     std::string Not =
         A.Why.empty() || A.Loops.empty()

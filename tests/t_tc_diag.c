@@ -92,10 +92,11 @@ DIAG(shared_write_read)
 DIAG(shared_range)
 DIAG(shared_as_global)
 DIAG(shared_in_c)
+DIAG(shared_arg)
 DIAG(shared_no_insert)
 DIAG(shared_nest_refused)
 DIAG(shared_guarded_count)
-#define N_DIAG 39
+#define N_DIAG 40
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

@@ -17,11 +17,12 @@
  * plugin inserted (tests/tc/corpus/dsm_insert.tc; the generated C holds
  * them), and around loop nests (a matrix product, a transpose, a
  * triangular sum: tests/tc/corpus/dsm_insert_nest.tc; one slot per nest
- * for every pointer it touches). Skipped, with a message, when clang-14 or the
- * plugin is missing. Under TSan (tests/table.txt's tsan: make test's tsan step)
- * the same programs are built with EARTHCC_SANITIZE=thread, against the tsan
- * runtime (make tc-tsan), and run on 2 nodes over shm and tcp (and
- * over shm with nodes of 2 EUs); a
+ * for every pointer it touches); SHARED ranges handed to C functions
+ * (SHARED_ARG_R, SHARED_ARG_W, tests/tc/corpus/dsm_arg.tc). Skipped, with a
+ * message, when clang-14 or the plugin is missing. Under TSan
+ * (tests/table.txt's tsan: make test's tsan step) the same programs are built
+ * with EARTHCC_SANITIZE=thread, against the tsan runtime (make tc-tsan), and
+ * run on 2 nodes over shm and tcp (and over shm with nodes of 2 EUs); a
  * ThreadSanitizer report fails the run (its exit status 66, its words).
  */
 #include "tc/tc_run.h"
@@ -119,6 +120,13 @@ Test(tc_dsm, rsync_forms)
 	everywhere("tests/tc/corpus/dsm_rsync.tc", "",
 		   "dsm_rsync: %d node(s), cell ");
 	cr_expect(strstr(out, "(correct)"), "%s", out);
+}
+
+Test(tc_dsm, shared_ranges_given_to_c_functions)
+{
+	everywhere("tests/tc/corpus/dsm_arg.tc", "",
+		   "dsm_arg: %d node(s), sum 8386560, chunks 8386560 "
+		   "(correct)");
 }
 
 Test(tc_dsm, allocated_and_freed_by_fibers)

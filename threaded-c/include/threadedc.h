@@ -227,6 +227,23 @@ void tc_dsm_release_n(const void *p, long n, size_t elem, earth_slot *slot);
 			 TC_SLOT_(slot_))
 #define RELEASE_N_SYNC(p, n, slot_)                                            \
 	tc_dsm_release_n((p), (long)(n), sizeof(*(p)), TC_SLOT_(slot_))
+/* SHARED_ARG_R(p, n) / SHARED_ARG_W(p, n): elements [p, p + n) as a plain
+ * pointer (to const for _R) for a C function, written only as an argument
+ * of the call: the plugin checks the range as it checks an access (an
+ * acquire of the chain covers it, for writing with _W), and the pointer
+ * lives only as long as the call, inside the fiber that holds the range.
+ */
+#ifdef EARTH_TC_PARSE
+const void *tc_shared_arg_r_(const void *SHARED p, long n);
+void *tc_shared_arg_w_(void *SHARED p, long n);
+#define SHARED_ARG_R(p, n)                                                     \
+	((const __typeof__(*(p)) *)tc_shared_arg_r_((p), (long)(n)))
+#define SHARED_ARG_W(p, n)                                                     \
+	((__typeof__(*(p)) *)tc_shared_arg_w_((p), (long)(n)))
+#else
+#define SHARED_ARG_R(p, n) ((const __typeof__(*(p)) *)(p))
+#define SHARED_ARG_W(p, n) ((__typeof__(*(p)) *)(p))
+#endif
 /* Locks, barriers, flags: each fires its slot when done. */
 #define DSM_LOCK_SYNC(l, slot_) earth_dsm_lock_sync((l), TC_SLOT_(slot_))
 #define DSM_LOCK_RSYNC(l, sptr) earth_dsm_lock_rsync((l), (sptr))
