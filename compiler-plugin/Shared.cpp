@@ -1462,7 +1462,8 @@ public:
               " in C function '" + Cur->getNameAsString() + "'",
           "a C function cannot see the acquires of its caller: access the "
           "range in the THREADED function whose fiber chain acquired it, "
-          "and pass the values to the C function");
+          "and pass the values to the C function, or the range as "
+          "SHARED_ARG_R(p, n) (SHARED_ARG_W to write it)");
   }
   bool VisitUnaryOperator(UnaryOperator *U) {
     if (U->getOpcode() == UO_Deref)
@@ -1476,6 +1477,22 @@ public:
   bool VisitMemberExpr(MemberExpr *M) {
     if (M->isArrow())
       check(M->getBase(), M->getOperatorLoc());
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *C) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!Cur || !FD ||
+        (FD->getName() != "tc_shared_arg_r_" &&
+         FD->getName() != "tc_shared_arg_w_"))
+      return true;
+    const SourceManager &SM = Ctx.getSourceManager();
+    std::string M =
+        FD->getName() == "tc_shared_arg_r_" ? "SHARED_ARG_R" : "SHARED_ARG_W";
+    error(Ctx, SM.getExpansionLoc(C->getBeginLoc()),
+          M + " in C function '" + Cur->getNameAsString() + "'",
+          "a C function cannot see the acquires of its caller: write " + M +
+              "(p, n) in the THREADED function whose fiber chain acquired "
+              "the range, as an argument of its call to the C function");
     return true;
   }
 };
