@@ -502,6 +502,13 @@ public:
       }
       const auto *Call = dyn_cast_or_null<CallExpr>(Up);
       A.NotArgument = !Call || Call->getCallee() == Cur;
+      // A C function's: not an operation of the language or the runtime
+      // (INVOKE, TOKEN, TO_GLOBAL, ...), whose callee runs later.
+      if (const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr) {
+        llvm::StringRef N = FD->getName();
+        A.NotArgument |= isThreaded(FD) || N.startswith("__tc_") ||
+                         N.startswith("tc_") || N.startswith("earth_");
+      }
       break;
     }
     Accesses.push_back(A);
@@ -1153,10 +1160,11 @@ public:
         "(or a later fiber of the chain, before RELEASE_SYNC of '" +
         Var + "')";
     if (A.NotArgument) {
-      fail(A.Loc, T + " is not an argument of a call",
+      fail(A.Loc, T + " is not an argument of a call to a C function",
            "pass it straight to the C function, f(SHARED_ARG_R(p, n)): "
-           "a plain pointer kept after the call would escape the acquire "
-           "checks");
+           "a plain pointer kept after the call (or handed to INVOKE, "
+           "TOKEN or another operation, whose work runs later) would "
+           "escape the acquire checks");
       return;
     }
     if (!A.Base) {

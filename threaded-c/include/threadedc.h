@@ -229,9 +229,10 @@ void tc_dsm_release_n(const void *p, long n, size_t elem, earth_slot *slot);
 	tc_dsm_release_n((p), (long)(n), sizeof(*(p)), TC_SLOT_(slot_))
 /* SHARED_ARG_R(p, n) / SHARED_ARG_W(p, n): elements [p, p + n) as a plain
  * pointer (to const for _R) for a C function, written only as an argument
- * of the call: the plugin checks the range as it checks an access (an
- * acquire of the chain covers it, for writing with _W), and the pointer
- * lives only as long as the call, inside the fiber that holds the range.
+ * of a call to a C function (not INVOKE, TOKEN, ...: their work runs
+ * later): the plugin checks the range as it checks an access (an acquire
+ * of the chain covers it, for writing with _W), and the pointer lives
+ * only as long as the call, inside the fiber that holds the range.
  */
 #ifdef EARTH_TC_PARSE
 const void *tc_shared_arg_r_(const void *SHARED p, long n);
