@@ -19,7 +19,8 @@
  * one element, into the allocation beside it, also one the plugin
  * inserted before a loop; an ACQUIRE of freed memory; a free twice; a
  * negative count; a barrier of 0; a lock never made; a lock unlocked
- * twice, a range released twice) ends the job at the operation's line. Skipped,
+ * twice, a range released twice) ends the job at the operation's line; a
+ * SHARED_ARRAY of 0 elements or past the region names the array. Skipped,
  * with a message, when clang-14 or the plugin is missing.
  */
 #include "tc/tc_run.h"
@@ -393,6 +394,28 @@ Test(tc_where, dsm_lock_never_made)
 	    "BARINIT or PAUSEINIT before its first use)\n",
 	    NULL};
 	where("dsm_lock0", 70, want);
+}
+
+/* SHARED_ARRAY counts: 0 (a global main sets later), past the region. */
+Test(tc_where, dsm_shared_array_counts)
+{
+	static const char *const zero[] = {
+	    "earth: SHARED_ARRAY a: a count of 0 elements (n_items, evaluated "
+	    "before THREADED main runs, so a global that main sets is still 0 "
+	    "then); fix: a count of 1 or more (a constant, or globals set "
+	    "where they are defined), or DSM_ALLOC_SYNC in main for a count "
+	    "main computes\n",
+	    NULL};
+	where("dsm_count0", 70, zero);
+	static const char *const big[] = {
+	    "earth: SHARED_ARRAY big: cannot allocate 800000000 bytes of "
+	    "shared memory (Cannot allocate memory); fix: a smaller count, or "
+	    "more shared memory (EARTH_DSM_MB)\n",
+	    "earth: node 0: shared memory: an allocation of 800000000 bytes on "
+	    "node 0 gets NULL: the shared region of 64 MiB (16384 pages of "
+	    "4096 bytes, ",
+	    NULL};
+	where("dsm_toolarge", 70, big);
 }
 
 /* Arguments the EU refuses before posting anything. */

@@ -286,27 +286,28 @@ struct tc_shared_decl {
 	int place; /* SHARED_ARRAY; else -1 lock, -2 barrier, -3 flag */
 	unsigned arg;
 	const char *name;
+	const char *count; /* SHARED_ARRAY: the count as written */
 };
-#define TC_SHARED_DECL_(name, bytes, place, arg)                               \
+#define TC_SHARED_DECL_(name, bytes, place, arg, count)                        \
 	static const struct tc_shared_decl tc_shared_##name                    \
 	    __attribute__((section("earth_tc_shared"), used, aligned(8))) = {  \
-		(void *)&name, bytes, (place), (arg), #name}
+		(void *)&name, bytes, (place), (arg), #name, count}
 #define SHARED_ARRAY(T, name, count, place, arg)                               \
 	T *SHARED name;                                                        \
 	static size_t tc_shared_bytes_##name(void)                             \
 	{                                                                      \
 		return sizeof(T) * (size_t)(count);                            \
 	}                                                                      \
-	TC_SHARED_DECL_(name, tc_shared_bytes_##name, place, arg)
+	TC_SHARED_DECL_(name, tc_shared_bytes_##name, place, arg, #count)
 #define SHARED_LOCK(name)                                                      \
 	DSM_LOCK name;                                                         \
-	TC_SHARED_DECL_(name, 0, -1, 0)
+	TC_SHARED_DECL_(name, 0, -1, 0, 0)
 #define SHARED_BARRIER(name)                                                   \
 	DSM_BARRIER name;                                                      \
-	TC_SHARED_DECL_(name, 0, -2, 0)
+	TC_SHARED_DECL_(name, 0, -2, 0, 0)
 #define SHARED_FLAG(name)                                                      \
 	DSM_FLAG name;                                                         \
-	TC_SHARED_DECL_(name, 0, -3, 0)
+	TC_SHARED_DECL_(name, 0, -3, 0, 0)
 /* The generated main of a SHARED program (threaded-c/runtime/tc_dsm.c):
  * earth_dsm_main with a program thread that makes the SHARED_ objects,
  * INVOKEs THREADED main on node 0 and returns its exit status when main's

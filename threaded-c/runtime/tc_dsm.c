@@ -56,6 +56,19 @@ static int make_shared(void)
 			*(DSM_FLAG *)d->addr = earth_dsm_flag_new();
 		} else {
 			size_t n = d->bytes();
+			if (!n) {
+				fprintf(
+				    stderr,
+				    "earth: SHARED_ARRAY %s: a count of 0 "
+				    "elements (%s, evaluated before THREADED "
+				    "main runs, so a global that main sets "
+				    "is still 0 then); fix: a count of 1 or "
+				    "more (a constant, or globals set where "
+				    "they are defined), or DSM_ALLOC_SYNC in "
+				    "main for a count main computes\n",
+				    d->name, d->count);
+				return 70;
+			}
 			void *p = earth_dsm_alloc(
 			    n, (enum earth_dsm_place)d->place, d->arg);
 			if (!p) {
