@@ -1281,7 +1281,8 @@ static void placed(const struct wire_hdr *h, uint32_t from, const void *pl_,
 	memcpy(&pl, pl_, sizeof(pl));
 	if (pl.tail == 0 || pl.tail > dsm_g.region.page_size)
 		bad(h, from, "payload",
-		    "a placement's last page holds no byte");
+		    "a placement's bytes in its last page are not 1 to a "
+		    "page");
 	uint16_t *home = malloc((size_t)dsm_g.region.pages * sizeof(*home));
 	if (!home)
 		earth_fatal("shared memory: out of memory");
