@@ -1053,10 +1053,7 @@ static void request(const struct su_req *r)
 		/* A fiber's was checked as it came (su/dsm_fiber.c). */
 		if (!pt->fiber && su_dsm_fiber_unplace(r->b))
 			earth_fatal("shared memory: thread %u: "
-				    "earth_dsm_free(%p): no allocation starts "
-				    "there (freed twice, or an address "
-				    "earth_dsm_alloc did not give): free once "
-				    "what an allocation gave",
+				    "earth_dsm_free(%p): " SU_DSM_FREE_REFUSED,
 				    pt->id,
 				    (void *)(dsm_g.region.base +
 					     ((size_t)r->b

@@ -433,10 +433,7 @@ static void sync_op(const struct su_req *r, unsigned req)
 			       (unsigned long long)r->b);
 		pt->holds = false;
 	} else if (req == DSM_R_F_FREE && su_dsm_fiber_unplace(r->b)) {
-		misuse(r->a, op,
-		       "%p: no allocation starts there (freed twice, or an "
-		       "address earth_dsm_alloc did not give): free once what "
-		       "an allocation gave",
+		misuse(r->a, op, "%p: " SU_DSM_FREE_REFUSED,
 		       (void *)(dsm_g.region.base +
 				((size_t)r->b << dsm_g.region.page_shift)));
 	} else {

@@ -56,6 +56,11 @@ void su_dsm_fiber_acked(void) __attribute__((visibility("hidden")));
  * those), tail bytes of its last page allocated. */
 void su_dsm_fiber_placed(uint32_t first, uint32_t n, uint32_t tail)
     __attribute__((visibility("hidden")));
+/* What a free refused by su_dsm_fiber_unplace is told (after its
+ * address), a thread's or a fiber's. */
+#define SU_DSM_FREE_REFUSED                                                    \
+	"no allocation starts there (freed twice, or an address "              \
+	"earth_dsm_alloc did not give): free once what an allocation gave"
 /* The allocation that starts at page first is freed: its pages are of no
  * allocation now. -1 when none starts there. */
 int su_dsm_fiber_unplace(uint64_t first) __attribute__((visibility("hidden")));
