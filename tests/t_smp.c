@@ -236,6 +236,19 @@ static void eus_in_stats(const char *path, size_t nodes, unsigned k)
 		cr_expect(all && all->num == sum,
 			  "node %zu: the EUs ran %.0f fibers, the node %.0f", i,
 			  sum, all ? all->num : -1.0);
+		/* The TOKENs the node's EUs posted (any EU): those run here
+		 * (taken from a deque of the node's) and those another node
+		 * stole. */
+		const struct json *tok =
+		    json_get(json_get(&arr->v[i], "ops"), "TOKEN");
+		double local = tok ? json_get(tok, "local")->num : 0;
+		double remote = tok ? json_get(tok, "remote")->num : 0;
+		double ran = json_get(&arr->v[i], "tokens_run")->num;
+		double given = json_get(&arr->v[i], "tokens_given")->num;
+		cr_expect(local == ran && remote == given,
+			  "node %zu: TOKEN local %.0f remote %.0f, tokens run "
+			  "%.0f given %.0f in %s",
+			  i, local, remote, ran, given, path);
 	}
 	json_free(root);
 }
@@ -457,20 +470,26 @@ Test(smp, a_slot_signalled_from_every_eu_and_another_node_at_once)
 /* A frame's fibers run one at a time: main's join, signalled last from a
  * sibling that stole a child, and a fiber a child SPAWNs on main's frame,
  * wait for main's first fiber to end; a stolen token's frame is its
- * thief's. Unobserved, the EUs signal the join's slot themselves and hand
- * the fiber to main's EU themselves, with no request to the SU; with
- * statistics on, the SU performs every signal and routes the fiber by
- * frame. */
+ * thief's. The EUs signal the join's slot themselves and hand the fiber
+ * to main's EU themselves, with no request to the SU, observed or not;
+ * with EARTH_EU_SIGNALS=0 the SU performs every signal and routes the
+ * fiber by frame. */
 Test(smp, a_frames_fibers_never_run_at_once)
 {
 	static struct t_cmd c;
 	char dir[64], path[128];
 	t_scratch_dir(dir, sizeof(dir), "t_smp");
 	for (unsigned k = 2; k <= 3; k++)
-		for (int observed = 0; observed < 2; observed++) {
+		for (int how = 0; how < 3; how++) {
+			/* 0: unobserved; 1: with statistics; 2: every signal
+			 * through the SU */
+			bool observed = how == 1;
 			snprintf(path, sizeof(path), "%s/join%u.json", dir, k);
-			t_sh(&c, 60, "env EARTH_EUS=%u %s/smpjoin %s%s 64", k,
-			     T_PROG_DIR, observed ? "--earth-stats-json=" : "",
+			t_sh(&c, 60,
+			     "env EARTH_EUS=%u EARTH_EU_SIGNALS=%d "
+			     "%s/smpjoin %s%s 64",
+			     k, how < 2, T_PROG_DIR,
+			     observed ? "--earth-stats-json=" : "",
 			     observed ? path : "");
 			cr_expect_eq(c.status, 0, "k=%u: status %d\n%s%s", k,
 				     c.status, c.out, c.err);
@@ -486,12 +505,15 @@ Test(smp, a_frames_fibers_never_run_at_once)
 			 * tested */
 			cr_expect(!strstr(c.out, "on other EUs 0,"), "k=%u: %s",
 				  k, c.out);
-			/* unobserved, the EUs hand each other the join and
-			 * the SPAWN themselves: no request to the SU (one
-			 * there put the EU behind the SU for every signal
-			 * after it) */
-			if (!observed)
+			/* the EUs hand each other the join and the SPAWN
+			 * themselves: no request to the SU (one there put the
+			 * EU behind the SU for every signal after it), and
+			 * statistics do not change that */
+			if (how < 2)
 				cr_expect(strstr(c.out, "SU requests 0\n"),
+					  "k=%u how %d: %s", k, how, c.out);
+			else
+				cr_expect(!strstr(c.out, "SU requests 0\n"),
 					  "k=%u: %s", k, c.out);
 			if (observed)
 				eus_in_stats(path, 1, k);

@@ -299,37 +299,69 @@ static const struct json *check_stats(const char *path, struct json **root,
 	return arr;
 }
 
+/* Calls fib(n) makes: each ends with one DATA_SYNC to its caller's slot
+ * and was started by one TOKEN. */
+static long fib_calls(int n)
+{
+	return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2);
+}
+
+/* fib(18) traced and counted. The EU signals its own node's slots itself,
+ * observed as unobserved: the SU's track shows few requests, the fibers'
+ * slices hold their signals. With EARTH_EU_SIGNALS=0 the SU performs every
+ * signal and its track shows each. Either way the requests table counts
+ * every request exactly once, wherever it was performed. */
 Test(trace, one_node_trace_and_breakdown)
 {
 	make_dir();
 	char trace[128], stats[128];
 	snprintf(trace, sizeof(trace), "%s/t.json", dir);
 	snprintf(stats, sizeof(stats), "%s/s.json", dir);
-	setenv("EARTH_TRACE", trace, 1);
-	setenv("EARTH_STATS_JSON", stats, 1);
 	int n = 18;
-	struct t_child c;
-	cr_assert_eq(t_run_child(run_fib, &n, &c), 0);
-	unsetenv("EARTH_TRACE");
-	unsetenv("EARTH_STATS_JSON");
-	cr_assert(c.exited && c.status == 0, "status %d signal %d:\n%s",
-		  c.status, c.signal, c.err);
-	struct trace_facts tf;
-	check_trace(trace, &tf);
-	cr_expect_eq(tf.dropped, 0);
-	cr_expect_eq(tf.fiber_slices, fib_fibers(n) + 2,
-		     "%ld fiber slices, want %ld", tf.fiber_slices,
-		     fib_fibers(n) + 2);
-	cr_expect_gt(tf.op_slices, fib_fibers(n) / 2);
-	cr_expect_eq(tf.flows_s + tf.flows_f, 0);
-	struct json *root;
-	const struct json *arr = check_stats(stats, &root, 1);
-	cr_expect_eq(json_get(&arr->v[0], "fibers_run")->num,
-		     (double)(fib_fibers(n) + 2));
-	const struct json *tok = json_get(json_get(&arr->v[0], "ops"), "TOKEN");
-	cr_expect_gt(json_get(tok, "local")->num, 0);
-	cr_expect_eq(json_get(tok, "remote")->num, 0);
-	json_free(root);
+	for (int on_eu = 1; on_eu >= 0; on_eu--) {
+		setenv("EARTH_TRACE", trace, 1);
+		setenv("EARTH_STATS_JSON", stats, 1);
+		setenv("EARTH_EU_SIGNALS", on_eu ? "1" : "0", 1);
+		struct t_child c;
+		cr_assert_eq(t_run_child(run_fib, &n, &c), 0);
+		unsetenv("EARTH_TRACE");
+		unsetenv("EARTH_STATS_JSON");
+		unsetenv("EARTH_EU_SIGNALS");
+		cr_assert(c.exited && c.status == 0, "status %d signal %d:\n%s",
+			  c.status, c.signal, c.err);
+		struct trace_facts tf;
+		check_trace(trace, &tf);
+		cr_expect_eq(tf.dropped, 0);
+		cr_expect_eq(tf.fiber_slices, fib_fibers(n) + 2,
+			     "%ld fiber slices, want %ld", tf.fiber_slices,
+			     fib_fibers(n) + 2);
+		if (on_eu)
+			cr_expect_lt(tf.op_slices, fib_calls(n) / 2,
+				     "%ld request slices on the SU",
+				     tf.op_slices);
+		else
+			cr_expect_geq(tf.op_slices, fib_calls(n),
+				      "%ld request slices on the SU",
+				      tf.op_slices);
+		cr_expect_eq(tf.flows_s + tf.flows_f, 0);
+		struct json *root;
+		const struct json *arr = check_stats(stats, &root, 1);
+		cr_expect_eq(json_get(&arr->v[0], "fibers_run")->num,
+			     (double)(fib_fibers(n) + 2));
+		const struct json *ops = json_get(&arr->v[0], "ops");
+		const char *kinds[] = {"TOKEN", "DATA_SYNC"};
+		for (int k = 0; k < 2; k++) {
+			const struct json *o = json_get(ops, kinds[k]);
+			cr_expect_eq(json_get(o, "local")->num,
+				     (double)fib_calls(n),
+				     "%s: %.0f local, want %ld (signals on "
+				     "the EU: %d)",
+				     kinds[k], json_get(o, "local")->num,
+				     fib_calls(n), on_eu);
+			cr_expect_eq(json_get(o, "remote")->num, 0);
+		}
+		json_free(root);
+	}
 	remove_dir();
 }
 
@@ -614,6 +646,46 @@ Test(trace, fiber_end_classes_in_jobs)
 	cr_expect_geq(over_nodes(arr, "tail", false), 1,
 		      "no fiber end waited in a collective");
 	json_free(root);
+	remove_dir();
+}
+
+/* node 0's count of kind `op`, `where` ("local" or "remote"), in the
+ * statistics file at path. */
+static double node0_op(const char *path, const char *op, const char *where)
+{
+	struct json *root;
+	const struct json *arr = check_stats(path, &root, 2);
+	const struct json *o = json_get(json_get(&arr->v[0], "ops"), op);
+	double v = o ? json_get(o, where)->num : -1;
+	json_free(root);
+	return v;
+}
+
+/* A GET node 0's EU reads from node 1's mapped segment itself (--remote
+ * direct) counts as the SU's read of node 1's memory counts (--remote
+ * su): remote; those of node 0's own elements local. The gmem program's
+ * node 0 GETs 2 x 1000 elements spread over the two nodes, and 1000 more
+ * of its own. */
+Test(trace, requests_table_counts_reads_where_they_read)
+{
+	make_dir();
+	static struct t_cmd c;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/s.json", dir);
+	double got[2][2];
+	const char *how[] = {"direct", "su"};
+	for (int h = 0; h < 2; h++) {
+		t_sh(&c, 60, "%s -n 2 --remote %s --stats=json %s %s/gmem 64",
+		     T_EARTHRUN, how[h], path, T_PROG_DIR);
+		cr_assert_eq(c.status, 0, "%s: %s%s", how[h], c.out, c.err);
+		got[h][0] = node0_op(path, "GET_SYNC", "local");
+		got[h][1] = node0_op(path, "GET_SYNC", "remote");
+		cr_expect_gt(got[h][1], 0, "--remote %s: no remote GET",
+			     how[h]);
+	}
+	cr_expect(got[0][0] == got[1][0] && got[0][1] == got[1][1],
+		  "GET_SYNC local/remote: direct %.0f/%.0f, su %.0f/%.0f",
+		  got[0][0], got[0][1], got[1][0], got[1][1]);
 	remove_dir();
 }
 

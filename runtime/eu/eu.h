@@ -95,6 +95,8 @@ struct eu_state {
 	} * own_ready;
 	size_t own_ready_head, own_ready_len, own_ready_cap;
 	uint64_t slot_signals, fibers_ready; /* counted as the SU's are */
+	uint64_t gets_direct; /* GETs read from another node's mapped
+			       * segment (the direct table, post.c) */
 	uint64_t idle_ticks;
 	/* Registered segments the EU's checks found lately (post.c). */
 	struct reg_cache regs;

@@ -771,6 +771,7 @@ static __attribute__((noinline)) void get_remote(const char *op, earth_gptr src,
 		if (!from && q_unlikely(gmem_misplaced(node, a)))
 			misplaced_source(op, src);
 		if (from && !slot_remote(flags, slot) && eu_local_ok(eu)) {
+			eu->gets_direct++;
 			req_value_copy(dst, from, size);
 			signal_here(eu, slot_here(flags, slot),
 				    su_op_names[SU_OP_GET_SYNC]);

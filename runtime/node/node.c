@@ -462,12 +462,10 @@ static int node_open_queues(struct earth_node *n, bool single)
 static void node_unit_policy(struct earth_node *n, bool single)
 {
 	/* The EU signals slots of this node itself (eu/post.c) on a dual
-	 * node, unobserved: a single-core node's SU work runs between fibers
-	 * anyway, an observed run shows every signal on the SU, and
-	 * EARTH_EU_SIGNALS=0 sends them all there (docs/architecture.md,
-	 * "Signals on the EU"). */
-	eu_first.local_sig = !single && !acct_on && !trace_on &&
-			     earth_setting_on(EARTH_SET_EU_SIGNALS);
+	 * node, observed or not: a single-core node's SU work runs between
+	 * fibers anyway, and EARTH_EU_SIGNALS=0 sends them all to the SU
+	 * (docs/architecture.md, "Signals on the EU"). */
+	eu_first.local_sig = !single && earth_setting_on(EARTH_SET_EU_SIGNALS);
 	for (unsigned i = 1; i < n->eus; i++)
 		eu_at(i)->local_sig = eu_first.local_sig;
 	/* An idle SU sleeps while the EU computes (su/loop.c, su_try_sleep): on

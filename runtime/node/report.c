@@ -77,6 +77,9 @@ struct breakdown {
 
 /* Every EU's record added up (EU 0's alone in a node of one). */
 static struct acct_eu eu_sum;
+/* What every EU of the node posted, by earth_op, and the GETs it served
+ * itself from another node's mapped segment (eu_sum_up). */
+static uint64_t eus_posted[EARTH_OP_COUNT_], eus_gets_direct;
 
 /* The CPU EU i of node n is pinned to. */
 static int eu_cpu_of(const struct earth_node *n, unsigned i)
@@ -100,6 +103,12 @@ static void eu_sum_up(void)
 		if (a->overlap_max > eu_sum.overlap_max)
 			eu_sum.overlap_max = a->overlap_max;
 	}
+	struct earth_stats st;
+	earth_stats_get(&st);
+	memcpy(eus_posted, st.ops, sizeof(eus_posted));
+	eus_gets_direct = 0;
+	for (unsigned i = 0; i < acct_eus; i++)
+		eus_gets_direct += eu_at(i)->gets_direct;
 }
 
 static void breakdown_of(const struct earth_node *n, struct breakdown *b)
@@ -123,20 +132,55 @@ static void blk_bytes(const struct earth_node *n, struct net_blk_bytes *b)
 		n->net->ops->blk_bytes(n->net, b);
 }
 
-/* Requests of kind op: TOKENs go to the EU's deque, not to the SU, so
- * the EU counts them. */
+/* The earth_op an acct op is posted as; -1: none (a DSM request). */
+static int earth_op_of(unsigned op)
+{
+	switch (op) {
+	case SU_OP_SYNC:
+		return EARTH_OP_SYNC;
+	case SU_OP_INCR_SYNC:
+		return EARTH_OP_INCR_SYNC;
+	case SU_OP_SPAWN:
+		return EARTH_OP_SPAWN;
+	case SU_OP_GET_SYNC:
+		return EARTH_OP_GET_SYNC;
+	case SU_OP_DATA_SYNC:
+		return EARTH_OP_DATA_SYNC;
+	case SU_OP_BLKMOV_SYNC:
+		return EARTH_OP_BLKMOV_SYNC;
+	case SU_OP_INVOKE:
+		return EARTH_OP_INVOKE;
+	case SU_OP_TOKEN:
+		return EARTH_OP_TOKEN;
+	case SU_OP_COLL:
+		return EARTH_OP_COLLECTIVE;
+	case ACCT_OP_RSYNC:
+		return EARTH_OP_RSYNC;
+	default:
+		return -1;
+	}
+}
+
+/* Requests of kind op: what the EUs posted of it, those the SU performed
+ * and those an EU performed itself (signals, SPAWN, INVOKE, GET and DATA on
+ * this node: docs/architecture.md, "Signals on the EU"; TOKENs go to the
+ * deques). Never fewer than the SU performed. */
 static uint64_t handled_of(unsigned op)
 {
-	return op == SU_OP_TOKEN ? eu_first.ops[EARTH_OP_TOKEN]
-				 : acct_su.ops[op];
+	int e = earth_op_of(op);
+	uint64_t su = op == SU_OP_TOKEN ? 0 : acct_su.ops[op];
+	return e >= 0 && eus_posted[e] > su ? eus_posted[e] : su;
 }
 
 /* Requests of kind op that stayed on this node, and those that needed
- * another (a TOKEN the SU stole for another node is remote). */
+ * another (a TOKEN the SU stole for another node is remote; a GET an EU
+ * read from another node's mapped segment). */
 static uint64_t remote_of(unsigned op)
 {
-	return acct_su.remote[op] < handled_of(op) ? acct_su.remote[op]
-						   : handled_of(op);
+	uint64_t r = acct_su.remote[op];
+	if (op == SU_OP_GET_SYNC)
+		r += eus_gets_direct;
+	return r < handled_of(op) ? r : handled_of(op);
 }
 
 static uint64_t local_of(unsigned op)

@@ -152,9 +152,9 @@ static void main_fin(void *frame)
 int main(int argc, char **argv)
 {
 	int rc = earth_main(argc, argv, &smpjoin_main);
-	/* Requests the SU performed: none unobserved, where the EUs signal
-	 * their slots and hand each other the fibers of their frames
-	 * themselves; every signal with statistics on. */
+	/* Requests the SU performed: none where the EUs signal their slots
+	 * and hand each other the fibers of their frames themselves
+	 * (observed or not); every signal with EARTH_EU_SIGNALS=0. */
 	struct earth_stats s;
 	earth_stats_get(&s);
 	printf("smpjoin: SU requests %llu\n", (unsigned long long)s.su_handled);
