@@ -10,6 +10,7 @@
  * bad settings are refused with a message; the renderer draws the trace.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 
 #include <math.h>
 #include <pthread.h>
@@ -329,6 +330,15 @@ Test(trace, one_node_trace_and_breakdown)
 		unsetenv("EARTH_EU_SIGNALS");
 		cr_assert(c.exited && c.status == 0, "status %d signal %d:\n%s",
 			  c.status, c.signal, c.err);
+		/* The part became the file (the second round's replaced
+		 * the first's): nothing else is left beside it. */
+		DIR *d = opendir(dir);
+		cr_assert(d);
+		for (struct dirent *de; (de = readdir(d));)
+			cr_expect(!strstr(de->d_name, ".part") &&
+				      !strstr(de->d_name, ".tmp"),
+				  "left in %s: %s", dir, de->d_name);
+		closedir(d);
 		struct trace_facts tf;
 		check_trace(trace, &tf);
 		cr_expect_eq(tf.dropped, 0);

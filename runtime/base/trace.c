@@ -48,6 +48,7 @@ static pthread_mutex_t eu_flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	uint32_t node, nodes;
 	double tsc_per_ns;
+	double ns_per_tsc; /* 1 / tsc_per_ns: the flush multiplies */
 	uint64_t tsc0;
 	int64_t ns0; /* ns from the job's epoch to tsc0 */
 	int fd;
@@ -59,7 +60,8 @@ static struct {
 	unsigned eus; /* the node's EUs: EU 0's buffer, then trace_eu_rest */
 	struct trace_name {
 		uintptr_t fn;
-		char name[64];
+		uint32_t len; /* of name, escaped for JSON */
+		char name[124];
 	} * names;
 	struct trace_names namer;
 } tr = {.fd = -1};
@@ -160,6 +162,7 @@ int trace_open(uint32_t node, uint32_t nodes, unsigned eus, double tsc_per_ns,
 	tr.node = node;
 	tr.nodes = nodes;
 	tr.tsc_per_ns = tsc_per_ns > 0 ? tsc_per_ns : 1.0;
+	tr.ns_per_tsc = 1.0 / tr.tsc_per_ns;
 	tr.parts = earth_setting_on(EARTH_SET_TRACE_PARTS);
 	tr.seq_out = calloc(nodes, sizeof(*tr.seq_out));
 	tr.seq_in = calloc(nodes, sizeof(*tr.seq_in));
@@ -228,17 +231,14 @@ nomem:
 static int64_t ts_ns(uint64_t t)
 {
 	return tr.ns0 +
-	       (int64_t)(((double)t - (double)tr.tsc0) / tr.tsc_per_ns);
+	       (int64_t)((double)(int64_t)(t - tr.tsc0) * tr.ns_per_tsc);
 }
 
 /* ---- formatting without stdio (the flush writes every event) ---- */
 
-static char *put_str(char *o, const char *s)
-{
-	while (*s)
-		*o++ = *s++;
-	return o;
-}
+/* A string literal: its length is known, one copy. */
+#define PUT_LIT(o, lit)                                                        \
+	(memcpy((o), (lit), sizeof(lit) - 1), (o) + sizeof(lit) - 1)
 
 static char *put_u64(char *o, uint64_t v)
 {
@@ -268,119 +268,132 @@ static char *put_us(char *o, int64_t ns)
 	return o;
 }
 
-/* A name for a fiber function: its threaded function and fiber from the
- * source table (fib:THREAD_1), else the threaded function it enters, else its
- * symbol, else module+offset (stable across nodes, addr2line). EU events
- * only: the thread flushing them. */
-static const char *fiber_name(uintptr_t fn)
-{
-	size_t h = (fn >> 4) * 0x9E3779B97F4A7C15ull >> 54;
-	for (size_t i = 0; i < TRACE_NAMES; i++) {
-		struct trace_name *e = &tr.names[(h + i) & (TRACE_NAMES - 1)];
-		if (e->fn == fn)
-			return e->name;
-		if (e->fn)
-			continue;
-		e->fn = fn;
-		const char *tf = tr.namer.tfunc ? tr.namer.tfunc(fn) : NULL;
-		if (src_fiber_short((earth_fiber_fn)fn, e->name,
-				    sizeof(e->name)))
-			return e->name;
-		if (tf) {
-			snprintf(e->name, sizeof(e->name), "%s", tf);
-			return e->name;
-		}
-		Dl_info di;
-		const char *sym = sym_name(fn);
-		if (sym) {
-			snprintf(e->name, sizeof(e->name), "%s", sym);
-		} else if (dladdr((void *)fn, &di) && di.dli_fname) {
-			const char *m = strrchr(di.dli_fname, '/');
-			snprintf(e->name, sizeof(e->name), "fiber %s+0x%lx",
-				 m ? m + 1 : di.dli_fname,
-				 (unsigned long)(fn - (uintptr_t)di.dli_fbase));
-		} else {
-			snprintf(e->name, sizeof(e->name), "fiber 0x%lx",
-				 (unsigned long)fn);
-		}
-		return e->name;
-	}
-	return "fiber";
-}
-
-/* Names are identifiers, file names and fixed strings; escape anyway. */
-static int put_name(char *o, size_t room, const char *s)
+/* Escapes s for a JSON string into o (room bytes, room >= 8); returns
+ * the bytes written (no terminator). Names are identifiers, file names
+ * and fixed strings; escape anyway. */
+static size_t put_name(char *o, size_t room, const char *s)
 {
 	size_t k = 0;
 	for (; *s && k + 7 < room; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			k += (size_t)snprintf(o + k, room - k, "\\%c", c);
-		else if (c < 0x20)
-			k += (size_t)snprintf(o + k, room - k, "\\u%04x", c);
-		else
+		if (c == '"' || c == '\\') {
+			o[k++] = '\\';
 			o[k++] = (char)c;
+		} else if (c < 0x20) {
+			static const char hex[] = "0123456789abcdef";
+			memcpy(o + k, "\\u00", 4);
+			o[k + 4] = hex[c >> 4];
+			o[k + 5] = hex[c & 15];
+			k += 6;
+		} else {
+			o[k++] = (char)c;
+		}
 	}
-	o[k] = 0;
-	return (int)k;
+	return k;
+}
+
+/* e's name is `raw`: kept escaped, with its length. */
+static void name_set(struct trace_name *e, const char *raw)
+{
+	e->len = (uint32_t)put_name(e->name, sizeof(e->name), raw);
+}
+
+/* A name for a fiber function: its threaded function and fiber from the
+ * source table (fib:THREAD_1), else the threaded function it enters, else its
+ * symbol, else module+offset (stable across nodes, addr2line); escaped,
+ * from the cache after its first event. EU events only: the thread
+ * flushing them. */
+static const struct trace_name *fiber_name(uintptr_t fn)
+{
+	static const struct trace_name any = {.len = 5, .name = "fiber"};
+	size_t h = (fn >> 4) * 0x9E3779B97F4A7C15ull >> 54;
+	for (size_t i = 0; i < TRACE_NAMES; i++) {
+		struct trace_name *e = &tr.names[(h + i) & (TRACE_NAMES - 1)];
+		if (e->fn == fn)
+			return e;
+		if (e->fn)
+			continue;
+		e->fn = fn;
+		char raw[sizeof(e->name)];
+		const char *tf = tr.namer.tfunc ? tr.namer.tfunc(fn) : NULL;
+		Dl_info di;
+		const char *sym;
+		if (src_fiber_short((earth_fiber_fn)fn, raw, sizeof(raw))) {
+			/* raw holds it */
+		} else if (tf) {
+			snprintf(raw, sizeof(raw), "%s", tf);
+		} else if ((sym = sym_name(fn))) {
+			snprintf(raw, sizeof(raw), "%s", sym);
+		} else if (dladdr((void *)fn, &di) && di.dli_fname) {
+			const char *m = strrchr(di.dli_fname, '/');
+			snprintf(raw, sizeof(raw), "fiber %s+0x%lx",
+				 m ? m + 1 : di.dli_fname,
+				 (unsigned long)(fn - (uintptr_t)di.dli_fbase));
+		} else {
+			snprintf(raw, sizeof(raw), "fiber 0x%lx",
+				 (unsigned long)fn);
+		}
+		name_set(e, raw);
+		return e;
+	}
+	return &any;
 }
 
 /* One event of the track tid as one or two lines of JSON at o (at most
  * 1 KiB); returns the bytes written. */
 static size_t format_ev(char *o, const struct trace_ev *e, uint32_t tid)
 {
-	char name[160];
 	char *p = o;
 	int64_t t0 = ts_ns(e->t0);
 	int64_t dur = e->t1 > e->t0
-			  ? (int64_t)((double)(e->t1 - e->t0) / tr.tsc_per_ns)
+			  ? (int64_t)((double)(e->t1 - e->t0) * tr.ns_per_tsc)
 			  : 0;
-	bool msg = e->kind == TRACE_SEND || e->kind == TRACE_RECV;
 	bool send = e->kind == TRACE_SEND;
-	if (e->kind == TRACE_FIBER)
-		put_name(name, sizeof(name), fiber_name((uintptr_t)e->arg));
-	else if (e->kind == TRACE_OP)
-		put_name(name, sizeof(name),
-			 tr.namer.op ? tr.namer.op(e->aux)
-				     : su_op_name(e->aux));
-	else
-		snprintf(name, sizeof(name), "%s %s", send ? "send" : "recv",
-			 tr.namer.msg ? tr.namer.msg(e->aux) : "message");
-	p = put_str(p, ",{\"ph\":\"X\",\"pid\":");
+	p = PUT_LIT(p, ",{\"ph\":\"X\",\"pid\":");
 	p = put_u64(p, tr.node);
-	p = put_str(p, ",\"tid\":");
+	p = PUT_LIT(p, ",\"tid\":");
 	p = put_u64(p, tid);
-	p = put_str(p, ",\"ts\":");
+	p = PUT_LIT(p, ",\"ts\":");
 	p = put_us(p, t0);
-	p = put_str(p, ",\"dur\":");
+	p = PUT_LIT(p, ",\"dur\":");
 	p = put_us(p, dur);
-	p = put_str(p, ",\"name\":\"");
-	p = put_str(p, name);
-	p = put_str(p, e->kind == TRACE_FIBER ? "\",\"cat\":\"fiber\"}\n"
-		       : e->kind == TRACE_OP
-			   ? "\",\"cat\":\"op\"}\n"
-			   : "\",\"cat\":\"msg\",\"args\":{\"peer\":");
-	if (!msg)
+	p = PUT_LIT(p, ",\"name\":\"");
+	if (e->kind == TRACE_FIBER) {
+		const struct trace_name *n = fiber_name((uintptr_t)e->arg);
+		memcpy(p, n->name, n->len);
+		p += n->len;
+		p = PUT_LIT(p, "\",\"cat\":\"fiber\"}\n");
 		return (size_t)(p - o);
+	}
+	if (e->kind == TRACE_OP) {
+		p += put_name(p, 160,
+			      tr.namer.op ? tr.namer.op(e->aux)
+					  : su_op_name(e->aux));
+		p = PUT_LIT(p, "\",\"cat\":\"op\"}\n");
+		return (size_t)(p - o);
+	}
+	p = send ? PUT_LIT(p, "send ") : PUT_LIT(p, "recv ");
+	p += put_name(p, 160, tr.namer.msg ? tr.namer.msg(e->aux) : "message");
+	p = PUT_LIT(p, "\",\"cat\":\"msg\",\"args\":{\"peer\":");
 	/* The message's arrow: from the sender's slice to the receiver's,
 	 * named by (sender, receiver, sequence number on that pair). */
 	uint32_t src = send ? tr.node : e->aux2;
 	uint32_t dst = send ? e->aux2 : tr.node;
 	p = put_u64(p, e->aux2);
-	p = put_str(p, ",\"seq\":");
+	p = PUT_LIT(p, ",\"seq\":");
 	p = put_u64(p, e->arg);
-	p = put_str(p, send ? "}}\n,{\"ph\":\"s\",\"pid\":"
-			    : "}}\n,{\"ph\":\"f\",\"bp\":\"e\",\"pid\":");
+	p = send ? PUT_LIT(p, "}}\n,{\"ph\":\"s\",\"pid\":")
+		 : PUT_LIT(p, "}}\n,{\"ph\":\"f\",\"bp\":\"e\",\"pid\":");
 	p = put_u64(p, tr.node);
-	p = put_str(p, ",\"tid\":2,\"ts\":");
+	p = PUT_LIT(p, ",\"tid\":2,\"ts\":");
 	p = put_us(p, t0);
-	p = put_str(p, ",\"name\":\"message\",\"cat\":\"msg\",\"id\":\"");
+	p = PUT_LIT(p, ",\"name\":\"message\",\"cat\":\"msg\",\"id\":\"");
 	p = put_u64(p, src);
 	*p++ = '.';
 	p = put_u64(p, dst);
 	*p++ = '.';
 	p = put_u64(p, e->arg);
-	p = put_str(p, "\"}\n");
+	p = PUT_LIT(p, "\"}\n");
 	return (size_t)(p - o);
 }
 
