@@ -142,10 +142,13 @@ static void burst_fiber(void *frame)
 }
 
 /* END_THREAD / END_FUNCTION: queue gate, burst_len fibers, stop; time
- * from the gate's end to the stop fiber's start. A block move first: a
- * dual node's EU would make the fibers ready in its own list; after a
- * request the SU performs, they go through the SU in posting order and
- * come back in the ready ring, the path whose END_THREAD this measures. */
+ * from the gate's end to the stop fiber's start. A block move first, one
+ * too large for the EU to copy itself (EARTH_EU_BLKMOV_MAX): a dual
+ * node's EU would make the fibers ready in its own list; after a request
+ * the SU performs, they go through the SU in posting order and come back
+ * in the ready ring, the path whose END_THREAD this measures. */
+#define GATE_BLK (2 * EARTH_EU_BLKMOV_MAX)
+static char gate_src[GATE_BLK], gate_dst[GATE_BLK];
 static void end_burst(struct mframe *m)
 {
 	if (m->burst++ == bursts) {
@@ -153,8 +156,8 @@ static void end_burst(struct mframe *m)
 	}
 	m->base_handled =
 	    atomic_load_explicit(&su_g.pub_handled, memory_order_relaxed);
-	earth_blkmov_sync(earth_to_global(m->blk_src),
-			  earth_to_global(m->blk_dst), 8, &m->sink);
+	earth_blkmov_sync(earth_to_global(gate_src), earth_to_global(gate_dst),
+			  GATE_BLK, &m->sink);
 	earth_spawn(gate_fiber, m);
 	int arg = 3;
 	for (int i = 0; i < burst_len; i++) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * su_wake.c - what a dozing SU costs the request that wakes it, on one
- * dual node: a fiber computes for a gap, then posts a BLKMOV_SYNC of 8
- * bytes (which the SU performs) whose slot starts the next such fiber;
+ * dual node: a fiber computes for a gap, then posts a BLKMOV_SYNC of
+ * 2 x EARTH_EU_BLKMOV_MAX bytes (longer than the EU copies itself: the SU
+ * performs it) whose slot starts the next such fiber;
  * the figure is the time from the post to that fiber's start, median over
  * the rounds of a run, median over runs.
  *
@@ -19,6 +20,7 @@
  * than its own EARTH_SPIN_US), so only the SU's sleep is measured.
  */
 #define EARTH_INTERNAL 1
+#include "base/config.h"
 #include "bench.h"
 
 #include <earth.h>
@@ -38,8 +40,10 @@ struct wframe {
 	int round;
 	uint64_t t_post;
 	earth_slot next;
-	long src, dst;
 };
+
+#define WAKE_BLK (2 * EARTH_EU_BLKMOV_MAX)
+static char wake_src[WAKE_BLK], wake_dst[WAKE_BLK];
 
 static void round_fiber(void *frame);
 
@@ -49,8 +53,8 @@ static void post_after_gap(struct wframe *w)
 	while (q_tsc() < end)
 		q_cpu_relax();
 	w->t_post = q_tsc_ordered();
-	earth_blkmov_sync(earth_to_global(&w->src), earth_to_global(&w->dst),
-			  sizeof(w->src), &w->next);
+	earth_blkmov_sync(earth_to_global(wake_src), earth_to_global(wake_dst),
+			  WAKE_BLK, &w->next);
 }
 
 /* The block move's fiber: its latency, then the next round. */
@@ -70,7 +74,6 @@ static void main_entry(void *frame)
 {
 	struct wframe *w = frame;
 	w->round = 0;
-	w->src = 42;
 	earth_slot_init(&w->next, 1, 1, round_fiber, w);
 	post_after_gap(w);
 }

@@ -94,6 +94,11 @@ int t_tcp_free_port(void);
 pid_t t_tcp_spawn(const char *prog, const char *const *args, int k, int n,
 		  int port, const char *path);
 
+/* Bytes of a block move between two places of one node that the SU
+ * performs, not the EU (more than EARTH_EU_BLKMOV_MAX: t_runtime_localblk
+ * checks it): the tests that need a request the SU performs post one. */
+#define T_SU_BLOCK 4096
+
 /* EARTH_TEST_SCALE as a divisor: >= 1, 1 when unset or not a number. */
 unsigned t_scale(void);
 /* n / t_scale(), but at least min. */

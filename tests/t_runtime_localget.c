@@ -137,7 +137,7 @@ static union word {
 	int i;
 	long l;
 } g_word;
-static char g_blk_src[256], g_blk_dst[256];
+static char g_blk_src[T_SU_BLOCK], g_blk_dst[T_SU_BLOCK];
 static long g_rounds, g_bad_reads;
 
 struct mix_frame {
@@ -294,6 +294,10 @@ Test(runtime_localget, reads_after_su_writes_see_them)
 			     "the SU handled %llu requests in %ld rounds: the "
 			     "EU did not read itself",
 			     (unsigned long long)g_st.su_handled, g_rounds);
+		cr_assert_geq(g_st.su_handled, (uint64_t)g_rounds / 2,
+			      "the SU handled %llu requests in %ld rounds: "
+			      "not the block moves",
+			      (unsigned long long)g_st.su_handled, g_rounds);
 	}
 }
 

@@ -19,7 +19,7 @@ TestSuite(runtime_readyorder, .timeout = 180);
 
 #define ROUNDS 2000 /* of 4 kinds */
 #define BURST 40
-#define BLOCK 256
+#define BLOCK T_SU_BLOCK /* a request the SU performs */
 
 /* Fibers append their tag; a round checks the tags it expects. */
 static int g_seq[BURST + 8], g_nseq, g_bad_round, g_bad_block, g_rounds;

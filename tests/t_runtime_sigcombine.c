@@ -29,8 +29,9 @@ struct cmb_frame {
 	struct earth_main_args a;
 	int round;
 	earth_slot s, t, blk;
-	char blk_src[64], blk_dst[64];
 };
+/* Kind 5's block move: one the SU performs. */
+static char g_blk_src[T_SU_BLOCK], g_blk_dst[T_SU_BLOCK];
 
 static void note(int tag)
 {
@@ -239,8 +240,9 @@ static void round_fiber(void *f)
 		earth_slot_init(&m->blk, 1, 0, blk_done, m);
 		for (int i = 0; i < 3; i++)
 			earth_sync(&m->s);
-		earth_blkmov_sync(earth_to_global(m->blk_src),
-				  earth_to_global(m->blk_dst), 64, &m->blk);
+		earth_blkmov_sync(earth_to_global(g_blk_src),
+				  earth_to_global(g_blk_dst), T_SU_BLOCK,
+				  &m->blk);
 		earth_sync(&m->t);
 		break;
 	case 6:
@@ -315,6 +317,9 @@ static void check_mode(enum earth_node_mode node, enum earth_queue_mode queue)
 		     "the SU performed %llu requests: the EU did not signal "
 		     "its own slots",
 		     (unsigned long long)st.su_handled);
+	cr_assert_geq(st.su_handled, ROUNDS / KINDS,
+		      "the SU performed %llu requests: not every block move",
+		      (unsigned long long)st.su_handled);
 }
 
 Test(runtime_sigcombine, dual_hwq)

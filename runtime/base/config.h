@@ -71,6 +71,13 @@
 #ifndef EARTH_BUSY_YIELD_NS
 #define EARTH_BUSY_YIELD_NS 20000
 #endif
+/* A BLKMOV_SYNC of at most this many bytes between two places of the
+ * EU's own node is copied by the EU itself (eu/post.c): on the 2-vCPU
+ * guests a memmove of 1 KiB in cache costs 9.5 ns, 2 KiB 18 ns, and
+ * posting the request to the SU about 18 ns. */
+#ifndef EARTH_EU_BLKMOV_MAX
+#define EARTH_EU_BLKMOV_MAX 1024
+#endif
 /* Frame size classes: 64 << k bytes (header included), k < this. */
 #ifndef EARTH_FRAME_CLASSES
 #define EARTH_FRAME_CLASSES 8

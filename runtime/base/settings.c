@@ -108,7 +108,8 @@ const struct earth_setting earth_settings[EARTH_SET_COUNT_] = {
 	 .type = EARTH_SET_T_BOOL,
 	 .dflt = "1",
 	 .help = "the EU signals slots of its own node, SPAWNs and INVOKEs on "
-		 "it itself (dual node); 0 sends them all through the SU"},
+		 "it and copies its small block moves itself (dual node); 0 "
+		 "sends them all through the SU"},
     [EARTH_SET_SU_DOZE] =
 	{.env = "EARTH_SU_DOZE",
 	 .type = EARTH_SET_T_BOOL,

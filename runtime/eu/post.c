@@ -619,6 +619,45 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 
 /* ---- BLKMOV ---- */
 
+/* Is a request with these flags and slot bits bound for another node
+ * through its slot? (Constant false for the variants with a local slot.) */
+static inline bool slot_remote(unsigned flags, uint64_t slot)
+{
+	return (flags & SU_REQ_GSLOT) && !gslot_here((earth_gslot){slot});
+}
+
+/* A GET's, DATA's or BLKMOV's slot, on this node (an earth_slot *, or a global
+ * slot with SU_REQ_GSLOT). */
+static inline earth_slot *slot_here(unsigned flags, uint64_t slot)
+{
+	return (flags & SU_REQ_GSLOT) ? earth_gslot_addr((earth_gslot){slot})
+				      : (earth_slot *)(uintptr_t)slot;
+}
+
+/*
+ * A block move the EU performs itself: both ends in this node's memory, at
+ * most EARTH_EU_BLKMOV_MAX bytes (a copy that costs the EU less than
+ * posting the request), a slot on this node, and the EU may signal it
+ * (eu_local_ok: every request posted before has been performed). The
+ * bytes land before the signal, as the SU's memmove does.
+ */
+static inline __attribute__((always_inline)) bool
+blkmov_here_ok(const struct eu_state *eu, earth_gptr src, earth_gptr dst,
+	       size_t n)
+{
+	return n <= EARTH_EU_BLKMOV_MAX &&
+	       earth_gptr_node(src) == earth_node_g.id &&
+	       earth_gptr_node(dst) == earth_node_g.id && eu_local_ok(eu);
+}
+
+static void blkmov_here(struct eu_state *eu, earth_gptr src, earth_gptr dst,
+			size_t n, earth_slot *slot)
+{
+	memmove(earth_gptr_addr(dst), earth_gptr_addr(src), n);
+	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
+	signal_here(eu, slot, su_op_names[SU_OP_BLKMOV_SYNC]);
+}
+
 static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 			       size_t n, unsigned flags, uint64_t slot)
 {
@@ -630,6 +669,10 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	if (earth_gptr_node(dst) == earth_node_g.id)
 		check_mine(op, "the destination", earth_gptr_addr(dst), n);
 	struct eu_state *eu = eu_self;
+	if (!slot_remote(flags, slot) && blkmov_here_ok(eu, src, dst, n)) {
+		blkmov_here(eu, src, dst, n, slot_here(flags, slot));
+		return;
+	}
 	/* The posting fiber rides along (a whole message anyway): used only
 	 * when the move involves another node. */
 	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits, dst.bits,
@@ -652,7 +695,7 @@ static inline __attribute__((always_inline)) bool blkmov_end_ok(earth_gptr g,
 	return reg_mem_hit(&eu_self->regs, a, n);
 }
 
-enum fast { FAST_NO, FAST_DONE, FAST_WAKE };
+enum fast { FAST_NO, FAST_DONE, FAST_WAKE, FAST_HERE };
 
 /*
  * The common BLKMOV_SYNC without a call on its way: every check passes in
@@ -668,9 +711,13 @@ blkmov_fast(earth_gptr src, earth_gptr dst, size_t n, unsigned flags,
 	    uint64_t slot)
 {
 	struct eu_state *eu = eu_self;
-	if (q_unlikely(!eu_in_fiber || !slot || acct_on))
+	if (q_unlikely(!eu_in_fiber || !slot))
 		return FAST_NO;
 	if (q_unlikely(!blkmov_end_ok(src, n) || !blkmov_end_ok(dst, n)))
+		return FAST_NO;
+	if (!(flags & SU_REQ_GSLOT) && blkmov_here_ok(eu, src, dst, n))
+		return FAST_HERE;
+	if (q_unlikely(acct_on))
 		return FAST_NO;
 	if (q_unlikely(eu->line_next || eu->comb_count || eu->own_ready_len ||
 		       eu->ovf_len))
@@ -703,7 +750,9 @@ void earth_blkmov_sync(earth_gptr src, earth_gptr dst, size_t n,
 	enum fast f = blkmov_fast(src, dst, n, 0, (uintptr_t)slot);
 	if (q_likely(f == FAST_DONE))
 		return;
-	if (f == FAST_WAKE)
+	if (f == FAST_HERE)
+		blkmov_here(eu_self, src, dst, n, slot);
+	else if (f == FAST_WAKE)
 		earth_su_wake(&earth_node_g);
 	else
 		blkmov_sync_slow(src, dst, n, slot);
@@ -718,21 +767,6 @@ void earth_blkmov_rsync(earth_gptr src, earth_gptr dst, size_t n,
 }
 
 /* ---- typed GET_SYNC / DATA_SYNC ---- */
-
-/* Is a request with these flags and slot bits bound for another node
- * through its slot? (Constant false for the variants with a local slot.) */
-static inline bool slot_remote(unsigned flags, uint64_t slot)
-{
-	return (flags & SU_REQ_GSLOT) && !gslot_here((earth_gslot){slot});
-}
-
-/* A GET's or DATA's slot, on this node (an earth_slot *, or a global slot
- * with SU_REQ_GSLOT). */
-static inline earth_slot *slot_here(unsigned flags, uint64_t slot)
-{
-	return (flags & SU_REQ_GSLOT) ? earth_gslot_addr((earth_gslot){slot})
-				      : (earth_slot *)(uintptr_t)slot;
-}
 
 static EARTH_COLD void misplaced_source(const char *op, earth_gptr src)
 {
