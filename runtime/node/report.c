@@ -162,9 +162,9 @@ static int earth_op_of(unsigned op)
 }
 
 /* Requests of kind op: what the EUs posted of it, those the SU performed
- * and those an EU performed itself (signals, SPAWN, INVOKE, GET and DATA on
- * this node: docs/architecture.md, "Signals on the EU"; TOKENs go to the
- * deques). Never fewer than the SU performed. */
+ * and those an EU performed itself (signals, SPAWN, INVOKE, GET, DATA and
+ * small block moves on this node: docs/architecture.md, "Signals on the
+ * EU"; TOKENs go to the deques). Never fewer than the SU performed. */
 static uint64_t handled_of(unsigned op)
 {
 	int e = earth_op_of(op);
