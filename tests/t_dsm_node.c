@@ -262,7 +262,11 @@ Test(dsm_node, acquires_refresh_the_pages_read_again)
 		    job_file(mode, 2, "--transport shm", "stats-json", a);
 		long rf_on = node_value(js, 1, "read_faults"),
 		     inv_on = node_value(js, 1, "invalidations"),
-		     ref_on = node_value(js, 1, "refreshes");
+		     ref_on = node_value(js, 1, "refreshes"),
+		     prot_on = node_value(js, 1, "protections");
+		/* every fault's page mapped or unprotected: one each */
+		cr_assert_geq(prot_on, rf_on, "%s protections %ld", mode,
+			      prot_on);
 		snprintf(env, sizeof(env), "%sEARTH_DSM_REFRESH=0", mode);
 		js = job_file(env, 2, "--transport shm", "stats-json", a);
 		long rf_off = node_value(js, 1, "read_faults"),

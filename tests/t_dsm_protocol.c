@@ -260,6 +260,9 @@ static void settle(void)
 		;
 }
 
+/* How the simulated nodes' pages fault (a test may ask for both). */
+static enum dsm_region_faults sim_faults = DSM_FAULTS_AUTO;
+
 static void sim_start(uint32_t nodes)
 {
 	nn = nodes;
@@ -270,7 +273,7 @@ static void sim_start(uint32_t nodes)
 		char err[256];
 		nd[i].id = i;
 		cr_assert_eq(dsm_region_map(&nd[i].r, NULL, PAGES * PSZ, PSZ,
-					    DSM_FAULTS_AUTO, err, sizeof(err)),
+					    sim_faults, err, sizeof(err)),
 			     0, "%s", err);
 		cr_assert_eq(
 		    dsm_proto_init(&nd[i].p, &nd[i].r, i, nn, &ops, &nd[i]), 0);
@@ -1117,6 +1120,153 @@ Test(dsm_protocol, fetch_answered_before_a_notice_is_asked_again)
 }
 
 /* What a hostile or broken peer sends is refused with a reason. */
+/* Every page homed on node 0 (as a block placement makes them). */
+static void all_homed_on_0(void)
+{
+	for (uint32_t i = 0; i < nn; i++)
+		cr_assert_eq(dsm_proto_set_home(&nd[i].p, 0, PAGES, 0), 0);
+}
+
+static uint64_t changes_of(struct node *x)
+{
+	return atomic_load(&x->r.changes);
+}
+
+/* Runs test with page protections, then with userfaultfd where this
+ * kernel has it (the two make their changes with other system calls). */
+static void faults_each(void (*test)(void))
+{
+	sim_faults = DSM_FAULTS_PROTECT;
+	test();
+	sim_faults = DSM_FAULTS_UFFD;
+	struct dsm_region r;
+	char err[256];
+	if (dsm_region_map(&r, NULL, PSZ, PSZ, DSM_FAULTS_UFFD, err,
+			   sizeof(err)))
+		return;
+	dsm_region_unmap(&r);
+	test();
+}
+
+/* x made `runs` protection changes since it had made `since`. */
+static void changes_since(struct node *x, uint64_t since, uint64_t runs)
+{
+	uint64_t made = changes_of(x) - since;
+	cr_assert_eq(made, runs,
+		     "node %u: %" PRIu64 " protection changes for %" PRIu64
+		     " runs of pages",
+		     x->id, made, runs);
+}
+
+/* Node 1 read every page but page 9; node 0 wrote every page under lock
+ * 0 twice (two intervals name each page). Node 1's acquire invalidates
+ * its 15 copies by runs of consecutive pages, one protection change a
+ * run (pages 0-8 and 10-15), each page once. */
+static void invalidate_runs(void)
+{
+	sim_start(2);
+	all_homed_on_0();
+	for (uint32_t q = 0; q < PAGES; q++)
+		if (q != 9)
+			cr_assert_eq(sim_read(&nd[1], q * PSZ + 3), 0);
+	for (uint8_t v = 1; v <= 2; v++) {
+		sim_lock(&nd[0], 0);
+		for (uint32_t q = 0; q < PAGES; q++)
+			sim_write(&nd[0], q * PSZ + 3, (uint8_t)(v + q));
+		sim_unlock(&nd[0], 0);
+	}
+	uint64_t inv = nd[1].p.st.invalidations, ch = changes_of(&nd[1]);
+	sim_lock(&nd[1], 0);
+	cr_assert_eq(nd[1].p.st.invalidations - inv, PAGES - 1);
+	changes_since(&nd[1], ch, 2);
+	for (uint32_t q = 0; q < PAGES; q++) {
+		cr_assert_eq(nd[1].r.state[q], DSM_PAGE_INVALID, "page %u", q);
+		cr_assert_eq(sim_read(&nd[1], q * PSZ + 3), (uint8_t)(2 + q),
+			     "stale page %u", q);
+	}
+	sim_unlock(&nd[1], 0);
+	sim_end();
+}
+
+Test(dsm_protocol, acquire_invalidates_consecutive_pages_in_one_change)
+{
+	faults_each(invalidate_runs);
+}
+
+/* The same with few pages far apart, noticed out of order (pages 1 and
+ * 15 in an interval before page 0's): runs 0-1 and 15. */
+static void invalidate_sparse_runs(void)
+{
+	sim_start(2);
+	all_homed_on_0();
+	const uint32_t pages[] = {0, 1, PAGES - 1};
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(sim_read(&nd[1], pages[i] * PSZ), 0);
+	sim_lock(&nd[0], 0);
+	sim_write(&nd[0], pages[1] * PSZ, 2);
+	sim_write(&nd[0], pages[2] * PSZ, 3);
+	sim_unlock(&nd[0], 0);
+	sim_lock(&nd[0], 0);
+	sim_write(&nd[0], pages[0] * PSZ, 1);
+	sim_unlock(&nd[0], 0);
+	uint64_t inv = nd[1].p.st.invalidations, ch = changes_of(&nd[1]);
+	sim_lock(&nd[1], 0);
+	cr_assert_eq(nd[1].p.st.invalidations - inv, 3);
+	changes_since(&nd[1], ch, 2);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(sim_read(&nd[1], pages[i] * PSZ), i + 1,
+			     "stale page %u", pages[i]);
+	sim_unlock(&nd[1], 0);
+	sim_end();
+}
+
+Test(dsm_protocol, acquire_invalidates_sparse_pages_by_runs)
+{
+	faults_each(invalidate_sparse_runs);
+}
+
+/* Node 1 wrote every page (twins: all homed on node 0), node 0 every
+ * page of its own but page 6: each release write-protects its pages by
+ * runs, one protection change a run, then sends its diffs; node 0 then
+ * reads node 1's bytes, node 1 node 0's. */
+static void protect_runs(void)
+{
+	sim_start(2);
+	all_homed_on_0();
+	sim_lock(&nd[1], 0);
+	for (uint32_t q = 0; q < PAGES; q++)
+		sim_write(&nd[1], q * PSZ + 1, (uint8_t)(10 + q));
+	uint64_t diffs = nd[1].p.st.diffs, ch = changes_of(&nd[1]);
+	sim_unlock(&nd[1], 0);
+	cr_assert_eq(nd[1].p.st.diffs - diffs, PAGES);
+	changes_since(&nd[1], ch, 1);
+	for (uint32_t q = 0; q < PAGES; q++)
+		cr_assert_eq(nd[1].r.state[q], DSM_PAGE_READ, "page %u", q);
+	sim_lock(&nd[0], 0);
+	for (uint32_t q = 0; q < PAGES; q++) {
+		cr_assert_eq(sim_read(&nd[0], q * PSZ + 1), (uint8_t)(10 + q),
+			     "node 1's write to page %u lost", q);
+		if (q != 6)
+			sim_write(&nd[0], q * PSZ + 2, (uint8_t)(30 + q));
+	}
+	ch = changes_of(&nd[0]);
+	sim_unlock(&nd[0], 0);
+	changes_since(&nd[0], ch, 2);
+	for (uint32_t q = 0; q < PAGES; q++)
+		cr_assert_eq(nd[0].r.state[q], DSM_PAGE_HOME, "page %u", q);
+	sim_lock(&nd[1], 0);
+	for (uint32_t q = 0; q < PAGES; q++)
+		cr_assert_eq(sim_read(&nd[1], q * PSZ + 2),
+			     q != 6 ? (uint8_t)(30 + q) : 0, "page %u", q);
+	sim_unlock(&nd[1], 0);
+	sim_end();
+}
+
+Test(dsm_protocol, release_protects_consecutive_pages_in_one_change)
+{
+	faults_each(protect_runs);
+}
+
 Test(dsm_protocol, bad_messages_refused)
 {
 	sim_start(2);

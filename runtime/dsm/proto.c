@@ -60,11 +60,14 @@ int dsm_proto_init(struct dsm_proto *p, struct dsm_region *r, uint32_t self,
 	p->fresh = calloc(n, 1);
 	p->fresh_grow = calloc(n, 1);
 	p->now = calloc(n, sizeof(*p->now));
+	p->pend = calloc(n, 1);
+	p->pend_list = calloc(n, sizeof(*p->pend_list));
+	p->pend_lo = UINT32_MAX;
 	if (!p->home || !p->twin || !p->fetching || !p->dirty ||
 	    !p->dirty_list || !p->dbuf || !p->pin || !p->deferred ||
 	    !p->shrinking || !p->kept || !p->hot || !p->span || !p->wrote ||
 	    !p->wr_hint || !p->pretwin || !p->fresh || !p->fresh_grow ||
-	    !p->now) {
+	    !p->now || !p->pend || !p->pend_list) {
 		dsm_proto_fini(p);
 		errno = ENOMEM;
 		return -1;
@@ -98,6 +101,8 @@ void dsm_proto_fini(struct dsm_proto *p)
 	free(p->fresh);
 	free(p->fresh_grow);
 	free(p->now);
+	free(p->pend);
+	free(p->pend_list);
 	dsm_log_fini(&p->log);
 	memset(p, 0, sizeof(*p));
 }
@@ -141,14 +146,14 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 }
 
 static void invalidate(void *arg, uint32_t page);
-static void refreshes_end(struct dsm_proto *p);
+static void acquire_end(struct dsm_proto *p);
 
 /* An invalidation put off for a fiber's hold, done now (outside an
- * acquire: its refresh, if any, ends at once). */
+ * acquire: it ends at once). */
 static void invalidate_now(struct dsm_proto *p, uint32_t page)
 {
 	invalidate(p, page);
-	refreshes_end(p);
+	acquire_end(p);
 }
 
 /* The SU is about to take access to page away: false when a fiber holds
@@ -174,6 +179,63 @@ static void mark_dirty(struct dsm_proto *p, uint32_t page)
 		p->dirty[page] = 1;
 		p->dirty_list[p->ndirty++] = page;
 	}
+}
+
+/* Page goes to state at the end of the acquire or release under way
+ * (dsm_proto::pend); its entry and protection stay as they are until
+ * then. */
+static void pend_add(struct dsm_proto *p, uint32_t page,
+		     enum dsm_page_state state)
+{
+	p->pend[page] = (uint8_t)(state + 1);
+	p->pend_list[p->npend++] = page;
+	if (page < p->pend_lo)
+		p->pend_lo = page;
+	if (page >= p->pend_hi)
+		p->pend_hi = page + 1;
+}
+
+static int page_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Makes the changes pend_add gathered, a run of consecutive pages bound
+ * for one state at a time; then, for each page of the run, then(p, page)
+ * (may be NULL). The pages in order: from the marks where they are dense
+ * in [pend_lo, pend_hi), else from the list, sorted. */
+static void pend_apply(struct dsm_proto *p,
+		       void (*then)(struct dsm_proto *, uint32_t))
+{
+	uint32_t n = p->npend, lo = p->pend_lo, hi = p->pend_hi;
+	bool scan = n && hi - lo <= 4 * (uint64_t)n;
+	if (n && !scan)
+		qsort(p->pend_list, n, sizeof(*p->pend_list), page_cmp);
+	for (uint32_t k = 0, i = lo; scan ? i < hi : k < n;) {
+		uint32_t first = scan ? i++ : p->pend_list[k++];
+		uint8_t to = p->pend[first];
+		if (!to)
+			continue;
+		uint32_t end = first + 1;
+		while (scan ? end < hi && p->pend[end] == to
+			    : k < n && p->pend_list[k] == end &&
+				  p->pend[end] == to) {
+			end++;
+			k += !scan;
+		}
+		i = end;
+		dsm_region_set(p->r, first, end - first,
+			       (enum dsm_page_state)(to - 1));
+		for (uint32_t q = first; q < end; q++) {
+			p->pend[q] = 0;
+			if (then)
+				then(p, q);
+		}
+	}
+	p->npend = 0;
+	p->pend_lo = UINT32_MAX;
+	p->pend_hi = 0;
 }
 
 /* Twins page from its bytes now and makes it writable and written in the
@@ -570,24 +632,37 @@ int dsm_proto_release(struct dsm_proto *p)
 			p->deferred_n++;
 			continue;
 		}
-		if (p->twin[page]) {
-			long len = send_diff(p, page);
-			if (len < 0)
-				return -1;
-			if (!len && p->pretwin[page]) {
-				/* Pretwinned, not written: no notice. */
-				p->wr_hint[page] = 0;
-				nlog--;
-			}
-			p->pretwin[page] = 0;
-		} else if (p->home[page] == p->self &&
-			   dsm_region_state(p->r, page) == DSM_PAGE_WRITE &&
-			   dsm_region_set(p->r, page, 1, DSM_PAGE_HOME)) {
-			return -1;
-		}
-		shrunk(p, page);
-		p->dirty[page] = 0;
+		/* Write-protected with the others (by runs, below), then
+		 * its diff: no write can follow the diff. */
+		if (p->twin[page])
+			pend_add(p, page, DSM_PAGE_READ);
+		else if (p->home[page] == p->self &&
+			 dsm_region_state(p->r, page) == DSM_PAGE_WRITE)
+			pend_add(p, page, DSM_PAGE_HOME);
+		p->dirty[page] = 2; /* closing: its end below */
 	}
+	pend_apply(p, NULL);
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < nlog; i++) {
+		uint32_t page = p->dirty_list[i];
+		bool noticed = true;
+		if (p->dirty[page] == 2) {
+			if (p->twin[page]) {
+				size_t len = diff_out(p, page, NULL);
+				/* Pretwinned, not written: no notice. */
+				if (!len && p->pretwin[page]) {
+					p->wr_hint[page] = 0;
+					noticed = false;
+				}
+				p->pretwin[page] = 0;
+			}
+			shrunk(p, page);
+			p->dirty[page] = 0;
+		}
+		if (noticed)
+			p->dirty_list[w++] = page;
+	}
+	nlog = w;
 	if (dsm_log_close(&p->log, p->dirty_list, nlog))
 		return -1;
 	if (nlog)
@@ -617,7 +692,7 @@ static bool refresh_in_place(struct dsm_proto *p, uint32_t page)
 		p->fresh[page] = FRESH_ENDED; /* invalidated: in use? */
 		return false;
 	}
-	if (p->twin[page] || p->fetching[page] != FETCH_NONE ||
+	if (p->pend[page] || p->twin[page] || p->fetching[page] != FETCH_NONE ||
 	    !p->refresh_left || !p->ops->refresh ||
 	    dsm_region_state(p->r, page) != DSM_PAGE_READ ||
 	    !p->ops->refresh(p->ctx, p->home[page], page,
@@ -647,11 +722,30 @@ static void refreshes_end(struct dsm_proto *p)
 	p->nnow = 0;
 }
 
+/* An invalidation made (pend_apply): the hold handshake ends. */
+static void invalidated(struct dsm_proto *p, uint32_t page)
+{
+	atomic_store(&p->deferred[page], 0); /* after the state */
+	shrunk(p, page);
+}
+
+static void acquire_end(struct dsm_proto *p)
+{
+	pend_apply(p, invalidated);
+	refreshes_end(p);
+}
+
 static void invalidate(void *arg, uint32_t page)
 {
 	struct dsm_proto *p = arg;
 	if (p->home[page] == p->self || p->fetching[page] == CLAIM_AHEAD)
 		return; /* (no acquire meets a page claimed ahead) */
+	if (p->pend[page]) {
+		/* Named again by this acquire, invalid already: counted as
+		 * a notice of a page not refreshed, nothing else. */
+		refresh_in_place(p, page);
+		return;
+	}
 	if (!may_shrink(p, page)) { /* held by a fiber: when it lets go */
 		if (!atomic_load(&p->deferred[page]))
 			p->deferred_n++;
@@ -667,8 +761,11 @@ static void invalidate(void *arg, uint32_t page)
 		if (p->fetching[page] == FETCH_OUT)
 			p->fetching[page] = FETCH_STALE;
 		if (dsm_region_state(p->r, page) != DSM_PAGE_INVALID) {
-			dsm_region_set(p->r, page, 1, DSM_PAGE_INVALID);
+			/* Its protection with the others' at the end; it
+			 * stays shrinking (and deferred) until then. */
+			pend_add(p, page, DSM_PAGE_INVALID);
 			p->st.invalidations++;
+			return;
 		}
 	}
 	atomic_store(&p->deferred[page], 0); /* done: after the state */
@@ -699,7 +796,7 @@ int dsm_proto_acquire(struct dsm_proto *p, const void *buf, size_t len,
 {
 	p->refresh_left = p->refresh_max;
 	int rc = dsm_log_add(&p->log, buf, len, invalidate, p, f);
-	refreshes_end(p);
+	acquire_end(p);
 	return rc;
 }
 

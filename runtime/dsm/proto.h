@@ -149,6 +149,15 @@ struct dsm_proto {
 		uint8_t fresh;
 	} * now;
 	uint32_t nnow;
+	/* Protection changes an acquire (invalidations) or a release
+	 * (write protections) decided and has not made yet: per page the
+	 * state it goes to + 1 (0: none), the pages listed in pend_list and
+	 * all in [pend_lo, pend_hi). Made at the acquire's or release's end
+	 * by runs of consecutive pages bound for one state: one
+	 * dsm_region_set a run, not one a page (each a system call and a
+	 * TLB flush). */
+	uint8_t *pend;
+	uint32_t *pend_list, npend, pend_lo, pend_hi;
 	uint64_t deferred_n;   /* invalidations and protections put off */
 	uint32_t refresh_left; /* of refresh_max, this acquire */
 	uint32_t refresh_max;  /* pages an acquire may refresh */

@@ -73,6 +73,9 @@ struct dsm_stats {
 	uint64_t read_faults, write_faults, fetches, twins, twin_bytes, diffs,
 	    diff_bytes, invalidations, intervals;
 	uint64_t fetches_direct; /* of the fetches, read one-sided */
+	/* Changes of pages' protections or mappings (system calls): the
+	 * region's (dsm/region.h), by the SU and the EUs. */
+	uint64_t protections;
 	/* Sent by this node: write notices' bytes, messages, of which for
 	 * barriers (arrivals and their grants). */
 	uint64_t notice_bytes, msgs_sent, barrier_msgs;

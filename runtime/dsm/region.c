@@ -129,6 +129,9 @@ static int uffd_set(struct dsm_region *r, uint32_t first, uint32_t n,
 				      &r->state[j], __ATOMIC_RELAXED)) == from)
 			j++;
 		int rc = 0;
+		if (from != to)
+			atomic_fetch_add_explicit(&r->changes, 1,
+						  memory_order_relaxed);
 		if (from == to)
 			rc = 0; /* as asked already */
 		else if (to == 0)
@@ -413,6 +416,8 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		errno = EINVAL;
 		return -1;
 	}
+	if (r->uffd < 0)
+		atomic_fetch_add_explicit(&r->changes, 1, memory_order_relaxed);
 	if (r->uffd >= 0 ? uffd_set(r, first, n, state)
 			 : mprotect(view_of(r, first),
 				    (size_t)n << r->page_shift, prot_of[state]))
@@ -440,6 +445,7 @@ int dsm_region_claim(struct dsm_region *r, uint32_t page,
 	}
 	/* Another EU that faults now sees WRITE and runs the access again
 	 * until this protection lands. */
+	atomic_fetch_add_explicit(&r->changes, 1, memory_order_relaxed);
 	if (r->uffd >= 0 ? uffd_protect(r, page, 1, false)
 			 : mprotect(view_of(r, page), r->page_size,
 				    prot_of[DSM_PAGE_WRITE])) {

@@ -30,6 +30,7 @@
 #ifndef EARTH_DSM_REGION_H
 #define EARTH_DSM_REGION_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +71,9 @@ struct dsm_region {
 	uint32_t pages;
 	unsigned page_shift;
 	uint8_t *state; /* per page: enum dsm_page_state */
+	/* Changes of pages' protections or mappings made (one a system
+	 * call: dsm_region_set, dsm_region_claim), by the SU and the EUs. */
+	_Atomic uint64_t changes;
 };
 
 /* Maps size bytes (rounded up to pages of page_size bytes, a power of two

@@ -219,12 +219,13 @@ static void print_dsm(FILE *f, const struct earth_node *n)
 		" at an acquire); twins %" PRIu64 " (%" PRIu64
 		" made before the write); diffs %" PRIu64 " of %" PRIu64
 		" bytes, from %" PRIu64 " bytes twinned; intervals %" PRIu64
-		"; invalidations %" PRIu64
+		"; invalidations %" PRIu64 "; protection changes %" PRIu64
 		"; home pages left writable at a release %" PRIu64 "\n",
 		dsm_region_faults_name(&dsm_g.region), d.read_faults,
 		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
 		d.refreshes, d.twins, d.pretwins, d.diffs, d.diff_bytes,
-		d.twin_bytes, d.intervals, d.invalidations, d.home_kept);
+		d.twin_bytes, d.intervals, d.invalidations, d.protections,
+		d.home_kept);
 	fprintf(
 	    f,
 	    "  shared memory: lock acquires %" PRIu64 " here, %" PRIu64
@@ -269,25 +270,27 @@ static void json_dsm(FILE *f, const struct earth_node *n)
 		",\"pretwins\":%" PRIu64 ",\"twin_bytes\":%" PRIu64
 		",\"diffs\":%" PRIu64 ",\"diff_bytes\":%" PRIu64
 		",\"intervals\":%" PRIu64 ",\"invalidations\":%" PRIu64
-		",\"notice_bytes\":%" PRIu64 ",\"notices_held\":%" PRIu64
-		",\"msgs_sent\":%" PRIu64 ",\"msgs_net\":%" PRIu64
-		",\"barrier_msgs\":%" PRIu64 ",\"lock_local\":%" PRIu64
-		",\"lock_remote\":%" PRIu64 ",\"lock_handoffs\":%" PRIu64
-		",\"barriers\":%" PRIu64 ",\"switches\":%" PRIu64
-		",\"early_sends\":%" PRIu64 ",\"grant_pages\":%" PRIu64
-		",\"claims_ahead\":%" PRIu64 ",\"fiber_acquires\":%" PRIu64
-		",\"fiber_hits\":%" PRIu64 ",\"fiber_hits_eu\":%" PRIu64
-		",\"fiber_coalesced\":%" PRIu64 ",\"fiber_releases\":%" PRIu64
-		",\"fiber_deferred\":%" PRIu64 ",\"wait_ns\":{",
+		",\"protections\":%" PRIu64 ",\"notice_bytes\":%" PRIu64
+		",\"notices_held\":%" PRIu64 ",\"msgs_sent\":%" PRIu64
+		",\"msgs_net\":%" PRIu64 ",\"barrier_msgs\":%" PRIu64
+		",\"lock_local\":%" PRIu64 ",\"lock_remote\":%" PRIu64
+		",\"lock_handoffs\":%" PRIu64 ",\"barriers\":%" PRIu64
+		",\"switches\":%" PRIu64 ",\"early_sends\":%" PRIu64
+		",\"grant_pages\":%" PRIu64 ",\"claims_ahead\":%" PRIu64
+		",\"fiber_acquires\":%" PRIu64 ",\"fiber_hits\":%" PRIu64
+		",\"fiber_hits_eu\":%" PRIu64 ",\"fiber_coalesced\":%" PRIu64
+		",\"fiber_releases\":%" PRIu64 ",\"fiber_deferred\":%" PRIu64
+		",\"wait_ns\":{",
 		dsm_region_faults_name(&dsm_g.region), d.read_faults,
 		d.write_faults, d.eu_faults, d.fetches, d.fetches_direct,
 		d.refreshes, d.home_writes_eu, d.home_kept, d.twins, d.pretwins,
 		d.twin_bytes, d.diffs, d.diff_bytes, d.intervals,
-		d.invalidations, d.notice_bytes, d.notices_held, d.msgs_sent,
-		d.msgs_net, d.barrier_msgs, d.lock_local, d.lock_remote,
-		d.lock_handoffs, d.barriers, d.switches, d.early_sends,
-		d.grant_pages, d.claims_ahead, d.f_acquires, d.f_hits,
-		d.f_hits_eu, d.f_coalesced, d.f_releases, d.f_deferred);
+		d.invalidations, d.protections, d.notice_bytes, d.notices_held,
+		d.msgs_sent, d.msgs_net, d.barrier_msgs, d.lock_local,
+		d.lock_remote, d.lock_handoffs, d.barriers, d.switches,
+		d.early_sends, d.grant_pages, d.claims_ahead, d.f_acquires,
+		d.f_hits, d.f_hits_eu, d.f_coalesced, d.f_releases,
+		d.f_deferred);
 	for (int k = 0; k < DSM_WAIT_CAUSES_; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "",
 			dsm_cause_names[k], d.wait_ns[k]);

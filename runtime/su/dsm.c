@@ -1871,6 +1871,8 @@ void su_dsm_stats(struct dsm_stats *st, double tsc_per_ns)
 	st->diffs = p->diffs;
 	st->diff_bytes = p->diff_bytes;
 	st->invalidations = p->invalidations;
+	st->protections =
+	    atomic_load_explicit(&dsm_g.region.changes, memory_order_relaxed);
 	st->intervals = p->intervals;
 	st->notice_bytes = sd.notice_bytes;
 	st->notices_held = sd.p.log.held_bytes;
