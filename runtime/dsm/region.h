@@ -72,8 +72,9 @@ struct dsm_region {
 	unsigned page_shift;
 	uint8_t *state; /* per page: enum dsm_page_state */
 	/* Changes of pages' protections or mappings made (one a system
-	 * call: dsm_region_set, dsm_region_claim), by the SU and the EUs. */
-	_Atomic uint64_t changes;
+	 * call: dsm_region_set, dsm_region_claim), by the SU and the EUs:
+	 * a line of its own, away from the fields the EUs' checks read. */
+	_Alignas(64) _Atomic uint64_t changes;
 };
 
 /* Maps size bytes (rounded up to pages of page_size bytes, a power of two
