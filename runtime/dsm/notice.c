@@ -88,6 +88,11 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void dsm_pages_sort(uint32_t *pages, uint32_t n)
+{
+	qsort(pages, n, sizeof(*pages), cmp_u32);
+}
+
 int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n)
 {
 	if (!n)
@@ -98,7 +103,7 @@ int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n)
 		return -1;
 	}
 	memcpy(p, pages, (size_t)n * sizeof(*p));
-	qsort(p, n, sizeof(*p), cmp_u32);
+	dsm_pages_sort(p, n);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (p[i] >= l->pages) {

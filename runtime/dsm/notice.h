@@ -83,6 +83,9 @@ void dsm_log_fit(struct dsm_log *l, size_t cap);
  * region: EINVAL). */
 int dsm_log_close(struct dsm_log *l, const uint32_t *pages, uint32_t n);
 
+/* Sorts n page numbers ascending, in place (an interval's order). */
+void dsm_pages_sort(uint32_t *pages, uint32_t n);
+
 /* The bytes dsm_log_encode_since would write for their vector time. */
 size_t dsm_log_size_since(const struct dsm_log *l, const uint32_t *their_vt,
 			  uint32_t own_upto);

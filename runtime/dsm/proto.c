@@ -195,36 +195,31 @@ static void pend_add(struct dsm_proto *p, uint32_t page,
 		p->pend_hi = page + 1;
 }
 
-static int page_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Makes the changes pend_add gathered, a run of consecutive pages bound
  * for one state at a time; then, for each page of the run, then(p, page)
- * (may be NULL). The pages in order: from the marks where they are dense
- * in [pend_lo, pend_hi), else from the list, sorted. */
+ * (may be NULL). The list in page order: read off the marks where the
+ * pages are dense in [pend_lo, pend_hi), else sorted. */
 static void pend_apply(struct dsm_proto *p,
 		       void (*then)(struct dsm_proto *, uint32_t))
 {
-	uint32_t n = p->npend, lo = p->pend_lo, hi = p->pend_hi;
-	bool scan = n && hi - lo <= 4 * (uint64_t)n;
-	if (n && !scan)
-		qsort(p->pend_list, n, sizeof(*p->pend_list), page_cmp);
-	for (uint32_t k = 0, i = lo; scan ? i < hi : k < n;) {
-		uint32_t first = scan ? i++ : p->pend_list[k++];
+	uint32_t n = p->npend, *list = p->pend_list;
+	if (n && p->pend_hi - p->pend_lo <= 4 * (uint64_t)n) {
+		n = 0;
+		for (uint32_t i = p->pend_lo; i < p->pend_hi; i++)
+			if (p->pend[i])
+				list[n++] = i;
+	} else if (n) {
+		dsm_pages_sort(list, n);
+	}
+	for (uint32_t k = 0; k < n;) {
+		uint32_t first = list[k++], end = first + 1;
 		uint8_t to = p->pend[first];
 		if (!to)
 			continue;
-		uint32_t end = first + 1;
-		while (scan ? end < hi && p->pend[end] == to
-			    : k < n && p->pend_list[k] == end &&
-				  p->pend[end] == to) {
+		while (k < n && list[k] == end && p->pend[end] == to) {
 			end++;
-			k += !scan;
+			k++;
 		}
-		i = end;
 		dsm_region_set(p->r, first, end - first,
 			       (enum dsm_page_state)(to - 1));
 		for (uint32_t q = first; q < end; q++) {
