@@ -52,6 +52,15 @@
 #ifndef EARTH_SHARED_PROBE_NS
 #define EARTH_SHARED_PROBE_NS 1000000
 #endif
+/* A node of a job over shm puts the pages of its rings to and from every
+ * peer into memory when it attaches (net/shm.c), so that the first pass
+ * of messages through a ring takes no page fault on either side (about 2
+ * µs a 4 KiB page in a guest, on the writer and the reader); up to this
+ * many MiB a node (1 MiB rings: 32 peers), beyond which the pages come
+ * on first use. */
+#ifndef EARTH_SHM_POPULATE_MB
+#define EARTH_SHM_POPULATE_MB 64
+#endif
 /* Oversubscribed, an idle unit whose partner unit runs on another CPU
  * polls this long (ns) before it starts yielding: a running partner
  * answers sooner than sched_yield returns (about 1 µs in a VM). */

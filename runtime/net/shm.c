@@ -9,6 +9,7 @@
 #define EARTH_INTERNAL 1
 #include "net/net.h"
 #include "base/base.h"
+#include "base/config.h"
 #include "base/settings.h"
 #include "net/shm_layout.h"
 #include "base/stamp.h"
@@ -365,6 +366,34 @@ static const struct net_ops shm_ops = {
     .irq_arm = shm_irq_arm,
 };
 
+/* Pages [at, at + len) of the mapping into memory, rounded out to whole
+ * pages (the neighbours' bytes are left as they are); 0 or -1. */
+static int populate(const void *at, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)at & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)at + len + page - 1) & ~(page - 1);
+	return madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+}
+
+/* This node's rings to and from every peer, put into memory now
+ * (EARTH_SHM_POPULATE_MB): their contents unchanged (other nodes may be
+ * sending already), each page allocated once in the job's file and mapped
+ * here. Best effort: a kernel without MADV_POPULATE_WRITE (before 5.14),
+ * or short of memory, leaves them to come on first use. */
+static void shm_populate(struct shm_net *s, uint64_t ring_bytes)
+{
+	uint32_t peers = s->base.nodes - 1;
+	size_t stride = shm_ring_stride(ring_bytes);
+	if (!peers || 2 * (uint64_t)peers * ring_bytes >
+			  ((uint64_t)EARTH_SHM_POPULATE_MB << 20))
+		return;
+	for (uint32_t p = 0; p < s->base.nodes; p++)
+		if (p != s->base.self && (populate(s->ring_to[p], stride) ||
+					  populate(s->ring_from[p], stride)))
+			return;
+}
+
 struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 {
 	*err = NULL;
@@ -433,6 +462,7 @@ struct net *net_shm_open(uint32_t self, uint32_t nodes, const char **err)
 		s->ring_to[p] = shm_ring_at(map, nodes, ring_bytes, self, p);
 		s->ring_from[p] = shm_ring_at(map, nodes, ring_bytes, p, self);
 	}
+	shm_populate(s, ring_bytes);
 	/* Resume where the rings are (a fresh job: all zero); the indices
 	 * are shared, so they are checked like every later read. */
 	for (uint32_t p = 0; p < nodes; p++) {
