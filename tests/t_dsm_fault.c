@@ -6,6 +6,8 @@
  * mapped at the address asked for (with a writable view of the same
  * memory) or refused (something there, a bad page
  * size, more pages than vm.max_map_count leaves, each with its message);
+ * runs of pages invalidated together, in one system call under
+ * userfaultfd;
  * a read of an invalid page and a write of a read-only one reach the
  * node with the right page and kind and run again once it allows them;
  * program threads that fault and must wait give the EU to the others and
@@ -27,6 +29,7 @@
 #include <criterion/parameterized.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,6 +177,63 @@ BOTH_WAYS(large_regions_by_state)
 			     p + 2);
 	}
 	close(zero);
+	dsm_region_unmap(&reg);
+}
+
+/* Runs of pages invalidated together (dsm_region_invalidate): every page
+ * of them unreadable after (write(2) from it to a pipe fails), their
+ * neighbours as they were, their bytes still in the memory; under
+ * userfaultfd one system call for all where the kernel has
+ * process_madvise (Linux 6.13 and later: there it must), else one per
+ * stretch of pages still mapped; under protections one a run. */
+BOTH_WAYS(runs_invalidated_together)
+{
+	map_reg(*way, 12 * PG);
+	for (uint32_t q = 0; q < 12; q++) {
+		*(uint32_t *)dsm_region_alias(&reg, q) = 100 + q;
+		cr_assert_eq(
+		    dsm_region_set(&reg, q, 1,
+				   q % 2 ? DSM_PAGE_WRITE : DSM_PAGE_READ),
+		    0);
+	}
+	cr_assert_eq(dsm_region_set(&reg, 9, 1, DSM_PAGE_INVALID), 0);
+	const struct dsm_run runs[] = {{1, 2}, {5, 1}, {8, 3}};
+	const bool in[12] = {
+	    [1] = 1, [2] = 1, [5] = 1, [8] = 1, [9] = 1, [10] = 1};
+	uint64_t before = atomic_load(&reg.changes);
+	cr_assert_eq(dsm_region_invalidate(&reg, runs, 3), 0);
+	uint64_t made = atomic_load(&reg.changes) - before;
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	cr_assert_eq(uname(&u), 0);
+	sscanf(u.release, "%u.%u", &major, &minor);
+	if (how == DSM_FAULTS_PROTECT)
+		cr_assert_eq(made, 3);
+	else if (major > 6 || (major == 6 && minor >= 13))
+		cr_assert_eq(made, 1,
+			     "%" PRIu64 " changes on Linux %s (pidfd %d)", made,
+			     u.release, reg.pidfd);
+	else
+		cr_assert_eq(made, reg.pidfd >= 0 ? 1 : 4,
+			     "%" PRIu64 " changes (pidfd %d)", made, reg.pidfd);
+	int pipe_fd[2]; /* write(2) reads the bytes it puts into a pipe */
+	cr_assert_eq(pipe(pipe_fd), 0);
+	for (uint32_t q = 0; q < 12; q++) {
+		char *v = (char *)reg.base + (size_t)q * PG, c;
+		cr_assert_eq(write(pipe_fd[1], v, 1), in[q] ? -1 : 1, "page %u",
+			     q);
+		cr_assert(in[q] || read(pipe_fd[0], &c, 1) == 1);
+		cr_assert_eq(reg.state[q] == DSM_PAGE_INVALID, in[q], "page %u",
+			     q);
+	}
+	close(pipe_fd[0]);
+	close(pipe_fd[1]);
+	cr_assert_eq(dsm_region_set(&reg, 5, 1, DSM_PAGE_READ), 0);
+	cr_assert_eq(*(volatile uint32_t *)((char *)AT + 5 * PG), 105);
+	const struct dsm_run outside = {11, 2}, many[DSM_REGION_RUNS + 1] = {0};
+	cr_assert_eq(dsm_region_invalidate(&reg, &outside, 1), -1);
+	cr_assert_eq(dsm_region_invalidate(&reg, many, DSM_REGION_RUNS + 1),
+		     -1);
 	dsm_region_unmap(&reg);
 }
 

@@ -195,14 +195,31 @@ static void pend_add(struct dsm_proto *p, uint32_t page,
 		p->pend_hi = page + 1;
 }
 
+/* Invalidates the runs drop[0 .. n) in one change (dsm_region_invalidate)
+ * and lets their pages go. */
+static void pend_drop(struct dsm_proto *p, const struct dsm_run *drop,
+		      uint32_t n, void (*then)(struct dsm_proto *, uint32_t))
+{
+	dsm_region_invalidate(p->r, drop, n);
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t q = drop[k].first; q < drop[k].first + drop[k].n;
+		     q++) {
+			p->pend[q] = 0;
+			if (then)
+				then(p, q);
+		}
+}
+
 /* Makes the changes pend_add gathered, a run of consecutive pages bound
- * for one state at a time; then, for each page of the run, then(p, page)
- * (may be NULL). The list in page order: read off the marks where the
- * pages are dense in [pend_lo, pend_hi), else sorted. */
+ * for one state at a time (the runs to invalidate DSM_REGION_RUNS at a
+ * time); then, for each page of the run, then(p, page) (may be NULL). The
+ * list in page order: read off the marks where the pages are dense in
+ * [pend_lo, pend_hi), else sorted. */
 static void pend_apply(struct dsm_proto *p,
 		       void (*then)(struct dsm_proto *, uint32_t))
 {
-	uint32_t n = p->npend, *list = p->pend_list;
+	uint32_t n = p->npend, *list = p->pend_list, ndrop = 0;
+	struct dsm_run drop[DSM_REGION_RUNS];
 	if (n && p->pend_hi - p->pend_lo <= 4 * (uint64_t)n) {
 		n = 0;
 		for (uint32_t i = p->pend_lo; i < p->pend_hi; i++)
@@ -220,6 +237,16 @@ static void pend_apply(struct dsm_proto *p,
 			end++;
 			k++;
 		}
+		/* Invalidations (an acquire's) go together, several runs a
+		 * system call; protections one a run. */
+		if (to - 1 == DSM_PAGE_INVALID) {
+			drop[ndrop++] = (struct dsm_run){first, end - first};
+			if (ndrop == DSM_REGION_RUNS) {
+				pend_drop(p, drop, ndrop, then);
+				ndrop = 0;
+			}
+			continue;
+		}
 		dsm_region_set(p->r, first, end - first,
 			       (enum dsm_page_state)(to - 1));
 		for (uint32_t q = first; q < end; q++) {
@@ -228,6 +255,8 @@ static void pend_apply(struct dsm_proto *p,
 				then(p, q);
 		}
 	}
+	if (ndrop)
+		pend_drop(p, drop, ndrop, then);
 	p->npend = 0;
 	p->pend_lo = UINT32_MAX;
 	p->pend_hi = 0;

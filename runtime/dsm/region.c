@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Kernels from 6.6 map a page write-protected as UFFDIO_CONTINUE maps it;
@@ -149,6 +150,44 @@ static int uffd_set(struct dsm_region *r, uint32_t first, uint32_t n,
 	return 0;
 }
 
+/* Pages [at, at + len) of the view each, dropped in one system call
+ * where r->pidfd allows, else one madvise each; 0 or -1 with errno. The
+ * count of changes goes up by the calls made. */
+static int drop_ranges(struct dsm_region *r, const struct iovec *v, unsigned k)
+{
+	size_t bytes = 0;
+	for (unsigned i = 0; i < k; i++)
+		bytes += v[i].iov_len;
+	if (k > 1 && r->pidfd >= 0) {
+		atomic_fetch_add_explicit(&r->changes, 1, memory_order_relaxed);
+		if (syscall(SYS_process_madvise, r->pidfd, v, (size_t)k,
+			    MADV_DONTNEED, 0u) == (long)bytes)
+			return 0;
+		/* Refused or cut short: each again, on its own (dropping
+		 * a page twice changes nothing). */
+	}
+	for (unsigned i = 0; i < k; i++) {
+		atomic_fetch_add_explicit(&r->changes, 1, memory_order_relaxed);
+		if (madvise(v[i].iov_base, v[i].iov_len, MADV_DONTNEED))
+			return -1;
+	}
+	return 0;
+}
+
+/* r->pidfd: this process, kept where process_madvise drops a page of
+ * the view (Linux 6.13 and later; page 0, invalid already), else -1. */
+static void pidfd_open_self(struct dsm_region *r)
+{
+	r->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0u);
+	struct iovec v = {.iov_base = r->base, .iov_len = r->page_size};
+	if (r->pidfd >= 0 &&
+	    syscall(SYS_process_madvise, r->pidfd, &v, (size_t)1, MADV_DONTNEED,
+		    0u) != (long)r->page_size) {
+		close(r->pidfd);
+		r->pidfd = -1;
+	}
+}
+
 /* Opens r's userfaultfd on its view (mapped readable and writable, no
  * page in it yet): missing and minor faults (a page not mapped) and
  * write-protect faults, each a SIGBUS; and tries UFFDIO_CONTINUE's
@@ -186,8 +225,10 @@ static int uffd_open(struct dsm_region *r, char *why, size_t len)
 	} else {
 		r->uffd = u;
 		if (!uffd_map(r, 0, 1, true) &&
-		    !madvise(r->base, r->page_size, MADV_DONTNEED))
+		    !madvise(r->base, r->page_size, MADV_DONTNEED)) {
+			pidfd_open_self(r);
 			return 0;
+		}
 		snprintf(why, len,
 			 "UFFDIO_CONTINUE_MODE_WP (Linux 6.6 and later): %s",
 			 strerror(errno));
@@ -202,11 +243,13 @@ static void region_drop(struct dsm_region *r, int fd)
 {
 	if (r->uffd >= 0)
 		close(r->uffd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
 	munmap(r->base, r->size);
 	munmap(r->alias, r->size);
 	if (fd >= 0)
 		close(fd);
-	r->uffd = -1;
+	r->uffd = r->pidfd = -1;
 	r->base = r->alias = NULL;
 }
 
@@ -253,7 +296,7 @@ int dsm_region_map_fd(struct dsm_region *r, void *at, size_t size,
 		      size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = r->uffd = -1;
+	r->fd = r->uffd = r->pidfd = -1;
 	size_t sys = (size_t)sysconf(_SC_PAGESIZE);
 	if (page_size < sys || page_size % sys ||
 	    (page_size & (page_size - 1))) {
@@ -376,7 +419,7 @@ void dsm_region_unmap(struct dsm_region *r)
 		region_drop(r, r->fd);
 	free(r->state);
 	memset(r, 0, sizeof(*r));
-	r->fd = r->uffd = -1;
+	r->fd = r->uffd = r->pidfd = -1;
 }
 
 /* A state change the kernel refused: the pages would fault forever, or
@@ -426,6 +469,69 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 	for (uint32_t i = first; i < first + n; i++)
 		__atomic_store_n(&r->state[i], (uint8_t)state,
 				 __ATOMIC_RELAXED);
+	return 0;
+}
+
+int dsm_region_invalidate(struct dsm_region *r, const struct dsm_run *runs,
+			  uint32_t nruns)
+{
+	uint32_t lo = UINT32_MAX, hi = 0; /* what a refusal names */
+	if (nruns > DSM_REGION_RUNS) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (uint32_t q = 0; q < nruns; q++) {
+		if (runs[q].first > r->pages ||
+		    runs[q].n > r->pages - runs[q].first) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (runs[q].first < lo)
+			lo = runs[q].first;
+		if (runs[q].first + runs[q].n > hi)
+			hi = runs[q].first + runs[q].n;
+	}
+	if (r->uffd < 0) {
+		for (uint32_t q = 0; q < nruns; q++)
+			dsm_region_set(r, runs[q].first, runs[q].n,
+				       DSM_PAGE_INVALID);
+		return 0;
+	}
+	/* The stretches of each run mapped now (not invalid already), one
+	 * range each, dropped whenever the vector is full and at the end. */
+	struct iovec v[DSM_REGION_RUNS];
+	unsigned k = 0;
+	for (uint32_t q = 0; q < nruns; q++) {
+		for (uint32_t i = runs[q].first, end = i + runs[q].n;
+		     i < end;) {
+			bool mapped =
+			    dsm_region_state(r, i) != DSM_PAGE_INVALID;
+			uint32_t j = i + 1;
+			while (j < end && (dsm_region_state(r, j) !=
+					   DSM_PAGE_INVALID) == mapped)
+				j++;
+			if (mapped) {
+				if (k == DSM_REGION_RUNS) {
+					if (drop_ranges(r, v, k))
+						refused(r, lo, hi - lo,
+							DSM_PAGE_INVALID);
+					k = 0;
+				}
+				v[k].iov_base = view_of(r, i);
+				v[k++].iov_len = (size_t)(j - i)
+						 << r->page_shift;
+			}
+			i = j;
+		}
+	}
+	if (k && drop_ranges(r, v, k))
+		refused(r, lo, hi - lo, DSM_PAGE_INVALID);
+	for (uint32_t q = 0; q < nruns; q++)
+		for (uint32_t i = runs[q].first; i < runs[q].first + runs[q].n;
+		     i++)
+			__atomic_store_n(&r->state[i],
+					 (uint8_t)DSM_PAGE_INVALID,
+					 __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -66,6 +66,8 @@ struct dsm_region {
 			   * to fill and read pages whatever their state */
 	int fd;		  /* the memory (memfd) */
 	int uffd;	  /* its userfaultfd, or -1: page protections */
+	int pidfd;	  /* this process, where process_madvise drops pages of
+			   * several runs at once (Linux 6.13 and later), or -1 */
 	size_t size;	  /* bytes: pages * page_size */
 	size_t page_size; /* a multiple of the system's page size */
 	uint32_t pages;
@@ -122,6 +124,22 @@ static inline enum dsm_page_state dsm_region_state(const struct dsm_region *r,
  * their writes would go unnoticed. */
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		   enum dsm_page_state state);
+
+/* A run of pages: first .. first + n - 1. */
+struct dsm_run {
+	uint32_t first, n;
+};
+
+/* Runs dsm_region_invalidate takes at most. */
+#define DSM_REGION_RUNS 64
+
+/* Sets every page of runs[0 .. nruns) (nruns <= DSM_REGION_RUNS, apart
+ * from each other) invalid, as dsm_region_set would run by run: under
+ * userfaultfd in one system call for all (process_madvise), else one a
+ * run. Returns 0, or -1 (EINVAL) when a run is not in the region or there
+ * are too many; a change the kernel refuses ends the node, as there. */
+int dsm_region_invalidate(struct dsm_region *r, const struct dsm_run *runs,
+			  uint32_t nruns);
 
 /* Claims page for writing: from state `from` (a home page's
  * DSM_PAGE_HOME) to DSM_PAGE_WRITE, its entry first, by compare-and-swap,
