@@ -133,11 +133,12 @@ struct dsm_run {
 /* Runs dsm_region_invalidate takes at most. */
 #define DSM_REGION_RUNS 64
 
-/* Sets every page of runs[0 .. nruns) (nruns <= DSM_REGION_RUNS, apart
- * from each other) invalid, as dsm_region_set would run by run: under
- * userfaultfd in one system call for all (process_madvise), else one a
- * run. Returns 0, or -1 (EINVAL) when a run is not in the region or there
- * are too many; a change the kernel refuses ends the node, as there. */
+/* Sets every page of runs[0 .. nruns) (nruns <= DSM_REGION_RUNS, the runs
+ * disjoint) invalid, as dsm_region_set would run by run: under
+ * userfaultfd in one system call for all where the kernel has
+ * process_madvise (Linux 6.13 and later: r->pidfd), else one a run.
+ * Returns 0, or -1 (EINVAL) when a run is not in the region or there are
+ * too many; a change the kernel refuses ends the node, as there. */
 int dsm_region_invalidate(struct dsm_region *r, const struct dsm_run *runs,
 			  uint32_t nruns);
 
