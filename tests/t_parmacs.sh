@@ -83,11 +83,13 @@ check_counts() {
 	esac
 	# Barriers: managed by node 0 (one episode each); messages: every
 	# thread's arrival to node 0 (its own node's too) and node 0's release
-	# of every thread. Locks: local on node 0, remote elsewhere.
+	# of every node that has threads, one grant each (nn of them).
+	# Locks: local on node 0, remote elsewhere.
+	local nn=$((np < n ? np : n))
 	for ((k = 0; k < n; k++)); do
 		want "node $k barriers" "${B[k]}" == $((k ? 0 : eps))
 		want "node $k barrier messages" "${BM[k]}" == \
-			$(((T[k] + (k ? 0 : np)) * eps))
+			$(((T[k] + (k ? 0 : nn)) * eps))
 		if [ "$p" = lockacc ]; then
 			# + the chunks: 100 GETSUBs that get one, then a bucket
 			# lock each, and one GETSUB per thread that gets -1;

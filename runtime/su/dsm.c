@@ -126,6 +126,18 @@ static struct {
 	bool globals_sent;
 	bool said_no_room; /* node 0: an allocation got NULL (said once) */
 	uint64_t msgs[M_COUNT_];
+	/* The grants of one barrier's or flag's sweep (gathering: mgr_go
+	 * while dsm_sync lets its waiters go), one message a node: per node,
+	 * the first waiter's grant, then the slots of the others
+	 * (GRANT_MORE); sent by grants_flush. */
+	bool gathering;
+	struct grant_batch {
+		uint8_t *msg; /* NULL: none gathered; else len bytes, then
+			       * room for the others' slots and their count */
+		size_t len;
+		uint64_t a, slot, id;
+		uint32_t nmore;
+	} * batch;
 	/* Statistics (the protocol keeps its own). */
 	uint64_t notice_bytes, barrier_msgs, lock_local, lock_remote;
 	uint64_t fetch_direct;
@@ -546,6 +558,59 @@ static size_t carry_pages(uint32_t node, size_t len)
 	return head + len;
 }
 
+/* The grant gathered for node, with the slots of its other waiters
+ * (GRANT_MORE), sent. */
+static void grant_send(uint32_t node)
+{
+	struct grant_batch *g = &sd.batch[node];
+	uint64_t a = g->a;
+	size_t len = g->len;
+	if (g->nmore) {
+		len += 4 * (size_t)g->nmore;
+		memcpy(g->msg + len, &g->nmore, 4);
+		len += 4;
+		a |= GRANT_MORE;
+	}
+	sd.barrier_msgs += (a & 0xffu) == DSM_SYNC_BARRIER;
+	send_to(node, M_GRANT, a, g->slot, g->id, g->msg, len);
+	free(g->msg);
+	g->msg = NULL;
+	g->nmore = 0;
+}
+
+/* A grant of a barrier's or flag's sweep (sd.gathering), its payload in
+ * sd.buf: another waiter of a node whose grant is gathered, when it
+ * brings no notice (the first one's brought them all) and fits, adds only
+ * its slot; else the node's gathered grant goes, and this one is
+ * gathered in its place (the order of a node's grants kept). */
+static void grant_gather(uint32_t node, uint64_t a, uint32_t slot, uint64_t id,
+			 size_t len, bool empty)
+{
+	struct grant_batch *g = &sd.batch[node];
+	if (g->msg && empty && g->a == a && g->id == id &&
+	    g->nmore + 1 < DSM_WAITERS_PER_NODE &&
+	    g->len + 4 * ((size_t)g->nmore + 2) <= sd.cap) {
+		memcpy(g->msg + g->len + 4 * (size_t)g->nmore++, &slot, 4);
+		return;
+	}
+	if (g->msg)
+		grant_send(node);
+	g->msg = malloc(len + 4 * ((size_t)DSM_WAITERS_PER_NODE + 1));
+	if (!g->msg)
+		earth_fatal("shared memory: out of memory");
+	memcpy(g->msg, sd.buf, len);
+	*g = (struct grant_batch){g->msg, len, a, slot, id, 0};
+}
+
+/* The sweep's gathered grants, one a node, sent. */
+static void grants_flush(void)
+{
+	sd.gathering = false;
+	for (uint32_t k = 0; k < sd.n->num_nodes; k++)
+		if (sd.batch[k].msg)
+			grant_send(k);
+}
+
 /* A manager lets thread `thread` of `node` past object id. */
 static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 		   uint32_t node, uint32_t thread, const uint32_t *their_vt)
@@ -576,7 +641,7 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 			if (v > sent[k])
 				sent[k] = v;
 		}
-	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
+	bool empty = len == 4; /* no notice: the count alone */
 	unsigned a = kind;
 	if (collect) {
 		memcpy(sd.buf + len, sd.collect_to, vt_len);
@@ -592,7 +657,13 @@ static void mgr_go(void *ctx, enum dsm_sync_kind kind, uint32_t id,
 			a |= GRANT_PAGES;
 		len = with;
 	}
-	send_to(node, M_GRANT, a, thread, dsm_id(sd.n->id, id), sd.buf, len);
+	uint64_t oid = dsm_id(sd.n->id, id);
+	if (sd.gathering && kind != DSM_SYNC_LOCK) {
+		grant_gather(node, a, thread, oid, len, empty);
+		return;
+	}
+	sd.barrier_msgs += kind == DSM_SYNC_BARRIER;
+	send_to(node, M_GRANT, a, thread, oid, sd.buf, len);
 }
 
 /* ---- set up ---- */
@@ -635,8 +706,10 @@ int su_dsm_open(struct earth_node *n)
 	sd.early = calloc(dsm_g.region.pages, sizeof(*sd.early));
 	sd.diff_to = calloc(nodes, sizeof(uint32_t));
 	sd.done = calloc((size_t)nodes * DSM_THREADS_PER_NODE, 1);
+	sd.batch = calloc(nodes, sizeof(*sd.batch));
 	if (!sd.pwait || !sd.sent || !sd.told || !sd.buf || !sd.cut ||
-	    !sd.dpart || !sd.vt_tmp || !sd.early || !sd.done || !sd.diff_to)
+	    !sd.dpart || !sd.vt_tmp || !sd.early || !sd.done || !sd.diff_to ||
+	    !sd.batch)
 		return -1;
 	if (dsm_g.main_pt) /* node 0's main: thread 0, slot 0 */
 		sd.by_slot[0] = dsm_g.main_pt;
@@ -683,6 +756,7 @@ void su_dsm_close(void)
 	free(sd.sent);
 	free(sd.told);
 	free(sd.diff_to);
+	free(sd.batch); /* never one gathered between two messages */
 	free(sd.vt_tmp);
 	for (struct kept *m = sd.local.head, *nx; m; m = nx) {
 		nx = m->next;
@@ -1165,14 +1239,17 @@ static struct dsm_pt *waiting_thread(const struct wire_hdr *h, uint32_t from,
 	return pt;
 }
 
-/* A grant names the object its thread waits on, and comes from the node
- * that manages it (waiting_thread refuses a slot that waits for none).
- * Returns its kind (enum dsm_sync_kind), its flags off. */
-static uint64_t grant_check(const struct wire_hdr *h, uint32_t from)
+/* A grant names the object the thread of each slot it names (field b,
+ * and GRANT_MORE's) waits on, and comes from the node that manages it
+ * (waiting_thread refuses a slot that waits for none). Returns its kind
+ * (enum dsm_sync_kind), its flags off. */
+static uint64_t grant_check(const struct wire_hdr *h, uint32_t from,
+			    uint64_t slot)
 {
-	uint64_t got = h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES);
+	uint64_t got =
+	    h->a & ~(uint64_t)(GRANT_COLLECT | GRANT_PAGES | GRANT_MORE);
 	struct dsm_pt *pt =
-	    h->b < DSM_WAITERS_PER_NODE ? sd.by_slot[h->b] : NULL;
+	    slot < DSM_WAITERS_PER_NODE ? sd.by_slot[slot] : NULL;
 	if (!pt || pt->waits != M_GRANT)
 		return got; /* waiting_thread refuses it */
 	unsigned kind = pt->wait_req == DSM_R_LOCK	? DSM_SYNC_LOCK
@@ -1488,8 +1565,10 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 			all = ep->arrived[q] != 0;
 		sd.collect_now = all;
 		sd.collect_to = ep->least;
+		sd.gathering = true;
 		int rc = dsm_sync_barrier(&sd.sync, k, count, from,
 					  (uint32_t)h->b, vt, &why);
+		grants_flush();
 		free(vt);
 		sync_refused(h, from, rc, why);
 		sd.collect_now = false;
@@ -1500,8 +1579,10 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 	case M_FLAG_SET: {
 		uint32_t k = my_object(h, from, &dsm_g.nflags, "flag");
 		learn_release(h, from, payload, h->len);
-		sync_refused(h, from, dsm_sync_flag_set(&sd.sync, k, &why),
-			     why);
+		sd.gathering = true;
+		int rc = dsm_sync_flag_set(&sd.sync, k, &why);
+		grants_flush();
+		sync_refused(h, from, rc, why);
 		return;
 	}
 	case M_FLAG_WAIT: {
@@ -1525,10 +1606,26 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		learn_release(h, from, payload, h->len);
 		return;
 	case M_GRANT: {
-		uint64_t kind = grant_check(h, from);
-		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
-		const uint8_t *pl = payload;
+		uint64_t kind = grant_check(h, from, h->b);
+		const uint8_t *pl = payload, *more = NULL;
 		size_t len = h->len;
+		uint32_t nmore = 0;
+		if (h->a & GRANT_MORE) { /* the other waiters' slots, last */
+			if (kind == DSM_SYNC_LOCK || (h->a & GRANT_PAGES) ||
+			    len < 4)
+				bad(h, from, "a",
+				    "more waiters in a lock's grant, or with "
+				    "pages, or no count of them");
+			memcpy(&nmore, pl + len - 4, 4);
+			if (!nmore || nmore >= DSM_WAITERS_PER_NODE ||
+			    (len - 4) / 4 < nmore)
+				bad(h, from, "len",
+				    "a count of more waiters no node has, or "
+				    "past the payload");
+			len -= 4 + 4 * (size_t)nmore;
+			more = pl + len;
+		}
+		struct dsm_pt *pt = waiting_thread(h, from, "b", h->b, M_GRANT);
 		if (h->a & GRANT_PAGES) {
 			size_t head = granted_pages(h, from, pl);
 			pl += head;
@@ -1558,6 +1655,12 @@ static void receive(uint32_t from, const struct wire_hdr *h,
 		if (kind == DSM_SYNC_LOCK)
 			lock_pages_pretwin(h->c);
 		resume(pt, 0);
+		for (uint32_t i = 0; i < nmore; i++) {
+			uint32_t slot;
+			memcpy(&slot, more + 4 * (size_t)i, 4);
+			grant_check(h, from, slot); /* the same object */
+			resume(waiting_thread(h, from, "b", slot, M_GRANT), 0);
+		}
 		return;
 	}
 	case M_ALLOC: {

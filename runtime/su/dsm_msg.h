@@ -73,5 +73,9 @@ enum dsm_msg {
  * u32 page, count pages' bytes; the notices follow. */
 #define GRANT_PAGES 0x200u
 #define GRANT_PAGES_MAX 8u
+/* And this one when a barrier's or flag's grant lets more of the node's
+ * waiters go than the one in field b: the payload ends with u32 slot x m,
+ * u32 m (1 <= m < DSM_WAITERS_PER_NODE); never with GRANT_PAGES. */
+#define GRANT_MORE 0x400u
 
 #endif

@@ -473,7 +473,8 @@ static void message(const uint8_t *r)
 		break;
 	case M_GRANT:
 		h.a = (r[4] % 3) | (r[4] & 0x80 ? GRANT_COLLECT : 0) |
-		      (r[4] & 0x40 ? GRANT_PAGES : 0);
+		      (r[4] & 0x40 ? GRANT_PAGES : 0) |
+		      (r[4] & 0x20 ? GRANT_MORE : 0);
 		h.b = slot;
 		h.c = obj;
 		if (h.a & GRANT_PAGES)
@@ -481,6 +482,12 @@ static void message(const uint8_t *r)
 		put_notices(&at, r + 8, nvt);
 		if (h.a & GRANT_COLLECT)
 			put_vt(&at, r[5]);
+		if (h.a & GRANT_MORE) { /* other slots, their count (or not) */
+			uint32_t m = r[7] & 3;
+			for (uint32_t i = 0; i < m; i++)
+				put32(&at, (slot + 1 + i) % 8);
+			put32(&at, r[7] & 0x80 ? r[7] : m);
+		}
 		break;
 	case M_ALLOC: /* bytes */
 		h.a = (uint64_t)(r[4] % (PAGES + 4)) * PAGE -
