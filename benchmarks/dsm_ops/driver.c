@@ -404,6 +404,29 @@ static void single_poll(void)
 	}
 }
 
+/* Barriers of k threads a node over shm, k = 4 and 16, on dual nodes and
+ * on single-poll ones: dsm_barrier.shm.k<k>[.single_poll]. */
+static void barrier_threads(void)
+{
+	static char out[65536];
+	static const char *const ks[] = {"4", "16"};
+	const char *modes[] = {NULL, "EARTH_MODE=single-poll"};
+	for (int m = 0; m < 2; m++)
+		for (int i = 0; i < 2; i++) {
+			const char *env[] = {modes[m], NULL};
+			double v =
+			    prog_result("shm", env, "barrier", op_count(3),
+					ks[i], out, sizeof(out));
+			if (v > 0) {
+				char name[96];
+				snprintf(name, sizeof(name),
+					 "dsm_barrier.shm.k%s%s", ks[i],
+					 m ? ".single_poll" : "");
+				bench_metric_ns(name, v);
+			}
+		}
+}
+
 /* ---- Jacobi with two pthreads ---- */
 
 static double pj_x[JAC_N], pj_y[JAC_N];
@@ -672,6 +695,7 @@ int main(int argc, char **argv)
 	transport("ucx", "ucx_tcp", "tcp", kernel);
 	transport("ucx", "ucx_shm", "posix,cma", kernel);
 	single_poll();
+	barrier_threads();
 	jacobi();
 	hidden();
 	settings();

@@ -19,7 +19,8 @@
  *   -m incr     the same with a counter in shared memory (homed on node
  *               0) incremented under the lock: ns per increment; the
  *               counter is checked
- *   -m barrier  -n barriers of the two threads: ns per barrier
+ *   -m barrier  -n barriers of the threads, -k a node (one by default):
+ *               ns per barrier
  *   -m jacobi   the 1-D Jacobi of JAC_N doubles, JAC_SWEEPS sweeps (a
  *               barrier after each), each half of both arrays homed on the
  *               thread that writes it (EARTH_DSM_CYCLIC, a half's pages
@@ -306,11 +307,11 @@ static void sync_thread(unsigned me)
 {
 	int incr = !strcmp(mode, "incr"), bar = !strcmp(mode, "barrier");
 	for (int r = 0; r <= reps; r++) {
-		earth_dsm_barrier(g->bar, 2);
+		earth_dsm_barrier(g->bar, (unsigned)P);
 		double t0 = now_ns();
 		for (long i = 0; i < n; i++) {
 			if (bar) {
-				earth_dsm_barrier(g->bar, 2);
+				earth_dsm_barrier(g->bar, (unsigned)P);
 				continue;
 			}
 			earth_dsm_lock(g->lock);
@@ -319,17 +320,17 @@ static void sync_thread(unsigned me)
 			earth_dsm_unlock(g->lock);
 		}
 		double t = now_ns() - t0;
-		earth_dsm_barrier(g->bar, 2);
+		earth_dsm_barrier(g->bar, (unsigned)P);
 		/* both threads' acquisitions (increments) in the time the
 		 * slower of the two took: main's clock after the barrier
 		 * would add a barrier, so each keeps its own and the larger
 		 * counts */
 		if (me == 0)
 			g->ns[r] = t;
-		earth_dsm_barrier(g->bar, 2);
+		earth_dsm_barrier(g->bar, (unsigned)P);
 		if (me == 1 && t > g->ns[r])
 			g->ns[r] = t;
-		earth_dsm_barrier(g->bar, 2);
+		earth_dsm_barrier(g->bar, (unsigned)P);
 		if (me == 0)
 			g->ns[r] /= bar ? (double)n : 2.0 * (double)n;
 	}
@@ -494,6 +495,8 @@ static int program(int argc, char **argv)
 	g->chain_done = earth_dsm_flag_new();
 	if (!strcmp(mode, "fault") || !strcmp(mode, "miss_eu"))
 		pages = alloc_or_die((size_t)n * (size_t)pg, EARTH_DSM_NODE, 0);
+	if (!strcmp(mode, "barrier"))
+		P = 2 * k;
 	if (!strcmp(mode, "hidden")) {
 		P = 2 * k;
 		for (unsigned h = 0; h < 2; h++)
