@@ -195,6 +195,18 @@ static void pend_add(struct dsm_proto *p, uint32_t page,
 		p->pend_hi = page + 1;
 }
 
+/* Pages first .. end - 1 changed: no longer pending, then(p, page) for
+ * each (then may be NULL). */
+static void pend_done(struct dsm_proto *p, uint32_t first, uint32_t end,
+		      void (*then)(struct dsm_proto *, uint32_t))
+{
+	for (uint32_t q = first; q < end; q++) {
+		p->pend[q] = 0;
+		if (then)
+			then(p, q);
+	}
+}
+
 /* Invalidates the runs drop[0 .. n) in one change (dsm_region_invalidate)
  * and lets their pages go. */
 static void pend_drop(struct dsm_proto *p, const struct dsm_run *drop,
@@ -202,12 +214,7 @@ static void pend_drop(struct dsm_proto *p, const struct dsm_run *drop,
 {
 	dsm_region_invalidate(p->r, drop, n);
 	for (uint32_t k = 0; k < n; k++)
-		for (uint32_t q = drop[k].first; q < drop[k].first + drop[k].n;
-		     q++) {
-			p->pend[q] = 0;
-			if (then)
-				then(p, q);
-		}
+		pend_done(p, drop[k].first, drop[k].first + drop[k].n, then);
 }
 
 /* Makes the changes pend_add gathered, a run of consecutive pages bound
@@ -249,11 +256,7 @@ static void pend_apply(struct dsm_proto *p,
 		}
 		dsm_region_set(p->r, first, end - first,
 			       (enum dsm_page_state)(to - 1));
-		for (uint32_t q = first; q < end; q++) {
-			p->pend[q] = 0;
-			if (then)
-				then(p, q);
-		}
+		pend_done(p, first, end, then);
 	}
 	if (ndrop)
 		pend_drop(p, drop, ndrop, then);

@@ -118,6 +118,7 @@ static int uffd_class(uint8_t st)
 	return st == DSM_PAGE_INVALID ? 0 : st == DSM_PAGE_WRITE ? 2 : 1;
 }
 
+/* To a state other than invalid (dsm_region_invalidate drops pages). */
 static int uffd_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		    enum dsm_page_state state)
 {
@@ -135,10 +136,6 @@ static int uffd_set(struct dsm_region *r, uint32_t first, uint32_t n,
 						  memory_order_relaxed);
 		if (from == to)
 			rc = 0; /* as asked already */
-		else if (to == 0)
-			rc = madvise(view_of(r, i),
-				     (size_t)(j - i) << r->page_shift,
-				     MADV_DONTNEED);
 		else if (from == 0)
 			rc = uffd_map(r, i, j - i, to == 1);
 		else
@@ -452,6 +449,16 @@ static _Noreturn EARTH_COLD void refused(const struct dsm_region *r,
 		: "");
 }
 
+/* Pages' entries, once their mapping or protection is done: read by the
+ * EU's fault handler while the SU writes them. */
+static void states_set(struct dsm_region *r, uint32_t first, uint32_t n,
+		       enum dsm_page_state state)
+{
+	for (uint32_t i = first; i < first + n; i++)
+		__atomic_store_n(&r->state[i], (uint8_t)state,
+				 __ATOMIC_RELAXED);
+}
+
 int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		   enum dsm_page_state state)
 {
@@ -459,16 +466,15 @@ int dsm_region_set(struct dsm_region *r, uint32_t first, uint32_t n,
 		errno = EINVAL;
 		return -1;
 	}
+	if (r->uffd >= 0 && state == DSM_PAGE_INVALID)
+		return dsm_region_invalidate(r, &(struct dsm_run){first, n}, 1);
 	if (r->uffd < 0)
 		atomic_fetch_add_explicit(&r->changes, 1, memory_order_relaxed);
 	if (r->uffd >= 0 ? uffd_set(r, first, n, state)
 			 : mprotect(view_of(r, first),
 				    (size_t)n << r->page_shift, prot_of[state]))
 		refused(r, first, n, state);
-	/* Read by the EU's fault handler while the SU writes it. */
-	for (uint32_t i = first; i < first + n; i++)
-		__atomic_store_n(&r->state[i], (uint8_t)state,
-				 __ATOMIC_RELAXED);
+	states_set(r, first, n, state);
 	return 0;
 }
 
@@ -527,11 +533,7 @@ int dsm_region_invalidate(struct dsm_region *r, const struct dsm_run *runs,
 	if (k && drop_ranges(r, v, k))
 		refused(r, lo, hi - lo, DSM_PAGE_INVALID);
 	for (uint32_t q = 0; q < nruns; q++)
-		for (uint32_t i = runs[q].first; i < runs[q].first + runs[q].n;
-		     i++)
-			__atomic_store_n(&r->state[i],
-					 (uint8_t)DSM_PAGE_INVALID,
-					 __ATOMIC_RELAXED);
+		states_set(r, runs[q].first, runs[q].n, DSM_PAGE_INVALID);
 	return 0;
 }
 
