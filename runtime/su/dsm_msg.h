@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * su/dsm_msg.h - the shared-memory messages between SUs (W_DSM, what in
- * field n), private to su/dsm.c and its fuzz target:
+ * field n), private to su/dsm*.c and its fuzz target:
  *
  *
  *   FETCH      a = page                      -> PAGE from the home

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_dsm.c - libFuzzer target for the SU's side of shared memory across
- * nodes (runtime/su/dsm.c and what it calls in runtime/dsm/: the
+ * nodes (runtime/su/dsm*.c and what they call in runtime/dsm/: the
  * protocol, the managers of locks, barriers and flags, the allocator, the
  * write notices, the diffs): every W_DSM message kind from a peer, and the
  * requests of this node's program threads, against a live node's state

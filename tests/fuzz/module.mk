@@ -10,7 +10,7 @@
 #   fuzz-dsm_diff the page diffs a home applies (runtime/dsm/diff.c)
 #   fuzz-dsm_notice the write notices a grant carries (runtime/dsm/notice.c)
 #   fuzz-dsm      the shared-memory messages and threads' requests against a
-#                 node's state (runtime/su/dsm.c and runtime/dsm/)
+#                 node's state (runtime/su/dsm*.c and runtime/dsm/)
 #
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
@@ -37,7 +37,7 @@ FUZZ_deliver_SRC := runtime/su/deliver.c runtime/su/remote.c runtime/su/quiet.c 
   runtime/unit/deque.c runtime/unit/slot.c runtime/gas/registry.c queues/q_ring.c runtime/net/wire.c \
   runtime/net/refuse.c runtime/base/fatal.c runtime/base/acct.c runtime/base/crit.c \
   queues/q_arch.c runtime/base/srctab.c runtime/base/op.c \
-  runtime/base/symbols.c runtime/base/settings.c runtime/su/dsm.c runtime/su/dsm_fiber.c runtime/dsm/pt.c runtime/dsm/proto.c runtime/dsm/sync.c runtime/dsm/alloc.c \
+  runtime/base/symbols.c runtime/base/settings.c runtime/su/dsm.c runtime/su/dsm_job.c runtime/su/dsm_report.c runtime/su/dsm_fiber.c runtime/dsm/pt.c runtime/dsm/proto.c runtime/dsm/sync.c runtime/dsm/alloc.c \
   runtime/dsm/notice.c runtime/dsm/diff.c runtime/dsm/region.c runtime/dsm/thread.c
 FUZZ_deliver_LIBS := -lnuma
 FUZZ_hello_SRC   := runtime/net/tcp_rendezvous.c runtime/net/wire.c runtime/net/proof.c
