@@ -158,13 +158,12 @@ void su_dsm_job_receive(uint32_t from, const struct wire_hdr *h,
 			uint8_t *acked = calloc(nodes, 1);
 			if (!w || !acked)
 				earth_fatal("shared memory: out of memory");
-			*w = (struct placing){su_dsm_g.placing,
-					      ++su_dsm_g.place_seq,
-					      0,
-					      pl.first,
-					      from,
-					      h->c,
-					      acked};
+			*w = (struct placing){.next = su_dsm_g.placing,
+					      .id = ++su_dsm_g.place_seq,
+					      .first = pl.first,
+					      .from = from,
+					      .slot = h->c,
+					      .acked = acked};
 			su_dsm_g.placing = w;
 			for (uint32_t k = 0; k < nodes; k++)
 				su_dsm_send(k, M_PLACED, 0, w->id, 0, &pl,
