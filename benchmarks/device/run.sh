@@ -14,11 +14,12 @@
 #              TC_DSM_FS and TC_DSM_KS set others, as for the driver)
 #   parmacs    the PARMACS programs of tests/parmacs on 1, 2, 4, ... nodes
 #              against as many POSIX threads: wall-clock speedups
-#   dsm_trace  where the latency-hiding program's time goes: dsm_ops's
-#              `-m hidden` at 100 us one way with 1, 8 and 16 threads a
-#              node, 3 repetitions, each job's statistics
-#              ($OUT/hidden.k<k>.json) and timeline
-#              ($OUT/hidden.k<k>.trace.json.gz, Chrome trace-event JSON)
+#   dsm_trace  where the latency-hiding programs' time goes, at 100 us
+#              one way, 3 repetitions: dsm_ops's `-m hidden` with 1, 8
+#              and 16 threads a node (hidden.k<k>) and tc_dsm's Jacobi
+#              with 1 and 8 fiber chains a node (tc_jacobi.f<k>); each
+#              job's statistics ($OUT/<job>.json) and timeline
+#              ($OUT/<job>.trace.json.gz, Chrome trace-event JSON)
 #   xcore_rtt  the cache-line round trip between two CPUs, before and after
 # Each driver gets at most RUN_LIMIT seconds (default 240). RUN=NAME runs
 # one of them (smp, dsm_ops, dsm_fault, tc_dsm, parmacs, dsm_trace). Usage: OUT=DIR
@@ -74,6 +75,14 @@ dsm_trace() {
 			"$d/rel/bench/progs/dsm_ops_prog" -m hidden -n 256 -r 3 \
 			-k "$k" || st=1
 		gzip -f "$OUT/hidden.k$k.trace.json" || st=1
+	done
+	for k in 1 8; do
+		EARTH_NET_LATENCY_NS=100000 "$d/rel/bin/earthrun" -n 2 \
+			--stats-json="$OUT/tc_jacobi.f$k.json" \
+			--trace="$OUT/tc_jacobi.f$k.trace.json" \
+			"$d/rel/bench/progs/tc_dsm_hide" -m jacobi -f "$k" -r 3 ||
+			st=1
+		gzip -f "$OUT/tc_jacobi.f$k.trace.json" || st=1
 	done
 	return $st
 }
