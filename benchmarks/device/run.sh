@@ -22,8 +22,8 @@
 #              ($OUT/<job>.trace.json.gz, Chrome trace-event JSON)
 #   xcore_rtt  the cache-line round trip between two CPUs, before and after
 # Each driver gets at most RUN_LIMIT seconds (default 240). RUN=NAME runs
-# one of them (smp, dsm_ops, dsm_fault, tc_dsm, parmacs, dsm_trace). Usage: OUT=DIR
-# run.sh
+# one of them (smp, dsm_ops, dsm_fault, tc_dsm, parmacs, dsm_trace).
+# Usage: OUT=DIR run.sh
 set -u
 d=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-$d/out}
@@ -64,8 +64,8 @@ step tc_dsm env QUICK=0 TC_DSM_LATS="${TC_DSM_LATS:-20 100}" \
 	TC_DSM_FS="${TC_DSM_FS:-8 16}" TC_DSM_KS="${TC_DSM_KS:-8}" \
 	RESULTS_DIR="$OUT" "$d/rel/bench/tc_dsm"
 step parmacs "$d/rel/bench/parmacs"
-# The jobs of dsm_ops's latency hiding again, observed (dsm_ops runs
-# them unobserved: the figures stay its own).
+# Latency-hiding jobs of dsm_ops and tc_dsm again, observed (the drivers
+# run them unobserved: their figures stay their own).
 dsm_trace() {
 	local k st=0
 	for k in 1 8 16; do
