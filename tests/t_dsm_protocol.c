@@ -672,6 +672,36 @@ Test(dsm_protocol, first_write_claimed_ahead)
 	sim_end();
 }
 
+/* A page written here and placed anew before this node's release (a
+ * write after its allocation was freed, and the page allocated again:
+ * first touch or homed elsewhere) takes its twin with it: the release
+ * sends no diff, never one to no home (DSM_HOME_NONE) nor one that would
+ * land stale bytes on the new allocation at its home. */
+Test(dsm_protocol, page_placed_anew_drops_its_twin)
+{
+	sim_start(2);
+	struct node *x = &nd[1];
+	/* pages 2 and 4 are node 0's: node 1's writes twin them */
+	sim_write(x, 2 * PSZ + 5, 7);
+	sim_write(x, 4 * PSZ + 9, 8);
+	cr_assert_not_null(x->p.twin[2]);
+	cr_assert_not_null(x->p.twin[4]);
+	/* both placed anew: page 2 first touch, page 4 node 0's again */
+	cr_assert_eq(dsm_proto_set_home(&x->p, 2, 1, DSM_HOME_NONE), 0);
+	cr_assert_eq(dsm_proto_set_home(&x->p, 4, 1, 0), 0);
+	cr_assert_null(x->p.twin[2]);
+	cr_assert_null(x->p.twin[4]);
+	/* node 0 placed it: zeros */
+	memset(dsm_region_alias(&nd[0].r, 4), 0, PSZ);
+	uint64_t diffs = x->p.st.diffs;
+	sim_release(x);
+	cr_assert_eq(x->p.st.diffs, diffs, "a diff of a page placed anew");
+	settle();
+	cr_assert_eq(((uint8_t *)dsm_region_alias(&nd[0].r, 4))[9], 0,
+		     "stale bytes landed on the new allocation");
+	sim_end();
+}
+
 /* A page this node wrote under the lock last time comes with the next
  * grant twinned and writable (a pretwin): the write takes no fault; left
  * unwritten, its empty diff names it in no notice, and the next grant

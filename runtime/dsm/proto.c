@@ -140,6 +140,13 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 			claim_ahead_end(p, i, true);
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
+		/* Written here since the last release, and placed anew
+		 * before it (a write after its free): the writes belong to
+		 * no allocation, so no diff goes to the new one's home, nor
+		 * to no home at all. */
+		free(p->twin[i]);
+		p->twin[i] = NULL;
+		p->pretwin[i] = 0;
 	}
 	return dsm_region_set(
 	    p->r, first, n, home == p->self ? DSM_PAGE_HOME : DSM_PAGE_INVALID);

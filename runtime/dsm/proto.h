@@ -195,7 +195,9 @@ void dsm_proto_fini(struct dsm_proto *p);
 
 /* Homes of pages first .. first+n-1 (every node sets the same); a page
  * homed here becomes read-only and valid, another invalid; DSM_HOME_NONE
- * (dsm/alloc.h): first touch, no home yet. 0 or -1. */
+ * (dsm/alloc.h): first touch, no home yet. The pages are an allocation's,
+ * placed anew: writes made here since the last release (to memory freed
+ * meanwhile) are dropped with their twins. 0 or -1. */
 int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		       uint32_t home);
 
