@@ -66,27 +66,28 @@ step tc_dsm env QUICK=0 TC_DSM_LATS="${TC_DSM_LATS:-20 100}" \
 step parmacs "$d/rel/bench/parmacs"
 # Latency-hiding jobs of dsm_ops and tc_dsm again, observed (the drivers
 # run them unobserved: their figures stay their own).
+observe() { # name program args...: one job at 100 us, observed
+	local name=$1 st=0
+	shift
+	EARTH_NET_LATENCY_NS=100000 "$d/rel/bin/earthrun" -n 2 \
+		--stats-json="$OUT/$name.json" --trace="$OUT/$name.trace.json" \
+		"$@" || st=1
+	gzip -f "$OUT/$name.trace.json" || st=1
+	return $st
+}
 dsm_trace() {
 	local k st=0
 	for k in 1 8 16; do
-		EARTH_NET_LATENCY_NS=100000 "$d/rel/bin/earthrun" -n 2 \
-			--stats-json="$OUT/hidden.k$k.json" \
-			--trace="$OUT/hidden.k$k.trace.json" \
-			"$d/rel/bench/progs/dsm_ops_prog" -m hidden -n 256 -r 3 \
-			-k "$k" || st=1
-		gzip -f "$OUT/hidden.k$k.trace.json" || st=1
+		observe "hidden.k$k" "$d/rel/bench/progs/dsm_ops_prog" \
+			-m hidden -n 256 -r 3 -k "$k" || st=1
 	done
 	for k in 1 8; do
-		EARTH_NET_LATENCY_NS=100000 "$d/rel/bin/earthrun" -n 2 \
-			--stats-json="$OUT/tc_jacobi.f$k.json" \
-			--trace="$OUT/tc_jacobi.f$k.trace.json" \
-			"$d/rel/bench/progs/tc_dsm_hide" -m jacobi -f "$k" -r 3 ||
-			st=1
-		gzip -f "$OUT/tc_jacobi.f$k.trace.json" || st=1
+		observe "tc_jacobi.f$k" "$d/rel/bench/progs/tc_dsm_hide" \
+			-m jacobi -f "$k" -r 3 || st=1
 	done
 	return $st
 }
-export -f dsm_trace
+export -f observe dsm_trace
 export d OUT
 step dsm_trace bash -c dsm_trace
 echo "run: $(grep -c . "$OUT/metrics.txt") METRIC lines in $OUT"

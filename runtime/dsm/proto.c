@@ -136,8 +136,9 @@ int dsm_proto_set_home(struct dsm_proto *p, uint32_t first, uint32_t n,
 		p->fresh[i] = p->fresh_grow[i] = 0;
 		if (p->fetching[i] == CLAIM_AHEAD)
 			/* Placed anew while claimed ahead (written after
-			 * its free): no answer counts for it now. */
-			claim_ahead_end(p, i, true);
+			 * its free): no answer counts for it now (its twin
+			 * goes below, with any other's). */
+			claim_ahead_end(p, i, false);
 		if (p->fetching[i] >= CLAIM_READ)
 			p->fetching[i] = FETCH_NONE;
 		/* Written here since the last release, and placed anew
