@@ -297,8 +297,10 @@ run: $(DEPS_STAMP)
 #            runs and prints its figures (none judged here)
 # `make check`, the edit-test loop (under 3 minutes once built): format,
 # layers, and the binaries marked check under ASan+UBSan.
-# Each test binary runs its suites one at a time (a node pins two CPUs).
+# Each test binary runs its suites one at a time (a node pins two CPUs);
+# what they all need is built first, on every CPU (test-build).
 test: $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) test-build
 	$(Q)$(MAKE) --no-print-directory test-format
 	$(Q)$(MAKE) --no-print-directory test-layers
 	$(Q)$(MAKE) --no-print-directory test-man
@@ -311,6 +313,13 @@ test: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-tsan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 	$(Q)$(MAKE) --no-print-directory test-bench
+# Every binary the pipelines of `make test` run or build against (the
+# fuzz targets add theirs in tests/fuzz/module.mk); the pipelines run one
+# after another, their builds are done by then.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+test-build: $(ASAN_BINS) $(TSAN_BINS) tc tc-tsan apps all bench-extra \
+            $(BUILD)/rel/bin/earthrun $(BUILD)/rel/bin/earthtrace
+.PHONY: test-build
 check: $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory test-format
 	$(Q)$(MAKE) --no-print-directory test-layers

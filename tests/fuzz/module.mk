@@ -76,6 +76,11 @@ fuzz-$(1): $(FUZZ_DIR)/fuzz_$(1)
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_template,$(t))))
 
+# make test builds the targets with the rest (test-build), where clang is.
+ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+test-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+endif
+
 .PHONY: test-fuzz
 test-fuzz:
 	$(Q)if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
