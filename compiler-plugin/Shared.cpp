@@ -11,7 +11,7 @@
 //     one, with no RELEASE_SYNC of the same pointer in that fiber (In and
 //     Out, a greatest fixed point over the fibers; fiber 0 holds nothing).
 //
-// Ranges are polynomials over integer constants and stable variables
+// Ranges are polynomials (Range.h) over integer constants and stable variables
 // (parameters never assigned, locals assigned only by their declaration):
 // an access p[e] inside `for (i = A; i < B; i++)` loops spans e with each
 // loop variable from its first to its last value, innermost loop first,
@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EarthTC.h"
+#include "Range.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -118,160 +119,6 @@ std::string sharedName(const Expr *S) {
 }
 
 namespace {
-
-// Variables in source order (a deterministic order for the monomials, so
-// the text of an inserted acquire is the same on every run).
-struct VarLess {
-  bool operator()(const VarDecl *A, const VarDecl *B) const {
-    unsigned X = A->getLocation().getRawEncoding(),
-             Y = B->getLocation().getRawEncoding();
-    return X != Y ? X < Y : std::less<const VarDecl *>()(A, B);
-  }
-};
-// A product of variables, sorted, with repeats (i * i is {i, i}).
-using Mono = std::vector<const VarDecl *>;
-struct MonoLess {
-  bool operator()(const Mono &A, const Mono &B) const {
-    return std::lexicographical_compare(A.begin(), A.end(), B.begin(), B.end(),
-                                        VarLess());
-  }
-};
-
-// A polynomial with integer coefficients in integer variables: Const +
-// sum of Coef[m] * m. Ok is false where an expression is not one, or it
-// grows past what the checks need (a degree of 4, 32 terms), or a
-// coefficient overflows.
-struct Poly {
-  bool Ok = true;
-  int64_t Const = 0;
-  std::map<Mono, int64_t, MonoLess> Coef;
-  enum { MaxDegree = 4, MaxTerms = 32 };
-
-  Poly operator+(const Poly &O) const {
-    Poly R = *this;
-    R.Ok = Ok && O.Ok;
-    R.Ok &= !__builtin_add_overflow(R.Const, O.Const, &R.Const);
-    for (const auto &P : O.Coef)
-      R.Ok &=
-          !__builtin_add_overflow(R.Coef[P.first], P.second, &R.Coef[P.first]);
-    R.trim();
-    return R;
-  }
-  Poly scaled(int64_t K) const {
-    Poly R = *this;
-    R.Ok &= !__builtin_mul_overflow(R.Const, K, &R.Const);
-    for (auto &P : R.Coef)
-      R.Ok &= !__builtin_mul_overflow(P.second, K, &P.second);
-    R.trim();
-    return R;
-  }
-  Poly operator-(const Poly &O) const { return *this + O.scaled(-1); }
-  Poly operator*(const Poly &O) const {
-    Poly R = O.scaled(Const);
-    R.Ok &= Ok;
-    for (const auto &P : Coef)
-      R = R + O.timesMono(P.first).scaled(P.second);
-    return R;
-  }
-  Poly timesMono(const Mono &M) const {
-    Poly R;
-    R.Ok = Ok;
-    if (Const)
-      R.Coef[M] = Const;
-    for (const auto &P : Coef) {
-      Mono N = P.first;
-      N.insert(N.end(), M.begin(), M.end());
-      std::sort(N.begin(), N.end(), VarLess());
-      R.Ok &= N.size() <= MaxDegree;
-      R.Coef[N] = P.second;
-    }
-    R.trim();
-    return R;
-  }
-  void trim() {
-    for (auto It = Coef.begin(); It != Coef.end();)
-      It = It->second ? std::next(It) : Coef.erase(It);
-    Ok &= Coef.size() <= MaxTerms;
-  }
-  bool isConst() const { return Ok && Coef.empty(); }
-  bool operator==(const Poly &O) const {
-    return Ok == O.Ok && Const == O.Const && Coef == O.Coef;
-  }
-  // The variables it names.
-  std::set<const VarDecl *, VarLess> vars() const {
-    std::set<const VarDecl *, VarLess> S;
-    for (const auto &P : Coef)
-      S.insert(P.first.begin(), P.first.end());
-    return S;
-  }
-  // Itself as C * v + R, with C and R free of v; false where v has a
-  // degree above 1 in a term.
-  bool split(const VarDecl *V, Poly &C, Poly &R) const {
-    C = Poly();
-    R = Poly();
-    R.Const = Const;
-    for (const auto &P : Coef) {
-      auto N = std::count(P.first.begin(), P.first.end(), V);
-      if (N > 1)
-        return false;
-      if (!N) {
-        R.Coef[P.first] = P.second;
-        continue;
-      }
-      Mono M = P.first;
-      M.erase(std::find(M.begin(), M.end(), V));
-      if (M.empty())
-        C.Const = P.second;
-      else
-        C.Coef[M] = P.second;
-    }
-    return true;
-  }
-};
-
-Poly bad() {
-  Poly L;
-  L.Ok = false;
-  return L;
-}
-Poly constant(int64_t C) {
-  Poly L;
-  L.Const = C;
-  return L;
-}
-Poly var(const VarDecl *V) {
-  Poly L;
-  L.Coef[{V}] = 1;
-  return L;
-}
-
-// Whether C >= 0 follows from Facts (each >= 0): C is a constant >= 0, or
-// a * F + D for a fact F, a > 0 and D that follows again (a few steps, and
-// a bounded number of tries in all, whatever the nest).
-bool nonneg(const Poly &C, const std::vector<Poly> &Facts, int Depth,
-            int &Budget) {
-  if (!C.Ok)
-    return false;
-  if (C.isConst())
-    return C.Const >= 0;
-  if (!Depth || --Budget < 0)
-    return false;
-  const auto &Lead = *C.Coef.begin();
-  for (const Poly &F : Facts) {
-    auto It = F.Coef.find(Lead.first);
-    if (It == F.Coef.end() || Lead.second % It->second ||
-        Lead.second / It->second <= 0)
-      continue;
-    if (nonneg(C - F.scaled(Lead.second / It->second), Facts, Depth - 1,
-               Budget))
-      return true;
-  }
-  return false;
-}
-bool nonneg(const Poly &C, const std::vector<Poly> &Facts) {
-  int Budget = 4096;
-  return nonneg(C, Facts, 4, Budget);
-}
 
 // A for loop `for (i = A; i < B; i++)` (or `int i = A`, `<=`, `++i`,
 // `i += c` with a constant c > 0; or down: `>` / `>=`, `i--`, `i -= c`,
@@ -684,26 +531,26 @@ public:
 
   Poly poly(const Expr *E, const std::map<const VarDecl *, Poly> &Sub = {}) {
     if (!E)
-      return constant(0);
+      return Poly::constant(0);
     E = E->IgnoreParenImpCasts();
     Expr::EvalResult R;
     if (!E->isValueDependent() && E->EvaluateAsInt(R, Ctx))
-      return constant(R.Val.getInt().getExtValue());
+      return Poly::constant(R.Val.getInt().getExtValue());
     if (const auto *D = dyn_cast<DeclRefExpr>(E))
       if (const auto *V = dyn_cast<VarDecl>(D->getDecl())) {
         auto It = Sub.find(V);
         if (It != Sub.end())
           return It->second;
         if (!stable(V) || !V->getType()->isIntegerType())
-          return bad();
+          return Poly::bad();
         // A local set only by a constant initialiser: that constant
         // wherever it is in scope.
         Expr::EvalResult IR;
         if (V->hasLocalStorage() && !isa<ParmVarDecl>(V) && V->getInit() &&
             !V->getInit()->isValueDependent() &&
             V->getInit()->EvaluateAsInt(IR, Ctx))
-          return constant(IR.Val.getInt().getExtValue());
-        return var(V);
+          return Poly::constant(IR.Val.getInt().getExtValue());
+        return Poly::var(V);
       }
     if (const auto *C = dyn_cast<CStyleCastExpr>(E))
       if (C->getType()->isIntegerType())
@@ -718,7 +565,7 @@ public:
       case BO_Mul:
         return A * C;
       default:
-        return bad();
+        return Poly::bad();
       }
     }
     if (const auto *U = dyn_cast<UnaryOperator>(E)) {
@@ -727,7 +574,7 @@ public:
       if (U->getOpcode() == UO_Plus)
         return poly(U->getSubExpr(), Sub);
     }
-    return bad();
+    return Poly::bad();
   }
 
   // A count: a polynomial, or `cond ? n : 0` (what the plugin inserts
@@ -741,7 +588,7 @@ public:
       return poly(E);
     if (!C->getFalseExpr()->EvaluateAsInt(R, Ctx) ||
         R.Val.getInt().getExtValue() != 0 || !condition(C->getCond(), Needs))
-      return bad();
+      return Poly::bad();
     return poly(C->getTrueExpr());
   }
   bool condition(const Expr *E, std::vector<Poly> &Needs) {
@@ -756,13 +603,13 @@ public:
       Needs.push_back(L - R);
       break;
     case BO_GT:
-      Needs.push_back(L - R - constant(1));
+      Needs.push_back(L - R - Poly::constant(1));
       break;
     case BO_LE:
       Needs.push_back(R - L);
       break;
     case BO_LT:
-      Needs.push_back(R - L - constant(1));
+      Needs.push_back(R - L - Poly::constant(1));
       break;
     default:
       return false;
@@ -883,7 +730,7 @@ public:
       }
       // The pointer: p, p + e, &p[e].
       const Expr *P = C->getArg(0)->IgnoreParenImpCasts();
-      Poly Off = constant(0);
+      Poly Off = Poly::constant(0);
       while (const auto *B = dyn_cast<BinaryOperator>(P)) {
         if ((B->getOpcode() != BO_Add && B->getOpcode() != BO_Sub) ||
             !B->getLHS()->getType()->isPointerType())
@@ -907,7 +754,7 @@ public:
       A.Lo = Off;
       // The count: ((size_t)(n) * sizeof(*(p))).
       const Expr *Bytes = C->getArg(1)->IgnoreParenImpCasts();
-      A.N = ByN ? count(C->getArg(1), A.Needs) : bad();
+      A.N = ByN ? count(C->getArg(1), A.Needs) : Poly::bad();
       if (const auto *M = ByN ? nullptr : dyn_cast<BinaryOperator>(Bytes))
         if (M->getOpcode() == BO_Mul)
           if (const auto *Cs =
@@ -1036,7 +883,7 @@ public:
              std::vector<Poly> *Holds = nullptr) {
     std::map<const VarDecl *, Poly> Id;
     for (const Loop &L : A.Loops)
-      Id[L.Var] = var(L.Var);
+      Id[L.Var] = Poly::var(L.Var);
     Poly E = poly(A.Index, Id);
     if (!E.Ok) {
       Why = "the index is not a sum of products of constants, loop "
@@ -1047,9 +894,9 @@ public:
     for (const Loop &L : A.Loops) {
       // First: the least value, Last: the greatest.
       Poly From = poly(L.From, Id),
-           Bound = poly(L.To, Id) + constant(L.Inclusive ? 0
-                                             : L.Down    ? 1
-                                                         : -1);
+           Bound = poly(L.To, Id) + Poly::constant(L.Inclusive ? 0
+                                                   : L.Down    ? 1
+                                                               : -1);
       First.push_back(L.Down ? Bound : From);
       Last.push_back(L.Down ? From : Bound);
       if (!First.back().Ok || !Last.back().Ok) {
@@ -1060,8 +907,8 @@ public:
       }
       Poly Runs = Last.back() - First.back();
       Facts.push_back(Runs);
-      Facts.push_back(var(L.Var) - First.back());
-      Facts.push_back(Last.back() - var(L.Var));
+      Facts.push_back(Poly::var(L.Var) - First.back());
+      Facts.push_back(Last.back() - Poly::var(L.Var));
       bool Stable = true;
       for (const VarDecl *V : Runs.vars())
         Stable &= !Id.count(V);
@@ -1087,7 +934,7 @@ public:
               "variables and variables set only where declared";
         return false;
       }
-      Hi = E + N - constant(1);
+      Hi = E + N - Poly::constant(1);
     }
     for (size_t K = A.Loops.size(); K-- > 0;) {
       const VarDecl *V = A.Loops[K].Var;
@@ -1130,7 +977,7 @@ public:
     for (const Poly &P : Q.Needs)
       if (!nonneg(P, Holds))
         return false;
-    Poly D1 = Lo - Q.Lo, D2 = (Q.Lo + Q.N) - constant(1) - Hi;
+    Poly D1 = Lo - Q.Lo, D2 = (Q.Lo + Q.N) - Poly::constant(1) - Hi;
     return D1.isConst() && D2.isConst() && D1.Const >= 0 && D2.Const >= 0;
   }
 

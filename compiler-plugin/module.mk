@@ -43,7 +43,7 @@ tc: $(TC_LIB) $(BUILD)/rel/lib/libearth.a $(BUILD)/rel/lib/earth.libs
 
 tc-plugin: $(TC_PLUGIN)
 
-$(BUILD)/plugin/obj/%.o: compiler-plugin/%.cpp compiler-plugin/EarthTC.h
+$(BUILD)/plugin/obj/%.o: compiler-plugin/%.cpp $(wildcard compiler-plugin/*.h)
 	@mkdir -p $(@D); $(if $(Q),echo "  CXX     $<";)
 	$(Q)$(TC_CXX) $(TC_CXXFLAGS) -c $< -o $@
 
