@@ -71,6 +71,12 @@
 
 #include "fuzz_node.h"
 
+/* fuzz_dsm_fiber.c sets it: a request record with r[1] & 0x80 is a
+ * fiber's split-phase request instead of a thread's. */
+#ifndef FUZZ_FIBERS
+#define FUZZ_FIBERS 0
+#endif
+
 /* ---- allocations of one input ---- */
 
 /* Every block the input allocated and has not freed (ASan's hooks; the
@@ -197,10 +203,102 @@ static int known(const struct dsm_pt *pt)
 	return -1;
 }
 
+/* ---- fibers' split-phase requests (FUZZ_FIBERS) ---- */
+
+/* Records of fibers that post requests with a slot of their own, as a
+ * fiber of the EU would (earth_dsm_fiber.h): idle (may post), or waiting
+ * for its slot; after an acquisition it holds the range until it releases
+ * it, after a lock the lock until it unlocks it. */
+#define MAXF 8
+enum { F_IDLE, F_WAIT };
+static struct fib {
+	earth_slot slot;
+	int state;
+	unsigned req;	    /* the request it waits on */
+	uint64_t addr, len; /* the range it holds (len 0: none) */
+	bool write;	    /* ... for writing */
+	uint64_t obj;	    /* the lock, barrier or flag it asked for */
+	uint64_t lock;	    /* a lock it holds, + 1 (0: none) */
+	void *out;	    /* an allocation's address, stored by the SU */
+} fb[MAXF];
+
+/* Set once memory was freed or placed anew, or a release named a range
+ * no record holds: what the records hold may then be taken (a program's
+ * bug), and check_held stops. */
+static bool held_unsure;
+
+/* The fiber every record's slot names (registered: a fiber this node
+ * armed a slot with). */
+static void fslot_fiber(void *frame)
+{
+	(void)frame;
+}
+
+/* Every page of each range a record holds allows its access: nothing
+ * takes a page from a fiber that acquired it before it releases it. */
+static void check_held(void)
+{
+	const struct dsm_region *g = &dsm_g.region;
+	for (unsigned i = 0; i < MAXF && !held_unsure; i++) {
+		if (!fb[i].len || fb[i].state != F_IDLE)
+			continue;
+		uint64_t off = fb[i].addr - (uintptr_t)g->base;
+		for (uint64_t k = off / PAGE; k <= (off + fb[i].len - 1) / PAGE;
+		     k++)
+			if (!dsm_page_allows(dsm_region_state(g, (uint32_t)k),
+					     fb[i].write))
+				__builtin_trap();
+	}
+}
+
+/* Record f's slot fired: it waited, and what it asked for holds. */
+static void fib_fired(struct fib *f)
+{
+	if (f->state != F_WAIT)
+		__builtin_trap(); /* fired twice, or unasked */
+	f->state = F_IDLE;
+	switch (f->req) {
+	case DSM_R_F_ACQUIRE:
+		/* Checked by check_held at every record; for writing, the
+		 * fiber writes its first and last byte (diffs at the
+		 * release). */
+		check_held();
+		if (f->write && !held_unsure) {
+			volatile uint8_t *p = (uint8_t *)(uintptr_t)f->addr;
+			p[0] = (uint8_t)(p[0] + 1);
+			p[f->len - 1] = (uint8_t)(f - fb + 1);
+		}
+		break;
+	case DSM_R_F_LOCK:
+		f->lock = f->obj + 1;
+		break;
+	case DSM_R_F_ALLOC: {
+		uintptr_t a = (uintptr_t)f->out,
+			  base = (uintptr_t)dsm_g.region.base;
+		if (!a)
+			break;
+		if (a < base || a >= base + PAGES * PAGE || (a - base) % PAGE)
+			__builtin_trap(); /* an allocation outside */
+		if (nallocs < 8)
+			allocs[nallocs++] = (uint32_t)((a - base) / PAGE);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* A fiber the SU made ready: the dsm fiber, with a thread of the
- * harness that waits, or one a CREATE made. */
+ * harness that waits, or one a CREATE made; or a record's slot fired. */
 static void check_ready(uint64_t fiber, uint64_t frame)
 {
+	if ((earth_fiber_fn)(uintptr_t)fiber == fslot_fiber) {
+		struct fib *f = (struct fib *)(uintptr_t)frame;
+		if (f < fb || f >= fb + MAXF)
+			__builtin_trap();
+		fib_fired(f);
+		return;
+	}
 	if ((earth_fiber_fn)(uintptr_t)fiber != dsm_fiber)
 		__builtin_trap();
 	struct dsm_pt *pt = (struct dsm_pt *)(uintptr_t)frame;
@@ -632,6 +730,31 @@ static void post(struct dsm_pt *pt, unsigned req, uint64_t b, uint64_t c)
 	answered_by(earth_node_g.id);
 }
 
+/* An allocation's fields as the record says: *b its bytes, *c its
+ * placement and argument. */
+static void alloc_fields(const uint8_t *r, uint64_t *b, uint64_t *c)
+{
+	*b = (1 + r[5] % PAGES) * PAGE - r[7] % PAGE;
+	uint64_t place = r[6] & 3, arg = 0;
+	if (place == DSM_PLACE_CYCLIC)
+		arg = 1 + (r[7] & 3);
+	if (place == DSM_PLACE_NODE)
+		arg = r[7] % NODES;
+	*c = place | arg << 8;
+}
+
+/* What a free names: the first page of an allocation made (taken off
+ * the list), or any page (raw). */
+static uint64_t free_page(const uint8_t *r, bool raw)
+{
+	if (!nallocs || raw)
+		return r[5] % PAGES;
+	unsigned k = r[5] % nallocs;
+	uint64_t b = allocs[k];
+	allocs[k] = allocs[--nallocs];
+	return b;
+}
+
 /* A request of a running thread of this node, as its EU would post it
  * (the EU's own checks passed). */
 static void request(const uint8_t *r)
@@ -680,24 +803,11 @@ static void request(const uint8_t *r)
 		b = obj;
 		c = 1 + r[5] % 6;
 		break;
-	case DSM_R_ALLOC: { /* bytes */
-		b = (1 + r[5] % PAGES) * PAGE - r[7] % PAGE;
-		uint64_t place = r[6] & 3, arg = 0;
-		if (place == DSM_PLACE_CYCLIC)
-			arg = 1 + (r[7] & 3);
-		if (place == DSM_PLACE_NODE)
-			arg = r[7] % NODES;
-		c = place | arg << 8;
+	case DSM_R_ALLOC:
+		alloc_fields(r, &b, &c);
 		break;
-	}
 	case DSM_R_FREE: /* what an allocation returned (mostly) */
-		if (nallocs && (r[6] & 0xc0) != 0xc0) {
-			unsigned k = r[5] % nallocs;
-			b = allocs[k];
-			allocs[k] = allocs[--nallocs];
-		} else {
-			b = r[5] % PAGES;
-		}
+		b = free_page(r, (r[6] & 0xc0) == 0xc0);
 		break;
 	case DSM_R_CREATE:
 		if (self != 0 || created / NODES >= 8)
@@ -727,19 +837,116 @@ static void request(const uint8_t *r)
 	post(pt, req, b, c);
 }
 
+/* A split-phase request of a fiber of this node (a record of fb), with
+ * its slot, as the EU would post it: mostly a range inside an allocation,
+ * a release of what the record holds, an unlock of its lock. */
+static void fiber_request(const uint8_t *r)
+{
+	struct fib *f = &fb[r[2] % MAXF];
+	if (f->state != F_IDLE)
+		return;
+	uint32_t self = earth_node_g.id;
+	bool raw = (r[6] & 0xc0) == 0xc0;
+	unsigned req =
+	    DSM_R_F_ACQUIRE + r[3] % (DSM_R_F_FREE + 1 - DSM_R_F_ACQUIRE);
+	uint32_t onode = r[4] & 0x80 ? (r[4] >> 4) % NODES : self;
+	uint64_t obj = (uint64_t)onode << 16 | (1 + (r[4] & 3));
+	uintptr_t base = (uintptr_t)dsm_g.region.base;
+	uint64_t b = 0, c = 0, spare = 0;
+	if (!raw && (req == DSM_R_F_ACQUIRE || req == DSM_R_F_RELEASE))
+		req = f->len ? DSM_R_F_RELEASE : DSM_R_F_ACQUIRE;
+	if (!raw && (req == DSM_R_F_LOCK || req == DSM_R_F_UNLOCK))
+		req = f->lock ? DSM_R_F_UNLOCK : DSM_R_F_LOCK;
+	switch (req) {
+	case DSM_R_F_ACQUIRE: {
+		if (f->len && !raw)
+			return;
+		uint64_t len = 1 + ((r[8] | (uint64_t)r[9] << 8) % (3 * PAGE));
+		b = base + (r[5] % PAGES) * PAGE + (r[7] * 16u) % PAGE;
+		if (raw)
+			b = r[7] & 1 ? rd64(r + 8) : b - PAGE;
+		c = len << 1 | (r[6] & 1);
+		if (!f->len) {
+			f->addr = b;
+			f->len = len;
+			f->write = r[6] & 1;
+		}
+		break;
+	}
+	case DSM_R_F_RELEASE:
+		b = f->addr;
+		c = f->len;
+		if (raw || !f->len) {
+			b = base + (r[5] % PAGES) * PAGE;
+			c = 1 + r[7];
+			held_unsure = true;
+		}
+		f->len = 0; /* (its pages let go of at the post) */
+		break;
+	case DSM_R_F_LOCK:
+		b = obj;
+		break;
+	case DSM_R_F_UNLOCK:
+		b = f->lock && !raw ? f->lock - 1 : obj;
+		if (b == f->lock - 1)
+			f->lock = 0;
+		break;
+	case DSM_R_F_BARRIER:
+		b = obj;
+		c = 1 + r[5] % 6;
+		break;
+	case DSM_R_F_FLAG_SET:
+	case DSM_R_F_FLAG_WAIT:
+		b = obj;
+		break;
+	case DSM_R_F_ALLOC:
+		alloc_fields(r, &b, &c);
+		f->out = NULL;
+		spare = (uintptr_t)&f->out;
+		break;
+	case DSM_R_F_FREE:
+		held_unsure = true;
+		b = free_page(r, raw);
+		break;
+	}
+	f->slot = (earth_slot){.count = 1, .fiber = fslot_fiber, .frame = f};
+	f->state = F_WAIT;
+	f->req = req;
+	f->obj = b;
+	struct su_req q = {.op = SU_OP_DSM,
+			   .n = (int32_t)req,
+			   .slot = (uintptr_t)&f->slot,
+			   .a = (uintptr_t)fslot_fiber,
+			   .b = b,
+			   .c = c,
+			   .spare = spare};
+	su_dsm_request(&earth_node_g, &q);
+	answered_by(self);
+}
+
 static void one(const uint8_t *r)
 {
 	sending_full = r[1] & 0x40;
+	unsigned kind = 1 + r[0] % M_COUNT_; /* message()'s */
+	if (r[0] < 0xc0 && (kind == M_FREE || kind == M_PLACED))
+		held_unsure = true;
+	if (r[0] >= 0xd8 && r[0] < 0xf8 && !(FUZZ_FIBERS && r[1] & 0x80) &&
+	    1 + r[3] % (DSM_R_F_ACQUIRE - 1) == DSM_R_FREE)
+		held_unsure = true; /* request()'s */
 	if (r[0] < 0xc0)
 		message(r);
 	else if (r[0] < 0xd8)
 		answer(r);
+	else if (r[0] < 0xf8 && FUZZ_FIBERS && r[1] & 0x80)
+		fiber_request(r);
 	else if (r[0] < 0xf8)
 		request(r);
 	else
 		su_net_drain(&earth_node_g);
 	if (r[1] & 0x20)
 		eu_take();
+	if (FUZZ_FIBERS)
+		check_held();
 }
 
 /* ---- set up, tear down ---- */
@@ -772,6 +979,8 @@ static void setup(uint32_t self)
 	nallocs = 0;
 	memset(model_vt, 0, sizeof(model_vt));
 	memset(th, 0, sizeof(th));
+	memset(fb, 0, sizeof(fb));
+	held_unsure = false;
 
 	/* dsm_g as node/dsm.c sets it (the region stays mapped). */
 	struct dsm_region region = dsm_g.region;
@@ -891,6 +1100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!once) {
 		once = true;
 		earth_fatal_hook = on_fatal;
+		reg_fiber_add(fslot_fiber);
 		char err[256];
 		if (dsm_region_map(&dsm_g.region, NULL, PAGES * PAGE, PAGE,
 				   DSM_FAULTS_AUTO, err, sizeof(err)) ||

@@ -11,6 +11,8 @@
 #   fuzz-dsm_notice the write notices a grant carries (runtime/dsm/notice.c)
 #   fuzz-dsm      the shared-memory messages and threads' requests against a
 #                 node's state (runtime/su/dsm*.c and runtime/dsm/)
+#   fuzz-dsm_fiber the same with fibers' split-phase requests too
+#                 (runtime/su/dsm_fiber.c; fuzz_dsm.c built with FUZZ_FIBERS)
 #
 #   make fuzz-wire              build it, run FUZZ_RUNS inputs (default 20000)
 #   make fuzz-wire FUZZ_RUNS=-1 FUZZ_TIME=600   a longer run
@@ -18,7 +20,8 @@
 # Each target names the runtime sources it links. They are built with
 # -DEARTH_FATAL_HOOK (base/base.h), so a clean rejection (earth_fatal)
 # returns to the harness instead of exiting. A target's corpus starts from
-# tests/fuzz/corpus-<target>/ when there is one (crashes found and fixed).
+# tests/fuzz/corpus-<target>/ when there is one (crashes found and fixed,
+# seeds), and FUZZ_<target>_SEEDS (another target's corpus).
 # make test runs the short runs as its last step (test-fuzz); without
 # clang-14 it says so and skips them.
 
@@ -50,7 +53,10 @@ FUZZ_dsm_notice_SRC  := runtime/dsm/notice.c
 FUZZ_dsm_notice_LIBS :=
 FUZZ_dsm_SRC  := $(FUZZ_deliver_SRC)
 FUZZ_dsm_LIBS := -lnuma
-FUZZ_TARGETS := wire deliver hello shm dsm_diff dsm_notice dsm
+FUZZ_dsm_fiber_SRC  := $(FUZZ_deliver_SRC)
+FUZZ_dsm_fiber_LIBS := -lnuma
+FUZZ_dsm_fiber_SEEDS := tests/fuzz/corpus-dsm
+FUZZ_TARGETS := wire deliver hello shm dsm_diff dsm_notice dsm dsm_fiber
 
 # $(1): the target's name (fuzz_$(1).c, make fuzz-$(1)).
 define FUZZ_template
@@ -67,7 +73,7 @@ fuzz-$(1): $(FUZZ_DIR)/fuzz_$(1)
 	  -max_total_time=$$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	  -seed=1 -use_value_profile=1 -max_len=4096 \
 	  -artifact_prefix=$(FUZZ_DIR)/fuzz_$(1)- $(FUZZ_DIR)/corpus-$(1) \
-	  $$(wildcard tests/fuzz/corpus-$(1)) \
+	  $$(wildcard tests/fuzz/corpus-$(1)) $$(FUZZ_$(1)_SEEDS) \
 	  > $(FUZZ_DIR)/fuzz_$(1).log 2>&1 \
 	  || { tail -n 60 $(FUZZ_DIR)/fuzz_$(1).log; \
 	       echo "fuzz: fuzz_$(1) FAILED (log: $(FUZZ_DIR)/fuzz_$(1).log)"; \
@@ -75,6 +81,7 @@ fuzz-$(1): $(FUZZ_DIR)/fuzz_$(1)
 	$$(Q)echo "fuzz: fuzz_$(1): $$$$(grep -o 'Done [0-9]* runs' $(FUZZ_DIR)/fuzz_$(1).log), no failure"
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_template,$(t))))
+$(FUZZ_DIR)/fuzz_dsm_fiber: tests/fuzz/fuzz_dsm.c
 
 # make test builds the targets with the rest (test-build), where clang is.
 ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
