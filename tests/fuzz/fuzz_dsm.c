@@ -688,8 +688,10 @@ static void answer(const uint8_t *r)
 		}
 		break;
 	case M_ALLOC: {
-		/* Node 0 places the run, then answers. */
+		/* Node 0 places the run (anywhere: over pages in use too),
+		 * then answers. */
 		struct wire_hdr p = {.n = M_PLACED};
+		held_unsure = true;
 		uint32_t first = r[3] % PAGES;
 		uint32_t n = (uint32_t)((s->a + PAGE - 1) / PAGE);
 		if (n > PAGES - first)
