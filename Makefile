@@ -277,7 +277,9 @@ run: $(DEPS_STAMP)
 	$(Q)benchmarks/main_job.sh $(BUILD)
 
 # ---- make test, make check: the pipelines, in order ----
-# `make test` (CI, about 15 minutes here; tests/README.md has the times):
+# `make test` (CI; 25 to 45 minutes on two vCPUs from a fresh clone;
+# tests/README.md has the times of each step):
+#   build    every binary the steps run (test-build), on every CPU
 #   format   every C and C++ source as .clang-format says
 #   layers   no layer includes or calls one above or beside it; the maps
 #            (runtime/README.md, queues/README.md) name every file
