@@ -495,6 +495,8 @@ static void message(const uint8_t *r)
 	struct wire_hdr h = {0};
 	unsigned kind = 1 + r[0] % M_COUNT_; /* M_COUNT_: unknown */
 	h.n = (int32_t)kind;
+	if (kind == M_FREE || kind == M_PLACED)
+		held_unsure = true;
 	uint32_t onode = r[2] & 0x80 ? (r[2] >> 4) % NODES : self;
 	uint64_t obj = (uint64_t)onode << 16 |
 		       ((r[2] & 0x0c) == 0x0c ? r[2] & 7 : 1 + (r[2] & 3));
@@ -809,6 +811,7 @@ static void request(const uint8_t *r)
 		alloc_fields(r, &b, &c);
 		break;
 	case DSM_R_FREE: /* what an allocation returned (mostly) */
+		held_unsure = true;
 		b = free_page(r, (r[6] & 0xc0) == 0xc0);
 		break;
 	case DSM_R_CREATE:
@@ -929,12 +932,6 @@ static void fiber_request(const uint8_t *r)
 static void one(const uint8_t *r)
 {
 	sending_full = r[1] & 0x40;
-	unsigned kind = 1 + r[0] % M_COUNT_; /* message()'s */
-	if (r[0] < 0xc0 && (kind == M_FREE || kind == M_PLACED))
-		held_unsure = true;
-	if (r[0] >= 0xd8 && r[0] < 0xf8 && !(FUZZ_FIBERS && r[1] & 0x80) &&
-	    1 + r[3] % (DSM_R_F_ACQUIRE - 1) == DSM_R_FREE)
-		held_unsure = true; /* request()'s */
 	if (r[0] < 0xc0)
 		message(r);
 	else if (r[0] < 0xd8)
