@@ -36,7 +36,11 @@ done
 	fail "lib/libearth.so should link to $so"
 [ "$(readlink "$tmp/lib/$so")" = "libearth.so.$ver" ] ||
 	fail "lib/$so should link to libearth.so.$ver"
-objdump -p "$tmp/lib/libearth.so.$ver" | grep -q "SONAME *${so//./\\.}\$" ||
+# (What a command prints is read whole before grep -q looks at it: under
+# pipefail a grep -q that stops at its match would fail the pipe with the
+# writer's SIGPIPE.)
+dyn=$(objdump -p "$tmp/lib/libearth.so.$ver")
+grep -q "SONAME *${so//./\\.}\$" <<<"$dyn" ||
 	fail "libearth.so.$ver has no soname $so"
 # Nothing else (the plugin only when it was built).
 extra=$(cd "$tmp" && find . -type f -o -type l | sed 's|^\./||' | sort |
@@ -64,14 +68,16 @@ $cc -O1 $cflags tests/install/prog.c ${slibs/-learth/-l:libearth.a} \
 # shellcheck disable=SC2086
 $cc -O1 $cflags tests/install/prog.c $libs -o "$tmp/prog-shared" ||
 	fail "shared link"
-! ldd "$tmp/prog-static" | grep -q libearth ||
+deps=$(ldd "$tmp/prog-static" || true) # "not a dynamic executable"
+! grep -q libearth <<<"$deps" ||
 	fail "prog-static depends on libearth.so"
 # The documented line, `cc prog.c $(pkg-config --cflags --libs earth)`,
 # makes a program that finds the library with nothing set: earth.pc gives
 # a prefix the loader does not search a run path.
 [[ " $libs " == *" -Wl,-rpath,$tmp/lib "* ]] ||
 	fail "earth.pc: no run path for $tmp/lib in: $libs"
-env -u LD_LIBRARY_PATH ldd "$tmp/prog-shared" | grep -q "$tmp/lib/$so" ||
+deps=$(env -u LD_LIBRARY_PATH ldd "$tmp/prog-shared")
+grep -q "$tmp/lib/$so" <<<"$deps" ||
 	fail "prog-shared does not load the installed $so without LD_LIBRARY_PATH"
 for p in prog-static prog-shared; do
 	out=$(env -u LD_LIBRARY_PATH "$tmp/$p" 2>&1) ||
