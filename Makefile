@@ -196,7 +196,7 @@ $(BUILD)/rel/bin/earthrun: $(call objs,rel,runtime/launcher/earthrun.c \
 # earthtrace reads any trace-event JSON with jansson.
 $(BUILD)/rel/bin/earthtrace: $(call objs,rel,runtime/launcher/earthtrace.c)
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)
-	$(Q)$(CC) $(BASE) $(OPT) $^ -ljansson -o $@
+	$(Q)$(CC) $(BASE) $(OPT) $^ -ljansson -lm -o $@
 
 $(BUILD)/rel/bench/%: $(call objs,rel,benchmarks/%.c $(BENCH_LIB) $(EXAMPLE_TF)) $(BUILD)/rel/lib/libearth.a
 	@mkdir -p $(@D); $(if $(Q),echo "  LD      $@";)

@@ -752,6 +752,40 @@ Test(trace, renderer_rejects_foreign_input)
 	remove_dir();
 }
 
+/* Events no runtime writes (times a double cannot span, a node number
+ * beyond 32 bits) end earthtrace with the file and the event, never a
+ * timeline of "inf ms" and "-nan% busy". */
+Test(trace, renderer_rejects_out_of_range_events)
+{
+	static const struct {
+		const char *json, *says;
+	} bad[] = {
+	    {"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1e308,\"dur\":1e308}]",
+	     "event 0 ends at no finite time"},
+	    {"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1},"
+	     "{\"ph\":\"X\",\"pid\":1e30,\"tid\":1,\"ts\":0,\"dur\":5}]",
+	     "event 1 has pid 1e+30"},
+	    {"[{\"ph\":\"X\",\"pid\":1,\"tid\":1.5,\"ts\":0,\"dur\":5}]",
+	     "event 0 has tid 1.5"},
+	    {"[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":-1e308,\"dur\":1},"
+	     "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":1e308,\"dur\":0}]",
+	     "the events' times span more than a double holds"},
+	};
+	make_dir();
+	static struct t_cmd c;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		FILE *f = fopen(path, "w");
+		cr_assert(f && fputs(bad[k].json, f) >= 0 && !fclose(f));
+		t_sh(&c, 60, "%s %s -o %s/r.svg", T_EARTHTRACE, path, dir);
+		cr_expect_eq(c.status, 2, "case %zu: %s", k, c.err);
+		cr_expect(strstr(c.err, bad[k].says) && strstr(c.err, "r.json"),
+			  "case %zu: wanted '%s':\n%s", k, bad[k].says, c.err);
+	}
+	remove_dir();
+}
+
 Test(trace, renderer_help_and_version)
 {
 	static struct t_cmd c;

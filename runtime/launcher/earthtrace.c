@@ -17,6 +17,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,33 @@ static double num(const json_t *ev, const char *key)
 	return json_is_number(v) ? json_number_value(v) : -1;
 }
 
+/* Dies unless complete event i of `in` is one a runtime could have
+ * written: pid and tid whole numbers of 32 bits, an end at a finite time
+ * (a row is a node's unit; the timeline's arithmetic needs finite
+ * times). */
+static void check_event(const char *in, size_t i, double pid, double tid,
+			double ts, double dur)
+{
+	char what[96];
+	const char *bad = NULL;
+	double v = 0;
+	if (pid > 4294967295.0 || pid != floor(pid))
+		bad = "pid", v = pid;
+	else if (tid > 4294967295.0 || tid != floor(tid))
+		bad = "tid", v = tid;
+	if (bad)
+		snprintf(what, sizeof(what),
+			 "event %zu has %s %g, not a whole number of 32 bits",
+			 i, bad, v);
+	else if (!isfinite(ts + dur))
+		snprintf(what, sizeof(what),
+			 "event %zu ends at no finite time (ts %g, dur %g)", i,
+			 ts, dur);
+	else
+		return;
+	die("%s: %s: is it a trace written by the EARTH runtime?", in, what);
+}
+
 /* The complete events of input `file` into the tracks, [*lo, *hi] widened
  * to them. */
 static void read_trace(char **inputs, int file, double *lo, double *hi)
@@ -135,6 +163,7 @@ static void read_trace(char **inputs, int file, double *lo, double *hi)
 		if (pid < 0 || tid < 0 || dur < 0 ||
 		    !json_is_number(json_object_get(ev, "ts")))
 			continue;
+		check_event(in, i, pid, tid, ts, dur);
 		struct track *t =
 		    track_of((unsigned)pid, (unsigned)tid, file, inputs);
 		if (t->n == t->cap) {
@@ -292,6 +321,10 @@ int main(int argc, char **argv)
 	if (!ntracks)
 		die("%s: no complete (\"ph\":\"X\") events: is it a trace "
 		    "written by the EARTH runtime?%s",
+		    ninputs == 1 ? inputs[0] : "the inputs", "");
+	if (!isfinite(hi - lo))
+		die("the events' times span more than a double holds (%s): "
+		    "give traces written by the EARTH runtime%s",
 		    ninputs == 1 ? inputs[0] : "the inputs", "");
 	if (hi <= lo)
 		hi = lo + 1;

@@ -736,7 +736,11 @@ static int mesh_listener(struct rdv *r, int c0, uint16_t *port)
 {
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof(me);
-	getsockname(c0, (struct sockaddr *)&me, &ml);
+	if (getsockname(c0, (struct sockaddr *)&me, &ml)) {
+		sys_err(r, "cannot name the interface that reaches node 0",
+			errno);
+		return -1;
+	}
 	if (me.ss_family == AF_INET)
 		((struct sockaddr_in *)&me)->sin_port = 0;
 	else
