@@ -96,7 +96,8 @@ DIAG(shared_arg)
 DIAG(shared_no_insert)
 DIAG(shared_nest_refused)
 DIAG(shared_guarded_count)
-#define N_DIAG 40
+DIAG(atomic_after_global)
+#define N_DIAG 41
 
 /* Every file in tests/tc/diag has a test above. */
 Test(tc_diag, every_file_is_tested)

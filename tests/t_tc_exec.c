@@ -187,6 +187,19 @@ Test(tc_exec, missing_clang_says_how_to_install)
 	cr_expect(strstr(out, "apt-get install clang-14"), "%s", out);
 }
 
+/* Writes dir/clang-14, a stand-in clang whose shell `case $1 in` has the
+ * arms cases, then runs earthcc (with -v when verbose) on fib.tc with it:
+ * earthcc's status, its output in out. */
+static int with_stand_in_clang(const char *dir, const char *cases, int verbose)
+{
+	return tc_sh(out, sizeof out,
+		     "printf '#!/bin/sh\\ncase $1 in %s esac\\n' > "
+		     "%s/clang-14 && chmod +x %s/clang-14 && "
+		     "EARTHCC_CLANG=%s/clang-14 " TC_EARTHCC
+		     " %s threaded-c/examples/fib.tc -o %s/prog",
+		     cases, dir, dir, dir, verbose ? "-v" : "", dir);
+}
+
 /* The plugin is built for clang 14: a clang of another major version
  * (here a stand-in that says 16.0.6) is refused before it could crash. */
 Test(tc_exec, other_clang_major_is_refused)
@@ -194,16 +207,39 @@ Test(tc_exec, other_clang_major_is_refused)
 	char dir[64];
 	tc_require();
 	tc_tmpdir(dir);
-	int rc = tc_sh(
-	    out, sizeof out,
-	    "printf '#!/bin/sh\\ncase $1 in --version) echo clang version "
-	    "16.0.6;; *) echo 16.0.6;; esac\\n' > %s/clang-16 && "
-	    "chmod +x %s/clang-16 && EARTHCC_CLANG=%s/clang-16 " TC_EARTHCC
-	    " threaded-c/examples/fib.tc -o %s/prog",
-	    dir, dir, dir, dir);
+	int rc = with_stand_in_clang(
+	    dir, "--version) echo clang version 16.0.6;; *) echo 16.0.6;;", 0);
 	cr_expect_eq(rc, 2, "rc %d\n%s", rc, out);
 	cr_expect(strstr(out, "clang 16.0.6") && strstr(out, "clang-14"), "%s",
 		  out);
+	tc_cleanup(dir);
+}
+
+/* A clang that crashes (here a stand-in that says 14.0.6, prints a
+ * crash report naming fib.tc:8:3 and dies of SIGSEGV) is an error at
+ * that line with what to do, not clang's stack dump and its plea to
+ * report it to LLVM; earthcc -v shows the dump. */
+Test(tc_exec, crashing_clang_is_named_at_its_line)
+{
+	static const char crash[] =
+	    "--version) echo clang version 14.0.6;; -dumpversion) echo "
+	    "14.0.6;; *) echo PLEASE submit a bug report >&2; echo Stack "
+	    "dump: >&2; echo 1. threaded-c/examples/fib.tc:8:3: current "
+	    "parser token x >&2; kill -SEGV $$;;";
+	char dir[64];
+	tc_require();
+	tc_tmpdir(dir);
+	int rc = with_stand_in_clang(dir, crash, 0);
+	cr_expect_eq(rc, 1, "rc %d\n%s", rc, out);
+	cr_expect(strstr(out, "threaded-c/examples/fib.tc:8:3: error: ") &&
+		      strstr(out, "crashed translating this Threaded-C") &&
+		      strstr(out, "fix: report it"),
+		  "%s", out);
+	cr_expect(!strstr(out, "PLEASE") && !strstr(out, "Stack dump") &&
+		      !strstr(out, "Segmentation"),
+		  "%s", out);
+	rc = with_stand_in_clang(dir, crash, 1);
+	cr_expect(rc == 1 && strstr(out, "Stack dump"), "rc %d\n%s", rc, out);
 	tc_cleanup(dir);
 }
 
