@@ -172,6 +172,24 @@ Test(smp, one_node_refuses_more_eus_before_it_starts)
 	}
 }
 
+/* A node of k > 1 EUs that cannot start after it chose k (its network,
+ * here tcp with no job secret, or its memory) says why and exits with
+ * status 70, as a node of one does; its clean-up once freed the siblings'
+ * frames before they existed (a segmentation fault). */
+Test(smp, a_node_of_several_eus_that_cannot_start_says_why)
+{
+	static struct t_cmd c;
+	for (unsigned k = 1; k <= 3; k++) {
+		char env[160];
+		snprintf(env, sizeof(env),
+			 "EARTH_EUS=%u EARTH_TRANSPORT=tcp EARTH_NODES=2 "
+			 "EARTH_NODE=1 EARTH_JOB_SECRET=",
+			 k);
+		one_node(&c, env, "10");
+		refused(&c, "EARTH_JOB_SECRET is not set");
+	}
+}
+
 Test(smp, earthrun_passes_eus_to_every_node)
 {
 	static struct t_cmd c;

@@ -156,7 +156,10 @@ static void node_single_cpu(struct earth_node *n)
 
 static void node_free(struct earth_node *n)
 {
-	for (unsigned i = 0; i < (n->eus ? n->eus : 1u); i++)
+	/* The siblings' states exist once the node has set them up
+	 * (node_open_eus): a start that failed before has EU 0's only. */
+	unsigned eus = n->eus && eu_rest ? n->eus : 1u;
+	for (unsigned i = 0; i < eus; i++)
 		eu_frames_release_all(eu_at(i));
 	eu_frames_release_large();
 	gmem_close();
@@ -314,6 +317,11 @@ static int node_init(struct earth_node *n, const struct earth_options *opts)
 {
 	memset(n, 0, sizeof(*n));
 	memset(&eu_first, 0, sizeof(eu_first));
+	/* The last run's sibling states, kept for earth_stats_get until
+	 * now: from here eu_rest is this run's (node_open_eus), n->eus
+	 * of them, or none. */
+	free(eu_rest);
+	eu_rest = NULL;
 	memset(&su_g, 0, sizeof(su_g));
 	n->invoke_fiber = eu_invoke_trampoline;
 	n->token_gone_fiber = eu_token_gone;
@@ -403,8 +411,6 @@ static void node_place(struct earth_node *n, bool single)
 static int node_open_eus(struct earth_node *n)
 {
 	unsigned k = n->eus ? n->eus : 1;
-	free(eu_rest); /* the last run's, kept for earth_stats_get */
-	eu_rest = NULL;
 	if (k == 1)
 		return 0;
 	eu_rest = aligned_alloc(Q_CACHE_LINE, (k - 1) * sizeof(*eu_rest));
