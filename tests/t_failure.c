@@ -48,6 +48,25 @@ Test(failure, node_crashes_while_the_job_ends)
 		  "%s", c.err);
 }
 
+/* A note a node printed (here two EUs sharing one CPU) is not the cause
+ * earthrun names when the node dies: the last word is the signal alone. */
+Test(failure, a_note_is_not_named_as_the_cause)
+{
+	static struct t_cmd c;
+	int cpu;
+	cr_assert_eq(t_first_cpu(&cpu), 0);
+	t_sh(&c, 60, "taskset -c %d env EARTH_EUS=2 %s -n 2 %s/endfail segv",
+	     cpu, T_EARTHRUN, T_PROG_DIR);
+	cr_expect_eq(c.status, 128 + SIGSEGV, "status %d:\n%s%s", c.status,
+		     c.out, c.err);
+	cr_expect(strstr(c.err, "earth: node 1: note: 2 Execution Units"), "%s",
+		  c.err);
+	cr_expect(strstr(c.err,
+			 "earthrun: the job failed: node 1 was killed by "
+			 "signal 11 (Segmentation fault)\n"),
+		  "%s", c.err);
+}
+
 /* earthrun(1), EXIT STATUS: with no node failing, node 0's status. */
 Test(failure, node_0_status_is_the_job_status)
 {

@@ -54,7 +54,7 @@ struct er_child {
 	size_t len[2];
 	int done, status;
 	int signalled; /* earthrun sent it SIGTERM or SIGKILL */
-	char why[200]; /* its last "earth: node K: error: ..." line */
+	char why[200]; /* its last "earth: node K: ..." line, not a note */
 };
 
 /* Size of each prefixed output buffer. */

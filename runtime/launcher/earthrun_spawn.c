@@ -143,13 +143,27 @@ static int repeated(int k, const char *b, size_t n)
 	return 0;
 }
 
+/* Whether b[0..n), a line "earth: node K[ of N]: ...", is a note (what
+ * the node chose, e.g. EUs sharing CPUs): never the cause of a failure. */
+static int is_note(const char *b, size_t n)
+{
+	size_t i = 12; /* past "earth: node " */
+	while (i < n && b[i] >= '0' && b[i] <= '9')
+		i++;
+	if (i + 4 <= n && !memcmp(b + i, " of ", 4))
+		for (i += 4; i < n && b[i] >= '0' && b[i] <= '9'; i++)
+			;
+	return i + 8 <= n && !memcmp(b + i, ": note: ", 8);
+}
+
 /* One line of node k (c): "[k] line" with --prefix, else as it is. Its
- * last line from the runtime ("earth: node K...") is kept, for earthrun's
- * last word. */
+ * last line from the runtime ("earth: node K..."), notes aside, is kept,
+ * for earthrun's last word. */
 static void emit_line(const struct er_opts *o, struct er_child *c, int k,
 		      int which, const char *b, size_t n)
 {
-	if (which && n > 12 && !strncmp(b, "earth: node ", 12))
+	if (which && n > 12 && !strncmp(b, "earth: node ", 12) &&
+	    !is_note(b, n))
 		snprintf(c->why, sizeof(c->why), "%.*s", (int)n, b);
 	if (which && repeated(k, b, n))
 		return;

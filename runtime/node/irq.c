@@ -233,7 +233,7 @@ bool irq_start(struct earth_node *n)
 	struct net *t = n->net;
 	if (t && !t->ops->irq) {
 		fprintf(stderr,
-			"earth: node %u: the %s transport cannot raise "
+			"earth: node %u: note: the %s transport cannot raise "
 			"interrupts: this single-interrupt node polls at the "
 			"end of each fiber instead\n",
 			n->id, t->ops->name);

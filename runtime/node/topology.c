@@ -157,12 +157,13 @@ static int eu_cpus_choose(struct earth_node *n, hwloc_topology_t topo,
 				 n->eu_cpus + 1)) {
 		unsigned own = share + (n->eu_cpu == n->su_cpu ? 1 : 2);
 		n->oversubscribed = true;
-		fprintf(stderr,
-			"earth: node %u: %u Execution Units and the SU on %u "
-			"CPU%s: EUs share CPUs (oversubscribed: idle units "
-			"yield, the SU dozes when idle); fewer EUs "
-			"(EARTH_EUS=auto) run each on a CPU of its own\n",
-			n->id, k, own, own == 1 ? "" : "s");
+		fprintf(
+		    stderr,
+		    "earth: node %u: note: %u Execution Units and the SU on %u "
+		    "CPU%s: EUs share CPUs (oversubscribed: idle units "
+		    "yield, the SU dozes when idle); fewer EUs "
+		    "(EARTH_EUS=auto) run each on a CPU of its own\n",
+		    n->id, k, own, own == 1 ? "" : "s");
 	}
 	return 0;
 }
