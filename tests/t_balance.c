@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_balance.c - TOKEN load balancing and the collectives: fib's fibers
- * spread over 2 and 4 nodes (shm) and 3 (tcp) with the collectives
- * correct, nqueens exact under balancing on 1-3 nodes, an idle job sleeps
- * (idle nodes do not keep each other busy with STEALs), and a node that
- * runs dry for one round trip after each remote operation sends no STEAL
- * each time (tests/progs/getloop.c); tokens whose arguments no message
- * carries stay on their node, and such an INVOKE on another node is
- * refused naming it (tests/progs/bigargs.c).
+ * spread over 2 and 4 nodes (shm), 2 nodes of 2 EUs and 3 nodes (tcp) with
+ * the collectives correct, nqueens exact under balancing on 1-3 nodes, an
+ * idle job sleeps (idle nodes do not keep each other busy with STEALs),
+ * and a node that runs dry for one round trip after each remote operation
+ * sends no STEAL each time (tests/progs/getloop.c); tokens whose arguments
+ * no message carries stay on their node, and such an INVOKE on another
+ * node is refused naming it (tests/progs/bigargs.c).
  */
 #include <criterion/criterion.h>
 
@@ -53,6 +53,14 @@ Test(balance, fib_spreads_over_two_nodes)
 Test(balance, fib_spreads_over_four_nodes)
 {
 	check_fib(4, "EARTH_QUEUE=sw");
+}
+
+/* Nodes of two EUs: a fiber on either EU reads the node's statistics
+ * (earth_stats_get, fibnodes' collectives) while its sibling runs: under
+ * TSan that read races with nothing, and the counts are every EU's. */
+Test(balance, fib_spreads_over_two_nodes_of_two_eus)
+{
+	check_fib(2, "EARTH_EUS=2");
 }
 
 Test(balance, collectives_on_one_node)

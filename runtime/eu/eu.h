@@ -125,6 +125,22 @@ struct eu_state {
 	uint64_t fibers_elsewhere;
 } q_aligned_line;
 
+/* The counters of earth_stats (ops, fibers_run, tokens_run, req_overflow,
+ * frames_allocated, sleeps, slot_signals, fibers_ready, idle_ticks): only
+ * their EU's thread writes them, with eu_count, a relaxed atomic store
+ * (on x86-64 a plain load, add and store: no lock, no fence), so that
+ * earth_stats_get may read a sibling's while the node runs
+ * (eu_count_get, a relaxed load): each counter whole, the snapshot not
+ * one instant. */
+static inline void eu_count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+static inline uint64_t eu_count_get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
 /* EU 0's state: the one EU of a node of one, and the EU the node's own
  * thread sets up and reads back (node/node.c, stats.c, stuck.c). */
 extern struct eu_state eu_first EARTH_HIDDEN;
@@ -223,7 +239,7 @@ eu_frame_take(struct eu_state *eu, const struct earth_tfunc *f, unsigned cls,
 	h->fn = f;
 	h->cls = cls | eu->owner_tag;
 	h->magic = FRAME_LIVE;
-	eu->frames_allocated++;
+	eu_count(&eu->frames_allocated, 1);
 	return h + 1;
 }
 
@@ -495,7 +511,7 @@ eu_ready_put(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 	eu->own_ready[(eu->own_ready_head + eu->own_ready_len++) &
 		      (eu->own_ready_cap - 1)] =
 	    (struct eu_ready){fiber, frame};
-	eu->fibers_ready++;
+	eu_count(&eu->fibers_ready, 1);
 }
 
 static inline void eu_ready_push(struct eu_state *eu, earth_fiber_fn fiber,

@@ -100,7 +100,7 @@ EU_LOOP_NAME(struct earth_node *n, struct eu_state *eu,
 			}
 			void *t = deque_pop(eu->tokens);
 			if (t) {
-				eu->tokens_run++;
+				eu_count(&eu->tokens_run, 1);
 				EU_LOOP_RUN(n, eu, eu_token_fiber(t), t);
 				if (q_unlikely(acct_on))
 					eu_fiber_ended(

@@ -114,7 +114,7 @@ void *eu_frame_alloc_large(struct eu_state *eu, const struct earth_tfunc *f)
 	h->fn = f;
 	h->cls = FRAME_CLASS_LARGE | eu->owner_tag;
 	h->magic = FRAME_LIVE;
-	eu->frames_allocated++;
+	eu_count(&eu->frames_allocated, 1);
 	return h + 1;
 }
 

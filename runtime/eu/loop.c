@@ -48,7 +48,7 @@ run_fiber(struct earth_node *n, struct eu_state *eu, earth_fiber_fn fiber,
 		eu_fiber_observed(fiber, frame);
 	else
 		fiber(frame);
-	eu->fibers_run++;
+	eu_count(&eu->fibers_run, 1);
 	if (q_unlikely(eu->posted))
 		eu_fiber_posted(eu);
 	/* Signals combine within a fiber (post.c, signal_here): the next
@@ -105,7 +105,7 @@ EARTH_COLD void eu_idle(struct earth_node *n, struct eu_state *eu)
 	if (!q_ring_nonempty(eu->ready) &&
 	    !atomic_load_explicit(&n->stop, memory_order_acquire) &&
 	    !(sibs && (eu_sib_tokens(n, eu) || q_mpsc_peek(&eu->link->sib)))) {
-		eu->sleeps++;
+		eu_count(&eu->sleeps, 1);
 		if (q_likely(fenced))
 			earth_futex_wait(&eu->link->word, UNIT_SLEEPING);
 		else /* a sibling's push may go unseen: look again soon */
@@ -129,7 +129,7 @@ out:
 	if (sibs)
 		eu_idle_leave(n, eu);
 	if (n->timing)
-		eu->idle_ticks += q_tsc() - t0;
+		eu_count(&eu->idle_ticks, q_tsc() - t0);
 	if (acct_on)
 		eu_idle_observed(t0);
 }

@@ -44,7 +44,7 @@ struct q_msg *eu_post_spill(struct eu_state *eu)
 			eu->ovf_head = 0;
 		}
 	}
-	eu->req_overflow++;
+	eu_count(&eu->req_overflow, 1);
 	return &eu->ovf[eu->ovf_head + eu->ovf_len++];
 }
 
@@ -148,7 +148,7 @@ void eu_own_ready_to_su(struct eu_state *eu)
 	size_t n = eu->own_ready_len, head = eu->own_ready_head;
 	eu->own_ready_len = 0;
 	eu->own_ready_head = 0;
-	eu->fibers_ready -= n;
+	eu_count(&eu->fibers_ready, (uint64_t)0 - n);
 	for (size_t i = 0; i < n; i++) {
 		struct eu_ready e =
 		    eu->own_ready[(head + i) & (eu->own_ready_cap - 1)];
@@ -173,7 +173,7 @@ void eu_ready_elsewhere(struct eu_state *eu, earth_fiber_fn fiber, void *frame)
 	m->w[0] = (uintptr_t)fiber;
 	m->w[1] = (uintptr_t)frame;
 	q_mpsc_publish(q, m);
-	eu->fibers_ready++;
+	eu_count(&eu->fibers_ready, 1);
 	/* Dekker with eu_idle: it stores SLEEPING, fences, then looks at
 	 * the list; we published, fence, then look at its word. */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -392,7 +392,7 @@ static inline __attribute__((always_inline)) void
 signal_first(struct eu_state *eu, earth_slot *s, const char *op)
 {
 	eu_comb_perform(eu);
-	eu->slot_signals++;
+	eu_count(&eu->slot_signals, 1);
 	if (slot_count_down(s, op))
 		eu_ready_fired(eu, slot_checked_fiber(s, op), s->frame);
 	eu->comb_slot = s;
@@ -425,7 +425,7 @@ __attribute__((noinline)) void eu_comb_perform_slow(struct eu_state *eu)
 	earth_slot *s = eu->comb_slot;
 	uint64_t k = eu->comb_count;
 	eu->comb_count = 0;
-	eu->slot_signals += k;
+	eu_count(&eu->slot_signals, k);
 	while (k) {
 		bool fired;
 		k -= slot_count_take(s, k, &fired, eu->comb_op);
@@ -491,7 +491,7 @@ fast_sig(struct eu_state *eu, earth_slot *s, const char *op)
 		combine(eu, op);
 		return;
 	}
-	eu->slot_signals++;
+	eu_count(&eu->slot_signals, 1);
 	if (slot_count_down(s, op))
 		eu_ready_put(eu, s->fiber, s->frame);
 	eu->comb_slot = s;
@@ -529,7 +529,7 @@ static __attribute__((noinline)) void sync_full(earth_slot *slot)
 		signal_here(eu, slot, su_op_names[SU_OP_SYNC]);
 	else
 		post_sync(SU_OP_SYNC, 0, 0, (uintptr_t)slot);
-	eu->ops[EARTH_OP_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_SYNC], 1);
 }
 
 void earth_sync(earth_slot *slot)
@@ -537,7 +537,7 @@ void earth_sync(earth_slot *slot)
 	struct eu_state *eu = eu_self;
 	if (fast_ok(eu, slot)) {
 		fast_sig(eu, slot, su_op_names[SU_OP_SYNC]);
-		eu->ops[EARTH_OP_SYNC]++;
+		eu_count(&eu->ops[EARTH_OP_SYNC], 1);
 		return;
 	}
 	sync_full(slot);
@@ -550,7 +550,7 @@ void earth_rsync(earth_gslot slot)
 	if (q_unlikely(!gslot_here(slot))) {
 		check_gslot("RSYNC", slot);
 		post_remote(SU_OP_SYNC, 0, SU_REQ_GSLOT, 0, slot.bits, 0, 0);
-		eu->ops[EARTH_OP_RSYNC]++;
+		eu_count(&eu->ops[EARTH_OP_RSYNC], 1);
 		return;
 	}
 	if (q_unlikely(!earth_gslot_addr(slot)))
@@ -561,7 +561,7 @@ void earth_rsync(earth_gslot slot)
 			    su_op_names[SU_OP_SYNC]);
 	else
 		post_sync(SU_OP_SYNC, SU_REQ_GSLOT, 0, slot.bits);
-	eu->ops[EARTH_OP_RSYNC]++;
+	eu_count(&eu->ops[EARTH_OP_RSYNC], 1);
 }
 
 void earth_incr_sync(earth_slot *slot, int32_t n)
@@ -577,7 +577,7 @@ void earth_incr_sync(earth_slot *slot, int32_t n)
 	} else {
 		post_sync(SU_OP_INCR_SYNC, 0, n, (uintptr_t)slot);
 	}
-	eu->ops[EARTH_OP_INCR_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_INCR_SYNC], 1);
 }
 
 void earth_incr_rsync(earth_gslot slot, int32_t n)
@@ -597,7 +597,7 @@ void earth_incr_rsync(earth_gslot slot, int32_t n)
 			  su_op_names[SU_OP_INCR_SYNC]);
 	} else
 		post_sync(SU_OP_INCR_SYNC, SU_REQ_GSLOT, n, slot.bits);
-	eu->ops[EARTH_OP_INCR_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_INCR_SYNC], 1);
 }
 
 void earth_spawn(earth_fiber_fn fiber, void *frame)
@@ -614,7 +614,7 @@ void earth_spawn(earth_fiber_fn fiber, void *frame)
 	} else {
 		post_pair(eu, SU_OP_SPAWN, (uintptr_t)fiber, (uintptr_t)frame);
 	}
-	eu->ops[EARTH_OP_SPAWN]++;
+	eu_count(&eu->ops[EARTH_OP_SPAWN], 1);
 }
 
 /* ---- BLKMOV ---- */
@@ -654,7 +654,7 @@ static void blkmov_here(struct eu_state *eu, earth_gptr src, earth_gptr dst,
 			size_t n, earth_slot *slot)
 {
 	memmove(earth_gptr_addr(dst), earth_gptr_addr(src), n);
-	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_BLKMOV_SYNC], 1);
 	signal_here(eu, slot, su_op_names[SU_OP_BLKMOV_SYNC]);
 }
 
@@ -677,7 +677,7 @@ static inline void post_blkmov(const char *op, earth_gptr src, earth_gptr dst,
 	 * when the move involves another node. */
 	post_wide(eu, SU_OP_BLKMOV_SYNC, 0, flags, 0, slot, src.bits, dst.bits,
 		  n, (uintptr_t)eu_cur_fiber, true);
-	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_BLKMOV_SYNC], 1);
 	/* Statistics: a read from another node into this one. */
 	if (q_unlikely(acct_on) && earth_gptr_node(src) != earth_node_g.id &&
 	    earth_gptr_node(dst) == earth_node_g.id)
@@ -731,7 +731,7 @@ blkmov_fast(earth_gptr src, earth_gptr dst, size_t n, unsigned flags,
 		      req_head(SU_OP_BLKMOV_SYNC, 0, flags, 0) | REQ_WIDE |
 			  REQ_WIDE_WHERE,
 		      slot, src.bits, dst.bits, n, (uintptr_t)eu_cur_fiber);
-	eu->ops[EARTH_OP_BLKMOV_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_BLKMOV_SYNC], 1);
 	if (q_ring_publish(eu->req, m) && eu_su_asleep())
 		return FAST_WAKE;
 	return FAST_DONE;
@@ -832,7 +832,7 @@ post_get(const char *op, earth_gptr src, void *dst, unsigned size,
 {
 	EU_CHECK_IN_FIBER(op);
 	struct eu_state *eu = eu_self;
-	eu->ops[EARTH_OP_GET_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_GET_SYNC], 1);
 	if (q_unlikely(earth_gptr_node(src) != earth_node_g.id ||
 		       slot_remote(flags, slot))) {
 		get_remote(op, src, dst, size, flags, slot);
@@ -860,7 +860,7 @@ post_data(const char *op, uint64_t value, earth_gptr dst, unsigned size,
 {
 	EU_CHECK_IN_FIBER(op);
 	struct eu_state *eu = eu_self;
-	eu->ops[EARTH_OP_DATA_SYNC]++;
+	eu_count(&eu->ops[EARTH_OP_DATA_SYNC], 1);
 	if (q_unlikely(earth_gptr_node(dst) != earth_node_g.id ||
 		       slot_remote(flags, slot))) {
 		/* To another node's memory, or signalling a slot there. */
@@ -959,7 +959,7 @@ get_op(const char *op, earth_gptr src, void *dst, unsigned size, unsigned flags,
 	if (s) {
 		req_value_copy(dst, earth_gptr_addr(src), size);
 		fast_sig(eu, s, su_op_names[SU_OP_GET_SYNC]);
-		eu->ops[EARTH_OP_GET_SYNC]++;
+		eu_count(&eu->ops[EARTH_OP_GET_SYNC], 1);
 		return;
 	}
 	get_full(op, src, dst, size, flags, slot);
@@ -974,7 +974,7 @@ data_op(const char *op, uint64_t value, earth_gptr dst, unsigned size,
 	if (s) {
 		req_value_copy(earth_gptr_addr(dst), &value, size);
 		fast_sig(eu, s, su_op_names[SU_OP_DATA_SYNC]);
-		eu->ops[EARTH_OP_DATA_SYNC]++;
+		eu_count(&eu->ops[EARTH_OP_DATA_SYNC], 1);
 		return;
 	}
 	data_full(op, value, dst, size, flags, slot);
@@ -1027,7 +1027,7 @@ static inline void post_coll(const char *op, unsigned type, int32_t rop,
 	struct eu_state *eu = eu_self;
 	post_wide(eu, SU_OP_COLL, type, 0, rop, (uintptr_t)done, value,
 		  (uintptr_t)result, 0, 0, false);
-	eu->ops[EARTH_OP_COLLECTIVE]++;
+	eu_count(&eu->ops[EARTH_OP_COLLECTIVE], 1);
 	if (q_unlikely(acct_on))
 		acct_coll_posted();
 }
@@ -1136,7 +1136,7 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		bad_node("INVOKE", "the target", node);
 	if (q_unlikely(node != earth_node_g.id)) {
 		invoke_remote(node, f, args, size);
-		eu_self->ops[EARTH_OP_INVOKE]++;
+		eu_count(&eu_self->ops[EARTH_OP_INVOKE], 1);
 		return;
 	}
 	struct eu_state *eu = eu_self;
@@ -1145,7 +1145,7 @@ void earth_invoke(uint32_t node, const struct earth_tfunc *f, const void *args,
 		eu_ready_local(eu, f->entry, frame);
 	else
 		post_pair(eu, SU_OP_INVOKE, (uintptr_t)f, (uintptr_t)frame);
-	eu->ops[EARTH_OP_INVOKE]++;
+	eu_count(&eu->ops[EARTH_OP_INVOKE], 1);
 }
 
 static __attribute__((noinline)) void token_push(void *frame)
@@ -1159,7 +1159,7 @@ static __attribute__((noinline)) void token_push(void *frame)
 			  "with a larger EARTH_TOKEN_DEQUE_MAX",
 			  deque_size(eu->tokens), earth_node_g.id);
 	eu_token_pushed(eu);
-	eu->ops[EARTH_OP_TOKEN]++;
+	eu_count(&eu->ops[EARTH_OP_TOKEN], 1);
 }
 
 static __attribute__((noinline)) void token_full(const struct earth_tfunc *f,
@@ -1192,7 +1192,7 @@ void earth_token(const struct earth_tfunc *f, const void *args, size_t size)
 				return;
 			}
 			eu_token_pushed(eu);
-			eu->ops[EARTH_OP_TOKEN]++;
+			eu_count(&eu->ops[EARTH_OP_TOKEN], 1);
 			return;
 		}
 	}
@@ -1209,7 +1209,7 @@ static inline __attribute__((always_inline)) void end_function(void *frame)
 		eu->main_done = true;
 	}
 	eu_frame_free(eu, frame);
-	eu->ops[EARTH_OP_END_FUNCTION]++;
+	eu_count(&eu->ops[EARTH_OP_END_FUNCTION], 1);
 }
 
 /* A combined signal may name a slot in the frame: performed first. */

@@ -64,7 +64,7 @@ static inline void single_fiber(struct earth_node *n, struct eu_state *eu,
 		fiber(frame);
 	if (irq)
 		irq_fiber_leave();
-	eu->fibers_run++;
+	eu_count(&eu->fibers_run, 1);
 	eu_post_flush(eu);
 	if (q_unlikely(eu->ovf_len))
 		eu_ovf_drain(eu);
@@ -121,7 +121,7 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	if (!q_ring_nonempty(eu->ready) && !su_has_pending(n) && !eu->ovf_len &&
 	    !(irq && irq_backlog()) &&
 	    !atomic_load_explicit(&n->stop, memory_order_acquire)) {
-		eu->sleeps++;
+		eu_count(&eu->sleeps, 1);
 		su_g.sleeps++; /* both units' work waits */
 		if (held)      /* another thread: ask again soon */
 			earth_futex_wait_ns(n->su_wordp, UNIT_SLEEPING,
@@ -136,7 +136,7 @@ static EARTH_COLD void single_idle(struct earth_node *n, struct eu_state *eu,
 	}
 out:
 	if (n->timing)
-		eu->idle_ticks += q_tsc() - t0;
+		eu_count(&eu->idle_ticks, q_tsc() - t0);
 	if (acct_on)
 		eu_idle_observed(t0);
 }

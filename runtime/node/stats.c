@@ -40,40 +40,35 @@ void earth_stats_get(struct earth_stats *st)
 	double tpn = n->tsc_per_ns > 0 ? n->tsc_per_ns : 1.0;
 	memset(st, 0, sizeof(*st));
 	irq_stats_fill(st);
-	memcpy(st->ops, eu->ops, sizeof(st->ops));
-	st->fibers_run = eu->fibers_run;
-	st->tokens_run = eu->tokens_run;
-	st->req_overflow = eu->req_overflow;
-	st->frames_allocated = eu->frames_allocated;
-	st->eu_sleeps = eu->sleeps;
+	/* Every EU's counters: on any EU of the node while it runs (the
+	 * siblings' read whole, eu.h, eu_count), on any thread after. */
+	unsigned eus = n->eus ? n->eus : 1;
+	for (unsigned i = 0; i < eus && (i == 0 || eu_rest); i++) {
+		const struct eu_state *o = eu_at(i);
+		for (unsigned op = 0; op < EARTH_OP_COUNT_; op++)
+			st->ops[op] += eu_count_get(&o->ops[op]);
+		st->fibers_run += eu_count_get(&o->fibers_run);
+		st->tokens_run += eu_count_get(&o->tokens_run);
+		st->req_overflow += eu_count_get(&o->req_overflow);
+		st->frames_allocated += eu_count_get(&o->frames_allocated);
+		st->eu_sleeps += eu_count_get(&o->sleeps);
+		st->fibers_ready += eu_count_get(&o->fibers_ready);
+		st->slot_signals += eu_count_get(&o->slot_signals);
+	}
+	/* Signals the EUs performed themselves (eu/post.c) count with the
+	 * SU's. */
 	st->su_handled =
 	    atomic_load_explicit(&su->pub_handled, memory_order_relaxed);
-	st->fibers_ready =
+	st->fibers_ready +=
 	    atomic_load_explicit(&su->pub_fibers_ready, memory_order_relaxed);
-	st->slot_signals =
+	st->slot_signals +=
 	    atomic_load_explicit(&su->pub_slot_signals, memory_order_relaxed);
-	/* Signals the EU performed itself (eu/post.c) count the same. */
-	st->fibers_ready += eu->fibers_ready;
-	st->slot_signals += eu->slot_signals;
 	st->ready_overflow =
 	    atomic_load_explicit(&su->pub_ready_overflow, memory_order_relaxed);
 	st->su_sleeps =
 	    atomic_load_explicit(&su->pub_sleeps, memory_order_relaxed);
 	/* Written by the SU; exact once earth_run has returned. */
 	if (!n->start_tsc || n->end_tsc) {
-		/* The other EUs' counters, once their threads ended. */
-		for (unsigned i = 1; eu_rest && i < n->eus; i++) {
-			const struct eu_state *o = eu_at(i);
-			for (unsigned op = 0; op < EARTH_OP_COUNT_; op++)
-				st->ops[op] += o->ops[op];
-			st->fibers_run += o->fibers_run;
-			st->tokens_run += o->tokens_run;
-			st->req_overflow += o->req_overflow;
-			st->frames_allocated += o->frames_allocated;
-			st->eu_sleeps += o->sleeps;
-			st->fibers_ready += o->fibers_ready;
-			st->slot_signals += o->slot_signals;
-		}
 		st->msgs_sent = su->msgs_sent;
 		st->msgs_received = su->msgs_received;
 		st->tokens_stolen = su->tokens_stolen;
@@ -86,7 +81,8 @@ void earth_stats_get(struct earth_stats *st)
 	    atomic_load_explicit(&su->pub_busy_ticks, memory_order_relaxed);
 	st->wall_ns = (uint64_t)(wall / tpn);
 	if (n->timing) {
-		uint64_t eidle = eu->idle_ticks < wall ? eu->idle_ticks : wall;
+		uint64_t idle = eu_count_get(&eu->idle_ticks);
+		uint64_t eidle = idle < wall ? idle : wall;
 		uint64_t sbusy = busy < wall ? busy : wall;
 		st->eu_idle_ns = (uint64_t)(eidle / tpn);
 		st->eu_busy_ns = st->wall_ns - st->eu_idle_ns;
