@@ -157,6 +157,13 @@ static inline struct eu_state *eu_at(unsigned i)
 {
 	return i ? &eu_rest[i - 1] : &eu_first;
 }
+/* How many EU states exist for a node of eus EUs (0: not chosen yet):
+ * EU 0's always, the siblings' once the node has set them up (a start
+ * that failed before has EU 0's only). */
+static inline unsigned eu_states(unsigned eus)
+{
+	return eus && eu_rest ? eus : 1;
+}
 /* The calling thread's EU: an EU thread points it at its own state as it
  * starts (eu_thread); on every other thread (the node's, the SU's, a
  * single-core node's one thread, a program's own) it stays at its initial

@@ -156,10 +156,7 @@ static void node_single_cpu(struct earth_node *n)
 
 static void node_free(struct earth_node *n)
 {
-	/* The siblings' states exist once the node has set them up
-	 * (node_open_eus): a start that failed before has EU 0's only. */
-	unsigned eus = n->eus && eu_rest ? n->eus : 1u;
-	for (unsigned i = 0; i < eus; i++)
+	for (unsigned i = 0; i < eu_states(n->eus); i++)
 		eu_frames_release_all(eu_at(i));
 	eu_frames_release_large();
 	gmem_close();
@@ -184,7 +181,7 @@ static void node_free(struct earth_node *n)
 	/* EUs 1 to k - 1: their states stay, with their counters, for
 	 * earth_stats_get after the run (freed when the next run starts, or
 	 * at exit). */
-	for (unsigned i = 1; eu_rest && i < n->eus; i++) {
+	for (unsigned i = 1; i < eu_states(n->eus); i++) {
 		free(eu_at(i)->ovf);
 		free(eu_at(i)->own_ready);
 		eu_at(i)->ovf = NULL;

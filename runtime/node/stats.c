@@ -42,8 +42,7 @@ void earth_stats_get(struct earth_stats *st)
 	irq_stats_fill(st);
 	/* Every EU's counters: on any EU of the node while it runs (the
 	 * siblings' read whole, eu.h, eu_count), on any thread after. */
-	unsigned eus = n->eus ? n->eus : 1;
-	for (unsigned i = 0; i < eus && (i == 0 || eu_rest); i++) {
+	for (unsigned i = 0; i < eu_states(n->eus); i++) {
 		const struct eu_state *o = eu_at(i);
 		for (unsigned op = 0; op < EARTH_OP_COUNT_; op++)
 			st->ops[op] += eu_count_get(&o->ops[op]);
